@@ -1,0 +1,158 @@
+"""NumPy or CuPy behind one small interface: the only module that imports cupy."""
+
+from __future__ import annotations
+
+import functools
+import os
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from .exceptions import DeviceError
+
+NAMES = ("numpy", "cupy")
+ENV_VAR = "BSPGRAPH_BACKEND"
+
+
+@dataclass(frozen=True)
+class Backend:
+    """An array library and a device: ``xp`` is ``numpy`` or ``cupy``; ``device`` a GPU id or None."""
+
+    name: str
+    xp: Any
+    device: int | None = None
+
+    @property
+    def is_gpu(self) -> bool:
+        return self.name == "cupy"
+
+    def __repr__(self) -> str:
+        return f"Backend({self.name!r}, device={self.device})"
+
+    def asarray(self, array, dtype=None):
+        """Move ``array`` to this backend (a no-op when it is already there)."""
+        if self.is_gpu:
+            with self.xp.cuda.Device(self.device or 0):
+                return self.xp.asarray(array, dtype=dtype)
+        return np.asarray(to_host(array), dtype=dtype)
+
+    def scatter_min(self, target, index, values) -> None:
+        """``target[index] = min(target[index], values)``, correct for repeated indices."""
+        if self.is_gpu:
+            _cupyx().scatter_min(target, index, values)
+        else:
+            np.minimum.at(target, index, values)
+
+    def scatter_max(self, target, index, values) -> None:
+        """``target[index] = max(target[index], values)``, correct for repeated indices."""
+        if self.is_gpu:
+            _cupyx().scatter_max(target, index, values)
+        else:
+            np.maximum.at(target, index, values)
+
+    def scatter_add(self, target, index, values) -> None:
+        """``target[index] += values``, correct for repeated indices."""
+        if self.is_gpu:
+            _cupyx().scatter_add(target, index, values)
+        elif target.dtype.kind == "f" and len(index) > 64:
+            target += np.bincount(index, weights=values, minlength=len(target))[: len(target)]
+        else:
+            np.add.at(target, index, values)
+
+    def segment_index(self, counts, total: int):
+        """For each of ``total = sum(counts)`` slots, the index of the segment it falls in.
+
+        The load balancer's search: NumPy repeats, CuPy binary-searches the inclusive scan, so
+        every slot costs the same however skewed ``counts`` is.
+        """
+        if self.is_gpu:
+            scan = self.xp.cumsum(counts)
+            slots = self.xp.arange(total, dtype=scan.dtype)
+            return self.xp.searchsorted(scan, slots, side="right")
+        return np.repeat(np.arange(len(counts)), counts)
+
+    def synchronize(self) -> None:
+        """Wait for queued device work (a no-op on NumPy)."""
+        if self.is_gpu:
+            self.xp.cuda.Device(self.device or 0).synchronize()
+
+    def free_bytes(self) -> int | None:
+        """Free device memory in bytes, or None on the CPU."""
+        if not self.is_gpu:
+            return None
+        with self.xp.cuda.Device(self.device or 0):
+            free, _total = self.xp.cuda.runtime.memGetInfo()
+        return int(free)
+
+
+def to_host(array) -> np.ndarray:
+    """A NumPy array with the values of ``array`` (NumPy, CuPy or a sequence)."""
+    if hasattr(array, "__cuda_array_interface__") and hasattr(array, "get"):
+        return array.get()
+    return np.asarray(array)
+
+
+def backend_of(array) -> Backend:
+    """The backend holding ``array``: CuPy (on its device) or NumPy. Never imports CuPy to ask."""
+    if hasattr(array, "__cuda_array_interface__") and hasattr(array, "device"):
+        return get_backend("cupy", array.device.id)
+    return get_backend("numpy")
+
+
+def gpu_count() -> int:
+    """Number of usable CUDA devices (0 when CuPy is missing or finds none)."""
+    cupy = _import_cupy(required=False)
+    if cupy is None:
+        return 0
+    try:
+        return int(cupy.cuda.runtime.getDeviceCount())
+    except Exception:  # no driver, no device: CuPy raises its own runtime errors
+        return 0
+
+
+def get_backend(name: str | Backend | None = None, device: int | None = None) -> Backend:
+    """The backend called ``name`` ("numpy", "cupy"), or $BSPGRAPH_BACKEND, or CuPy when a GPU is usable.
+
+    Raises
+    ------
+    DeviceError
+        ``name`` is not a known backend, or CuPy was asked for and no GPU is usable.
+    ImportError
+        CuPy was asked for and is not installed (the message gives the pip command).
+    """
+    if isinstance(name, Backend):
+        return name
+    name = name or os.environ.get(ENV_VAR) or None
+    if name is None:
+        name = "cupy" if gpu_count() > 0 else "numpy"
+    if name not in NAMES:
+        raise DeviceError(f"unknown backend {name!r}; expected one of {', '.join(map(repr, NAMES))}")
+    if name == "numpy":
+        return Backend("numpy", np, None)
+    cupy = _import_cupy(required=True)
+    count = gpu_count()
+    device = 0 if device is None else int(device)
+    if not 0 <= device < count:
+        raise DeviceError(f"backend 'cupy': GPU {device} asked for, {count} usable")
+    return Backend("cupy", cupy, device)
+
+
+@functools.cache
+def _import_cupy(required: bool):
+    try:
+        import cupy
+    except ImportError as error:
+        if required:
+            raise ImportError(
+                "backend 'cupy' needs CuPy: pip install 'bspgraph[gpu]' (CUDA 13) "
+                "or 'bspgraph[gpu-cuda12]' (CUDA 12)"
+            ) from error
+        return None
+    return cupy
+
+
+def _cupyx():
+    import cupyx
+
+    return cupyx

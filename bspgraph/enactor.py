@@ -1,0 +1,219 @@
+"""The BSP enactor: allocate a primitive's state, run its step until it converges, gather.
+
+A primitive declares its per-vertex state, its initial frontier and one BSP step made of
+frontier operators; the enactor owns everything else: allocation, the loop, timing, stats and,
+for several devices, partitioning and communication (``bspgraph.multi``).
+"""
+
+from __future__ import annotations
+
+import abc
+import time
+from dataclasses import dataclass, field
+from types import SimpleNamespace
+from typing import Any
+
+import numpy as np
+
+from .backend import get_backend, to_host
+from .frontier import Frontier
+
+
+@dataclass(frozen=True)
+class State:
+    """One per-vertex array of a primitive.
+
+    ``dtype`` is a NumPy dtype name, "vertex" (the graph's id dtype) or "weight" (the graph's
+    float weight dtype, float64 when unweighted). ``init`` is a scalar,
+    "max" (the dtype's largest value, so that a min combiner works), "inf", or "id" (the vertex's
+    own id). At the end, values still equal to the "max"/"inf" sentinel become ``unset``.
+    ``when`` names a primitive option that must be true for the array to exist (else None).
+    """
+
+    name: str
+    dtype: str
+    init: Any = 0
+    unset: Any = None
+    when: str | None = None
+
+
+@dataclass(frozen=True)
+class Scalar:
+    """One global value of a primitive (a 0-d array): the step sets it from its own vertices,
+    and on several devices the enactor replaces it by its ``reduce`` ("sum", "min", "max")
+    over all devices after every superstep."""
+
+    name: str
+    dtype: str = "float64"
+    init: Any = 0
+    reduce: str = "sum"
+
+
+@dataclass
+class Superstep:
+    """What one BSP superstep did: output frontier size, time, and communication."""
+
+    frontier: int
+    seconds: float
+    direction: str = ""
+    messages: int = 0
+    bytes: int = 0
+    rounds: int = 0
+
+
+@dataclass
+class Stats:
+    """Iterations, wall time, per-superstep records and traversed edges of one run."""
+
+    iterations: int = 0
+    seconds: float = 0.0
+    edges: int = 0
+    devices: int = 1
+    supersteps: list[Superstep] = field(default_factory=list)
+
+    @property
+    def gteps(self) -> float:
+        """Traversed edges per second, in billions."""
+        return self.edges / self.seconds / 1e9 if self.seconds > 0 else 0.0
+
+
+class Primitive(abc.ABC):
+    """Base class of a primitive: subclasses declare ``state`` and define ``init_frontier`` and
+    ``step``; ``converged`` defaults to "frontier empty".
+
+    ``communicate`` maps state names to their combiner ("min", "max", "sum", "replace") and
+    ``associates`` names state that travels with a vertex whose value wins; the enactor reads
+    them only when it lifts the primitive to several devices. ``needs_all`` says every device
+    must see every update (pull traversal, pointer jumping), not only the owner.
+    """
+
+    state: tuple[State, ...] = ()
+    scalars: tuple[Scalar, ...] = ()
+    communicate: dict[str, str] = {}
+    associates: tuple[str, ...] = ()
+    needs_all: bool = False
+
+    def __init__(self, **options: Any):
+        self.options = options
+
+    @abc.abstractmethod
+    def init_frontier(self, graph, state, **params) -> Frontier:
+        """Initialise ``state`` for a run (``params``: e.g. ``source``); return the first frontier."""
+
+    @abc.abstractmethod
+    def step(self, graph, frontier: Frontier, state, iteration: int) -> Frontier:
+        """One BSP superstep: operators on ``frontier``; return the vertices whose state changed."""
+
+    def converged(self, graph, frontier: Frontier, state, iteration: int) -> bool:
+        return not frontier
+
+    def traversed_edges(self, graph, state) -> int:
+        """Edges the run traversed, for GTEPS (default: none counted)."""
+        return 0
+
+
+def allocate(primitive: Primitive, graph) -> SimpleNamespace:
+    """The primitive's state arrays on ``graph``'s backend, initialised."""
+    xp, n = graph.xp, graph.num_vertices
+    arrays = {}
+    for spec in primitive.state:
+        if spec.when is not None and not primitive.options.get(spec.when):
+            arrays[spec.name] = None
+            continue
+        dtype = _dtype(spec.dtype, graph)
+        if spec.init == "id":
+            arrays[spec.name] = xp.arange(n, dtype=dtype)
+        else:
+            arrays[spec.name] = xp.full(n, _initial_value(spec, dtype), dtype=dtype)
+    for scalar in primitive.scalars:
+        arrays[scalar.name] = xp.asarray(scalar.init, dtype=scalar.dtype)
+    return SimpleNamespace(**arrays)
+
+
+def _dtype(name: str, graph) -> np.dtype:
+    if name == "vertex":
+        return graph.indices.dtype
+    if name == "weight":
+        return graph.weights.dtype if graph.weights is not None else np.dtype(np.float64)
+    return np.dtype(name)
+
+
+def _initial_value(spec: State, dtype: np.dtype):
+    if spec.init == "max":
+        return np.iinfo(dtype).max if dtype.kind in "iu" else np.inf
+    if spec.init == "inf":
+        return np.inf
+    return spec.init
+
+
+def gather(primitive: Primitive, state: SimpleNamespace) -> dict[str, np.ndarray]:
+    """Host copies of the state arrays, with init sentinels replaced by ``unset``, and scalars."""
+    result = {scalar.name: to_host(getattr(state, scalar.name))[()] for scalar in primitive.scalars}
+    for spec in primitive.state:
+        array = getattr(state, spec.name)
+        if array is None:
+            result[spec.name] = None
+            continue
+        host = to_host(array)
+        if spec.unset is not None and spec.init in ("max", "inf"):
+            sentinel = _initial_value(spec, host.dtype)
+            host = np.where(host == sentinel, spec.unset, host).astype(
+                np.result_type(host.dtype, np.min_scalar_type(spec.unset)), copy=False
+            )
+        result[spec.name] = host
+    return result
+
+
+def enact(
+    primitive: Primitive,
+    graph,
+    *,
+    devices: int | list[int] | None = None,
+    partitioner=None,
+    communicator=None,
+    backend=None,
+    seed: int = 0,
+    **params: Any,
+) -> tuple[dict[str, np.ndarray], Stats]:
+    """Run ``primitive`` on ``graph`` until it converges; return host state arrays and stats.
+
+    ``devices`` is a count or a list of device ids (default 1); with more than one, the graph is
+    partitioned by ``partitioner`` and updates travel by ``communicator`` (``bspgraph.multi``).
+    ``backend`` is "numpy", "cupy" or None (CuPy when a GPU is usable). ``params`` go to
+    ``init_frontier`` (for example ``source``).
+    """
+    device_ids = _device_ids(devices)
+    if len(device_ids) > 1 or partitioner is not None or communicator is not None:
+        from .multi import enact_multi
+
+        return enact_multi(primitive, graph, device_ids, partitioner=partitioner,
+                           communicator=communicator, backend=backend, seed=seed, **params)  # fmt: skip
+    graph = graph.to(get_backend(backend, device_ids[0]))
+    stats = Stats()
+    started = time.perf_counter()
+    state = allocate(primitive, graph)
+    frontier = primitive.init_frontier(graph, state, **params)
+    iteration = 0
+    while not primitive.converged(graph, frontier, state, iteration):
+        step_started = time.perf_counter()
+        frontier = primitive.step(graph, frontier, state, iteration)
+        iteration += 1
+        stats.supersteps.append(Superstep(len(frontier), time.perf_counter() - step_started))
+    graph.backend.synchronize()
+    stats.seconds = time.perf_counter() - started
+    stats.iterations = iteration
+    stats.edges = primitive.traversed_edges(graph, state)
+    return gather(primitive, state), stats
+
+
+def _device_ids(devices) -> list[int]:
+    if devices is None:
+        return [0]
+    if isinstance(devices, (int, np.integer)) and not isinstance(devices, bool):
+        if devices < 1:
+            raise ValueError(f"devices={devices}: expected a count >= 1 or a list of device ids")
+        return list(range(int(devices)))
+    ids = [int(d) for d in devices]
+    if not ids or len(set(ids)) != len(ids) or min(ids) < 0:
+        raise ValueError(f"devices={devices!r}: expected distinct non-negative device ids")
+    return ids

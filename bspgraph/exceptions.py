@@ -1,0 +1,24 @@
+"""Typed errors of bspgraph: every one names the problem and where it happened."""
+
+from __future__ import annotations
+
+
+class BspgraphError(Exception):
+    """Base class of every error bspgraph raises on purpose."""
+
+
+class GraphFormatError(BspgraphError, ValueError):
+    """A graph file is malformed; the message starts with ``file:line:``."""
+
+    def __init__(self, path: str, line: int | None, problem: str):
+        self.path, self.line, self.problem = str(path), line, problem
+        where = f"{path}:{line}" if line is not None else str(path)
+        super().__init__(f"{where}: {problem}")
+
+
+class DeviceError(BspgraphError, ValueError):
+    """A device request cannot be met (unknown backend, too many devices, too little memory)."""
+
+
+class CommunicationError(BspgraphError, RuntimeError):
+    """A transport peer failed or disagreed; raised on every rank, never a hang."""

@@ -1,0 +1,23 @@
+"""Frontiers and the operators on them: advance, filter, compute.
+
+A functor is a plain function of whole arrays, written with the array module so one body runs
+on NumPy and CuPy. An advance functor maps ``(src, dst, eid, weight)`` to a keep-mask (or None:
+keep all); a filter predicate maps ``ids`` to one. The arrays are equal-length, 1-D and
+unordered; a functor may be called in chunks, and ``dst`` may repeat, so scatter writes must be
+idempotent (every writer stores the same value) or go through ``backend.scatter_min/add``::
+
+    def visit(src, dst, eid, weight):
+        new = depth[dst] > level + 1          # not reached yet
+        depth[dst[new]] = level + 1           # every writer stores the same value
+        return new
+    next_frontier = fr.advance(G, frontier, visit, unique=True)
+
+``functors`` holds built-in functors with fused GPU kernels (``visit_unvisited``, ``relax_min``).
+"""
+
+from . import functors
+from .advance import advance
+from .frontier import Frontier
+from .operators import compute, filter  # noqa: A004
+
+__all__ = ["Frontier", "advance", "compute", "filter", "functors"]

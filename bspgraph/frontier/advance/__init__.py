@@ -1,0 +1,61 @@
+"""The advance operator: from a frontier along edges to a new frontier; push or pull by cost."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from ..frontier import Frontier
+from . import pull, push
+
+DIRECTIONS = ("auto", "push", "pull")
+ALPHA = 14  # Beamer: pull once the frontier's out-edges exceed the candidates' in-edges / ALPHA
+BETA = 24  # ... and only while the frontier holds more than num_vertices / BETA vertices
+
+
+def advance(
+    graph,
+    frontier: Frontier,
+    op,
+    *,
+    direction: Literal["auto", "push", "pull"] = "auto",
+    candidates=None,
+    unique: bool = False,
+    early_exit: bool | None = None,
+) -> Frontier:
+    """Visit the edges leaving ``frontier``; return the frontier of destinations ``op`` keeps.
+
+    ``op(src, dst, eid, weight) -> keep-mask`` (or None: keep all) is called on whole arrays,
+    possibly in several chunks. Push expands the frontier's out-edges; pull makes each vertex of
+    ``candidates`` (a bool mask of the vertices whose state may still change, or a function
+    returning one, called only when pull is considered) scan its in-edges
+    for frontier members. ``direction="auto"`` picks pull by Beamer's cost model when
+    ``candidates`` is given. Pull stops a candidate at its first kept edge when ``early_exit``
+    (default: ``op.early_exit``, else False), and always returns distinct vertices; push returns
+    distinct vertices when ``unique`` (advance and filter fused). Advance keeps self-loops.
+
+    Raises
+    ------
+    ValueError
+        An unknown ``direction``, or ``direction="pull"`` without ``candidates``.
+    """
+    if direction not in DIRECTIONS:
+        raise ValueError(f"advance(direction={direction!r}): expected one of {DIRECTIONS}")
+    if direction == "pull" and candidates is None:
+        raise ValueError("advance(direction='pull'): pull needs candidates (a bool mask)")
+    if direction == "auto" and (candidates is None or len(frontier) * BETA < graph.num_vertices):
+        direction = "push"  # a small frontier: pull would scan most in-edges for nothing
+    if direction != "push" and callable(candidates):
+        candidates = candidates()
+    if direction == "auto":
+        direction = choose_direction(graph, frontier, candidates)
+    if direction == "pull":
+        exit_first = getattr(op, "early_exit", False) if early_exit is None else early_exit
+        return pull.run(graph, frontier, op, candidates=candidates, early_exit=exit_first)
+    return push.run(graph, frontier, op, unique=unique)
+
+
+def choose_direction(graph, frontier: Frontier, candidates) -> str:
+    """Beamer's rule: "pull" when the frontier's out-edges exceed the candidates' in-edges / ALPHA."""
+    frontier_edges = int(graph.out_degree()[frontier.ids].sum())
+    candidate_edges = int(graph.in_degree()[candidates].sum())
+    return "pull" if frontier_edges * ALPHA > candidate_edges else "push"

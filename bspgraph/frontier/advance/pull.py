@@ -1,0 +1,56 @@
+"""Pull advance: each candidate vertex scans its in-edges for a frontier member (early exit)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..frontier import Frontier
+
+EARLY_ROUNDS = 4  # in-edges tried one at a time before the rest are scanned in one pass
+
+
+def run(graph, frontier: Frontier, op, *, candidates, early_exit: bool) -> Frontier:
+    """Call ``op(src, dst, eid, weight)`` on in-edges ``src -> dst`` with ``src`` in ``frontier``
+    and ``dst`` a candidate; return the candidates with a kept edge (a dense frontier).
+
+    With ``early_exit`` a candidate stops at its first kept edge, as in Beamer's bottom-up step:
+    the first EARLY_ROUNDS in-edges are tried one per round, then the rest in one pass.
+    """
+    xp, reverse = graph.xp, graph.reverse
+    in_frontier = frontier.mask
+    reached = xp.zeros(graph.num_vertices, dtype=bool)
+    active = xp.flatnonzero(candidates)
+    starts = reverse.offsets[active].astype(np.int64)
+    ends = reverse.offsets[active + 1].astype(np.int64)
+    rounds = EARLY_ROUNDS if early_exit else 0
+    for _ in range(rounds):
+        live = starts < ends
+        active, starts, ends = active[live], starts[live], ends[live]
+        if active.size == 0:
+            break
+        hit = xp.flatnonzero(in_frontier[reverse.indices[starts]])
+        if hit.size:
+            kept = _visit(graph, op, reverse.indices[starts[hit]], active[hit], starts[hit])
+            reached[kept] = True
+            live = ~reached[active]
+            active, starts, ends = active[live], starts[live], ends[live]
+        starts = starts + 1
+    degrees = xp.maximum(ends - starts, 0)
+    total = int(degrees.sum()) if degrees.size else 0
+    if total:
+        segment = graph.backend.segment_index(degrees, total)
+        first_slot = xp.cumsum(degrees) - degrees
+        position = xp.arange(total, dtype=np.int64) + (starts - first_slot)[segment]
+        hit = xp.flatnonzero(in_frontier[reverse.indices[position]])
+        position, dst = position[hit], active[segment[hit]]
+        reached[_visit(graph, op, reverse.indices[position], dst, position)] = True
+    return Frontier.from_mask(graph, reached)
+
+
+def _visit(graph, op, src, dst, position):
+    """Apply ``op`` to in-edges at reverse-CSR ``position``; return the kept ``dst``."""
+    reverse = graph.reverse
+    eid = position if reverse.edge_ids is None else reverse.edge_ids[position]
+    weight = None if reverse.weights is None else reverse.weights[position]
+    keep = op(src, dst, eid, weight)
+    return dst if keep is None else dst[keep]

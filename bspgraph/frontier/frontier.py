@@ -1,0 +1,82 @@
+"""Frontier: a set of vertices held as sparse ids, a dense mask, or both, converted on demand."""
+
+from __future__ import annotations
+
+import numpy as np
+
+
+class Frontier:
+    """A set of vertices of a graph with ``num_vertices`` vertices on one backend.
+
+    Sparse form: ``ids`` (unique vertex ids, any order). Dense form: ``mask`` (bool per vertex).
+    Each is computed from the other on first use and cached; neither is modified in place.
+    Build one with :meth:`from_ids`, :meth:`from_mask`, :meth:`all` or :meth:`empty`.
+    """
+
+    __slots__ = ("num_vertices", "backend", "_ids", "_mask", "_size")
+
+    def __init__(self, num_vertices: int, backend, *, ids=None, mask=None):
+        if ids is None and mask is None:
+            raise ValueError("Frontier needs ids or a mask")
+        self.num_vertices, self.backend = int(num_vertices), backend
+        self._ids, self._mask, self._size = ids, mask, None
+
+    @classmethod
+    def from_ids(cls, graph, ids) -> Frontier:
+        """The frontier of the unique vertex ``ids`` (a sequence or array) of ``graph``."""
+        ids = graph.backend.asarray(ids).astype(graph.indices.dtype, copy=False)
+        return cls(graph.num_vertices, graph.backend, ids=ids)
+
+    @classmethod
+    def from_mask(cls, graph, mask) -> Frontier:
+        """The frontier of the vertices where the bool array ``mask`` is True."""
+        return cls(graph.num_vertices, graph.backend, mask=mask)
+
+    @classmethod
+    def all(cls, graph) -> Frontier:
+        """Every vertex of ``graph`` (every vertex it owns, on one device of several)."""
+        if graph.owned is not None:
+            return cls.from_mask(graph, graph.owned)
+        return cls.from_mask(graph, graph.xp.ones(graph.num_vertices, dtype=bool))
+
+    @classmethod
+    def empty(cls, graph) -> Frontier:
+        """No vertex."""
+        return cls.from_ids(graph, graph.xp.zeros(0, dtype=graph.indices.dtype))
+
+    @property
+    def xp(self):
+        return self.backend.xp
+
+    @property
+    def ids(self):
+        """Vertex ids (ascending when converted from the mask)."""
+        if self._ids is None:
+            dtype = np.int32 if self.num_vertices <= np.iinfo(np.int32).max else np.int64
+            self._ids = self.xp.flatnonzero(self._mask).astype(dtype, copy=False)
+        return self._ids
+
+    @property
+    def mask(self):
+        """Bool array, True for members."""
+        if self._mask is None:
+            mask = self.xp.zeros(self.num_vertices, dtype=bool)
+            mask[self._ids] = True
+            self._mask = mask
+        return self._mask
+
+    @property
+    def is_dense(self) -> bool:
+        return self._ids is None
+
+    def __len__(self) -> int:
+        if self._size is None:
+            self._size = int(self._ids.shape[0] if self._ids is not None else self._mask.sum())
+        return self._size
+
+    def __bool__(self) -> bool:
+        return len(self) > 0
+
+    def __repr__(self) -> str:
+        form = "dense" if self.is_dense else "sparse"
+        return f"Frontier({len(self)} of {self.num_vertices} vertices, {form})"

@@ -1,0 +1,108 @@
+"""Fused CUDA kernels for the built-in functors (compiled by CuPy at first use, per dtype).
+
+One thread per frontier edge: a binary search of the inclusive degree scan finds the edge's
+source (load balance by edges, not vertices), then the functor's test and an atomic update;
+the single winner of each vertex appends it to the output queue, so the output is distinct
+without a separate filter.
+"""
+
+from __future__ import annotations
+
+import functools
+
+import numpy as np
+
+from .frontier import Frontier
+
+_C_TYPES = {
+    np.dtype(np.int32): "int",
+    np.dtype(np.int64): "long long",
+    np.dtype(np.float32): "float",
+    np.dtype(np.float64): "double",
+}
+
+_EDGE_OF_SLOT = r"""
+    long long lo = 0, hi = n_frontier - 1;
+    while (lo < hi) { long long mid = (lo + hi) >> 1; if (scan[mid] > k) hi = mid; else lo = mid + 1; }
+    long long e = (long long)starts[lo] + (k - (lo ? scan[lo - 1] : 0));
+    ID v = indices[e];
+"""
+
+_VISIT = r"""
+extern "C" __global__ void visit_push(const ID* ids, const OFF* starts, const long long* scan,
+    long long n_frontier, long long total, const ID* indices, DEPTH* depth, DEPTH value,
+    ID* parent, ID* out, unsigned long long* out_count) {
+  for (long long k = blockIdx.x * (long long)blockDim.x + threadIdx.x; k < total;
+       k += (long long)gridDim.x * blockDim.x) {
+""" + _EDGE_OF_SLOT + r"""
+    if (depth[v] > value && atomicMin(&depth[v], value) > value) {
+      if (parent) parent[v] = ids[lo];
+      out[atomicAdd(out_count, 1ULL)] = v;
+    }
+  }
+}
+"""
+
+_RELAX = r"""
+__device__ inline float atomic_min_nonneg(float* a, float x) {
+  return __int_as_float(atomicMin((int*)a, __float_as_int(x)));
+}
+__device__ inline double atomic_min_nonneg(double* a, double x) {
+  return __longlong_as_double(atomicMin((long long*)a, __double_as_longlong(x)));
+}
+extern "C" __global__ void relax_push(const ID* ids, const OFF* starts, const long long* scan,
+    long long n_frontier, long long total, const ID* indices, const DIST* weights,
+    DIST* distance, int* queued, ID* out, unsigned long long* out_count) {
+  for (long long k = blockIdx.x * (long long)blockDim.x + threadIdx.x; k < total;
+       k += (long long)gridDim.x * blockDim.x) {
+""" + _EDGE_OF_SLOT + r"""
+    DIST candidate = distance[ids[lo]] + (weights ? weights[e] : (DIST)1);
+    if (candidate < distance[v] && candidate < atomic_min_nonneg(&distance[v], candidate)) {
+      if (atomicExch(&queued[v], 1) == 0) out[atomicAdd(out_count, 1ULL)] = v;
+    }
+  }
+}
+"""
+
+
+@functools.cache
+def _kernel(cupy, source: str, name: str, **types) -> object:
+    for key, dtype in types.items():
+        source = source.replace(key.upper(), _C_TYPES[np.dtype(dtype)])
+    return cupy.RawKernel(source, name)
+
+
+def _launch(graph, kernel, ids, starts, degrees, *args, out_bound: int):
+    cp = graph.xp
+    scan = cp.cumsum(degrees, dtype=cp.int64)
+    total = int(scan[-1]) if scan.size else 0
+    if total == 0:
+        return Frontier.empty(graph)
+    out = cp.empty(min(total, out_bound), dtype=graph.indices.dtype)
+    count = cp.zeros(1, dtype=cp.uint64)
+    threads = 256
+    blocks = min((total + threads - 1) // threads, 65536)
+    kernel((blocks,), (threads,), (ids, starts, scan, np.int64(ids.size), np.int64(total),
+                                   graph.indices, *args, out, count))  # fmt: skip
+    return Frontier.from_ids(graph, out[: int(count[0])])
+
+
+def visit_push(graph, ids, starts, degrees, depth, value, parent) -> Frontier:
+    """Fused push of :class:`functors.visit_unvisited`."""
+    cp = graph.xp
+    kernel = _kernel(cp, _VISIT, "visit_push", id=graph.indices.dtype, off=starts.dtype,
+                     depth=depth.dtype)  # fmt: skip
+    null = np.uintp(0) if parent is None else parent
+    return _launch(graph, kernel, ids, starts, degrees, depth, depth.dtype.type(value), null,
+                   out_bound=graph.num_vertices)  # fmt: skip
+
+
+def relax_push(graph, ids, starts, degrees, distance) -> Frontier:
+    """Fused push of :class:`functors.relax_min` (distances are non-negative)."""
+    cp = graph.xp
+    kernel = _kernel(cp, _RELAX, "relax_push", id=graph.indices.dtype, off=starts.dtype,
+                     dist=distance.dtype)  # fmt: skip
+    weights = np.uintp(0) if graph.weights is None else graph.weights.astype(distance.dtype, copy=False)
+    queued = cp.zeros(graph.num_vertices, dtype=cp.int32)
+    return _launch(graph, kernel, ids, starts, degrees, weights, distance, queued,
+                   out_bound=graph.num_vertices)  # fmt: skip

@@ -1,0 +1,247 @@
+"""Graph: compressed sparse rows (CSR) on one backend, with a reverse CSR built when first needed."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+import numpy as np
+
+from ..backend import Backend, get_backend, to_host
+
+INT32_MAX = np.iinfo(np.int32).max
+
+
+def index_dtype(count: int) -> np.dtype:
+    """int32 while ``count`` fits in it, int64 beyond."""
+    return np.dtype(np.int32) if count <= INT32_MAX else np.dtype(np.int64)
+
+
+@dataclass(frozen=True)
+class Summary:
+    """What building a Graph did to its input edges."""
+
+    vertices: int
+    edges: int  # stored directed edges (an undirected edge counts twice, a self-loop once)
+    directed: bool
+    duplicates_merged: int
+    self_loops: int
+    self_loops_dropped: int
+
+
+class CSR:
+    """One direction of adjacency: ``offsets`` (V+1), ``indices`` (E), ``weights`` (E or None)."""
+
+    __slots__ = ("offsets", "indices", "weights", "edge_ids")
+
+    def __init__(self, offsets, indices, weights=None, edge_ids=None):
+        self.offsets, self.indices, self.weights, self.edge_ids = offsets, indices, weights, edge_ids
+
+
+class Graph:
+    """A simple graph in CSR: what networkx builds from the same edges.
+
+    Vertices are ``0 .. num_vertices-1``. An undirected graph stores each edge in both directions
+    (a self-loop once). Ids are int32 while ``num_vertices`` fits, offsets int32 while the edge
+    count fits, int64 beyond. ``reverse`` (in-edges, for pull traversal) is built on first use and
+    is ``forward`` itself for undirected graphs. Build one with :meth:`from_edges`,
+    :meth:`from_networkx`, :meth:`from_scipy`, a reader or a generator.
+    """
+
+    def __init__(
+        self,
+        forward: CSR,
+        num_vertices: int,
+        *,
+        directed: bool,
+        backend: Backend,
+        summary: Summary | None = None,
+        reverse: CSR | None = None,
+        owned=None,
+    ):
+        self.forward = forward
+        self.owned = owned  # bool mask of the vertices whose rows this graph holds; None: all
+        self.num_vertices = int(num_vertices)
+        self.directed = bool(directed)
+        self.backend = backend
+        self._reverse = reverse if directed else forward
+        self.summary = summary or Summary(self.num_vertices, self.num_edges, directed, 0, 0, 0)
+
+    # --- construction -------------------------------------------------------------------------
+    @classmethod
+    def from_edges(
+        cls,
+        src,
+        dst,
+        weight=None,
+        *,
+        num_vertices: int | None = None,
+        directed: bool = True,
+        duplicates: Literal["min", "sum"] = "min",
+        self_loops: bool = True,
+        backend: str | Backend | None = None,
+    ) -> Graph:
+        """Build a graph from edge arrays ``src[i] -> dst[i]`` with optional ``weight[i]``.
+
+        Duplicate edges merge into one, keeping the minimum weight (``duplicates="sum"`` adds
+        them); self-loops stay unless ``self_loops=False``; vertices up to ``num_vertices`` stay
+        even when isolated. With ``directed=False`` each edge also runs ``dst -> src``.
+
+        Raises
+        ------
+        ValueError
+            Arrays of different lengths, non-integer or negative ids, an id ``>= num_vertices``
+            (the message names the id and the edge index), or weights that are not numbers.
+        """
+        from .build import build_graph
+
+        return build_graph(
+            src, dst, weight, num_vertices=num_vertices, directed=directed,
+            duplicates=duplicates, self_loops=self_loops, backend=get_backend(backend),
+        )  # fmt: skip
+
+    @classmethod
+    def from_networkx(cls, nx_graph, *, weight: str | None = "weight", backend=None) -> Graph:
+        """Build from a networkx graph; nodes must be the integers ``0..n-1`` (use
+        ``nx.convert_node_labels_to_integers`` otherwise). Edges without ``weight`` weigh 1."""
+        nodes = list(nx_graph.nodes)
+        n = len(nodes)
+        if any(not isinstance(v, (int, np.integer)) or not 0 <= v < n for v in nodes):
+            raise ValueError(
+                "Graph.from_networkx: nodes must be the integers 0..n-1; "
+                "hint: nx.convert_node_labels_to_integers(G)"
+            )
+        edges = list(nx_graph.edges(data=True))
+        src = np.fromiter((u for u, _, _ in edges), dtype=np.int64, count=len(edges))
+        dst = np.fromiter((v for _, v, _ in edges), dtype=np.int64, count=len(edges))
+        weights = None
+        if weight is not None and any(weight in d for _, _, d in edges):
+            weights = np.array([d.get(weight, 1.0) for _, _, d in edges], dtype=np.float64)
+        return cls.from_edges(
+            src, dst, weights, num_vertices=n, directed=nx_graph.is_directed(), backend=backend
+        )
+
+    @classmethod
+    def from_scipy(cls, matrix, *, directed: bool = True, backend=None) -> Graph:
+        """Build from a scipy sparse matrix: entry ``(i, j)`` is the edge ``i -> j`` with its value
+        as weight (explicit zeros included). With ``directed=False`` the matrix is symmetrised."""
+        coo = matrix.tocoo()
+        if coo.shape[0] != coo.shape[1]:
+            raise ValueError(f"Graph.from_scipy: matrix must be square, got shape {coo.shape}")
+        return cls.from_edges(
+            coo.row, coo.col, coo.data, num_vertices=coo.shape[0], directed=directed, backend=backend
+        )
+
+    # --- properties ---------------------------------------------------------------------------
+    @property
+    def xp(self):
+        """The array module (numpy or cupy) holding this graph."""
+        return self.backend.xp
+
+    @property
+    def num_edges(self) -> int:
+        """Stored directed edges (an undirected edge counts twice, a self-loop once)."""
+        return int(self.forward.indices.shape[0])
+
+    @property
+    def weighted(self) -> bool:
+        return self.forward.weights is not None
+
+    @property
+    def offsets(self):
+        return self.forward.offsets
+
+    @property
+    def indices(self):
+        return self.forward.indices
+
+    @property
+    def weights(self):
+        return self.forward.weights
+
+    @property
+    def reverse(self) -> CSR:
+        """In-edges: ``reverse.indices[reverse.offsets[v]:reverse.offsets[v+1]]`` are v's in-neighbours."""
+        if self._reverse is None:
+            from .build import transpose
+
+            self._reverse = transpose(self.forward, self.num_vertices, self.xp)
+        return self._reverse
+
+    def owned_ids(self):
+        """Ids of the vertices whose edges this graph holds: all of them, or one device's part."""
+        if self.owned is None:
+            return self.xp.arange(self.num_vertices, dtype=self.indices.dtype)
+        return self.xp.flatnonzero(self.owned).astype(self.indices.dtype, copy=False)
+
+    def out_degree(self):
+        return self.xp.diff(self.forward.offsets)
+
+    def in_degree(self):
+        return self.xp.diff(self.reverse.offsets)
+
+    def __repr__(self) -> str:
+        kind = "directed" if self.directed else "undirected"
+        w = ", weighted" if self.weighted else ""
+        return f"Graph({self.num_vertices} vertices, {self.num_edges} edges, {kind}{w}, {self.backend.name})"
+
+    # --- checks and conversions ---------------------------------------------------------------
+    def check_vertex(self, vertex, *, name: str = "vertex", where: str = "") -> int:
+        """Return ``vertex`` as int, or raise ValueError naming it and the valid range."""
+        prefix = f"{where}({name}={vertex!r}): " if where else f"{name} {vertex!r}: "
+        if isinstance(vertex, (bool, np.bool_)) or not isinstance(vertex, (int, np.integer)):
+            raise ValueError(f"{prefix}a vertex id must be an integer")
+        if not 0 <= vertex < self.num_vertices:
+            raise ValueError(f"{prefix}vertex {int(vertex)} out of range [0, {self.num_vertices})")
+        return int(vertex)
+
+    def to(self, backend: str | Backend | None) -> Graph:
+        """This graph on another backend (itself when it is already there)."""
+        backend = get_backend(backend)
+        if backend == self.backend:
+            return self
+
+        def move(csr: CSR | None) -> CSR | None:
+            if csr is None:
+                return None
+            return CSR(*(None if a is None else backend.asarray(a) for a in
+                         (csr.offsets, csr.indices, csr.weights, csr.edge_ids)))  # fmt: skip
+
+        forward = move(self.forward)
+        reverse = forward if not self.directed else move(self._reverse)
+        owned = None if self.owned is None else backend.asarray(self.owned)
+        return Graph(forward, self.num_vertices, directed=self.directed, backend=backend,
+                     summary=self.summary, reverse=reverse, owned=owned)  # fmt: skip
+
+    def edges(self) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
+        """Host arrays ``(src, dst, weight)`` of the stored directed edges, in CSR order."""
+        offsets = to_host(self.forward.offsets)
+        src = np.repeat(np.arange(self.num_vertices, dtype=offsets.dtype), np.diff(offsets))
+        dst = to_host(self.forward.indices)
+        weight = None if self.forward.weights is None else to_host(self.forward.weights)
+        return src, dst, weight
+
+    def to_scipy(self):
+        """A scipy.sparse CSR matrix with the weights (1.0 where unweighted)."""
+        import scipy.sparse as sp
+
+        n = self.num_vertices
+        data = (
+            np.ones(self.num_edges) if self.forward.weights is None else to_host(self.forward.weights)
+        )
+        return sp.csr_matrix(
+            (data, to_host(self.forward.indices), to_host(self.forward.offsets)), shape=(n, n)
+        )
+
+    def to_networkx(self):
+        """The networkx Graph or DiGraph with the same vertices, edges and weights."""
+        import networkx as nx
+
+        graph = nx.DiGraph() if self.directed else nx.Graph()
+        graph.add_nodes_from(range(self.num_vertices))
+        src, dst, weight = self.edges()
+        if weight is None:
+            graph.add_edges_from(zip(src.tolist(), dst.tolist()))
+        else:
+            graph.add_weighted_edges_from(zip(src.tolist(), dst.tolist(), weight.tolist()))
+        return graph

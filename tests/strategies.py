@@ -1,0 +1,53 @@
+"""Hypothesis strategies: random graphs with the awkward cases drawn often."""
+
+import networkx as nx
+import numpy as np
+from hypothesis import strategies as st
+
+import bspgraph as bg
+
+
+@st.composite
+def edge_lists(draw, *, min_vertices=1, max_vertices=24, max_edges=80, weighted=None, directed=None):
+    """(num_vertices, src, dst, weight | None, directed): duplicates, self-loops, isolated
+    vertices, sinks and several components all occur; weights include 0 and ties."""
+    n = draw(st.integers(min_vertices, max_vertices))
+    m = draw(st.integers(0, max_edges if n else 0))
+    ids = st.integers(0, max(n - 1, 0))
+    src = np.array(draw(st.lists(ids, min_size=m, max_size=m)), dtype=np.int64)
+    dst = np.array(draw(st.lists(ids, min_size=m, max_size=m)), dtype=np.int64)
+    if weighted is None:
+        weighted = draw(st.booleans())
+    weight = None
+    if weighted:
+        weight = np.array(draw(st.lists(st.integers(0, 9), min_size=m, max_size=m)), dtype=float)
+    if directed is None:
+        directed = draw(st.booleans())
+    return n, src, dst, weight, directed
+
+
+@st.composite
+def graphs(draw, **kwargs):
+    """(Graph on NumPy, the networkx graph networkx builds from the same edges)."""
+    n, src, dst, weight, directed = draw(edge_lists(**kwargs))
+    graph = bg.Graph.from_edges(src, dst, weight, num_vertices=n, directed=directed, backend="numpy")
+    return graph, to_networkx(n, src, dst, weight, directed)
+
+
+def to_networkx(n, src, dst, weight, directed):
+    """networkx's graph of the edges; a duplicate keeps the minimum weight, as bspgraph does."""
+    nx_graph = nx.DiGraph() if directed else nx.Graph()
+    nx_graph.add_nodes_from(range(n))
+    for i, (u, v) in enumerate(zip(src.tolist(), dst.tolist())):
+        w = 1.0 if weight is None else float(weight[i])
+        if not nx_graph.has_edge(u, v) or nx_graph[u][v]["weight"] > w:
+            nx_graph.add_edge(u, v, weight=w)
+    return nx_graph
+
+
+def as_array(mapping, n, missing):
+    """A dense array from networkx's {vertex: value} dict."""
+    out = np.full(n, missing, dtype=float)
+    for vertex, value in mapping.items():
+        out[vertex] = value
+    return out
