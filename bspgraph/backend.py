@@ -40,21 +40,21 @@ class Backend:
     def scatter_min(self, target, index, values) -> None:
         """``target[index] = min(target[index], values)``, correct for repeated indices."""
         if self.is_gpu:
-            _cupyx().scatter_min(target, index, values)
+            _scatter(self.xp.minimum, "scatter_min", target, index, values)
         else:
             np.minimum.at(target, index, values)
 
     def scatter_max(self, target, index, values) -> None:
         """``target[index] = max(target[index], values)``, correct for repeated indices."""
         if self.is_gpu:
-            _cupyx().scatter_max(target, index, values)
+            _scatter(self.xp.maximum, "scatter_max", target, index, values)
         else:
             np.maximum.at(target, index, values)
 
     def scatter_add(self, target, index, values) -> None:
         """``target[index] += values``, correct for repeated indices."""
         if self.is_gpu:
-            _cupyx().scatter_add(target, index, values)
+            _scatter(self.xp.add, "scatter_add", target, index, values)
         elif target.dtype.kind == "f" and len(index) > 64:
             target += np.bincount(index, weights=values, minlength=len(target))[: len(target)]
         else:
@@ -152,7 +152,11 @@ def _import_cupy(required: bool):
     return cupy
 
 
-def _cupyx():
-    import cupyx
+def _scatter(ufunc, legacy: str, target, index, values) -> None:
+    """``ufunc.at`` on CuPy 14+, cupyx's scatter functions before it."""
+    if hasattr(ufunc, "at"):
+        ufunc.at(target, index, values)
+    else:
+        import cupyx
 
-    return cupyx
+        getattr(cupyx, legacy)(target, index, values)

@@ -38,6 +38,10 @@ class visit_unvisited:  # noqa: N801 (a functor named like a function, as GraphB
     def fused_push(self, graph, ids, starts, degrees):
         return kernels.visit_push(graph, ids, starts, degrees, self.depth, self.value, self.parent)
 
+    def fused_pull(self, graph, in_frontier, candidates):
+        return kernels.visit_pull(graph, in_frontier, candidates, self.depth, self.value,
+                                  self.parent)  # fmt: skip
+
 
 class relax_min:  # noqa: N801
     """``distance[dst] = min(distance[dst], distance[src] + weight)``; keep the improved ``dst``.

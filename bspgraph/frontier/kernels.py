@@ -43,6 +43,26 @@ extern "C" __global__ void visit_push(const ID* ids, const OFF* starts, const lo
 }
 """
 
+_VISIT_PULL = r"""
+extern "C" __global__ void visit_pull(const ID* candidates, long long n_candidates,
+    const OFF* offsets, const ID* indices, const bool* in_frontier, DEPTH* depth, DEPTH value,
+    ID* parent, bool* reached) {
+  for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n_candidates;
+       i += (long long)gridDim.x * blockDim.x) {
+    ID v = candidates[i];
+    for (OFF e = offsets[v]; e < offsets[v + 1]; ++e) {
+      ID u = indices[e];
+      if (in_frontier[u]) {  // early exit: the first frontier in-neighbour is v's parent
+        depth[v] = value;
+        if (parent) parent[v] = u;
+        reached[v] = true;
+        break;
+      }
+    }
+  }
+}
+"""
+
 _RELAX = r"""
 __device__ inline float atomic_min_nonneg(float* a, float x) {
   return __int_as_float(atomicMin((int*)a, __float_as_int(x)));
@@ -95,6 +115,22 @@ def visit_push(graph, ids, starts, degrees, depth, value, parent) -> Frontier:
     null = np.uintp(0) if parent is None else parent
     return _launch(graph, kernel, ids, starts, degrees, depth, depth.dtype.type(value), null,
                    out_bound=graph.num_vertices)  # fmt: skip
+
+
+def visit_pull(graph, in_frontier, candidates, depth, value, parent) -> Frontier:
+    """Fused pull of :class:`functors.visit_unvisited`: a thread per candidate, early exit."""
+    cp = graph.xp
+    reverse = graph.reverse
+    kernel = _kernel(cp, _VISIT_PULL, "visit_pull", id=reverse.indices.dtype,
+                     off=reverse.offsets.dtype, depth=depth.dtype)  # fmt: skip
+    ids = cp.flatnonzero(candidates).astype(reverse.indices.dtype, copy=False)
+    reached = cp.zeros(graph.num_vertices, dtype=bool)
+    if ids.size:
+        null = np.uintp(0) if parent is None else parent
+        blocks = min((ids.size + 255) // 256, 65536)
+        kernel((blocks,), (256,), (ids, np.int64(ids.size), reverse.offsets, reverse.indices,
+                                   in_frontier, depth, depth.dtype.type(value), null, reached))  # fmt: skip
+    return Frontier.from_mask(graph, reached)
 
 
 def relax_push(graph, ids, starts, degrees, distance) -> Frontier:

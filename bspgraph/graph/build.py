@@ -21,7 +21,7 @@ def build_graph(src, dst, weight, *, num_vertices, directed, duplicates, self_lo
         )
     for name, ids in (("src", src), ("dst", dst)):
         if ids.size and ids.dtype.kind not in "iu":
-            if ids.dtype.kind == "f" and bool(xp.all(ids == xp.floor(ids))):
+            if ids.dtype.kind == "f" and bool(xp.all(xp.isfinite(ids) & (ids == xp.floor(ids)))):
                 continue
             raise ValueError(f"Graph.from_edges: {name} ids must be integers, got dtype {ids.dtype}")
     src, dst = src.astype(np.int64, copy=False), dst.astype(np.int64, copy=False)
@@ -51,6 +51,8 @@ def build_graph(src, dst, weight, *, num_vertices, directed, duplicates, self_lo
         if weight is not None:
             weight = xp.concatenate([weight, weight[other]])
 
+    if num_vertices > 3_000_000_000:  # the merge key src * n + dst must fit in int64
+        raise ValueError(f"Graph.from_edges: {num_vertices} vertices; at most 3e9 supported")
     key = src * max(num_vertices, 1) + dst
     if weight is not None and duplicates == "min":
         order = xp.argsort(weight, kind="stable")
@@ -78,6 +80,11 @@ def build_graph(src, dst, weight, *, num_vertices, directed, duplicates, self_lo
 
 
 def _check_ids(src, dst, num_vertices, xp) -> int:
+    if num_vertices is not None and (
+        isinstance(num_vertices, bool) or not isinstance(num_vertices, (int, np.integer))
+        or num_vertices < 0
+    ):
+        raise ValueError(f"Graph.from_edges(num_vertices={num_vertices!r}): expected an integer >= 0")
     if src.size == 0:
         return int(num_vertices or 0)
     low = int(min(int(src.min()), int(dst.min())))

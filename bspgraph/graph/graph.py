@@ -25,7 +25,7 @@ class Summary:
     edges: int  # stored directed edges (an undirected edge counts twice, a self-loop once)
     directed: bool
     duplicates_merged: int
-    self_loops: int
+    self_loops: int  # self-loop entries in the input, duplicates included
     self_loops_dropped: int
 
 
@@ -106,7 +106,8 @@ class Graph:
         ``nx.convert_node_labels_to_integers`` otherwise). Edges without ``weight`` weigh 1."""
         nodes = list(nx_graph.nodes)
         n = len(nodes)
-        if any(not isinstance(v, (int, np.integer)) or not 0 <= v < n for v in nodes):
+        if any(isinstance(v, bool) or not isinstance(v, (int, np.integer)) or not 0 <= v < n
+               for v in nodes):  # fmt: skip
             raise ValueError(
                 "Graph.from_networkx: nodes must be the integers 0..n-1; "
                 "hint: nx.convert_node_labels_to_integers(G)"

@@ -1,0 +1,539 @@
+"""Graph files: Matrix Market and edge-list readers, and bspgraph's own npz format.
+
+Each reader parses the whole file at once with ``numpy.loadtxt`` (C speed) and checks the result
+with array operations; only when that fails does it scan the file line by line in Python, to find
+the first bad line and name it in a :class:`~bspgraph.exceptions.GraphFormatError`. The scan is a
+complete parser too, so a line the fast path declines but the scan accepts still loads.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import warnings
+import zipfile
+import zlib
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import BinaryIO, Literal
+
+import numpy as np
+
+from ..backend import Backend, get_backend, to_host
+from ..exceptions import GraphFormatError
+from .graph import CSR, Graph, Summary, index_dtype
+
+PathLike = str | os.PathLike
+
+MTX_FIELDS = ("pattern", "integer", "real")
+MTX_SYMMETRIES = ("general", "symmetric")
+NPZ_VERSION = 1
+
+_INTEGER = re.compile(r"[+-]?[0-9]+")
+_UNSIGNED = re.compile(r"[0-9]+")
+_EXCERPT_CHARS = 60
+# what numpy.load and zipfile raise on a damaged archive (RuntimeError: encrypted member)
+_UNREADABLE_ARCHIVE = (
+    ValueError,
+    OSError,
+    EOFError,
+    NotImplementedError,
+    RuntimeError,
+    zipfile.BadZipFile,
+    zlib.error,
+)
+_UTF8_BOM = "\xef\xbb\xbf"  # as Latin-1 decodes it
+
+
+class _FieldError(Exception):
+    """A field of one line is wrong; the scan adds the file and line."""
+
+
+@dataclass(frozen=True)
+class _MtxHeader:
+    field: str
+    symmetric: bool
+    num_vertices: int
+    entries: int
+    size_line: int
+    body_offset: int  # byte offset of the line after the size line
+
+
+# --- Matrix Market ------------------------------------------------------------------------------
+def read_mtx(
+    path: PathLike,
+    *,
+    backend: str | Backend | None = None,
+    self_loops: bool = True,
+    duplicates: Literal["min", "sum"] = "min",
+) -> Graph:
+    """Read a Matrix Market ``coordinate`` file as a graph.
+
+    Entry ``i j [value]`` is the edge ``i-1 -> j-1`` (ids are 1-based in the file) weighted by
+    ``value``; every stored entry is an edge, explicit zeros and NaN values included. ``general``
+    files are directed (row to column), ``symmetric`` files undirected; ``pattern`` files are
+    unweighted. Lines starting with ``%`` are comments (a ``%`` also ends a line's data), blank
+    lines are skipped. Duplicate entries merge as in :meth:`Graph.from_edges`.
+
+    Raises
+    ------
+    GraphFormatError
+        The file is not Matrix Market ``coordinate`` ``pattern``/``integer``/``real`` with
+        ``general``/``symmetric`` symmetry, the matrix is not square, the size line is bad, an
+        entry has the wrong number of fields, an id that is not an integer or not in ``1..n``, a
+        value that is not a number, or there are more or fewer entries than the size line
+        declares. The message starts with ``path:line:``.
+    OSError
+        The file cannot be opened.
+    """
+    name = os.fspath(path)
+    with open(name, "rb") as stream:
+        header = _read_mtx_header(stream, name)
+        entries = _load_mtx_fast(stream, header)
+    if entries is None:
+        entries = _scan_mtx_body(name, header)
+    src, dst, weight = entries
+    return Graph.from_edges(
+        src,
+        dst,
+        weight,
+        num_vertices=header.num_vertices,
+        directed=not header.symmetric,
+        duplicates=duplicates,
+        self_loops=self_loops,
+        backend=backend,
+    )
+
+
+def _read_mtx_header(stream: BinaryIO, path: str) -> _MtxHeader:
+    """Parse the banner and the size line; leave ``stream`` at the first entry line."""
+    banner_text = _decode(stream.readline()).removeprefix(_UTF8_BOM)
+    banner = banner_text.split()
+    if not banner or banner[0].lower() != "%%matrixmarket":
+        raise GraphFormatError(
+            path, 1, f"missing '%%MatrixMarket' banner, found {_excerpt(banner_text)}"
+        )
+    if len(banner) != 5:
+        raise GraphFormatError(
+            path,
+            1,
+            "the banner must read '%%MatrixMarket matrix coordinate <field> <symmetry>', "
+            f"found {_excerpt(banner_text)}",
+        )
+    kind, layout, field, symmetry = (word.lower() for word in banner[1:])
+    for word, value, allowed, note in (
+        ("object", kind, ("matrix",), ""),
+        ("format", layout, ("coordinate",), ""),
+        ("field", field, MTX_FIELDS, ""),
+        ("symmetry", symmetry, MTX_SYMMETRIES, " (general = directed, symmetric = undirected)"),
+    ):
+        if value not in allowed:
+            raise GraphFormatError(
+                path,
+                1,
+                f"{word} {value!r} is not supported: only {', '.join(allowed)}{note}; "
+                f"banner {_excerpt(banner_text)}",
+            )
+
+    line_number = 1
+    while True:
+        raw = stream.readline()
+        line_number += 1
+        if not raw:
+            raise GraphFormatError(
+                path, line_number, "file ends before the size line 'rows columns entries'"
+            )
+        text = _strip_comment(_line_text(raw, path, line_number), "%")
+        fields = text.split()
+        if fields:
+            break
+    if len(fields) != 3 or not all(_UNSIGNED.fullmatch(field_text) for field_text in fields):
+        raise GraphFormatError(
+            path,
+            line_number,
+            "bad size line: expected 3 non-negative integers 'rows columns entries', found "
+            f"{_excerpt(text)}",
+        )
+    rows, columns, entries = (int(field_text) for field_text in fields)
+    if rows != columns:
+        raise GraphFormatError(
+            path, line_number, f"the matrix is {rows} x {columns}: a graph needs a square matrix"
+        )
+    return _MtxHeader(field, symmetry == "symmetric", rows, entries, line_number, stream.tell())
+
+
+def _load_mtx_fast(stream: BinaryIO, header: _MtxHeader):
+    """All entries as ``(src, dst, weight)`` 0-based, or None when anything looks wrong."""
+    value_dtype = {"pattern": None, "integer": np.int64, "real": np.float64}[header.field]
+    table = _loadtxt(stream, value_dtype, comments="%", delimiter=None, usecols=None)
+    if table is None or table.shape[0] != header.entries:
+        return None
+    src, dst = table["src"], table["dst"]
+    if src.size and (
+        min(src.min(), dst.min()) < 1 or max(src.max(), dst.max()) > header.num_vertices
+    ):
+        return None
+    weight = None if value_dtype is None else table["weight"].astype(np.float64)
+    return src - 1, dst - 1, weight
+
+
+def _scan_mtx_body(path: str, header: _MtxHeader):
+    """Parse the entries line by line: the same result as the fast path, or the first error."""
+    num_fields = 2 if header.field == "pattern" else 3
+    described = "'row column'" if num_fields == 2 else "'row column value'"
+    size = f"the size line (line {header.size_line})"
+    src: list[int] = []
+    dst: list[int] = []
+    weight: list[float] = []
+    last_entry_line = header.size_line
+    for line_number, fields in _data_lines(path, header.body_offset, header.size_line + 1, "%"):
+        try:
+            if len(src) == header.entries:
+                raise _FieldError(f"more entries than the {header.entries} declared by {size}")
+            if len(fields) != num_fields:
+                raise _FieldError(
+                    f"expected {num_fields} fields {described}, found {len(fields)}: "
+                    f"{_excerpt(' '.join(fields))}"
+                )
+            src.append(_parse_id(fields[0], "row", 1, header.num_vertices) - 1)
+            dst.append(_parse_id(fields[1], "column", 1, header.num_vertices) - 1)
+            if num_fields == 3:
+                if header.field == "integer":
+                    weight.append(float(_parse_integer(fields[2], "value")))
+                else:
+                    weight.append(_parse_number(fields[2], "value"))
+        except _FieldError as error:
+            raise GraphFormatError(path, line_number, str(error)) from None
+        last_entry_line = line_number
+    if len(src) < header.entries:
+        raise GraphFormatError(
+            path,
+            last_entry_line + 1,
+            f"file ends after {len(src)} of the {header.entries} entries declared by {size} "
+            "(truncated?)",
+        )
+    return (
+        np.array(src, dtype=np.int64),
+        np.array(dst, dtype=np.int64),
+        None if num_fields == 2 else np.array(weight, dtype=np.float64),
+    )
+
+
+# --- edge lists ---------------------------------------------------------------------------------
+def read_edgelist(
+    path: PathLike,
+    *,
+    base: int = 0,
+    directed: bool = True,
+    weighted: bool | None = None,
+    comments: str | None = "#%",
+    delimiter: str | None = None,
+    num_vertices: int | None = None,
+    duplicates: Literal["min", "sum"] = "min",
+    self_loops: bool = True,
+    backend: str | Backend | None = None,
+) -> Graph:
+    """Read a text edge list, one edge ``u v [weight]`` per line.
+
+    Fields are separated by whitespace, or by ``delimiter``; any character of ``comments`` starts
+    a comment that runs to the end of the line; blank lines are skipped and CRLF line ends are
+    fine. Ids are ``base``-based (0 or 1). ``weighted=None`` uses the third field as the weight
+    when every line has one; fields after those used are ignored. ``num_vertices`` defaults to
+    the largest id + 1 (after removing ``base``); ``directed=False`` makes each edge undirected.
+
+    Raises
+    ------
+    GraphFormatError
+        A line with too few fields, an id that is not an integer, below ``base`` or (with
+        ``num_vertices``) past the last vertex, or a weight that is not a number. The message
+        starts with ``path:line:``.
+    ValueError
+        ``base`` is not 0 or 1, or ``num_vertices`` is negative.
+    OSError
+        The file cannot be opened.
+    """
+    if base not in (0, 1):
+        raise ValueError(f"read_edgelist(base={base!r}): expected 0 or 1")
+    if num_vertices is not None and num_vertices < 0:
+        raise ValueError(f"read_edgelist(num_vertices={num_vertices!r}): must be >= 0")
+    name = os.fspath(path)
+    comments = comments or ""
+    edges = _load_edgelist_fast(name, base, weighted, comments, delimiter, num_vertices)
+    if edges is None:
+        edges = _scan_edgelist(name, base, weighted, comments, delimiter, num_vertices)
+    src, dst, weight = edges
+    return Graph.from_edges(
+        src,
+        dst,
+        weight,
+        num_vertices=num_vertices,
+        directed=directed,
+        duplicates=duplicates,
+        self_loops=self_loops,
+        backend=backend,
+    )
+
+
+def _load_edgelist_fast(path, base, weighted, comments, delimiter, num_vertices):
+    """All edges as ``(src, dst, weight)`` 0-based, or None when anything looks wrong."""
+    if weighted is None:
+        lines = _data_lines(path, 0, 1, comments, delimiter)
+        first = next(lines, None)
+        lines.close()
+        weighted = first is not None and len(first[1]) >= 3
+    with open(path, "rb") as stream:
+        table = _loadtxt(
+            stream,
+            np.float64 if weighted else None,
+            comments=comments,
+            delimiter=delimiter,
+            usecols=(0, 1, 2) if weighted else (0, 1),
+        )
+    if table is None:
+        return None
+    src, dst = table["src"], table["dst"]
+    if src.size:
+        if min(src.min(), dst.min()) < base:
+            return None
+        if num_vertices is not None and max(src.max(), dst.max()) >= base + num_vertices:
+            return None
+    return src - base, dst - base, table["weight"] if weighted else None
+
+
+def _scan_edgelist(path, base, weighted, comments, delimiter, num_vertices):
+    """Parse the edges line by line: the same result as the fast path, or the first error."""
+    high = None if num_vertices is None else base + num_vertices - 1
+    needed = 3 if weighted else 2
+    src: list[int] = []
+    dst: list[int] = []
+    weight_fields: list[tuple[int, str | None]] = []
+    for line_number, fields in _data_lines(path, 0, 1, comments, delimiter):
+        try:
+            if len(fields) < needed:
+                layout = "'u v weight' (weighted=True)" if weighted else "'u v [weight]'"
+                raise _FieldError(
+                    f"expected {needed} fields {layout}, found {len(fields)}: "
+                    f"{_excerpt(' '.join(fields))}"
+                )
+            src.append(_parse_id(fields[0], "vertex", base, high) - base)
+            dst.append(_parse_id(fields[1], "vertex", base, high) - base)
+        except _FieldError as error:
+            raise GraphFormatError(path, line_number, str(error)) from None
+        weight_fields.append((line_number, fields[2] if len(fields) >= 3 else None))
+    if weighted is None:
+        weighted = bool(weight_fields) and all(text is not None for _, text in weight_fields)
+    weight = None
+    if weighted:
+        weight = np.empty(len(weight_fields), dtype=np.float64)
+        for index, (line_number, text) in enumerate(weight_fields):
+            try:
+                weight[index] = _parse_number(text, "weight")
+            except _FieldError as error:
+                raise GraphFormatError(path, line_number, str(error)) from None
+    return np.array(src, dtype=np.int64), np.array(dst, dtype=np.int64), weight
+
+
+# --- shared text parsing ------------------------------------------------------------------------
+def _loadtxt(stream: BinaryIO, value_dtype, *, comments: str, delimiter, usecols):
+    """``numpy.loadtxt`` into fields src, dst[, weight]; None when it rejects the text."""
+    dtype = [("src", np.int64), ("dst", np.int64)]
+    if value_dtype is not None:
+        dtype.append(("weight", value_dtype))
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # an input without data lines warns
+            return np.loadtxt(
+                stream,
+                dtype=dtype,
+                comments=list(comments) or None,
+                delimiter=delimiter,
+                usecols=usecols,
+                ndmin=1,
+                encoding="latin-1",
+            )
+    except ValueError:
+        return None
+
+
+def _data_lines(
+    path: str, offset: int, first_line: int, comments: str, delimiter: str | None = None
+) -> Iterator[tuple[int, list[str]]]:
+    """``(line number, fields)`` of every line from byte ``offset`` on that holds data."""
+    with open(path, "rb") as stream:
+        stream.seek(offset)
+        for line_number, raw in enumerate(stream, start=first_line):
+            text = _strip_comment(_line_text(raw, path, line_number), comments)
+            if delimiter is None:
+                fields = text.split()
+            elif text.strip():
+                fields = [field.strip() for field in text.split(delimiter)]
+            else:
+                fields = []
+            if fields:
+                yield line_number, fields
+
+
+def _parse_integer(text: str, what: str) -> int:
+    if not _INTEGER.fullmatch(text):
+        raise _FieldError(f"{what} {_excerpt(text)} is not an integer")
+    return int(text)
+
+
+def _parse_id(text: str, what: str, low: int, high: int | None) -> int:
+    value = _parse_integer(text, f"{what} id")
+    if high is None and value < low:
+        raise _FieldError(f"{what} id {value} is below the base {low}")
+    if high is not None and not low <= value <= high:
+        raise _FieldError(f"{what} id {value} out of range {low}..{high}")
+    return value
+
+
+def _parse_number(text: str, what: str) -> float:
+    try:
+        if "_" in text:
+            raise ValueError
+        return float(text)
+    except ValueError:
+        raise _FieldError(f"{what} {_excerpt(text)} is not a number") from None
+
+
+def _decode(raw: bytes) -> str:
+    """Text of a line: Latin-1 maps every byte to a character, so decoding never fails."""
+    return raw.decode("latin-1")
+
+
+def _line_text(raw: bytes, path: str, line_number: int) -> str:
+    """The decoded line, refusing a carriage return that does not end it."""
+    text = _decode(raw)
+    if "\r" in text.rstrip("\r\n"):
+        raise GraphFormatError(
+            path, line_number, "a carriage return inside a line (only LF or CRLF ends lines)"
+        )
+    return text
+
+
+def _strip_comment(text: str, comments: str) -> str:
+    """``text`` up to its first comment character."""
+    for comment in comments:
+        text = text.split(comment, 1)[0]
+    return text
+
+
+def _excerpt(text: str) -> str:
+    text = text.strip()
+    if len(text) > _EXCERPT_CHARS:
+        text = text[:_EXCERPT_CHARS] + "..."
+    return repr(text)
+
+
+# --- npz ----------------------------------------------------------------------------------------
+def save_npz(graph: Graph, path: PathLike) -> None:
+    """Write ``graph`` (forward CSR, weights, direction, build summary) to ``path`` as npz.
+
+    The file is written at ``path`` exactly (no ``.npz`` is appended); :func:`load_npz` reads it.
+    """
+    arrays = {
+        "bspgraph_npz_version": np.int64(NPZ_VERSION),
+        "num_vertices": np.int64(graph.num_vertices),
+        "directed": np.bool_(graph.directed),
+        "offsets": to_host(graph.forward.offsets),
+        "indices": to_host(graph.forward.indices),
+        "duplicates_merged": np.int64(graph.summary.duplicates_merged),
+        "self_loops": np.int64(graph.summary.self_loops),
+        "self_loops_dropped": np.int64(graph.summary.self_loops_dropped),
+    }
+    if graph.weighted:
+        arrays["weights"] = to_host(graph.forward.weights)
+    with open(os.fspath(path), "wb") as stream:
+        np.savez(stream, **arrays)
+
+
+def load_npz(path: PathLike, backend: str | Backend | None = None) -> Graph:
+    """Read a graph written by :func:`save_npz`, on ``backend``.
+
+    Raises
+    ------
+    GraphFormatError
+        The file is not a readable npz archive, was not written by :func:`save_npz`, or its
+        arrays do not form a valid graph (offsets, ids, weights, symmetry of an undirected graph).
+    OSError
+        The file cannot be opened.
+    """
+    name = os.fspath(path)
+    with open(name, "rb") as stream:
+        try:
+            with np.load(stream, allow_pickle=False) as archive:
+                arrays = {key: archive[key] for key in archive.files}
+        except _UNREADABLE_ARCHIVE as error:
+            raise GraphFormatError(name, None, f"not a readable npz archive: {error}") from None
+    offsets, indices, weights, num_vertices, directed, counts = _check_npz(name, arrays)
+    backend = get_backend(backend)
+    forward = CSR(
+        backend.asarray(offsets.astype(index_dtype(indices.size))),
+        backend.asarray(indices.astype(index_dtype(num_vertices))),
+        None if weights is None else backend.asarray(weights),
+    )
+    summary = Summary(num_vertices, int(indices.size), directed, *counts)
+    return Graph(forward, num_vertices, directed=directed, backend=backend, summary=summary)
+
+
+def _check_npz(path: str, arrays: dict[str, np.ndarray]):
+    """The validated contents of a save_npz archive, or a GraphFormatError naming the problem."""
+
+    def corrupt(problem: str) -> GraphFormatError:
+        return GraphFormatError(path, None, f"not a valid bspgraph npz file: {problem}")
+
+    def scalar(key: str, kind: str):
+        if key not in arrays:
+            raise corrupt(f"'{key}' is missing")
+        value = arrays[key]
+        if value.shape != () or value.dtype.kind not in kind:
+            raise corrupt(
+                f"'{key}' must be a scalar of kind {kind!r}, got {value.dtype} {value.shape}"
+            )
+        return value.item()
+
+    def vector(key: str, kind: str) -> np.ndarray:
+        if key not in arrays:
+            raise corrupt(f"'{key}' is missing")
+        value = arrays[key]
+        if value.ndim != 1 or value.dtype.kind not in kind:
+            raise corrupt(f"'{key}' must be 1-D of kind {kind!r}, got {value.dtype} {value.shape}")
+        return value
+
+    version = scalar("bspgraph_npz_version", "iu")
+    if version != NPZ_VERSION:
+        raise corrupt(f"version {version}, this bspgraph reads version {NPZ_VERSION}")
+    num_vertices = scalar("num_vertices", "iu")
+    directed = bool(scalar("directed", "b"))
+    counts = tuple(
+        scalar(key, "iu") for key in ("duplicates_merged", "self_loops", "self_loops_dropped")
+    )
+    offsets = vector("offsets", "iu").astype(np.int64)
+    indices = vector("indices", "iu").astype(np.int64)
+    weights = vector("weights", "f") if "weights" in arrays else None
+
+    if num_vertices < 0 or min(counts) < 0:
+        raise corrupt("negative vertex or summary count")
+    if offsets.size != num_vertices + 1:
+        raise corrupt(
+            f"{offsets.size} offsets for {num_vertices} vertices (need {num_vertices + 1})"
+        )
+    if offsets[0] != 0 or offsets[-1] != indices.size or np.any(np.diff(offsets) < 0):
+        raise corrupt(f"offsets must rise from 0 to the {indices.size} edges")
+    if indices.size and (indices.min() < 0 or indices.max() >= num_vertices):
+        raise corrupt(f"an edge target outside 0..{num_vertices - 1}")
+    if weights is not None and weights.size != indices.size:
+        raise corrupt(f"{weights.size} weights for {indices.size} edges")
+    src = np.repeat(np.arange(num_vertices, dtype=np.int64), np.diff(offsets))
+    key = src * max(num_vertices, 1) + indices
+    if np.any(np.diff(key) <= 0):
+        raise corrupt("the targets of a vertex must be sorted and distinct")
+    if not directed:
+        order = np.argsort(indices * max(num_vertices, 1) + src, kind="stable")
+        mirrored = np.array_equal(src[order], indices) and np.array_equal(indices[order], src)
+        if not mirrored or (
+            weights is not None and not np.array_equal(weights[order], weights, equal_nan=True)
+        ):
+            raise corrupt("an undirected graph must hold every edge in both directions")
+    return offsets, indices, weights, num_vertices, directed, counts

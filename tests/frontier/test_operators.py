@@ -1,0 +1,65 @@
+"""advance / filter / compute semantics on small literal graphs, push and pull alike."""
+
+import numpy as np
+import pytest
+
+import bspgraph as bg
+from bspgraph import frontier as fr
+
+
+@pytest.fixture
+def graph():
+    # 0 -> 1, 0 -> 2, 1 -> 2, 2 -> 2 (self-loop), 3 -> 0; 4 isolated
+    return bg.Graph.from_edges([0, 0, 1, 2, 3], [1, 2, 2, 2, 0], num_vertices=5, backend="numpy")
+
+
+def test_advance_push_calls_functor_on_every_out_edge(graph):
+    seen = []
+
+    def record(src, dst, eid, weight):
+        seen.extend(zip(src.tolist(), dst.tolist(), eid.tolist()))
+        return dst != 1
+
+    out = fr.advance(graph, fr.Frontier.from_ids(graph, [0, 2]), record, direction="push")
+    assert sorted(seen) == [(0, 1, 0), (0, 2, 1), (2, 2, 3)]  # advance keeps self-loops
+    assert sorted(out.ids.tolist()) == [2, 2]
+    unique = fr.advance(graph, fr.Frontier.from_ids(graph, [0, 2]), record, unique=True)
+    assert unique.ids.tolist() == [2]
+
+
+def test_advance_pull_scans_in_edges_of_candidates(graph):
+    candidates = np.array([False, True, True, False, False])
+    out = fr.advance(graph, fr.Frontier.from_ids(graph, [0]), lambda s, d, e, w: None,
+                     direction="pull", candidates=candidates)  # fmt: skip
+    assert out.ids.tolist() == [1, 2]
+
+
+def test_pull_without_candidates_is_an_error(graph):
+    with pytest.raises(ValueError, match="candidates"):
+        fr.advance(graph, fr.Frontier.from_ids(graph, [0]), lambda *a: None, direction="pull")
+
+
+def test_filter_and_compute(graph):
+    frontier = fr.Frontier.all(graph)
+    assert fr.filter(graph, frontier, lambda ids: ids % 2 == 0).ids.tolist() == [0, 2, 4]
+    total = []
+    fr.compute(graph, "vertices", lambda ids: total.append(int(ids.sum())))
+    assert total == [10]
+
+
+def test_frontier_converts_between_forms(graph):
+    sparse = fr.Frontier.from_ids(graph, [3, 1])
+    assert sparse.mask.tolist() == [False, True, False, True, False]
+    dense = fr.Frontier.from_mask(graph, sparse.mask)
+    assert dense.ids.tolist() == [1, 3] and len(dense) == 2 and dense
+
+
+def test_cost_model_pulls_on_a_large_frontier():
+    graph = bg.generators.rmat(10, 16, seed=1, backend="numpy")
+    everything = fr.Frontier.all(graph)
+    few = np.zeros(graph.num_vertices, dtype=bool)
+    few[:3] = True
+    from bspgraph.frontier.advance import choose_direction
+
+    assert choose_direction(graph, everything, few) == "pull"
+    assert choose_direction(graph, fr.Frontier.from_ids(graph, [0]), ~few) == "push"
