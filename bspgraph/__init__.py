@@ -1,16 +1,29 @@
 """bspgraph: Gunrock-style frontier operators and a BSP enactor on NumPy and CuPy."""
 
-from . import frontier
-from .graph import generators
+from . import comm, frontier, partitioners
 from .backend import get_backend
-from .enactor import Primitive, State, Stats, enact
-from .exceptions import BspgraphError, CommunicationError, DeviceError, GraphFormatError
-from .graph import Graph, load_npz, read_edgelist, read_mtx, save_npz
-from .primitives import bfs, sssp
+from .enactor import Primitive, Scalar, State, Stats, enact
+from .exceptions import (
+    BspgraphError,
+    CommunicationError,
+    ConvergenceError,
+    DeviceError,
+    GraphFormatError,
+)
+from .graph import Graph, generators, load_npz, read_edgelist, read_mtx, save_npz
+from .primitives import (
+    betweenness_centrality,
+    bfs,
+    connected_components,
+    pagerank,
+    sssp,
+    triangle_count,
+)
 
 __all__ = [
-    "BspgraphError", "CommunicationError", "DeviceError", "Graph", "GraphFormatError",
-    "Primitive", "State", "Stats", "bfs", "enact", "frontier", "generators", "get_backend",
-    "load_npz", "read_edgelist", "read_mtx", "save_npz", "sssp",
+    "BspgraphError", "CommunicationError", "ConvergenceError", "DeviceError", "Graph",
+    "GraphFormatError", "Primitive", "Scalar", "State", "Stats", "betweenness_centrality", "bfs",
+    "comm", "connected_components", "enact", "frontier", "generators", "get_backend", "load_npz",
+    "pagerank", "partitioners", "read_edgelist", "read_mtx", "save_npz", "sssp", "triangle_count",
 ]  # fmt: skip
 __version__ = "0.1.0"

@@ -85,6 +85,9 @@ class Primitive(abc.ABC):
     ``associates`` names state that travels with a vertex whose value wins; the enactor reads
     them only when it lifts the primitive to several devices. ``needs_all`` says every device
     must see every update (pull traversal, pointer jumping), not only the owner.
+    ``replicate_graph`` gives every device the whole graph, not only its own vertices' edges
+    (triangle counting reads the neighbours of neighbours); ``Frontier.all`` and
+    ``compute(graph, "vertices")`` still cover the device's own vertices only.
     """
 
     state: tuple[State, ...] = ()
@@ -92,6 +95,7 @@ class Primitive(abc.ABC):
     communicate: dict[str, str] = {}
     associates: tuple[str, ...] = ()
     needs_all: bool = False
+    replicate_graph: bool = False
 
     def __init__(self, **options: Any):
         self.options = options
@@ -154,13 +158,10 @@ def gather(primitive: Primitive, state: SimpleNamespace) -> dict[str, np.ndarray
         if array is None:
             result[spec.name] = None
             continue
-        host = to_host(array)
         if spec.unset is not None and spec.init in ("max", "inf"):
-            sentinel = _initial_value(spec, host.dtype)
-            host = np.where(host == sentinel, spec.unset, host).astype(
-                np.result_type(host.dtype, np.min_scalar_type(spec.unset)), copy=False
-            )
-        result[spec.name] = host
+            sentinel = _initial_value(spec, array.dtype)
+            array[array == sentinel] = spec.unset  # on the device, before the copy
+        result[spec.name] = to_host(array)
     return result
 
 

@@ -22,3 +22,7 @@ class DeviceError(BspgraphError, ValueError):
 
 class CommunicationError(BspgraphError, RuntimeError):
     """A transport peer failed or disagreed; raised on every rank, never a hang."""
+
+
+class ConvergenceError(BspgraphError, RuntimeError):
+    """An iterative primitive did not reach its tolerance within its iteration limit."""

@@ -65,6 +65,8 @@ class Graph:
         self.directed = bool(directed)
         self.backend = backend
         self._reverse = reverse if directed else forward
+        self._out_degree = self._in_degree = None
+        self.whole_degrees = None  # set on a device's part: see cost_degrees()
         self.summary = summary or Summary(self.num_vertices, self.num_edges, directed, 0, 0, 0)
 
     # --- construction -------------------------------------------------------------------------
@@ -175,11 +177,29 @@ class Graph:
             return self.xp.arange(self.num_vertices, dtype=self.indices.dtype)
         return self.xp.flatnonzero(self.owned).astype(self.indices.dtype, copy=False)
 
+    def cost_degrees(self):
+        """``(out_degree, in_degree, num_edges)`` of the whole graph, for cost models.
+
+        On one device of several these are the whole graph's, set by the enactor, so that every
+        device makes the same choice (a push on one and a pull on another would miss edges).
+        """
+        if self.whole_degrees is not None:
+            return self.whole_degrees
+        return self.out_degree(), self.in_degree(), self.num_edges
+
     def out_degree(self):
-        return self.xp.diff(self.forward.offsets)
+        """Out-degree of every vertex (computed once, cached)."""
+        if self._out_degree is None:
+            self._out_degree = self.xp.diff(self.forward.offsets)
+        return self._out_degree
 
     def in_degree(self):
-        return self.xp.diff(self.reverse.offsets)
+        """In-degree of every vertex (computed once, cached)."""
+        if not self.directed:
+            return self.out_degree()
+        if self._in_degree is None:
+            self._in_degree = self.xp.diff(self.reverse.offsets)
+        return self._in_degree
 
     def __repr__(self) -> str:
         kind = "directed" if self.directed else "undirected"

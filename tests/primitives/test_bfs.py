@@ -16,7 +16,9 @@ def test_bfs_matches_networkx(case, data, direction):
     graph, nx_graph = case
     source = data.draw(st.integers(0, graph.num_vertices - 1))
     result = bg.bfs(graph, source, parents=True, direction=direction)
-    expected = as_array(nx.single_source_shortest_path_length(nx_graph, source), graph.num_vertices, -1)
+    expected = as_array(
+        nx.single_source_shortest_path_length(nx_graph, source), graph.num_vertices, -1
+    )
     np.testing.assert_array_equal(result.depth, expected)
     for vertex in np.flatnonzero(result.depth > 0):
         parent = result.parent[vertex]

@@ -9,7 +9,7 @@ from . import pull, push
 
 DIRECTIONS = ("auto", "push", "pull")
 ALPHA = 14  # Beamer: pull once the frontier's out-edges exceed the candidates' in-edges / ALPHA
-BETA = 24  # ... and only while the frontier holds more than num_vertices / BETA vertices
+BETA = 64  # ... considered only while the frontier's out-edges exceed num_edges / BETA
 
 
 def advance(
@@ -29,7 +29,7 @@ def advance(
     ``candidates`` (a bool mask of the vertices whose state may still change, or a function
     returning one, called only when pull is considered) scan its in-edges
     for frontier members. ``direction="auto"`` picks pull by Beamer's cost model when
-    ``candidates`` is given. Pull stops a candidate at its first kept edge when ``early_exit``
+    ``candidates`` is given and the frontier's out-edges exceed ``num_edges / BETA``. Pull stops a candidate at its first kept edge when ``early_exit``
     (default: ``op.early_exit``, else False), and always returns distinct vertices; push returns
     distinct vertices when ``unique`` (advance and filter fused). Advance keeps self-loops.
 
@@ -42,20 +42,27 @@ def advance(
         raise ValueError(f"advance(direction={direction!r}): expected one of {DIRECTIONS}")
     if direction == "pull" and candidates is None:
         raise ValueError("advance(direction='pull'): pull needs candidates (a bool mask)")
-    if direction == "auto" and (candidates is None or len(frontier) * BETA < graph.num_vertices):
-        direction = "push"  # a small frontier: pull would scan most in-edges for nothing
+    if direction == "auto":
+        frontier_edges = 0 if candidates is None else _frontier_edges(graph, frontier)
+        if frontier_edges * BETA < graph.cost_degrees()[2]:
+            direction = "push"  # a light frontier: pull would scan most in-edges for nothing
     if direction != "push" and callable(candidates):
         candidates = candidates()
     if direction == "auto":
-        direction = choose_direction(graph, frontier, candidates)
+        direction = choose_direction(graph, frontier, candidates, frontier_edges)
     if direction == "pull":
         exit_first = getattr(op, "early_exit", False) if early_exit is None else early_exit
         return pull.run(graph, frontier, op, candidates=candidates, early_exit=exit_first)
     return push.run(graph, frontier, op, unique=unique)
 
 
-def choose_direction(graph, frontier: Frontier, candidates) -> str:
+def _frontier_edges(graph, frontier: Frontier) -> int:
+    return int(graph.cost_degrees()[0][frontier.ids].sum()) if len(frontier) else 0
+
+
+def choose_direction(graph, frontier: Frontier, candidates, frontier_edges=None) -> str:
     """Beamer's rule: "pull" when the frontier's out-edges exceed the candidates' in-edges / ALPHA."""
-    frontier_edges = int(graph.out_degree()[frontier.ids].sum())
-    candidate_edges = int(graph.in_degree()[candidates].sum())
+    if frontier_edges is None:
+        frontier_edges = _frontier_edges(graph, frontier)
+    candidate_edges = int(graph.cost_degrees()[1][candidates].sum())
     return "pull" if frontier_edges * ALPHA > candidate_edges else "push"

@@ -1,0 +1,69 @@
+"""Communicators (broadcast, selective, butterfly) over transports (local; NCCL and MPI to come).
+
+A communicator is a pattern, a transport moves bytes; the pattern never knows which transport
+runs it. Every communicator has one contract (:class:`Communicator`): given what each device
+changed this superstep, return for each device one combined Update of what it must receive
+(its own vertices, or everything with ``to_all=True``), every other device's contribution
+counted exactly once, plus :class:`CommStats` (messages, bytes, rounds).
+
+Examples
+--------
+>>> import numpy as np
+>>> from bspgraph import comm
+>>> owner = np.array([0, 0, 1, 1])
+>>> updates = [comm.Update(np.array([2]), {"depth": np.array([1])}),
+...            comm.Update(np.array([0, 3]), {"depth": np.array([2, 1])})]
+>>> def combine(a, b):  # min on depth; here the ids never overlap
+...     return comm.concat([a, b])
+>>> received, stats = comm.get("selective").exchange(
+...     updates, owner=owner, combine=combine, transport=comm.Local(2))
+>>> [r.ids.tolist() for r in received], stats.messages, stats.rounds
+([[0], [2]], 2, 1)
+"""
+
+from __future__ import annotations
+
+from .base import Combine, CommStats, Communicator
+from .broadcast import Broadcast
+from .butterfly import Butterfly, ButterflyPlan
+from .message import Update, concat, encoded_bytes, encoding
+from .selective import Selective
+from .transport import Local, Message, RoundStats, Transport
+
+REGISTRY: dict[str, type[Communicator]] = {
+    "broadcast": Broadcast,
+    "selective": Selective,
+    "butterfly": Butterfly,
+}
+
+
+def get(name_or_instance: str | Communicator) -> Communicator:
+    """The communicator called ``name_or_instance`` (built with its defaults), or the instance.
+
+    Parameters
+    ----------
+    name_or_instance : str or Communicator
+        A key of :data:`REGISTRY` ("broadcast", "selective", "butterfly"), or an instance such
+        as ``Butterfly(fanout=4)``.
+
+    Raises
+    ------
+    ValueError
+        An unknown name; the message lists the valid ones.
+    """
+    if isinstance(name_or_instance, Communicator):
+        return name_or_instance
+    if isinstance(name_or_instance, str) and name_or_instance in REGISTRY:
+        return REGISTRY[name_or_instance]()
+    expected = ", ".join(repr(n) for n in sorted(REGISTRY))
+    raise ValueError(
+        f"unknown communicator {name_or_instance!r}; expected one of {expected}, "
+        "or a Communicator instance"
+    )
+
+
+__all__ = [
+    "REGISTRY", "Broadcast", "Butterfly", "ButterflyPlan", "Combine", "CommStats",
+    "Communicator", "Local", "Message", "RoundStats", "Selective", "Transport", "Update",
+    "concat", "encoded_bytes", "encoding", "get",
+]  # fmt: skip

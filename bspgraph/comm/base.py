@@ -1,0 +1,188 @@
+"""The Communicator contract shared by every pattern, its statistics, and the helpers they share."""
+
+from __future__ import annotations
+
+import abc
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+from ..backend import Backend, backend_of, to_host
+from .message import Update
+from .transport import RoundStats, Transport
+
+Combine = Callable[[Update, Update], Update]
+
+
+@dataclass(frozen=True)
+class CommStats:
+    """What one exchange cost: point-to-point messages, bytes (each message in its smaller
+    encoding), BSP rounds, the most ids one message carried and the most ids one device received
+    in one round (the buffer the butterfly paper bounds by O(f·V)). Counts are of the sends made
+    by this process (all of them on the local transport); ``a + b`` adds two exchanges."""
+
+    messages: int = 0
+    bytes: int = 0
+    rounds: int = 0
+    max_ids: int = 0
+    max_inbox_ids: int = 0
+
+    def __add__(self, other: CommStats) -> CommStats:
+        return CommStats(
+            self.messages + other.messages,
+            self.bytes + other.bytes,
+            self.rounds + other.rounds,
+            max(self.max_ids, other.max_ids),
+            max(self.max_inbox_ids, other.max_inbox_ids),
+        )
+
+    @classmethod
+    def of(cls, rounds: Sequence[RoundStats]) -> CommStats:
+        """The totals of a sequence of rounds."""
+        return cls(
+            sum(r.messages for r in rounds),
+            sum(r.bytes for r in rounds),
+            len(rounds),
+            max((r.max_ids for r in rounds), default=0),
+            max((r.max_inbox_ids for r in rounds), default=0),
+        )
+
+
+class Communicator(abc.ABC):
+    """A communication pattern: who sends what to whom, in how many rounds, over a Transport.
+
+    The exchange contract (every communicator):
+
+    * ``updates[d]`` is what device ``d`` produced this superstep: the ids it changed (each once)
+      and their values. Only the entries of ``transport.local`` are read (the others may be
+      None), and none is modified.
+    * The result's element ``d`` is **one** Update on device ``d``'s array module holding, once
+      per id, the ``combine`` of every contribution device ``d`` must receive:
+
+      - ``to_all=False``: the entries of every other device's update whose vertex ``d`` owns
+        (``owner[id] == d``);
+      - ``to_all=True``: every entry of every other device's update.
+
+      Each device's contribution enters that combination **exactly once** (never twice, never
+      its own), so non-idempotent combiners such as sum are safe. With nothing to receive it is
+      an empty Update (same value names and dtypes as ``updates[d]``). Elements of non-local
+      devices are None.
+    * ``combine(a, b)`` gets two non-empty Updates on one device, each with distinct ids, and
+      returns one with distinct ids (the union; an id in both gets the combined value). It must
+      be associative and commutative up to the order of its entries. Communicators that
+      aggregate on the way (butterfly) call it on intermediate devices too.
+
+    Subclasses set :attr:`name` and implement :meth:`exchange`.
+    """
+
+    name: ClassVar[str]
+
+    def __init__(self) -> None:
+        self._owner: Any = None  # the owner array last seen, and its copies per backend
+        self._owner_copies: dict[Backend, Any] = {}
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}()"
+
+    @abc.abstractmethod
+    def exchange(
+        self,
+        updates: Sequence[Update | None],
+        *,
+        owner,
+        to_all: bool = False,
+        combine: Combine,
+        transport: Transport,
+    ) -> tuple[list[Update | None], CommStats]:
+        """Deliver each device's update to the devices that need it.
+
+        Parameters
+        ----------
+        updates : sequence of Update or None
+            ``updates[d]``: device d's changed vertices (see the class docstring).
+        owner : array of int, length V
+            ``owner[v]``: the device that owns vertex v (host or device array).
+        to_all : bool
+            False: each entry goes to its vertex's owner only. True: to every other device.
+        combine : callable (Update, Update) -> Update
+            Merges two Updates into one with distinct ids.
+        transport : Transport
+            Moves the messages and counts them; ``transport.size`` devices.
+
+        Returns
+        -------
+        received : list of Update or None
+            ``received[d]``: one combined Update per local device.
+        stats : CommStats
+            Messages, bytes and rounds of this exchange.
+
+        Raises
+        ------
+        ValueError
+            ``len(updates) != transport.size``, or a local device's update is missing.
+        """
+
+    # --- helpers shared by the patterns -------------------------------------------------------
+    def _check(self, updates: Sequence[Update | None], owner, transport: Transport) -> int:
+        """Validate the arguments of :meth:`exchange`; return V."""
+        call = f"{type(self).__name__}.exchange"
+        if len(updates) != transport.size:
+            raise ValueError(
+                f"{call}(updates=...): {len(updates)} updates for {transport.size} devices"
+            )
+        for d in transport.local:
+            if not isinstance(updates[d], Update):
+                raise ValueError(
+                    f"{call}(updates[{d}]={updates[d]!r}): expected an Update for local device {d}"
+                )
+        shape = getattr(owner, "shape", None)
+        if shape is None or len(shape) != 1:
+            raise ValueError(f"{call}(owner=...): expected a 1-D array of device ids")
+        return int(shape[0])
+
+    def _owner_like(self, owner, ids):
+        """``owner`` on the array module and device of ``ids`` (copied once, then cached)."""
+        backend = backend_of(ids)
+        if backend_of(owner) == backend:
+            return owner
+        if self._owner is not owner:
+            self._owner, self._owner_copies = owner, {}
+        copy = self._owner_copies.get(backend)
+        if copy is None:
+            copy = self._owner_copies[backend] = backend.asarray(owner)
+        return copy
+
+
+def merge(a: Update, b: Update, combine: Combine) -> Update:
+    """``combine(a, b)``, skipping the call when either side is empty."""
+    if len(b) == 0:
+        return a
+    if len(a) == 0:
+        return b
+    return combine(a, b)
+
+
+def merge_all(base: Update, updates: Sequence[Update], combine: Combine) -> Update:
+    """``base`` combined with every Update of ``updates``, as a balanced tree of combines."""
+    parts = [u for u in (base, *updates) if len(u)]
+    if not parts:
+        return base
+    while len(parts) > 1:
+        paired = [merge(parts[i], parts[i + 1], combine) for i in range(0, len(parts) - 1, 2)]
+        parts = paired + ([parts[-1]] if len(parts) % 2 else [])
+    return parts[0]
+
+
+def split(update: Update, keys, count: int) -> list[Update]:
+    """``update`` split by ``keys`` (one int in ``[0, count)`` per entry): piece k holds the
+    entries whose key is k, in their original order. One sort, one host read of ``count`` sizes."""
+    if count == 1:
+        return [update]
+    xp = backend_of(update.ids).xp
+    order = xp.argsort(keys, kind="stable")
+    sizes = to_host(xp.bincount(keys, minlength=count)).tolist() if len(update) else [0] * count
+    pieces, start = [], 0
+    for size in sizes:
+        pieces.append(update.take(order[start : start + size]))
+        start += size
+    return pieces

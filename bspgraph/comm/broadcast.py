@@ -1,0 +1,65 @@
+"""Broadcast: every device sends its whole update to every other device, in one round."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from .base import Combine, CommStats, Communicator, merge_all
+from .message import Update
+from .transport import Transport
+
+
+class Broadcast(Communicator):
+    """Every device sends its whole update to every other device: P(P-1) messages, one round.
+
+    The multi-GPU Gunrock paper's *broadcast*: no splitting on the sender, the most bandwidth.
+    The message count does not depend on the data: an empty update is still sent (a header
+    with no ids), so the count is exactly ``P * (P - 1)`` per exchange and the round count is 1
+    (0 for one device).
+
+    With ``to_all=False`` the full updates still travel (that is what broadcast costs), and each
+    receiver keeps only the entries of vertices it owns, so the result obeys the common contract
+    of :class:`~bspgraph.comm.base.Communicator` whatever the pattern.
+
+    Examples
+    --------
+    >>> Broadcast.message_count(4)
+    12
+    """
+
+    name = "broadcast"
+
+    @staticmethod
+    def message_count(parts: int) -> int:
+        """Messages per exchange on ``parts`` devices: ``P * (P - 1)``."""
+        return parts * (parts - 1)
+
+    @staticmethod
+    def rounds(parts: int) -> int:
+        """Rounds per exchange: 1 (0 on one device)."""
+        return int(parts > 1)
+
+    def exchange(
+        self,
+        updates: Sequence[Update | None],
+        *,
+        owner,
+        to_all: bool = False,
+        combine: Combine,
+        transport: Transport,
+    ) -> tuple[list[Update | None], CommStats]:
+        num_vertices = self._check(updates, owner, transport)
+        parts = transport.size
+        result: list[Update | None] = [None] * parts
+        if parts == 1:
+            for d in transport.local:
+                result[d] = updates[d].empty()
+            return result, CommStats()
+        sends = [(d, o, updates[d]) for d in transport.local for o in range(parts) if o != d]
+        inbox, stats = transport.exchange_round(sends, num_vertices=num_vertices)
+        for d in transport.local:
+            arrived = inbox[d]
+            if not to_all:
+                arrived = [u.take(self._owner_like(owner, u.ids)[u.ids] == d) for u in arrived]
+            result[d] = merge_all(updates[d].empty(), arrived, combine)
+        return result, CommStats.of([stats])

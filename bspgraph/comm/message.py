@@ -1,0 +1,142 @@
+"""What travels between devices: an Update (vertex ids + aligned values) and its size on the wire."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from ..backend import backend_of
+
+Encoding = Literal["ids", "bitmap"]
+
+
+@dataclass(frozen=True, eq=False)
+class Update:
+    """Changed vertices of one device: global ``ids`` and ``values`` aligned with them.
+
+    Parameters
+    ----------
+    ids : 1-D integer array (NumPy or CuPy)
+        Global vertex ids. A device's own package should hold each id once; every Update a
+        communicator builds by combining does.
+    values : dict of str to array
+        One array per communicated state or associate, its first axis aligned with ``ids``.
+
+    Notes
+    -----
+    An Update is never modified in place: ``take`` and the communicators build new ones, so the
+    same arrays may be shared by several Updates (the local transport does not copy on NumPy).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> u = Update(np.array([3, 7]), {"depth": np.array([1, 2])})
+    >>> len(u), u.take(np.array([False, True])).ids.tolist()
+    (2, [7])
+    """
+
+    ids: Any
+    values: dict[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        shape = getattr(self.ids, "shape", None)
+        if shape is None or len(shape) != 1:
+            raise ValueError(
+                f"Update(ids=...): ids must be a 1-D array, got {type(self.ids).__name__}"
+                + (f" of shape {tuple(shape)}" if shape is not None else "")
+            )
+        for name, column in self.values.items():
+            column_shape = getattr(column, "shape", None)
+            if column_shape is None or len(column_shape) == 0 or column_shape[0] != shape[0]:
+                raise ValueError(
+                    f"Update(values[{name!r}]): expected an array with {shape[0]} rows "
+                    f"(one per id), got {type(column).__name__}"
+                    + (f" of shape {tuple(column_shape)}" if column_shape is not None else "")
+                )
+
+    def __len__(self) -> int:
+        return int(self.ids.shape[0])
+
+    def __repr__(self) -> str:
+        names = ", ".join(self.values)
+        return f"Update({len(self)} ids, values=[{names}])"
+
+    def take(self, index) -> Update:
+        """The entries selected by ``index`` (a boolean mask, an index array or a slice)."""
+        return Update(self.ids[index], {name: v[index] for name, v in self.values.items()})
+
+    def empty(self) -> Update:
+        """An Update with no ids, the same value names and dtypes, on the same device."""
+        return self.take(slice(0, 0))
+
+
+def concat(updates: Sequence[Update]) -> Update:
+    """One Update holding every entry of ``updates`` (same device, same value names), in order.
+
+    Ids may repeat in the result: combine it to get one entry per id.
+
+    Raises
+    ------
+    ValueError
+        ``updates`` is empty, or the updates name different values.
+    """
+    if not updates:
+        raise ValueError("concat(updates=[]): need at least one Update")
+    if len(updates) == 1:
+        return updates[0]
+    names = list(updates[0].values)
+    for u in updates[1:]:
+        if list(u.values) != names:
+            raise ValueError(f"concat(updates): value names differ: {names} and {list(u.values)}")
+    xp = backend_of(updates[0].ids).xp
+    return Update(
+        xp.concatenate([u.ids for u in updates]),
+        {name: xp.concatenate([u.values[name] for u in updates]) for name in names},
+    )
+
+
+def id_list_bytes(update: Update) -> int:
+    """Bytes of the ids sent as a list: 4 or 8 per id (the ids' own dtype)."""
+    return len(update) * int(update.ids.dtype.itemsize)
+
+
+def bitmap_bytes(num_vertices: int) -> int:
+    """Bytes of the ids sent as a bitmap over all vertices: ``ceil(V / 8)``."""
+    return (int(num_vertices) + 7) // 8
+
+
+def value_bytes(update: Update) -> int:
+    """Bytes of the values, whichever encoding carries the ids."""
+    return sum(int(column.nbytes) for column in update.values.values())
+
+
+def encoding(update: Update, num_vertices: int) -> Encoding:
+    """The smaller wire form of ``update``'s ids: "ids" (a list) or "bitmap" (ties: "ids")."""
+    return "bitmap" if bitmap_bytes(num_vertices) < id_list_bytes(update) else "ids"
+
+
+def encoded_bytes(update: Update, num_vertices: int) -> int:
+    """Bytes on the wire: ``min(id list, bitmap) + values``.
+
+    Parameters
+    ----------
+    update : Update
+        The message.
+    num_vertices : int
+        V, the size of the bitmap.
+
+    Notes
+    -----
+    As in Bisson et al., each message carries its ids in whichever form is smaller: a list of
+    4- or 8-byte ids, or a bitmap of ``ceil(V/8)`` bytes (then the values follow in id order).
+    Only the host-side shapes are read, so this never synchronises a GPU.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> u = Update(np.arange(100, dtype=np.int32), {"depth": np.zeros(100, np.int32)})
+    >>> encoded_bytes(u, num_vertices=1000), encoding(u, 1000)
+    (525, 'bitmap')
+    """
+    return min(id_list_bytes(update), bitmap_bytes(num_vertices)) + value_bytes(update)

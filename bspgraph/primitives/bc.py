@@ -1,0 +1,157 @@
+"""Betweenness centrality by Brandes: per source, count shortest paths forward, accumulate back."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from .. import frontier as fr
+from ..enactor import Primitive, State, Stats, enact
+
+
+@dataclass(frozen=True)
+class BCResult:
+    """``centrality[v]``: the betweenness of ``v`` (float64), scaled as networkx scales it."""
+
+    centrality: np.ndarray
+    stats: Stats
+
+
+class Forward(Primitive):
+    """Level-synchronous BFS that counts shortest paths: ``sigma[w] = sum of sigma[v]`` over
+    the edges ``v -> w`` with ``depth[w] = depth[v] + 1``."""
+
+    state = (State("depth", "vertex", init="max", unset=-1), State("sigma", "float64"))
+    communicate = {"depth": "min", "sigma": "sum"}
+
+    def init_frontier(self, graph, state, *, source):
+        state.depth[source], state.sigma[source] = 0, 1.0
+        return fr.Frontier.from_ids(graph, [source])
+
+    def step(self, graph, frontier, state, iteration):
+        def count(src, dst, eid, weight):  # plus_times on the edges into the next level
+            on_path = state.depth[dst] >= iteration + 1  # unvisited, or reached this superstep
+            state.depth[dst[on_path]] = iteration + 1
+            graph.backend.scatter_add(state.sigma, dst[on_path], state.sigma[src[on_path]])
+            return on_path
+
+        return fr.advance(graph, frontier, count, unique=True, direction="push")
+
+    def traversed_edges(self, graph, state):
+        return int(graph.out_degree()[state.depth != np.iinfo(state.depth.dtype).max].sum())
+
+
+class Backward(Primitive):
+    """Dependencies from the deepest level up: ``delta[v] = sum of sigma[v] / sigma[w] *
+    (1 + delta[w])`` over the edges ``v -> w`` with ``depth[w] = depth[v] + 1``."""
+
+    state = (State("depth", "int64"), State("sigma", "float64"), State("delta", "float64"))
+    communicate = {"delta": "replace"}
+    needs_all = True  # a vertex reads the dependencies of its successors, owned or not
+
+    def init_frontier(self, graph, state, *, depth, sigma):
+        state.depth[...] = graph.backend.asarray(depth)
+        state.sigma[...] = graph.backend.asarray(sigma)
+        return self._level(graph, state, 0)
+
+    def _level(self, graph, state, iteration):  # the vertices of the level done in `iteration`
+        return fr.Frontier.from_mask(graph, state.depth == self.options["deepest"] - 1 - iteration)
+
+    def step(self, graph, frontier, state, iteration):
+        def accumulate(src, dst, eid, weight):
+            child = state.depth[dst] == state.depth[src] + 1
+            v, w = src[child], dst[child]
+            share = state.sigma[v] / state.sigma[w] * (1 + state.delta[w])
+            graph.backend.scatter_add(state.delta, v, share)
+            return graph.xp.zeros_like(child)  # no output: the next level is known in advance
+
+        fr.advance(graph, frontier, accumulate, direction="push")
+        return self._level(graph, state, iteration + 1)
+
+    def converged(self, graph, frontier, state, iteration):
+        return self.options["deepest"] - 1 - iteration < 1  # level 0 is the source: no delta
+
+
+def betweenness_centrality(
+    graph, sources=None, *, normalized: bool = True, endpoints: bool = False, **run
+) -> BCResult:
+    """Betweenness centrality of every vertex, as ``networkx.betweenness_centrality`` (unweighted).
+
+    Brandes' algorithm, one source at a time: :class:`Forward` counts shortest paths level by
+    level (``sigma``), :class:`Backward` accumulates dependencies from the deepest level up
+    (``delta``), and the host sums ``delta`` over the sources. The sums are rescaled as networkx
+    rescales them; a list of ``sources`` is treated as networkx's sample of ``k = len(sources)``
+    sources (``nx.betweenness_centrality(G, k, seed=...)`` with the same sample).
+
+    Parameters
+    ----------
+    graph : Graph
+    sources : sequence of int, optional
+        Distinct source vertices; None (default) means every vertex.
+    normalized : bool
+        Divide by the number of (source, target) pairs, else only halve on undirected graphs.
+    endpoints : bool
+        Count the endpoints of each shortest path as on it.
+    **run
+        ``devices``, ``partitioner``, ``communicator``, ``backend``, ``seed``: see :func:`enact`.
+
+    Returns
+    -------
+    BCResult
+        ``centrality`` (float64) and ``stats`` summed over both phases of every source.
+
+    Raises
+    ------
+    ValueError
+        ``sources`` is empty, repeats a vertex, or holds an id that is not a vertex.
+    """
+    n = graph.num_vertices
+    if sources is None:
+        sources = range(n)
+    else:
+        where = "betweenness_centrality"
+        sources = [graph.check_vertex(s, name="sources", where=where) for s in sources]
+        if not sources or len(set(sources)) != len(sources):
+            raise ValueError(
+                f"{where}(sources={sources!r}): expected distinct vertices, at least one"
+            )
+    centrality, runs = np.zeros(n), []
+    for source in sources:
+        forward, forward_stats = enact(Forward(), graph, source=source, **run)
+        reached = forward["depth"] >= 0
+        deepest = int(forward["depth"].max())
+        backward, backward_stats = enact(Backward(deepest=deepest), graph, depth=forward["depth"],
+                                         sigma=forward["sigma"], **run)  # fmt: skip
+        runs += [forward_stats, backward_stats]
+        others = reached.copy()
+        others[source] = False
+        centrality[others] += backward["delta"][others] + (1 if endpoints else 0)
+        if endpoints:
+            centrality[source] += reached.sum() - 1
+    k = None if len(sources) == n else len(sources)
+    return BCResult(_rescale(centrality, n, k, sources, normalized=normalized,
+                             directed=graph.directed, endpoints=endpoints), _sum(runs))  # fmt: skip
+
+
+def _rescale(centrality, n, k, sources, *, normalized, directed, endpoints):
+    """networkx's ``_rescale``: divide by the (source, target) pairs counted, per source sample."""
+    pairs = n if endpoints else n - 1  # the targets each source could count (networkx's N)
+    if pairs < 2:
+        return centrality
+
+    def scale(k):  # a source sample of size k
+        return 1 / (k * (pairs - 1)) if normalized else pairs / (k * (1 if directed else 2))
+
+    if k is None or endpoints:
+        return centrality * scale(pairs if k is None else k)
+    out = centrality * scale(k)  # a sampled source never counts itself as a target
+    out[list(sources)] = centrality[list(sources)] * scale(k - 1) if k > 1 else np.nan
+    return out
+
+
+def _sum(runs: list[Stats]) -> Stats:
+    """One Stats for several enactments: iterations, times, edges and supersteps added up."""
+    return Stats(sum(r.iterations for r in runs), sum(r.seconds for r in runs),
+                 sum(r.edges for r in runs), max((r.devices for r in runs), default=1),
+                 [s for r in runs for s in r.supersteps])  # fmt: skip

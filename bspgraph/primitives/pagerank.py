@@ -1,0 +1,161 @@
+"""PageRank by pull-style power iteration, with networkx's semantics (weights, dangling, tol)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from .. import frontier as fr
+from ..enactor import Primitive, Scalar, State, Stats, enact
+from ..exceptions import ConvergenceError
+
+
+@dataclass(frozen=True)
+class PageRankResult:
+    """``rank[v]``: the PageRank of ``v`` (float64, sums to 1)."""
+
+    rank: np.ndarray
+    stats: Stats
+
+
+class PageRank(Primitive):
+    state = (
+        State("rank", "float64"),
+        State("contribution", "float64"),  # rank / out-weight, 0 for a dangling vertex
+        State("out_weight", "float64"),  # of a vertex's own out-edges: never sent
+        State("teleport", "float64"),  # the personalization vector, normalised
+    )
+    scalars = (Scalar("dangling"), Scalar("error", init=np.inf))  # summed over devices
+    communicate = {"contribution": "replace"}
+    needs_all = True  # a vertex pulls the contributions of all its in-neighbours
+
+    def init_frontier(self, graph, state, *, teleport):
+        out_weight, scatter_add = state.out_weight, graph.backend.scatter_add
+
+        def weigh(src, dst, eid, weight):
+            scatter_add(out_weight, src, graph.xp.ones(src.shape) if weight is None else weight)
+
+        fr.advance(graph, fr.Frontier.all(graph), weigh, direction="push")
+        state.teleport[...] = graph.backend.asarray(teleport)
+        state.rank[...] = 1.0 / graph.num_vertices
+        return fr.Frontier.all(graph)
+
+    def step(self, graph, frontier, state, iteration):
+        xp, alpha, scatter_add = graph.xp, self.options["alpha"], graph.backend.scatter_add
+        mine = fr.Frontier.all(graph)
+        if iteration > 0:  # superstep 0 only publishes the contributions of the start vector
+            pulled = xp.zeros(graph.num_vertices, dtype=np.float64)
+
+            def gather(src, dst, eid, weight):  # plus_times: pulled[dst] += contribution[src] * w
+                terms = state.contribution[src]
+                scatter_add(pulled, dst, terms if weight is None else terms * weight)
+
+            every = fr.Frontier.from_mask(
+                graph, xp.ones(graph.num_vertices, dtype=bool)
+            )  # owned or not
+            fr.advance(graph, every, gather, direction="pull", candidates=mine.mask,
+                       early_exit=False)  # fmt: skip
+
+            def update(ids):
+                new = alpha * (pulled[ids] + state.dangling * state.teleport[ids])
+                new += (1 - alpha) * state.teleport[ids]
+                state.error[...] = xp.abs(new - state.rank[ids]).sum()
+                state.rank[ids] = new
+
+            fr.compute(graph, "vertices", update)
+
+        def publish(ids):
+            out_weight, rank = state.out_weight[ids], state.rank[ids]
+            dangling = out_weight == 0
+            state.contribution[ids] = rank / xp.where(dangling, xp.inf, out_weight)  # 0 if dangling
+            state.dangling[...] = rank[dangling].sum()
+
+        fr.compute(graph, "vertices", publish)
+        return mine
+
+    def converged(self, graph, frontier, state, iteration):
+        error, tol, max_iter = float(state.error), self.options["tol"], self.options["max_iter"]
+        if iteration > 1 and error < graph.num_vertices * tol:
+            return True
+        if iteration > max_iter:
+            raise ConvergenceError(
+                f"pagerank: no convergence in max_iter={max_iter} iterations: L1 change {error:.3g}, "
+                f"tolerance {graph.num_vertices * tol:.3g} (num_vertices * tol); "
+                "hint: raise max_iter or tol"
+            )
+        return False
+
+    def traversed_edges(self, graph, state):
+        return graph.num_edges
+
+
+def pagerank(
+    graph,
+    alpha: float = 0.85,
+    *,
+    personalization=None,
+    tol: float = 1e-6,
+    max_iter: int = 100,
+    **run,
+) -> PageRankResult:
+    """PageRank of every vertex, as ``networkx.pagerank(G, alpha, personalization, max_iter, tol)``.
+
+    Power iteration from the uniform vector: ``x = alpha * (x A + d p) + (1 - alpha) * p``,
+    where ``A`` holds each vertex's out-edge weights (1 when unweighted) divided by their sum,
+    ``d`` is the rank held by dangling vertices (out-weight 0) and ``p`` the normalised
+    personalization (uniform by default), until the L1 change is below ``num_vertices * tol``.
+    Pull-style: each vertex sums its in-neighbours' ``rank / out_weight`` (GraphBLAST's PR).
+    Superstep 0 publishes the start vector's contributions; each later one is one iteration.
+
+    Parameters
+    ----------
+    graph : Graph
+    alpha : float
+        Damping factor.
+    personalization : dict {vertex: weight} or array of ``num_vertices`` weights, optional
+        Non-negative, not all zero; missing vertices weigh 0.
+    tol, max_iter : float, int
+        Convergence tolerance (per vertex) and the most iterations.
+    **run
+        ``devices``, ``partitioner``, ``communicator``, ``backend``, ``seed``: see :func:`enact`.
+
+    Returns
+    -------
+    PageRankResult
+        ``rank`` (float64; empty for a graph without vertices) and ``stats``.
+
+    Raises
+    ------
+    ValueError
+        A negative or NaN edge weight, or a bad ``personalization`` (wrong length, unknown
+        vertex, negative, or all zero).
+    ConvergenceError
+        No convergence within ``max_iter`` iterations (networkx's PowerIterationFailedConvergence).
+    """
+    if graph.weights is not None and not bool((graph.weights >= 0).all()):
+        raise ValueError("pagerank: edge weights must be non-negative numbers (no NaN)")
+    if graph.num_vertices == 0:
+        return PageRankResult(np.zeros(0), Stats())
+    teleport = _teleport(graph, personalization)
+    primitive = PageRank(alpha=float(alpha), tol=float(tol), max_iter=int(max_iter))
+    state, stats = enact(primitive, graph, teleport=teleport, **run)
+    return PageRankResult(state["rank"], stats)
+
+
+def _teleport(graph, personalization) -> np.ndarray:
+    """The personalization as a normalised host array (uniform when None)."""
+    n = graph.num_vertices
+    if personalization is None:
+        return np.full(n, 1.0 / n)
+    if isinstance(personalization, dict):
+        p = np.zeros(n)
+        for vertex, value in personalization.items():
+            p[graph.check_vertex(vertex, name="personalization", where="pagerank")] = value
+    else:
+        p = np.asarray(personalization, dtype=np.float64)
+        if p.shape != (n,):
+            raise ValueError(f"pagerank: personalization has shape {p.shape}, expected ({n},)")
+    if not (p >= 0).all() or p.sum() <= 0:
+        raise ValueError("pagerank: personalization must be non-negative and not all zero")
+    return p / p.sum()

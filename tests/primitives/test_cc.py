@@ -1,0 +1,46 @@
+"""Connected components against networkx: (weakly) connected, smallest id as label."""
+
+import networkx as nx
+import numpy as np
+from hypothesis import given
+from strategies import graphs
+
+import bspgraph as bg
+
+
+def expected_labels(nx_graph):
+    components = (
+        nx.weakly_connected_components(nx_graph)
+        if nx_graph.is_directed()
+        else nx.connected_components(nx_graph)
+    )
+    labels = np.empty(nx_graph.number_of_nodes(), dtype=np.int64)
+    for component in components:
+        labels[list(component)] = min(component)
+    return labels
+
+
+@given(graphs())
+def test_cc_matches_networkx(case):
+    graph, nx_graph = case
+    result = bg.connected_components(graph)
+    np.testing.assert_array_equal(result.labels, expected_labels(nx_graph))
+
+
+def test_cc_path_in_reverse_order_needs_pointer_jumping():
+    n = 64  # edges n-1 -> n-2 -> ... -> 0: labels travel the whole path
+    graph = bg.Graph.from_edges(np.arange(1, n), np.arange(n - 1), backend="numpy")
+    result = bg.connected_components(graph)
+    assert (result.labels == 0).all()
+    assert result.stats.iterations <= 8
+
+
+def test_cc_literal_cases():
+    empty = bg.Graph.from_edges([], [], num_vertices=0, backend="numpy")
+    assert bg.connected_components(empty).labels.shape == (0,)
+    single = bg.Graph.from_edges([], [], num_vertices=1, backend="numpy")
+    assert bg.connected_components(single).labels.tolist() == [0]
+    isolated = bg.Graph.from_edges([0, 3], [1, 2], num_vertices=5, directed=False, backend="numpy")
+    assert bg.connected_components(isolated).labels.tolist() == [0, 0, 2, 2, 4]
+    karate = bg.Graph.from_networkx(nx.karate_club_graph(), backend="numpy")
+    assert (bg.connected_components(karate).labels == 0).all()

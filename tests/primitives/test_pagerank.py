@@ -1,0 +1,72 @@
+"""PageRank against networkx.pagerank: weights, dangling vertices, personalization, errors."""
+
+import networkx as nx
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from strategies import as_array, graphs
+
+import bspgraph as bg
+
+TOL = 1e-6
+
+
+def assert_matches(result, expected, n):
+    np.testing.assert_allclose(result.rank, as_array(expected, n, np.nan), rtol=1e-4, atol=1e-6)
+
+
+@given(graphs(), st.sampled_from([0.85, 0.5, 0.9]))
+def test_pagerank_matches_networkx(case, alpha):
+    graph, nx_graph = case  # max_iter: alpha**max_iter << tol, so neither side stops short
+    expected = nx.pagerank(nx_graph, alpha=alpha, tol=TOL, max_iter=300)
+    assert_matches(bg.pagerank(graph, alpha, tol=TOL, max_iter=300), expected, graph.num_vertices)
+
+
+@given(graphs(), st.data())
+def test_pagerank_personalization_matches_networkx(case, data):
+    graph, nx_graph = case
+    n = graph.num_vertices
+    keys = data.draw(st.lists(st.integers(0, n - 1), min_size=1, max_size=n, unique=True))
+    personalization = {k: data.draw(st.integers(1, 5)) for k in keys}
+    expected = nx.pagerank(nx_graph, personalization=personalization, tol=TOL, max_iter=1000)
+    result = bg.pagerank(graph, personalization=personalization, tol=TOL, max_iter=1000)
+    assert_matches(result, expected, n)
+    dense = np.zeros(n)
+    dense[keys] = [personalization[k] for k in keys]
+    result = bg.pagerank(graph, personalization=dense, tol=TOL, max_iter=1000)
+    assert_matches(result, expected, n)
+
+
+def test_pagerank_literal_cases():
+    empty = bg.Graph.from_edges([], [], num_vertices=0, backend="numpy")
+    assert bg.pagerank(empty).rank.shape == (0,)
+    single = bg.Graph.from_edges([], [], num_vertices=1, backend="numpy")
+    assert bg.pagerank(single).rank.tolist() == [1.0]
+    karate = nx.karate_club_graph()  # weighted: networkx uses the weights, and so do we
+    result = bg.pagerank(bg.Graph.from_networkx(karate, backend="numpy"))
+    assert_matches(result, nx.pagerank(karate), 34)
+    assert result.rank.dtype == np.float64
+
+
+def test_pagerank_raises_convergence_error():
+    graph = bg.Graph.from_networkx(nx.karate_club_graph(), backend="numpy")
+    with pytest.raises(bg.ConvergenceError, match="max_iter=3") as error:
+        bg.pagerank(graph, max_iter=3)
+    assert isinstance(error.value, RuntimeError)
+
+
+@pytest.mark.parametrize(
+    "personalization, message",
+    [({7: 1.0}, "out of range"), ([1.0, 2.0], "shape"), ([0.0, 0.0, 0.0], "not all zero")],
+)
+def test_pagerank_rejects_bad_personalization(personalization, message):
+    graph = bg.Graph.from_edges([0, 1], [1, 2], backend="numpy")
+    with pytest.raises(ValueError, match=message):
+        bg.pagerank(graph, personalization=personalization)
+
+
+def test_pagerank_rejects_negative_weights():
+    graph = bg.Graph.from_edges([0, 1], [1, 2], [1.0, -1.0], backend="numpy")
+    with pytest.raises(ValueError, match="non-negative"):
+        bg.pagerank(graph)

@@ -1,0 +1,119 @@
+"""Every primitive gives networkx's answer on 1..5 virtual devices, for every partitioner and
+communicator (NumPy, one process)."""
+
+import networkx as nx
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from strategies import as_array, graphs
+
+import bspgraph as bg
+
+PARTITIONERS = ["random", "biased", "edge_balanced"]
+COMMUNICATORS = ["broadcast", "selective", "butterfly1", "butterfly2", "butterfly4"]
+
+
+def communicator(name):
+    if name.startswith("butterfly"):
+        return bg.comm.Butterfly(fanout=int(name[len("butterfly") :]))
+    return name
+
+
+runs = st.tuples(
+    st.integers(1, 5), st.sampled_from(PARTITIONERS), st.sampled_from(COMMUNICATORS)
+).map(lambda r: {"devices": r[0], "partitioner": r[1], "communicator": communicator(r[2])})
+
+
+@settings(max_examples=80)
+@given(graphs(), runs, st.data())
+def test_bfs_on_devices(case, run, data):
+    graph, nx_graph = case
+    source = data.draw(st.integers(0, graph.num_vertices - 1))
+    direction = data.draw(st.sampled_from(["push", "pull", "auto"]))
+    result = bg.bfs(graph, source, parents=True, direction=direction, **run)
+    expected = as_array(nx.single_source_shortest_path_length(nx_graph, source), graph.num_vertices, -1)
+    np.testing.assert_array_equal(result.depth, expected)
+    for vertex in np.flatnonzero(result.depth > 0):
+        assert result.depth[result.parent[vertex]] == result.depth[vertex] - 1
+        assert nx_graph.has_edge(result.parent[vertex], vertex)
+
+
+@settings(max_examples=60)
+@given(graphs(), runs, st.data())
+def test_sssp_on_devices(case, run, data):
+    graph, nx_graph = case
+    source = data.draw(st.integers(0, graph.num_vertices - 1))
+    expected = as_array(
+        nx.single_source_dijkstra_path_length(nx_graph, source), graph.num_vertices, np.inf
+    )
+    np.testing.assert_allclose(bg.sssp(graph, source, **run).distance, expected)
+
+
+@settings(max_examples=60)
+@given(graphs(), runs)
+def test_connected_components_on_devices(case, run):
+    graph, nx_graph = case
+    components = (nx.weakly_connected_components if graph.directed else nx.connected_components)(
+        nx_graph
+    )
+    expected = np.empty(graph.num_vertices, dtype=np.int64)
+    for component in components:
+        expected[list(component)] = min(component)
+    np.testing.assert_array_equal(bg.connected_components(graph, **run).labels, expected)
+
+
+@settings(max_examples=40)
+@given(graphs(), runs)
+def test_pagerank_on_devices(case, run):
+    graph, nx_graph = case
+    expected = as_array(nx.pagerank(nx_graph, tol=1e-10, max_iter=500), graph.num_vertices, 0.0)
+    rank = bg.pagerank(graph, tol=1e-10, max_iter=500, **run).rank
+    np.testing.assert_allclose(rank, expected, rtol=1e-5, atol=1e-8)
+
+
+@settings(max_examples=30)
+@given(graphs(max_vertices=12, max_edges=30), runs)
+def test_betweenness_on_devices(case, run):
+    graph, nx_graph = case
+    nx_graph = nx.DiGraph(nx_graph) if graph.directed else nx.Graph(nx_graph)
+    expected = as_array(nx.betweenness_centrality(nx_graph, weight=None), graph.num_vertices, 0.0)
+    np.testing.assert_allclose(
+        bg.betweenness_centrality(graph, **run).centrality, expected, rtol=1e-9, atol=1e-12
+    )
+
+
+@settings(max_examples=30)
+@given(graphs(directed=False), runs)
+def test_triangles_on_devices(case, run):
+    graph, nx_graph = case
+    expected = as_array(nx.triangles(nx_graph), graph.num_vertices, 0)
+    result = bg.triangle_count(graph, **run)
+    np.testing.assert_array_equal(result.per_vertex, expected)
+
+
+def test_issue_example_three_devices_equals_one():
+    graph = bg.generators.rmat(12, 16, seed=2, backend="numpy")
+    one = bg.bfs(graph, 0, devices=1)
+    three = bg.bfs(graph, 0, devices=3, partitioner="edge_balanced", communicator="butterfly")
+    np.testing.assert_array_equal(three.depth, one.depth)
+    assert three.stats.devices == 3 and three.stats.supersteps[0].messages > 0
+
+
+def test_broadcast_sends_p_times_p_minus_one_messages_a_superstep():
+    graph = bg.generators.grid(6, 6, backend="numpy")
+    result = bg.bfs(graph, 0, devices=4, communicator="broadcast", direction="push")
+    assert all(step.messages == 4 * 3 for step in result.stats.supersteps)
+
+
+@pytest.mark.parametrize("devices", [0, -1, [0, 0]])
+def test_bad_device_counts_are_errors(devices):
+    graph = bg.generators.grid(2, 2, backend="numpy")
+    with pytest.raises(ValueError, match="devices"):
+        bg.bfs(graph, 0, devices=devices)
+
+
+def test_unknown_partitioner_is_named():
+    graph = bg.generators.grid(2, 2, backend="numpy")
+    with pytest.raises(ValueError, match="metiss"):
+        bg.bfs(graph, 0, devices=2, partitioner="metiss")
