@@ -1,10 +1,12 @@
-"""GPU benchmark: bspgraph on CuPy against the same algorithms written plainly with cupyx.
+"""GPU harness: each primitive on CuPy beside the same algorithm written plainly with cupyx.
 
-    python -m benchmarks.gpu --scale 20 22        # R-MAT scales, edge factor 16
-    python -m benchmarks.gpu --scale 20 --check   # also check CuPy == NumPy answers
+    python -m benchmarks.gpu --scale 22 24 --grid 4096
 
-Prints one row per (graph, algorithm): ms (median of --repeat runs), GTEPS (edges of reached
-vertices / time), the plain cupyx baseline's ms and the speed-up over it.
+R-MAT graphs (Graph500, edge factor 16, integer weights 1..64) and a rows x rows grid are built
+on the GPU. For each (graph, algorithm) it checks that both answers agree and prints: ms of the
+whole bspgraph call (result copied to the host) and of its BSP loop alone (stats.seconds), GTEPS
+of each (edges of reached vertices / time), the baseline's ms and the speed-up over it, and the
+peak of CuPy's memory pool. The table is printed last.
 """
 
 from __future__ import annotations
@@ -18,29 +20,39 @@ import numpy as np
 import bspgraph as bg
 from bspgraph.backend import get_backend, to_host
 
+cp = None  # cupy, set in main() through the backend seam
+sparse = None  # cupyx.scipy.sparse
 
-def timed(fn, repeat: int, sync):
+
+def timed(fn, repeat: int):
     fn()  # warm-up: kernel compilation, allocator pools
+    cp.get_default_memory_pool().free_all_blocks()
     times = []
     for _ in range(repeat):
-        sync()
+        cp.cuda.Device().synchronize()
         start = time.perf_counter()
         out = fn()
-        sync()
+        cp.cuda.Device().synchronize()
         times.append(time.perf_counter() - start)
-    return statistics.median(times), out
+    return statistics.median(times), out, cp.get_default_memory_pool().total_bytes()
 
 
-def plain_bfs(matrix, source: int, cp):
-    """BFS as one SpMV per level with cupyx.scipy.sparse (the baseline)."""
-    n = matrix.shape[0]
-    depth = cp.full(n, -1, dtype=cp.int32)
+# ---- plain cupyx baselines --------------------------------------------------------------------
+def adjacency(graph, values=None):
+    n = graph.num_vertices
+    data = cp.ones(graph.num_edges, cp.float32) if values is None else values
+    return sparse.csr_matrix((data, graph.indices, graph.offsets), shape=(n, n))
+
+
+def plain_bfs(graph, source, pull_matrix):
+    """One masked SpMV per level."""
+    depth = cp.full(graph.num_vertices, -1, dtype=cp.int32)
     depth[source] = 0
-    frontier = cp.zeros(n, dtype=cp.float32)
+    frontier = cp.zeros(graph.num_vertices, dtype=cp.float32)
     frontier[source] = 1
     level = 0
     while True:
-        reached = (matrix @ frontier > 0) & (depth < 0)
+        reached = (pull_matrix @ frontier > 0) & (depth < 0)
         level += 1
         if not bool(reached.any()):
             return depth
@@ -48,80 +60,178 @@ def plain_bfs(matrix, source: int, cp):
         frontier = reached.astype(cp.float32)
 
 
-def plain_sssp(graph, source: int, cp, cupyx):
-    """Frontier Bellman-Ford with cupyx.scatter_min (the baseline)."""
-    n = graph.num_vertices
-    offsets, indices = graph.offsets, graph.indices
-    weights = graph.weights if graph.weights is not None else cp.ones(graph.num_edges, cp.float32)
-    distance = cp.full(n, cp.inf, dtype=weights.dtype)
+def plain_sssp(graph, source):
+    """Frontier Bellman-Ford with a scatter-min."""
+    offsets, indices, weights = graph.offsets, graph.indices, graph.weights
+    distance = cp.full(graph.num_vertices, cp.inf, dtype=weights.dtype)
     distance[source] = 0
     frontier = cp.asarray([source], dtype=indices.dtype)
     while frontier.size:
-        starts, ends = offsets[frontier], offsets[frontier + 1]
-        degrees = (ends - starts).astype(cp.int64)
+        starts = offsets[frontier].astype(cp.int64)
+        degrees = offsets[frontier + 1] - starts
         scan = cp.cumsum(degrees)
-        total = int(scan[-1])
-        slots = cp.arange(total, dtype=cp.int64)
+        slots = cp.arange(int(scan[-1]), dtype=cp.int64)
         owner = cp.searchsorted(scan, slots, side="right")
         edge = starts[owner] + (slots - (scan - degrees)[owner])
         candidate = distance[frontier][owner] + weights[edge]
         dst = indices[edge]
-        before = distance[dst]
-        cupyx.scatter_min(distance, dst, candidate)
-        improved = candidate < before
+        improved = candidate < distance[dst]
+        cp.minimum.at(distance, dst[improved], candidate[improved])
         frontier = cp.unique(dst[improved])
     return distance
 
 
-def main(argv=None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--scale", type=int, nargs="+", default=[20])
-    parser.add_argument("--edge-factor", type=int, default=16)
-    parser.add_argument("--repeat", type=int, default=5)
-    parser.add_argument("--check", action="store_true", help="compare with the NumPy backend")
-    args = parser.parse_args(argv)
-    backend = get_backend("cupy")
-    cp = backend.xp
-    import cupyx
-    import cupyx.scipy.sparse as cusparse
+def plain_pagerank(graph, alpha=0.85, tol=1e-6):
+    """Power iteration with a cupyx SpMV (weights normalised per source, as networkx)."""
+    n = graph.num_vertices
+    matrix = adjacency(graph, graph.weights.astype(cp.float64))
+    out_weight = cp.asarray(matrix.sum(axis=1)).ravel()
+    inverse = cp.where(out_weight > 0, 1 / cp.where(out_weight > 0, out_weight, 1), 0)
+    pull = (sparse.diags(inverse) @ matrix).T.tocsr()
+    dangling = out_weight == 0
+    rank = cp.full(n, 1.0 / n)
+    for iteration in range(1, 101):
+        new = alpha * (pull @ rank + rank[dangling].sum() / n) + (1 - alpha) / n
+        error = float(cp.abs(new - rank).sum())
+        rank = new
+        if error < n * tol:
+            return rank, iteration
+    return rank, 100
 
+
+def plain_cc(graph):
+    """Min-label propagation with one pointer jump per round."""
+    src = cp.searchsorted(graph.offsets, cp.arange(graph.num_edges), side="right") - 1
+    dst = graph.indices
+    labels = cp.arange(graph.num_vertices, dtype=dst.dtype)
+    while True:
+        new = labels.copy()
+        cp.minimum.at(new, dst, labels[src])
+        new = new[new]
+        if bool((new == labels).all()):
+            return labels
+        labels = new
+
+
+def plain_bc(graph, source, matrix):
+    """Brandes from one source: an SpMV per level forward (sigma) and backward (delta)."""
+    n = graph.num_vertices
+    depth = cp.full(n, -1, dtype=cp.int32)
+    sigma = cp.zeros(n)
+    depth[source], sigma[source] = 0, 1.0
+    level = 0
+    while True:
+        paths = matrix.T @ cp.where(depth == level, sigma, 0)
+        new = (paths > 0) & (depth < 0)
+        if not bool(new.any()):
+            break
+        depth[new], sigma[new] = level + 1, paths[new]
+        level += 1
+    delta = cp.zeros(n)
+    for d in range(level, 0, -1):
+        share = matrix @ cp.where(depth == d, (1 + delta) / cp.where(sigma > 0, sigma, 1), 0)
+        parents = depth == d - 1
+        delta[parents] = sigma[parents] * share[parents]
+    delta[source] = 0
+    return delta
+
+
+def plain_tc(graph):
+    """Masked SpGEMM: sum of (L @ L.T) .* L with L the strictly lower triangle."""
+    lower = sparse.tril(adjacency(graph), k=-1).tocsr()
+    return int(round(float((lower @ lower.T).multiply(lower).sum())))
+
+
+# ---- the harness ------------------------------------------------------------------------------
+def run_graph(name, graph, repeat, rows, algorithms):
+    n = graph.num_vertices
+    degree = to_host(graph.out_degree())
+    source = int(np.argmax(degree))
+    matrix = adjacency(graph)
+    pull = matrix.T.tocsr()
+    print(f"{name}: {n} vertices, {graph.num_edges} directed edges, source {source}", flush=True)
+
+    def record(algorithm, ours, base, agree, note=""):
+        (t, result, peak), (base_t, base_out, _) = ours, base
+        assert agree(result, base_out), f"{name} {algorithm}: bspgraph and baseline disagree"
+        rows.append((name, algorithm, t, result.stats, base_t, peak, note))
+        print(f"  {algorithm}: {t * 1e3:.2f} ms, baseline {base_t * 1e3:.2f} ms {note}", flush=True)
+
+    if "bfs" in algorithms:
+        base = timed(lambda: plain_bfs(graph, source, pull), repeat)
+        for direction in ("push", "auto"):
+            ours = timed(lambda d=direction: bg.bfs(graph, source, direction=d), repeat)
+            record(f"bfs-{direction}", ours, base, lambda r, b: (r.depth == to_host(b)).all())
+    if "sssp" in algorithms:
+        base = timed(lambda: plain_sssp(graph, source), repeat)
+        ours = timed(lambda: bg.sssp(graph, source), repeat)
+        record("sssp", ours, base, lambda r, b: np.array_equal(r.distance, to_host(b)))
+    if "pagerank" in algorithms:
+        base = timed(lambda: plain_pagerank(graph), repeat)
+        ours = timed(lambda: bg.pagerank(graph), repeat)
+        iterations = base[1][1]
+        record("pagerank", ours, base, lambda r, b: np.allclose(r.rank, to_host(b[0]), atol=1e-7),
+               f"({iterations} iterations)")  # fmt: skip
+    if "cc" in algorithms:
+        base = timed(lambda: plain_cc(graph), repeat)
+        ours = timed(lambda: bg.connected_components(graph), repeat)
+        record("cc", ours, base, lambda r, b: np.array_equal(r.labels, to_host(b)))
+    if "bc" in algorithms:
+        base = timed(lambda: plain_bc(graph, source, matrix), repeat)
+        ours = timed(lambda: bg.betweenness_centrality(graph, [source], normalized=False), repeat)
+        # networkx's scaling of one sampled source, normalized=False: (n - 1) / 2 (undirected)
+        scale = (n - 1) / (1 if graph.directed else 2)
+        record("bc-1src", ours, base, lambda r, b: np.allclose(
+            np.delete(r.centrality / scale, source), np.delete(to_host(b), source), rtol=1e-9))
+    if "tc" in algorithms:
+        try:
+            base = timed(lambda: plain_tc(graph), repeat)
+        except cp.cuda.memory.OutOfMemoryError:
+            base = (float("nan"), None, 0)
+        ours = timed(lambda: bg.triangle_count(graph), repeat)
+        record("tc", ours, base, lambda r, b: b is None or r.total == b,
+               "" if base[1] is not None else "(baseline out of memory)")  # fmt: skip
+
+
+def copy_bandwidth() -> float:
+    """Bytes read + written per second by a 1 GiB device-to-device copy."""
+    a = cp.ones(1 << 28, dtype=cp.float32)
+    b = cp.empty_like(a)
+    seconds, _, _ = timed(lambda: cp.copyto(b, a), 5)
+    return 2 * a.nbytes / seconds
+
+
+def main(argv=None) -> None:
+    global cp, sparse
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--scale", type=int, nargs="*", default=[20])
+    parser.add_argument("--grid", type=int, nargs="*", default=[])
+    parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--algorithms", nargs="+",
+                        default=["bfs", "sssp", "pagerank", "cc", "bc", "tc"])  # fmt: skip
+    args = parser.parse_args(argv)
+    cp = get_backend("cupy").xp
+    import cupyx.scipy.sparse
+
+    sparse = cupyx.scipy.sparse
+    bandwidth = copy_bandwidth()
+    print(f"{cp.cuda.runtime.getDeviceProperties(0)['name'].decode()}: "
+          f"copy {bandwidth / 1e12:.2f} TB/s", flush=True)  # fmt: skip
     rows = []
     for scale in args.scale:
-        graph = bg.generators.rmat(scale, args.edge_factor, seed=1, weights=True, backend="cupy")
-        degree = to_host(graph.out_degree())
-        source = int(np.argmax(degree > 0))
-        matrix = cusparse.csr_matrix(
-            (cp.ones(graph.num_edges, cp.float32), graph.indices, graph.offsets),
-            shape=(graph.num_vertices,) * 2,
-        ).T.tocsr()
-        name = f"rmat{scale}"
-        print(f"{name}: {graph.num_vertices} vertices, {graph.num_edges} directed edges", flush=True)
-        base_s, base_depth = timed(lambda: plain_bfs(matrix, source, cp), args.repeat, backend.synchronize)
-        for direction in ("push", "auto"):
-            t, result = timed(lambda: bg.bfs(graph, source, direction=direction, backend="cupy"),
-                              args.repeat, backend.synchronize)  # fmt: skip
-            assert (result.depth == to_host(base_depth)).all(), "bfs differs from the baseline"
-            rows.append((name, f"bfs-{direction}", t, result.stats, base_s))
-            steps = ", ".join(f"{s.frontier}:{s.seconds * 1e3:.2f}" for s in result.stats.supersteps)
-            print(f"{name} bfs-{direction} supersteps (frontier:ms): {steps}", flush=True)
-        base_s, base_dist = timed(lambda: plain_sssp(graph, source, cp, cupyx), args.repeat,
-                                  backend.synchronize)  # fmt: skip
-        t, result = timed(lambda: bg.sssp(graph, source, backend="cupy"), args.repeat,
-                          backend.synchronize)  # fmt: skip
-        assert np.allclose(result.distance, to_host(base_dist)), "sssp differs from the baseline"
-        rows.append((name, "sssp", t, result.stats, base_s))
-        if args.check:
-            host = graph.to("numpy")
-            assert (bg.bfs(host, source).depth == bg.bfs(graph, source).depth).all()
-            assert np.array_equal(bg.sssp(host, source).distance, bg.sssp(graph, source).distance)
-            print(f"{name}: CuPy == NumPy for bfs and sssp", flush=True)
-    print("\nms: the whole call (host result); bsp ms: the BSP loop on the device (stats.seconds)")
-    print(f"{'graph':<8} {'algorithm':<10} {'ms':>8} {'GTEPS':>7} {'bsp ms':>8} {'GTEPS':>7} "
-          f"{'base ms':>8} {'speed-up':>8}")  # fmt: skip
-    for name, algorithm, seconds, stats, base in rows:
-        print(f"{name:<8} {algorithm:<10} {seconds * 1e3:8.2f} {stats.edges / seconds / 1e9:7.2f} "
-              f"{stats.seconds * 1e3:8.2f} {stats.gteps:7.2f} {base * 1e3:8.2f} "
-              f"{base / seconds:7.2f}x")  # fmt: skip
+        graph = bg.generators.rmat(scale, 16, seed=1, weights=True, backend="cupy")
+        run_graph(f"rmat{scale}", graph, args.repeat, rows, args.algorithms)
+        del graph
+    for size in args.grid:
+        graph = bg.generators.grid(size, size, weights=True, backend="cupy")
+        run_graph(f"grid{size}", graph, 1, rows, [a for a in args.algorithms if a != "tc"])
+    print("\nms: whole call, result on the host; bsp ms: the BSP loop (stats.seconds)")
+    print(f"{'graph':<9} {'algorithm':<9} {'ms':>9} {'GTEPS':>7} {'bsp ms':>9} {'GTEPS':>7} "
+          f"{'steps':>6} {'base ms':>9} {'speed-up':>8} {'peak GB':>7}")  # fmt: skip
+    for name, algorithm, seconds, stats, base, peak, note in rows:
+        print(f"{name:<9} {algorithm:<9} {seconds * 1e3:9.2f} {stats.edges / seconds / 1e9:7.2f} "
+              f"{stats.seconds * 1e3:9.2f} {stats.gteps:7.2f} {stats.iterations:6d} "
+              f"{base * 1e3:9.2f} {base / seconds:7.2f}x {peak / 1e9:7.2f} {note}")  # fmt: skip
 
 
 if __name__ == "__main__":

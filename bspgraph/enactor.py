@@ -55,7 +55,6 @@ class Superstep:
 
     frontier: int
     seconds: float
-    direction: str = ""
     messages: int = 0
     bytes: int = 0
     rounds: int = 0

@@ -52,7 +52,7 @@ def enact_multi(primitive, graph, device_ids, *, partitioner, communicator, back
         step_started = time.perf_counter()
         outputs = [primitive.step(g, f, s, iteration) for g, f, s in zip(devices, frontiers, states)]
         _reduce_scalars(primitive, states)
-        updates = [_package(primitive, s, f.ids) for s, f in zip(states, outputs)]
+        updates = [_package(primitive, g, s, f.ids) for g, s, f in zip(devices, states, outputs)]
         received, traffic = pattern.exchange(
             updates, owner=owner, to_all=primitive.needs_all, transport=transport,
             combine=lambda a, b: merge(primitive, _concat(a, b)),
@@ -118,7 +118,10 @@ def _reduce_scalars(primitive, states) -> None:
             getattr(s, scalar.name)[...] = total
 
 
-def _package(primitive, state, ids) -> Update:
+def _package(primitive, graph, state, ids) -> Update:
+    """The declared state of the changed ``ids``; "replace" state only from the owner."""
+    if "replace" in primitive.communicate.values():
+        ids = ids[graph.owned[ids]]
     names = [*primitive.communicate, *primitive.associates]
     return Update(ids, {n: getattr(state, n)[ids] for n in names if getattr(state, n) is not None})
 

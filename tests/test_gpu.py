@@ -58,3 +58,42 @@ def test_fused_kernels_equal_generic_functors(rmat_pair, name, direction):
         results.append((np.sort(out.ids.get()), state.get()))
     np.testing.assert_array_equal(results[0][0], results[1][0])
     np.testing.assert_array_equal(results[0][1], results[1][1])
+
+
+@pytest.fixture(scope="module")
+def rmat18():
+    graph = bg.generators.rmat(18, 16, seed=5, weights=True, backend="cupy")
+    return graph, graph.to("numpy")
+
+
+def test_connected_components_cupy_equals_numpy(rmat18):
+    gpu, cpu = rmat18
+    np.testing.assert_array_equal(
+        bg.connected_components(gpu, backend="cupy").labels,
+        bg.connected_components(cpu, backend="numpy").labels,
+    )
+
+
+def test_pagerank_cupy_equals_numpy(rmat18):
+    gpu, cpu = rmat18
+    np.testing.assert_allclose(
+        bg.pagerank(gpu, backend="cupy").rank, bg.pagerank(cpu, backend="numpy").rank, rtol=1e-9
+    )
+
+
+def test_betweenness_cupy_equals_numpy(rmat18):
+    gpu, cpu = rmat18
+    sources = [0, 1, 2, 3]
+    np.testing.assert_allclose(
+        bg.betweenness_centrality(gpu, sources, backend="cupy").centrality,
+        bg.betweenness_centrality(cpu, sources, backend="numpy").centrality,
+        rtol=1e-9,
+    )
+
+
+def test_triangles_cupy_equals_numpy(rmat18):
+    gpu, cpu = rmat18
+    result = bg.triangle_count(gpu, backend="cupy")
+    expected = bg.triangle_count(cpu, backend="numpy")
+    assert result.total == expected.total
+    np.testing.assert_array_equal(result.per_vertex, expected.per_vertex)

@@ -24,6 +24,7 @@ class Forward(Primitive):
 
     state = (State("depth", "vertex", init="max", unset=-1), State("sigma", "float64"))
     communicate = {"depth": "min", "sigma": "sum"}
+    needs_all = True  # a device must know every depth, or it counts paths into settled vertices
 
     def init_frontier(self, graph, state, *, source):
         state.depth[source], state.sigma[source] = 0, 1.0
@@ -66,8 +67,9 @@ class Backward(Primitive):
             graph.backend.scatter_add(state.delta, v, share)
             return graph.xp.zeros_like(child)  # no output: the next level is known in advance
 
-        fr.advance(graph, frontier, accumulate, direction="push")
-        return self._level(graph, state, iteration + 1)
+        level = self._level(graph, state, iteration)  # known from the depths, on every device
+        fr.advance(graph, level, accumulate, direction="push")
+        return level  # their dependencies are final: the enactor sends them
 
     def converged(self, graph, frontier, state, iteration):
         return self.options["deepest"] - 1 - iteration < 1  # level 0 is the source: no delta
