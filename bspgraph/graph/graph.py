@@ -32,10 +32,20 @@ class Summary:
 class CSR:
     """One direction of adjacency: ``offsets`` (V+1), ``indices`` (E), ``weights`` (E or None)."""
 
-    __slots__ = ("offsets", "indices", "weights", "edge_ids")
+    __slots__ = ("offsets", "indices", "weights", "edge_ids", "_rows")
 
     def __init__(self, offsets, indices, weights=None, edge_ids=None):
         self.offsets, self.indices, self.weights, self.edge_ids = offsets, indices, weights, edge_ids
+        self._rows = None
+
+    def rows(self, backend):
+        """The row (source) of every edge, aligned with ``indices``; computed once."""
+        if self._rows is None:
+            degrees = backend.xp.diff(self.offsets)
+            self._rows = backend.segment_index(degrees, int(self.indices.shape[0])).astype(
+                self.indices.dtype, copy=False
+            )
+        return self._rows
 
 
 class Graph:

@@ -25,10 +25,14 @@ def run(graph, frontier: Frontier, op, *, unique: bool) -> Frontier:
     total = int(degrees.sum()) if ids.size else 0
     if total == 0:
         return Frontier.empty(graph)
-    kept = [
-        _expand(graph, op, ids[lo:hi], starts[lo:hi], degrees[lo:hi])
-        for lo, hi in _chunks(degrees, total, xp)
-    ]
+    if total == graph.num_edges:  # every edge: the cached COO rows replace the search
+        kept = [_every_edge(graph, op, lo, min(lo + CHUNK_EDGES, total))
+                for lo in range(0, total, CHUNK_EDGES)]  # fmt: skip
+    else:
+        kept = [
+            _expand(graph, op, ids[lo:hi], starts[lo:hi], degrees[lo:hi])
+            for lo, hi in _chunks(degrees, total, xp)
+        ]
     dst = kept[0] if len(kept) == 1 else xp.concatenate(kept)
     return dedupe(graph, dst) if unique else Frontier.from_ids(graph, dst)
 
@@ -41,6 +45,14 @@ def _expand(graph, op, ids, starts, degrees):
     eid = backend.xp.arange(total, dtype=np.int64) + (starts.astype(np.int64) - first_slot)[segment]
     src, dst = ids[segment], graph.indices[eid]
     weight = None if graph.weights is None else graph.weights[eid]
+    keep = op(src, dst, eid, weight)
+    return dst if keep is None else dst[keep]
+
+
+def _every_edge(graph, op, lo: int, hi: int):
+    eid = graph.xp.arange(lo, hi, dtype=np.int64)
+    src, dst = graph.forward.rows(graph.backend)[lo:hi], graph.indices[lo:hi]
+    weight = None if graph.weights is None else graph.weights[lo:hi]
     keep = op(src, dst, eid, weight)
     return dst if keep is None else dst[keep]
 
