@@ -1,9 +1,9 @@
 """Fused CUDA kernels for the built-in functors (compiled by CuPy at first use, per dtype).
 
-One thread per frontier edge: a binary search of the inclusive degree scan finds the edge's
-source (load balance by edges, not vertices), then the functor's test and an atomic update;
-the single winner of each vertex appends it to the output queue, so the output is distinct
-without a separate filter.
+Work is split by edges, not vertices: a binary search of the inclusive degree scan finds each
+thread's first edge (a vertex of degree 10^6 spreads over many threads), then the functor's
+test and an atomic update; the single winner of each vertex appends it to the output queue, so
+the output is distinct without a separate filter.
 """
 
 from __future__ import annotations
@@ -21,23 +21,31 @@ _C_TYPES = {
     np.dtype(np.float64): "double",
 }
 
-_EDGE_OF_SLOT = r"""
+# Each thread takes EDGES_PER_THREAD consecutive edge slots: one binary search of the inclusive
+# degree scan finds the first slot's source, then it walks on (skipping zero-degree vertices).
+EDGES_PER_THREAD = 8
+_FOR_EACH_EDGE = r"""
+  const long long stride = (long long)gridDim.x * blockDim.x * PER_THREAD;
+  for (long long k = (blockIdx.x * (long long)blockDim.x + threadIdx.x) * PER_THREAD; k < total;
+       k += stride) {
     long long lo = 0, hi = n_frontier - 1;
     while (lo < hi) { long long mid = (lo + hi) >> 1; if (scan[mid] > k) hi = mid; else lo = mid + 1; }
     long long e = (long long)starts[lo] + (k - (lo ? scan[lo - 1] : 0));
-    ID v = indices[e];
+    const long long end = k + PER_THREAD < total ? k + PER_THREAD : total;
+    for (long long slot = k; slot < end; ++slot, ++e) {
+      while (slot >= scan[lo]) { ++lo; e = starts[lo]; }
+      const ID v = indices[e];
 """
 
 _VISIT = r"""
 extern "C" __global__ void visit_push(const ID* ids, const OFF* starts, const long long* scan,
     long long n_frontier, long long total, const ID* indices, DEPTH* depth, DEPTH value,
     ID* parent, ID* out, unsigned long long* out_count) {
-  for (long long k = blockIdx.x * (long long)blockDim.x + threadIdx.x; k < total;
-       k += (long long)gridDim.x * blockDim.x) {
-""" + _EDGE_OF_SLOT + r"""
-    if (depth[v] > value && atomicMin(&depth[v], value) > value) {
-      if (parent) parent[v] = ids[lo];
-      out[atomicAdd(out_count, 1ULL)] = v;
+""" + _FOR_EACH_EDGE + r"""
+      if (depth[v] > value && atomicMin(&depth[v], value) > value) {
+        if (parent) parent[v] = ids[lo];
+        out[atomicAdd(out_count, 1ULL)] = v;
+      }
     }
   }
 }
@@ -73,12 +81,11 @@ __device__ inline double atomic_min_nonneg(double* a, double x) {
 extern "C" __global__ void relax_push(const ID* ids, const OFF* starts, const long long* scan,
     long long n_frontier, long long total, const ID* indices, const DIST* weights,
     DIST* distance, int* queued, ID* out, unsigned long long* out_count) {
-  for (long long k = blockIdx.x * (long long)blockDim.x + threadIdx.x; k < total;
-       k += (long long)gridDim.x * blockDim.x) {
-""" + _EDGE_OF_SLOT + r"""
-    DIST candidate = distance[ids[lo]] + (weights ? weights[e] : (DIST)1);
-    if (candidate < distance[v] && candidate < atomic_min_nonneg(&distance[v], candidate)) {
-      if (atomicExch(&queued[v], 1) == 0) out[atomicAdd(out_count, 1ULL)] = v;
+""" + _FOR_EACH_EDGE + r"""
+      DIST candidate = distance[ids[lo]] + (weights ? weights[e] : (DIST)1);
+      if (candidate < distance[v] && candidate < atomic_min_nonneg(&distance[v], candidate)) {
+        if (atomicExch(&queued[v], 1) == 0) out[atomicAdd(out_count, 1ULL)] = v;
+      }
     }
   }
 }
@@ -89,6 +96,7 @@ extern "C" __global__ void relax_push(const ID* ids, const OFF* starts, const lo
 def _kernel(cupy, source: str, name: str, **types) -> object:
     for key, dtype in types.items():
         source = source.replace(key.upper(), _C_TYPES[np.dtype(dtype)])
+    source = source.replace("PER_THREAD", str(EDGES_PER_THREAD))
     return cupy.RawKernel(source, name)
 
 
@@ -101,7 +109,7 @@ def _launch(graph, kernel, ids, starts, degrees, *args, out_bound: int):
     out = cp.empty(min(total, out_bound), dtype=graph.indices.dtype)
     count = cp.zeros(1, dtype=cp.uint64)
     threads = 256
-    blocks = min((total + threads - 1) // threads, 65536)
+    blocks = min((total + threads * EDGES_PER_THREAD - 1) // (threads * EDGES_PER_THREAD), 65536)
     kernel((blocks,), (threads,), (ids, starts, scan, np.int64(ids.size), np.int64(total),
                                    graph.indices, *args, out, count))  # fmt: skip
     return Frontier.from_ids(graph, out[: int(count[0])])
