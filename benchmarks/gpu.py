@@ -87,10 +87,11 @@ PAGERANK_TOL = 1e-10  # per vertex, as networkx: small enough for tens of iterat
 def plain_pagerank(graph, alpha=0.85, tol=PAGERANK_TOL):
     """Power iteration with a cupyx SpMV (weights normalised per source, as networkx)."""
     n = graph.num_vertices
-    matrix = adjacency(graph, graph.weights.astype(cp.float64))
-    out_weight = cp.asarray(matrix.sum(axis=1)).ravel()
+    weights = graph.weights.astype(cp.float64)
+    out_weight = cp.asarray(adjacency(graph, weights).sum(axis=1)).ravel()
     inverse = cp.where(out_weight > 0, 1 / cp.where(out_weight > 0, out_weight, 1), 0)
-    pull = (sparse.diags(inverse) @ matrix).T.tocsr()
+    rows = cp.searchsorted(graph.offsets, cp.arange(graph.num_edges), side="right") - 1
+    pull = adjacency(graph, weights * inverse[rows]).T.tocsr()
     dangling = out_weight == 0
     rank = cp.full(n, 1.0 / n)
     for iteration in range(1, 101):

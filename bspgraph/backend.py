@@ -56,6 +56,7 @@ class Backend:
         if self.is_gpu:
             _scatter(self.xp.add, "scatter_add", target, index, values)
         elif target.dtype.kind == "f" and len(index) > 64:
+            values = np.broadcast_to(values, np.shape(index))
             target += np.bincount(index, weights=values, minlength=len(target))[: len(target)]
         else:
             np.add.at(target, index, values)
@@ -67,9 +68,7 @@ class Backend:
         every slot costs the same however skewed ``counts`` is.
         """
         if self.is_gpu:
-            scan = self.xp.cumsum(counts)
-            slots = self.xp.arange(total, dtype=scan.dtype)
-            return self.xp.searchsorted(scan, slots, side="right")
+            return _segment_index_kernel(self.xp, self.xp.cumsum(counts, dtype=np.int64), total)
         return np.repeat(np.arange(len(counts)), counts)
 
     def synchronize(self) -> None:
@@ -150,6 +149,38 @@ def _import_cupy(required: bool):
             ) from error
         return None
     return cupy
+
+
+_SEGMENT_INDEX = r"""
+extern "C" __global__ void segment_index(const long long* scan, long long segments,
+                                         long long total, long long* out) {
+  const long long stride = (long long)gridDim.x * blockDim.x * 8;
+  for (long long k = (blockIdx.x * (long long)blockDim.x + threadIdx.x) * 8; k < total;
+       k += stride) {  // one binary search per 8 slots, then walk on
+    long long lo = 0, hi = segments - 1;
+    while (lo < hi) { long long mid = (lo + hi) >> 1; if (scan[mid] > k) hi = mid; else lo = mid + 1; }
+    const long long end = k + 8 < total ? k + 8 : total;
+    for (long long slot = k; slot < end; ++slot) {
+      while (slot >= scan[lo]) ++lo;
+      out[slot] = lo;
+    }
+  }
+}
+"""
+
+
+def _segment_index_kernel(cupy, scan, total: int):
+    out = cupy.empty(total, dtype=np.int64)
+    if total:
+        kernel = _compiled(cupy, _SEGMENT_INDEX, "segment_index")
+        blocks = min((total + 2047) // 2048, 65536)
+        kernel((blocks,), (256,), (scan, np.int64(scan.size), np.int64(total), out))
+    return out
+
+
+@functools.cache
+def _compiled(cupy, source: str, name: str):
+    return cupy.RawKernel(source, name)
 
 
 def _scatter(ufunc, legacy: str, target, index, values) -> None:

@@ -1,8 +1,8 @@
 """Frontiers and the operators on them: advance, filter, compute.
 
 A functor is a plain function of whole arrays, written with the array module so one body runs
-on NumPy and CuPy. An advance functor maps ``(src, dst, eid, weight)`` to a keep-mask (or None:
-keep all); a filter predicate maps ``ids`` to one. The arrays are equal-length, 1-D and
+on NumPy and CuPy. An advance functor maps ``(src, dst, eid, weight)`` to a keep-mask (None: keep
+all, False: keep none); a filter predicate maps ``ids`` to one. The arrays are equal-length, 1-D and
 unordered; a functor may be called in chunks, and ``dst`` may repeat, so scatter writes must be
 idempotent (every writer stores the same value) or go through ``backend.scatter_min/add``::
 

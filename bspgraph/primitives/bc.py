@@ -65,10 +65,9 @@ class Backward(Primitive):
             v, w = src[child], dst[child]
             share = state.sigma[v] / state.sigma[w] * (1 + state.delta[w])
             graph.backend.scatter_add(state.delta, v, share)
-            return graph.xp.zeros_like(child)  # no output: the next level is known in advance
 
         level = self._level(graph, state, iteration)  # known from the depths, on every device
-        fr.advance(graph, level, accumulate, direction="push")
+        fr.advance(graph, level, accumulate, direction="push", output="none")
         return level  # their dependencies are final: the enactor sends them
 
     def converged(self, graph, frontier, state, iteration):

@@ -31,11 +31,12 @@ class CC(Primitive):
         before = labels.copy()
 
         def hook(src, dst, eid, weight):  # both ways: a directed edge joins like an undirected one
-            scatter_min(labels, labels[src], labels[dst])
-            scatter_min(labels, labels[dst], labels[src])
-            return graph.xp.zeros(src.shape, dtype=bool)  # no output: every vertex hooks every step
+            for a, b in ((src, dst), (dst, src)):
+                root, label = labels[a], labels[b]
+                lower = label < labels[root]  # only the edges that lower a root hook (few atomics)
+                scatter_min(labels, root[lower], label[lower])
 
-        fr.advance(graph, fr.Frontier.all(graph), hook, direction="push")
+        fr.advance(graph, fr.Frontier.all(graph), hook, direction="push", output="none")
         while True:  # pointer jumping until every tree is a star
             jumped = labels[labels]
             if not bool((jumped != labels).any()):

@@ -36,7 +36,7 @@ class PageRank(Primitive):
         def weigh(src, dst, eid, weight):
             scatter_add(out_weight, src, graph.xp.ones(src.shape) if weight is None else weight)
 
-        fr.advance(graph, fr.Frontier.all(graph), weigh, direction="push")
+        fr.advance(graph, fr.Frontier.all(graph), weigh, direction="push", output="none")
         state.teleport[...] = graph.backend.asarray(teleport)
         state.rank[...] = 1.0 / graph.num_vertices
         return fr.Frontier.all(graph)
@@ -55,7 +55,7 @@ class PageRank(Primitive):
                 graph, xp.ones(graph.num_vertices, dtype=bool)
             )  # owned or not
             fr.advance(graph, every, gather, direction="pull", candidates=mine.mask,
-                       early_exit=False)  # fmt: skip
+                       early_exit=False, output="none")  # fmt: skip
 
             def update(ids):
                 new = alpha * (pulled[ids] + state.dangling * state.teleport[ids])

@@ -44,7 +44,11 @@ class TC(Primitive):
             corners = xp.concatenate([u[closed], v[closed], w[closed]])
             state.triangles[...] += xp.bincount(corners, minlength=n)[:n]
 
-        fr.compute(graph, frontier, close)
+        degree_up = xp.diff(offsets)
+        wedges = xp.zeros(n, dtype=np.float64)  # the wedges u -> v -> w that each u opens
+        graph.backend.scatter_add(wedges, tails, degree_up[heads].astype(np.float64))
+        for batch in _batches(frontier, wedges, xp):  # bounded memory: WEDGE_BATCH at a time
+            fr.compute(graph, batch, close)
         return fr.Frontier.from_mask(graph, state.triangles > 0)  # credited: their counts travel
 
     def converged(self, graph, frontier, state, iteration):
@@ -52,6 +56,22 @@ class TC(Primitive):
 
     def traversed_edges(self, graph, state):
         return graph.num_edges
+
+
+WEDGE_BATCH = 1 << 25  # wedges examined at once (about 50 bytes each)
+
+
+def _batches(frontier, wedges, xp):
+    """Consecutive slices of ``frontier`` opening about WEDGE_BATCH wedges each."""
+    ids = frontier.ids
+    if ids.shape[0] == 0:
+        return
+    scan = xp.cumsum(wedges[ids])
+    marks = xp.arange(WEDGE_BATCH, float(scan[-1]), WEDGE_BATCH)
+    cuts = [0, *(int(c) for c in xp.searchsorted(scan, marks)), ids.shape[0]]
+    for lo, hi in zip(cuts, cuts[1:]):
+        if hi > lo:
+            yield fr.Frontier(frontier.num_vertices, frontier.backend, ids=ids[lo:hi])
 
 
 def _oriented(graph):
@@ -83,7 +103,7 @@ def triangle_count(graph, **run) -> TCResult:
     enumerated and looked up in the sorted oriented edge list (GraphBLAST's masked SpGEMM,
     ``L .* (L @ L)``, as sorted-list intersection), and each triangle is credited to its three
     corners. Self-loops are ignored. On several devices the step reads the out-lists of
-    remote vertices, so the whole graph must be present (duplicate-all).
+    remote vertices, so every device holds the whole graph (``replicate_graph``).
 
     Parameters
     ----------

@@ -21,17 +21,20 @@ def advance(
     candidates=None,
     unique: bool = False,
     early_exit: bool | None = None,
+    output: Literal["vertices", "none"] = "vertices",
 ) -> Frontier:
     """Visit the edges leaving ``frontier``; return the frontier of destinations ``op`` keeps.
 
-    ``op(src, dst, eid, weight) -> keep-mask`` (or None: keep all) is called on whole arrays,
+    ``op(src, dst, eid, weight) -> keep-mask`` (None: keep all; False: none) runs on whole arrays,
     possibly in several chunks. Push expands the frontier's out-edges; pull makes each vertex of
     ``candidates`` (a bool mask of the vertices whose state may still change, or a function
     returning one, called only when pull is considered) scan its in-edges
     for frontier members. ``direction="auto"`` picks pull by Beamer's cost model when
     ``candidates`` is given and the frontier's out-edges exceed ``num_edges / BETA``. Pull stops a candidate at its first kept edge when ``early_exit``
     (default: ``op.early_exit``, else False), and always returns distinct vertices; push returns
-    distinct vertices when ``unique`` (advance and filter fused). Advance keeps self-loops.
+    distinct vertices when ``unique`` (advance and filter fused). With ``output="none"`` the
+    functor runs only for its side effects and the result is empty (Gunrock's output type
+    none). Advance keeps self-loops.
 
     Raises
     ------
@@ -40,6 +43,10 @@ def advance(
     """
     if direction not in DIRECTIONS:
         raise ValueError(f"advance(direction={direction!r}): expected one of {DIRECTIONS}")
+    if output not in ("vertices", "none"):
+        raise ValueError(f"advance(output={output!r}): expected 'vertices' or 'none'")
+    if output == "none":
+        op = _discard(op)
     if direction == "pull" and candidates is None:
         raise ValueError("advance(direction='pull'): pull needs candidates (a bool mask)")
     if direction == "auto":
@@ -54,6 +61,16 @@ def advance(
         exit_first = getattr(op, "early_exit", False) if early_exit is None else early_exit
         return pull.run(graph, frontier, op, candidates=candidates, early_exit=exit_first)
     return push.run(graph, frontier, op, unique=unique)
+
+
+def _discard(op):
+    """``op`` with its output dropped (and no fused kernel, which would build one)."""
+
+    def run_only(src, dst, eid, weight):
+        op(src, dst, eid, weight)
+        return False
+
+    return run_only
 
 
 def _frontier_edges(graph, frontier: Frontier) -> int:

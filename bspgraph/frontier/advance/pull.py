@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..frontier import Frontier
+from .push import kept
 
 EARLY_ROUNDS = 4  # in-edges tried one at a time before the rest are scanned in one pass
 
@@ -60,5 +61,4 @@ def _visit(graph, op, src, dst, position):
     reverse = graph.reverse
     eid = position if reverse.edge_ids is None else reverse.edge_ids[position]
     weight = None if reverse.weights is None else reverse.weights[position]
-    keep = op(src, dst, eid, weight)
-    return dst if keep is None else dst[keep]
+    return kept(dst, op(src, dst, eid, weight))

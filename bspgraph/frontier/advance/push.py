@@ -45,16 +45,21 @@ def _expand(graph, op, ids, starts, degrees):
     eid = backend.xp.arange(total, dtype=np.int64) + (starts.astype(np.int64) - first_slot)[segment]
     src, dst = ids[segment], graph.indices[eid]
     weight = None if graph.weights is None else graph.weights[eid]
-    keep = op(src, dst, eid, weight)
-    return dst if keep is None else dst[keep]
+    return kept(dst, op(src, dst, eid, weight))
 
 
 def _every_edge(graph, op, lo: int, hi: int):
     eid = graph.xp.arange(lo, hi, dtype=np.int64)
     src, dst = graph.forward.rows(graph.backend)[lo:hi], graph.indices[lo:hi]
     weight = None if graph.weights is None else graph.weights[lo:hi]
-    keep = op(src, dst, eid, weight)
-    return dst if keep is None else dst[keep]
+    return kept(dst, op(src, dst, eid, weight))
+
+
+def kept(dst, keep):
+    """The destinations a functor kept: ``keep`` is a mask, None (all) or False (none)."""
+    if keep is None:
+        return dst
+    return dst[:0] if keep is False else dst[keep]
 
 
 def _chunks(degrees, total: int, xp):
