@@ -142,7 +142,7 @@ def plain_bc(graph, source, matrix):
 
 def plain_tc(graph):
     """Masked SpGEMM: sum of (L @ L.T) .* L with L the strictly lower triangle."""
-    lower = sparse.tril(adjacency(graph), k=-1).tocsr()
+    lower = sparse.tril(adjacency(graph, cp.ones(graph.num_edges)), k=-1).tocsr()  # float64 sums
     return int(round(float((lower @ lower.T).multiply(lower).sum())))
 
 
