@@ -61,6 +61,16 @@ class Backend:
         else:
             np.add.at(target, index, values)
 
+    def spmv(self, offsets, indices, data, x, num_rows: int):
+        """``y[i] = sum of data[e] * x[indices[e]]`` over row ``i``'s entries of a CSR matrix
+        (scipy.sparse on NumPy, cuSPARSE through cupyx on CuPy)."""
+        shape = (num_rows, int(x.shape[0]))
+        if self.is_gpu:
+            import cupyx.scipy.sparse as sparse
+        else:
+            import scipy.sparse as sparse
+        return sparse.csr_matrix((data, indices, offsets), shape=shape) @ x
+
     def segment_index(self, counts, total: int):
         """For each of ``total = sum(counts)`` slots, the index of the segment it falls in.
 

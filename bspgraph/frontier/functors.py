@@ -1,9 +1,10 @@
 """Built-in advance functors: named, vectorised, with a fused CuPy kernel picked up on the GPU.
 
 Each is a GraphBLAS-like fixed operation: ``visit_unvisited`` is the ``any_pair`` semiring
-under a "not yet visited" mask (BFS), ``relax_min`` is ``min_plus`` (SSSP). The generic
-``__call__`` runs on NumPy and CuPy alike; ``fused_push`` does the whole push advance in one
-kernel (edge expansion, test, atomic update, distinct output) and must agree with it.
+under a "not yet visited" mask (BFS), ``relax_min`` is ``min_plus`` (SSSP), ``accumulate_sum``
+is ``plus_times`` (PageRank). The generic ``__call__`` runs on NumPy and CuPy alike;
+``fused_push`` / ``fused_pull`` do the whole advance in one kernel (or one sparse product) on
+the backends named in ``fused_on`` and must agree with it.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ class visit_unvisited:  # noqa: N801 (a functor named like a function, as GraphB
 
     name = "visit_unvisited"
     early_exit = True
+    fused_on = ("cupy",)
 
     def __init__(self, depth, value: int, parent=None):
         self.depth, self.value, self.parent = depth, value, parent
@@ -51,6 +53,7 @@ class relax_min:  # noqa: N801
 
     name = "relax_min"
     early_exit = False
+    fused_on = ("cupy",)
 
     def __init__(self, distance, backend):
         self.distance, self.backend = distance, backend
@@ -66,3 +69,37 @@ class relax_min:  # noqa: N801
 
     def fused_push(self, graph, ids, starts, degrees):
         return kernels.relax_push(graph, ids, starts, degrees, self.distance)
+
+
+class accumulate_sum:  # noqa: N801
+    """``total[dst] += values[src] * weight`` (weight 1 when unweighted); keeps nothing.
+
+    Pulled over every in-edge of the candidates (no early exit), this is a sparse
+    matrix-vector product, which ``fused_pull`` hands to scipy.sparse or cuSPARSE.
+    """
+
+    name = "accumulate_sum"
+    early_exit = False
+    fused_on = ("numpy", "cupy")
+
+    def __init__(self, total, values, backend):
+        self.total, self.values, self.backend = total, values, backend
+
+    def __repr__(self) -> str:
+        return f"functors.{self.name}"
+
+    def __call__(self, src, dst, eid, weight):
+        terms = self.values[src]
+        self.backend.scatter_add(self.total, dst, terms if weight is None else terms * weight)
+        return False
+
+    def fused_pull(self, graph, in_frontier, candidates):
+        reverse, xp = graph.reverse, graph.xp
+        data = reverse.weights
+        if data is None:
+            data = xp.ones(reverse.indices.shape[0], dtype=self.values.dtype)
+        sources = xp.where(in_frontier, self.values, 0)
+        pulled = self.backend.spmv(reverse.offsets, reverse.indices, data, sources,
+                                   graph.num_vertices)  # fmt: skip
+        self.total += xp.where(candidates, pulled, 0)
+        return None  # keeps nothing

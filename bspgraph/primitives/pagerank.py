@@ -42,20 +42,14 @@ class PageRank(Primitive):
         return fr.Frontier.all(graph)
 
     def step(self, graph, frontier, state, iteration):
-        xp, alpha, scatter_add = graph.xp, self.options["alpha"], graph.backend.scatter_add
+        xp, alpha = graph.xp, self.options["alpha"]
         mine = fr.Frontier.all(graph)
         if iteration > 0:  # superstep 0 only publishes the contributions of the start vector
             pulled = xp.zeros(graph.num_vertices, dtype=np.float64)
-
-            def gather(src, dst, eid, weight):  # plus_times: pulled[dst] += contribution[src] * w
-                terms = state.contribution[src]
-                scatter_add(pulled, dst, terms if weight is None else terms * weight)
-
-            every = fr.Frontier.from_mask(
-                graph, xp.ones(graph.num_vertices, dtype=bool)
-            )  # owned or not
+            gather = fr.functors.accumulate_sum(pulled, state.contribution, graph.backend)
+            every = fr.Frontier.from_mask(graph, xp.ones(graph.num_vertices, dtype=bool))
             fr.advance(graph, every, gather, direction="pull", candidates=mine.mask,
-                       early_exit=False, output="none")  # fmt: skip
+                       output="none")  # fmt: skip  # every in-neighbour, owned or not
 
             def update(ids):
                 new = alpha * (pulled[ids] + state.dangling * state.teleport[ids])

@@ -46,7 +46,7 @@ def advance(
     if output not in ("vertices", "none"):
         raise ValueError(f"advance(output={output!r}): expected 'vertices' or 'none'")
     if output == "none":
-        op = _discard(op)
+        op = _Discard(op)
     if direction == "pull" and candidates is None:
         raise ValueError("advance(direction='pull'): pull needs candidates (a bool mask)")
     if direction == "auto":
@@ -59,18 +59,25 @@ def advance(
         direction = choose_direction(graph, frontier, candidates, frontier_edges)
     if direction == "pull":
         exit_first = getattr(op, "early_exit", False) if early_exit is None else early_exit
-        return pull.run(graph, frontier, op, candidates=candidates, early_exit=exit_first)
-    return push.run(graph, frontier, op, unique=unique)
+        result = pull.run(graph, frontier, op, candidates=candidates, early_exit=exit_first)
+    else:
+        result = push.run(graph, frontier, op, unique=unique)
+    return Frontier.empty(graph) if output == "none" else result
 
 
-def _discard(op):
-    """``op`` with its output dropped (and no fused kernel, which would build one)."""
+class _Discard:
+    """``op`` with its output dropped: the generic call keeps nothing, so no frontier of every
+    edge is built; a fused kernel, if ``op`` has one, still runs (its output is dropped)."""
 
-    def run_only(src, dst, eid, weight):
-        op(src, dst, eid, weight)
+    def __init__(self, op):
+        self.op = op
+
+    def __call__(self, src, dst, eid, weight):
+        self.op(src, dst, eid, weight)
         return False
 
-    return run_only
+    def __getattr__(self, name):  # early_exit, fused_on, fused_push, fused_pull
+        return getattr(self.op, name)
 
 
 def _frontier_edges(graph, frontier: Frontier) -> int:

@@ -20,8 +20,10 @@ def run(graph, frontier: Frontier, op, *, candidates, early_exit: bool) -> Front
     xp, reverse = graph.xp, graph.reverse
     in_frontier = frontier.mask
     fused = getattr(op, "fused_pull", None)
-    if fused is not None and early_exit and graph.backend.is_gpu:
-        return fused(graph, in_frontier, candidates)
+    if (fused is not None and graph.backend.name in op.fused_on
+            and early_exit == op.early_exit):  # fmt: skip
+        reached = fused(graph, in_frontier, candidates)
+        return Frontier.empty(graph) if reached is None else reached
     reached = xp.zeros(graph.num_vertices, dtype=bool)
     active = xp.flatnonzero(candidates)
     starts = reverse.offsets[active].astype(np.int64)

@@ -20,7 +20,7 @@ def run(graph, frontier: Frontier, op, *, unique: bool) -> Frontier:
     starts = offsets[ids]
     degrees = offsets[ids + 1] - starts
     fused = getattr(op, "fused_push", None)
-    if fused is not None and graph.backend.is_gpu:
+    if fused is not None and graph.backend.name in op.fused_on:
         return fused(graph, ids, starts, degrees)
     total = int(degrees.sum()) if ids.size else 0
     if total == 0:
