@@ -15,6 +15,7 @@ from typing import Any
 
 import numpy as np
 
+from . import memory
 from .backend import get_backend, to_host
 from .frontier import Frontier
 
@@ -173,6 +174,7 @@ def enact(
     communicator=None,
     backend=None,
     seed: int = 0,
+    transport=None,
     **params: Any,
 ) -> tuple[dict[str, np.ndarray], Stats]:
     """Run ``primitive`` on ``graph`` until it converges; return host state arrays and stats.
@@ -180,15 +182,21 @@ def enact(
     ``devices`` is a count or a list of device ids (default 1); with more than one, the graph is
     partitioned by ``partitioner`` and updates travel by ``communicator`` (``bspgraph.multi``).
     ``backend`` is "numpy", "cupy" or None (CuPy when a GPU is usable). ``params`` go to
-    ``init_frontier`` (for example ``source``).
+    ``init_frontier`` (for example ``source``). ``transport`` ("local", "mpi" or a Transport)
+    moves updates between devices; with "mpi" there is one device per rank (``devices`` left out
+    or the number of ranks) and every rank returns the whole result.
     """
     device_ids = _device_ids(devices)
-    if len(device_ids) > 1 or partitioner is not None or communicator is not None:
+    if (len(device_ids) > 1 or partitioner is not None or communicator is not None
+            or transport is not None):  # fmt: skip
         from .multi import enact_multi
 
-        return enact_multi(primitive, graph, device_ids, partitioner=partitioner,
-                           communicator=communicator, backend=backend, seed=seed, **params)  # fmt: skip
-    graph = graph.to(get_backend(backend, device_ids[0]))
+        return enact_multi(primitive, graph, None if devices is None else device_ids,
+                           partitioner=partitioner, communicator=communicator, backend=backend,
+                           seed=seed, transport=transport, **params)  # fmt: skip
+    target = get_backend(backend, device_ids[0])
+    memory.check(primitive, graph, target)  # before any copy: OutOfDeviceMemory, not a CUDA OOM
+    graph = graph.to(target)
     stats = Stats()
     started = time.perf_counter()
     state = allocate(primitive, graph)

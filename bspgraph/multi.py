@@ -11,13 +11,16 @@ device has converged.
 
 from __future__ import annotations
 
+import hashlib
 import time
+from dataclasses import dataclass
 
 import numpy as np
 
 from . import comm, partitioners
-from .backend import backend_of, get_backend, gpu_count
+from .backend import backend_of, get_backend, gpu_count, to_host
 from .comm.message import Update
+from .comm.transport import failing_together
 from .enactor import Stats, Superstep, allocate, gather
 from .exceptions import DeviceError
 from .frontier import Frontier
@@ -27,51 +30,221 @@ REDUCE = {"sum": sum, "min": min, "max": max}
 
 
 def enact_multi(primitive, graph, device_ids, *, partitioner, communicator, backend, seed,
-                **params):  # fmt: skip
-    """See :func:`bspgraph.enactor.enact`; runs on ``len(device_ids)`` devices."""
-    backends = _backends(backend, device_ids)
-    host = graph.to("numpy")
-    owner = partitioners.get(partitioner or "random")(host, len(backends), seed=seed)
+                transport=None, **params):  # fmt: skip
+    """See :func:`bspgraph.enactor.enact`; runs on ``len(device_ids)`` devices.
+
+    ``transport``: None or "local" (every device in this process), "mpi" or "nccl" (one rank
+    per device; ``device_ids`` None, one, or one per rank) or a Transport. When other processes drive some
+    devices, this process builds and runs only its own ones (from the whole ``graph``, or from
+    the part :func:`distribute` made), reduces scalars and convergence over every process, and
+    every process returns the whole result; an error on one process ends them all.
+    """
+    transport, backends = _transport(transport, backend, device_ids)
+    with failing_together(transport):  # with one process, errors propagate as they are
+        return _enact(primitive, graph, transport, backends, partitioner, communicator, seed,
+                      params)  # fmt: skip
+
+
+def _enact(primitive, graph, transport, backends, partitioner, communicator, seed, params):
     pattern = comm.get(communicator or "selective")
-    transport = comm.Local(backends)
     started = time.perf_counter()
-    devices = [_subgraph(host, owner == d, primitive.replicate_graph).to(b)
-               for d, b in enumerate(backends)]  # fmt: skip
-    for part, b in zip(devices, backends):
-        part.whole_degrees = (b.asarray(host.out_degree()), b.asarray(host.in_degree()),
-                              host.num_edges)  # fmt: skip
-    owners = [b.asarray(owner) for b in backends]
-    states = [allocate(primitive, g) for g in devices]
-    frontiers = [primitive.init_frontier(g, s, **params) for g, s in zip(devices, states)]
+    owner, devices = _parts(primitive, graph, transport, backends, partitioner, seed)
+    if transport.distributed:
+        transport.agree("run", _run_fingerprint(primitive, graph, owner, pattern, backends, params))
+    local = transport.local
+    owners = {d: backends[d].asarray(owner) for d in local}
+    states = {d: allocate(primitive, devices[d]) for d in local}
+    frontiers = {d: primitive.init_frontier(devices[d], states[d], **params) for d in local}
     if not primitive.needs_all:  # each vertex starts on its owner only
-        frontiers = [_restrict(g, f) for g, f in zip(devices, frontiers)]
-    stats = Stats(devices=len(devices))
+        frontiers = {d: _restrict(devices[d], frontiers[d]) for d in local}
+    stats = Stats(devices=transport.size)
     iteration = 0
-    while not all(primitive.converged(g, f, s, iteration)
-                  for g, f, s in zip(devices, frontiers, states)):  # fmt: skip
+    while not all(_everywhere(transport, [
+            primitive.converged(devices[d], frontiers[d], states[d], iteration) for d in local])):  # fmt: skip
         step_started = time.perf_counter()
-        outputs = [primitive.step(g, f, s, iteration) for g, f, s in zip(devices, frontiers, states)]
-        _reduce_scalars(primitive, states)
-        updates = [_package(primitive, g, s, f.ids) for g, s, f in zip(devices, states, outputs)]
+        outputs = {d: primitive.step(devices[d], frontiers[d], states[d], iteration) for d in local}
+        _reduce_scalars(primitive, states, transport)
+        updates = [_package(primitive, devices[d], states[d], outputs[d].ids)
+                   if d in states else None for d in range(transport.size)]  # fmt: skip
         received, traffic = pattern.exchange(
             updates, owner=owner, to_all=primitive.needs_all, transport=transport,
             combine=lambda a, b: merge(primitive, _concat(a, b)),
         )  # fmt: skip
-        frontiers = [
-            _next_frontier(primitive, g, s, f, received[d], owners[d])
-            for d, (g, s, f) in enumerate(zip(devices, states, outputs))
-        ]
+        frontiers = {
+            d: _next_frontier(primitive, devices[d], states[d], outputs[d], received[d], owners[d])
+            for d in local
+        }
+        size, messages, nbytes = _sum(transport, [sum(len(f) for f in frontiers.values()),
+                                                  traffic.messages, traffic.bytes])  # fmt: skip
         iteration += 1
         stats.supersteps.append(Superstep(
-            sum(len(f) for f in frontiers), time.perf_counter() - step_started,
-            messages=traffic.messages, bytes=traffic.bytes, rounds=traffic.rounds,
+            size, time.perf_counter() - step_started,
+            messages=messages, bytes=nbytes, rounds=traffic.rounds,
         ))  # fmt: skip
-    for b in backends:
-        b.synchronize()
+    for d in local:
+        backends[d].synchronize()
     stats.seconds = time.perf_counter() - started
     stats.iterations = iteration
-    stats.edges = sum(primitive.traversed_edges(g, s) for g, s in zip(devices, states))
-    return _gather(primitive, states, owner), stats
+    (stats.edges,) = _sum(transport, [sum(primitive.traversed_edges(devices[d], states[d])
+                                          for d in local)])  # fmt: skip
+    return _gather(primitive, states, owner, transport), stats
+
+
+def _transport(transport, backend, device_ids) -> tuple[comm.Transport, dict]:
+    """The Transport, and the Backend of each device it drives in this process."""
+    if transport is None or transport == "local":
+        backends = _backends(backend, device_ids or [0])
+        return comm.Local(backends), dict(enumerate(backends))
+    if transport == "mpi":
+        from .comm.mpi import MPITransport
+
+        transport = MPITransport(backend=backend)
+    elif transport == "nccl":
+        from .comm.nccl import NCCLTransport
+
+        transport = NCCLTransport()
+    if not isinstance(transport, comm.Transport):
+        raise ValueError(
+            f"transport={transport!r}: expected 'local', 'mpi', 'nccl' or a Transport instance"
+        )
+    if not transport.distributed:
+        if device_ids is not None and len(device_ids) != transport.size:
+            raise DeviceError(f"devices={device_ids}: transport {transport!r} has "
+                              f"{transport.size} devices")  # fmt: skip
+        backends = _backends(backend, device_ids or list(range(transport.size)))
+        return transport, dict(enumerate(backends))
+    if device_ids is not None and len(device_ids) not in (1, transport.size):
+        raise DeviceError(
+            f"devices={device_ids}: transport {transport!r} has one device per process, "
+            f"{transport.size} in all; leave devices out (or pass {transport.size})"
+        )
+    return transport, {d: transport.backend for d in transport.local}
+
+
+def _parts(primitive, graph, transport, backends, partitioner, seed):
+    """``owner`` and the subgraph of each local device: cut here, or by :func:`distribute`."""
+    part = getattr(graph, "partition", None)
+    if part is None:
+        host = graph.to("numpy")
+        owner = partitioners.get(partitioner or "random")(host, transport.size, seed=seed)
+        devices = {d: _subgraph(host, owner == d, primitive.replicate_graph).to(backends[d])
+                   for d in transport.local}  # fmt: skip
+        degrees = (host.out_degree(), host.in_degree(), host.num_edges)
+    else:
+        owner = part.owner
+        expected = f"distribute(partitioner={part.partitioner}, seed={part.seed}) on {part.parts}"
+        if (part.parts != transport.size or tuple(transport.local) != (part.device,)
+                or seed != part.seed or (partitioner is not None and
+                                         repr(partitioners.get(partitioner)) != part.partitioner)):  # fmt: skip
+            raise ValueError(
+                f"the graph is device {part.device}'s part from {expected} devices; the run "
+                f"asks for device(s) {list(transport.local)} of {transport.size}, partitioner="
+                f"{partitioner!r}, seed={seed}"
+            )
+        if primitive.replicate_graph and not part.replicated:
+            raise ValueError(
+                f"{type(primitive).__name__} needs the whole graph on every device: "
+                "distribute(..., replicate=True)"
+            )
+        devices = {part.device: graph.to(backends[part.device])}
+        degrees = (part.out_degree, part.in_degree, part.num_edges)
+    for d, device in devices.items():
+        device.whole_degrees = (backends[d].asarray(degrees[0]), backends[d].asarray(degrees[1]),
+                                degrees[2])  # fmt: skip
+    return owner, devices
+
+
+@dataclass(frozen=True, eq=False)
+class Partition:
+    """How :func:`distribute` cut a graph; set as ``part.partition`` on the part it returns."""
+
+    device: int
+    parts: int
+    owner: np.ndarray  # host int32, owner[v] for every vertex
+    partitioner: str
+    seed: int
+    replicated: bool
+    out_degree: np.ndarray  # of the whole graph, for the cost models
+    in_degree: np.ndarray
+    num_edges: int  # of the whole graph
+    digest: str  # of the whole graph
+
+
+def distribute(graph: Graph, transport, *, partitioner=None, seed: int = 0,
+               replicate: bool = False) -> Graph:  # fmt: skip
+    """This process's part of ``graph`` for a run over a multi-process ``transport``.
+
+    Every process passes the whole graph (each rank reads the file); the ranks first check that
+    they hold the same graph (vertex and edge counts, a hash of the CSR), then each computes the
+    same ``owner`` (partitioners are deterministic for a seed) and keeps only the out-edges of
+    its own vertices (and their in-edges on a directed graph), or everything with
+    ``replicate=True`` (triangle counting). Drop every reference to ``graph`` afterwards: what
+    stays is the part, the owner array and the whole graph's degrees (O(V)). Run a primitive on
+    the part with the same ``transport``, ``partitioner`` and ``seed`` (or none).
+
+    Raises
+    ------
+    CommunicationError
+        The ranks hold different graphs (on every rank).
+    """
+    (device,) = transport.local
+    with failing_together(transport):
+        host = graph.to("numpy")
+        digest = _graph_digest(graph)
+        transport.agree("graph", {"vertices": host.num_vertices, "edges": host.num_edges,
+                                  "directed": host.directed, "digest": digest})  # fmt: skip
+        cutter = partitioners.get(partitioner or "random")
+        owner = cutter(host, transport.size, seed=seed)
+        part = _subgraph(host, owner == device, replicate)
+        part.partition = Partition(device, transport.size, owner, repr(cutter), seed, replicate,
+                                   to_host(host.out_degree()), to_host(host.in_degree()),
+                                   host.num_edges, digest)  # fmt: skip
+        return part
+
+
+def _graph_digest(graph: Graph) -> str:
+    part = getattr(graph, "partition", None)
+    if part is not None:
+        return part.digest
+    host = graph.to("numpy")
+    arrays = (host.forward.offsets, host.forward.indices, host.forward.weights)
+    return _digest(f"{host.num_vertices}:{host.directed}", *arrays)
+
+
+def _digest(*items) -> str:
+    """A short hash of strings and host arrays (dtype, shape and bytes)."""
+    h = hashlib.blake2b(digest_size=12)
+    for item in items:
+        if item is None:
+            h.update(b"None")
+        elif isinstance(item, str):
+            h.update(item.encode())
+        else:
+            array = np.ascontiguousarray(to_host(item))
+            h.update(f"{array.dtype.str}{array.shape}".encode())
+            h.update(array.view(np.uint8).reshape(-1) if array.size else b"")
+    return h.hexdigest()
+
+
+def _describe(options: dict) -> str:
+    """Options as a string that compares equal across processes (arrays by their hash)."""
+
+    def one(value):
+        return _digest(value) if hasattr(value, "shape") else repr(value)
+
+    return ", ".join(f"{key}={one(value)}" for key, value in sorted(options.items()))
+
+
+def _run_fingerprint(primitive, graph, owner, pattern, backends, params) -> dict:
+    """What every process of one run must agree on."""
+    return {
+        "graph": _graph_digest(graph),
+        "primitive": f"{type(primitive).__name__}({_describe(primitive.options)})",
+        "parameters": _describe(params),
+        "communicator": repr(pattern),
+        "partition": _digest(owner),
+        "backend": sorted({b.name for b in backends.values()}),
+    }
 
 
 def _backends(name, device_ids):
@@ -111,11 +284,25 @@ def _restrict(graph: Graph, frontier: Frontier) -> Frontier:
     return Frontier.from_ids(graph, ids[graph.owned[ids]])
 
 
-def _reduce_scalars(primitive, states) -> None:
-    for scalar in primitive.scalars:
-        total = REDUCE[scalar.reduce](float(getattr(s, scalar.name)) for s in states)
-        for s in states:
+def _reduce_scalars(primitive, states, transport) -> None:
+    if not primitive.scalars:
+        return
+    values = _everywhere(transport, [[float(getattr(s, scalar.name)) for scalar in primitive.scalars]
+                                     for s in states.values()])  # fmt: skip
+    for k, scalar in enumerate(primitive.scalars):
+        total = REDUCE[scalar.reduce](device[k] for device in values)
+        for s in states.values():
             getattr(s, scalar.name)[...] = total
+
+
+def _everywhere(transport, values: list) -> list:
+    """The ``values`` of this process's devices -> those of every device, in device order."""
+    return [value for process in transport.allgather(values) for value in process]
+
+
+def _sum(transport, numbers: list) -> list:
+    """Element-wise sums of ``numbers`` over the processes."""
+    return [sum(column) for column in zip(*transport.allgather(numbers))]
 
 
 def _package(primitive, graph, state, ids) -> Update:
@@ -149,13 +336,16 @@ def merge(primitive, update: Update) -> Update:
     ids = update.ids[order]
     first = xp.ones(ids.size, dtype=bool)
     first[1:] = ids[1:] != ids[:-1]
+    segment = xp.cumsum(first) - 1
+    if key is not None:  # a sum only adds the entries tied with the winning key
+        ranked = update.values[key][order]
+        tied = ranked == ranked[first][segment]
     values = {}
     for name, column in update.values.items():
         column = column[order]
         if combiners.get(name) == "sum":
-            segment = xp.cumsum(first) - 1
             total = xp.zeros(int(first.sum()), dtype=column.dtype)
-            backend.scatter_add(total, segment, column)
+            backend.scatter_add(total, segment, column if key is None else column * tied)
             values[name] = total
         else:
             values[name] = column[first]
@@ -178,46 +368,61 @@ def _next_frontier(primitive, graph, state, output: Frontier, inbox, owner) -> F
 
 
 def _to(backend, update: Update) -> Update:
-    return Update(backend.asarray(update.ids), {n: backend.asarray(v) for n, v in update.values.items()})
+    return Update(
+        backend.asarray(update.ids), {n: backend.asarray(v) for n, v in update.values.items()}
+    )
 
 
 def _combine(primitive, state, update: Update, xp):
-    """Apply ``update`` to ``state`` with the declared combiners; return the ids that changed."""
-    ids = update.ids
+    """Apply ``update`` to ``state`` with the declared combiners; return the ids that changed.
+
+    min/max keep the better value (and its associates); "sum" state follows the first min/max
+    key when there is one (taken when the key improves, added when it ties, dropped when it
+    loses), else adds; "replace" takes the owner's value.
+    """
+    ids, combiners = update.ids, primitive.communicate
+    key = next((n for n, c in combiners.items() if c in ("min", "max")), None)
+    if key is not None:
+        current, incoming = getattr(state, key)[ids], update.values[key]
+        winners = incoming < current if combiners[key] == "min" else incoming > current
+        tied = incoming == current
     improved = xp.zeros(ids.size, dtype=bool)
-    winners = None
-    for name, combiner in primitive.communicate.items():
+    for name, combiner in combiners.items():
         local, incoming = getattr(state, name), update.values[name]
+        if combiner == "sum" and key is not None:
+            local[ids[winners]] = incoming[winners]
+            local[ids[tied]] += incoming[tied]
+            improved |= winners | (tied & (incoming != 0))
+            continue
+        if combiner == "sum":
+            local[ids] += incoming
+            improved |= incoming != 0
+            continue
         if combiner == "min":
             better = incoming < local[ids]
         elif combiner == "max":
             better = incoming > local[ids]
-        elif combiner == "sum":
-            local[ids] += incoming
-            improved |= incoming != 0
-            continue
         else:  # "replace": the owner's value
             better = incoming != local[ids]
         local[ids[better]] = incoming[better]
         improved |= better
-        if winners is None and combiner in ("min", "max"):
-            winners = better
     for name in primitive.associates:
-        if getattr(state, name) is not None and winners is not None:
+        if getattr(state, name) is not None and key is not None:
             getattr(state, name)[ids[winners]] = update.values[name][winners]
     return ids[improved]
 
 
-def _gather(primitive, states, owner) -> dict[str, np.ndarray]:
-    """Each vertex's values from its owner's device."""
-    hosts = [gather(primitive, s) for s in states]
-    result = dict(hosts[0])
-    for spec in primitive.state:
-        if result[spec.name] is None:
-            continue
-        merged = result[spec.name].copy()
-        for d, host in enumerate(hosts):
-            merged[owner == d] = host[spec.name][owner == d]
-        result[spec.name] = merged
+def _gather(primitive, states, owner, transport) -> dict[str, np.ndarray]:
+    """Each vertex's values from its owner's device; every process gets all of them."""
+    hosts = {d: gather(primitive, s) for d, s in states.items()}
+    result = dict(next(iter(hosts.values())))
+    names = [spec.name for spec in primitive.state if result[spec.name] is not None]
+    owned = {d: {n: host[n][owner == d] for n in names} for d, host in hosts.items()}
+    for name in names:
+        result[name] = result[name].copy()
+    for process in transport.allgather(owned):
+        for d, values in process.items():
+            mine = owner == d
+            for name in names:
+                result[name][mine] = values[name]
     return result
-

@@ -1,4 +1,7 @@
-"""Communicators (broadcast, selective, butterfly) over transports (local; NCCL and MPI to come).
+"""Communicators (broadcast, selective, butterfly) over transports (local, mpi, nccl).
+
+The multi-process transports live in :mod:`bspgraph.comm.mpi` and :mod:`bspgraph.comm.nccl`
+and are imported on demand (importing mpi4py starts MPI).
 
 A communicator is a pattern, a transport moves bytes; the pattern never knows which transport
 runs it. Every communicator has one contract (:class:`Communicator`): given what each device
@@ -28,7 +31,7 @@ from .broadcast import Broadcast
 from .butterfly import Butterfly, ButterflyPlan
 from .message import Update, concat, encoded_bytes, encoding
 from .selective import Selective
-from .transport import Local, Message, RoundStats, Transport
+from .transport import Local, Message, RoundStats, Transport, failing_together
 
 REGISTRY: dict[str, type[Communicator]] = {
     "broadcast": Broadcast,
@@ -65,5 +68,5 @@ def get(name_or_instance: str | Communicator) -> Communicator:
 __all__ = [
     "REGISTRY", "Broadcast", "Butterfly", "ButterflyPlan", "Combine", "CommStats",
     "Communicator", "Local", "Message", "RoundStats", "Selective", "Transport", "Update",
-    "concat", "encoded_bytes", "encoding", "get",
+    "concat", "encoded_bytes", "encoding", "failing_together", "get",
 ]  # fmt: skip

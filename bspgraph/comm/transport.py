@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import abc
-from collections.abc import Sequence
+import contextlib
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from ..backend import Backend
+from ..exceptions import CommunicationError
 from .message import Encoding, Update, encoded_bytes, encoding
 
 Send = tuple[int, int, Update]  # (source device, destination device, payload)
@@ -57,6 +60,46 @@ class Transport(abc.ABC):
 
     size: int
     local: tuple[int, ...]
+
+    @property
+    def distributed(self) -> bool:
+        """True when other processes drive some of the devices (one process per device: MPI, NCCL)."""
+        return len(self.local) < self.size
+
+    def allgather(self, value: Any) -> list[Any]:
+        """Every process's ``value``, in rank order (``[value]`` when this process drives every
+        device). A collective: every process calls it, in the same order."""
+        return [value]
+
+    def abort(self, error: BaseException) -> None:
+        """Stop the run on every process after ``error`` on this one (no peer is left waiting).
+        One process: re-raise ``error``; multi-process transports end every process non-zero."""
+        raise error
+
+    def agree(self, what: str, fingerprint: dict[str, Any]) -> None:
+        """Check that every process passed an equal ``fingerprint`` (a dict of plain values).
+
+        Raises
+        ------
+        CommunicationError
+            On every process alike, naming the first key that differs and the ranks' values.
+        """
+        everyone = self.allgather(fingerprint)
+        for key in fingerprint:
+            values = [f.get(key) for f in everyone]
+            if any(v != values[0] for v in values):
+                found = ", ".join(f"rank {r}: {v!r}" for r, v in enumerate(values))
+                error = CommunicationError(
+                    f"the {len(everyone)} processes were started with different inputs: "
+                    f"{what} {key!r} differs ({found}); start every rank with the same "
+                    "graph and options"
+                )
+                error.on_every_rank = True
+                raise error
+        if any(set(f) != set(fingerprint) for f in everyone):
+            error = CommunicationError(f"the processes disagree on the {what} fingerprint keys")
+            error.on_every_rank = True
+            raise error
 
     @abc.abstractmethod
     def exchange_round(
@@ -171,3 +214,18 @@ class Local(Transport):
             backend.asarray(update.ids),
             {name: backend.asarray(column) for name, column in update.values.items()},
         )
+
+
+@contextlib.contextmanager
+def failing_together(transport: Transport) -> Iterator[None]:
+    """Run a block that every process of ``transport`` runs: an exception on this process
+    ends every process (:meth:`Transport.abort`) instead of leaving the peers waiting in a
+    collective, unless it is marked ``on_every_rank`` (raised by every process alike, as
+    :meth:`Transport.agree` does), which propagates as it is."""
+    try:
+        yield
+    except BaseException as error:
+        if not transport.distributed or getattr(error, "on_every_rank", False):
+            raise
+        transport.abort(error)
+        raise

@@ -24,7 +24,6 @@ class Forward(Primitive):
 
     state = (State("depth", "vertex", init="max", unset=-1), State("sigma", "float64"))
     communicate = {"depth": "min", "sigma": "sum"}
-    needs_all = True  # a device must know every depth, or it counts paths into settled vertices
 
     def init_frontier(self, graph, state, *, source):
         state.depth[source], state.sigma[source] = 0, 1.0

@@ -1,0 +1,220 @@
+"""The MPI transport: one rank per device (mpi4py), for runs past one process or one machine.
+
+Each rank drives one device: a CPU on NumPy, or one GPU on CuPy (the node-local rank picks the
+GPU). The communicators run on it unchanged: in a round each rank hands its own sends to
+:meth:`MPITransport.exchange_round`, which delivers them with one ``alltoall`` and returns what
+was addressed to this rank.
+
+Faults never hang a run:
+
+* an exception on one rank, inside the enactor or the ``bspgraph`` command, prints one line
+  and calls ``MPI_Abort``, which ends every rank non-zero (:meth:`MPITransport.abort`);
+* a rank that dies (a signal, ``os._exit``) makes the launcher end the job: MPICH's hydra
+  kills the other ranks at once and exits non-zero (Open MPI's ``mpirun`` does the same);
+* a rank that stops answering (a hang, a deadlock, a lost node) is caught by a watchdog: a
+  rank that waits longer than ``timeout`` seconds in one collective aborts the job.
+
+Fault injection for tests: ``BSPGRAPH_MPI_FAULT=RANK:ROUND:KIND`` makes rank RANK, at the
+start of its exchange round number ROUND (0-based), raise (``raise``), kill itself with SIGKILL
+(``kill``) or hang (``hang``).
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import sys
+import threading
+import time
+from collections.abc import Sequence
+from typing import Any
+
+from ..backend import Backend, get_backend, gpu_count, to_host
+from ..exceptions import CommunicationError, DeviceError
+from .message import Update, encoded_bytes, encoding
+from .transport import Inbox, RoundStats, Send, Transport
+
+TIMEOUT_ENV = "BSPGRAPH_MPI_TIMEOUT"
+FAULT_ENV = "BSPGRAPH_MPI_FAULT"
+DEFAULT_TIMEOUT = 600.0
+
+
+def _mpi():
+    try:
+        from mpi4py import MPI
+    except ImportError as error:
+        raise ImportError(
+            "transport 'mpi' needs mpi4py and an MPI library: pip install 'bspgraph[mpi]' "
+            "(mpi4py and MPICH), then launch with mpiexec -n P"
+        ) from error
+    return MPI
+
+
+class MPITransport(Transport):
+    """Moves Updates between the ranks of an MPI communicator, one device per rank.
+
+    Parameters
+    ----------
+    comm : mpi4py communicator, optional
+        Default ``MPI.COMM_WORLD``; rank r drives device r, ``size`` is the number of ranks.
+    backend : str or Backend, optional
+        "numpy", "cupy" or None (CuPy when a GPU is usable). On CuPy each rank takes the GPU
+        ``node-local rank % GPUs on the node``.
+    timeout : float, optional
+        The most seconds a rank waits in one collective for its peers before it aborts the
+        job; default ``$BSPGRAPH_MPI_TIMEOUT`` or 600. ``0`` or ``inf`` waits forever.
+
+    Notes
+    -----
+    The counts of :meth:`exchange_round` are those of this rank's sends (messages, bytes,
+    largest message, bitmap-encoded messages) and the ids that arrived here
+    (``max_inbox_ids``); the enactor sums and maxes them over ranks, so its stats equal those
+    of the in-process :class:`~bspgraph.comm.transport.Local` transport for the same run.
+    Payloads travel as pickled NumPy arrays (CuPy arrays are copied to the host and back).
+    """
+
+    def __init__(self, comm=None, backend: str | Backend | None = None, *,
+                 timeout: float | None = None):  # fmt: skip
+        mpi = _mpi()
+        self.comm = mpi.COMM_WORLD if comm is None else comm
+        self.rank, self.size = self.comm.Get_rank(), self.comm.Get_size()
+        self.local = (self.rank,)
+        self.backend = self._device_backend(backend)
+        if timeout is None:
+            timeout = float(os.environ.get(TIMEOUT_ENV, DEFAULT_TIMEOUT))
+        self.timeout = timeout if 0 < timeout < float("inf") else None
+        self.rounds = 0
+        self._fault = _parse_fault(os.environ.get(FAULT_ENV))
+        self._waiting: tuple[float, str] | None = None  # (since, what) while in a collective
+        self._multiple = mpi.Query_thread() == mpi.THREAD_MULTIPLE
+        if self.timeout is not None and self.size > 1:
+            threading.Thread(target=self._watch, name="bspgraph-mpi-watchdog", daemon=True).start()
+
+    def __repr__(self) -> str:
+        return f"MPITransport(rank={self.rank}, size={self.size}, backend={self.backend.name!r})"
+
+    # --- the Transport interface ---------------------------------------------------------------
+    def exchange_round(
+        self, sends: Sequence[Send], *, num_vertices: int
+    ) -> tuple[Inbox, RoundStats]:
+        outgoing, counts = self._start_round(sends, num_vertices)
+        outgoing = [[_to_host(u) for u in per_peer] for per_peer in outgoing]
+        incoming = self._collective("alltoall", self.comm.alltoall, outgoing)
+        return self._finish_round([self._to_device(u) for part in incoming for u in part], counts)
+
+    def allgather(self, value: Any) -> list[Any]:
+        return self._collective("allgather", self.comm.allgather, value)
+
+    def abort(self, error: BaseException) -> None:
+        """Print one line naming this rank and ``error``, then ``MPI_Abort``: every rank exits 1."""
+        problem = f"{type(error).__name__}: {error}" if str(error) else type(error).__name__
+        _say(f"rank {self.rank} of {self.size} failed: {problem}; aborting every rank")
+        self.comm.Abort(1)
+        os._exit(1)  # not reached
+
+    # --- internals ------------------------------------------------------------------------------
+    def _start_round(self, sends: Sequence[Send], num_vertices: int):
+        """Check ``sends`` and sort them by destination; count them (messages, bytes, the
+        largest, bitmaps) as the Local transport does."""
+        self._inject_fault()
+        self.rounds += 1
+        outgoing: list[list[Update]] = [[] for _ in range(self.size)]
+        total = largest = bitmaps = 0
+        for src, dst, update in sends:
+            if src != self.rank or not 0 <= dst < self.size or dst == src:
+                raise ValueError(
+                    f"{type(self).__name__}.exchange_round: send {src} -> {dst} on rank "
+                    f"{self.rank}: expected sends from this rank to another rank in [0, {self.size})"
+                )
+            total += encoded_bytes(update, num_vertices)
+            largest = max(largest, len(update))
+            bitmaps += encoding(update, num_vertices) == "bitmap"
+            outgoing[dst].append(update)
+        return outgoing, (len(sends), total, largest, bitmaps)
+
+    def _finish_round(self, arrived: list[Update], counts) -> tuple[Inbox, RoundStats]:
+        """The inbox (``arrived``, in order of source, for this rank) and the round's stats."""
+        inbox: Inbox = [[] for _ in range(self.size)]
+        inbox[self.rank] = arrived
+        messages, total, largest, bitmaps = counts
+        ids = sum(len(u) for u in arrived)
+        return inbox, RoundStats(messages, total, largest, ids, bitmaps)
+
+    def _device_backend(self, name) -> Backend:
+        backend = get_backend(name)
+        if not backend.is_gpu:
+            return backend
+        count = gpu_count()
+        if count == 0:
+            raise DeviceError(f"transport 'mpi' on rank {self.rank}: no GPU usable")
+        local_rank = self.comm.Split_type(_mpi().COMM_TYPE_SHARED).Get_rank()
+        backend = get_backend("cupy", local_rank % count)
+        backend.xp.cuda.Device(backend.device).use()  # this rank's GPU for every kernel
+        return backend
+
+    def _to_device(self, update: Update) -> Update:
+        if not self.backend.is_gpu:
+            return update
+        asarray = self.backend.asarray
+        return Update(asarray(update.ids), {n: asarray(v) for n, v in update.values.items()})
+
+    def _collective(self, what: str, call, *args):
+        self._waiting = (time.monotonic(), what)
+        try:
+            return call(*args)
+        finally:
+            self._waiting = None
+
+    def _watch(self) -> None:
+        """Abort the job when this rank has waited ``timeout`` seconds in one collective."""
+        period = min(1.0, self.timeout / 4)
+        while True:
+            time.sleep(period)
+            waiting = self._waiting
+            if waiting is None or time.monotonic() - waiting[0] < self.timeout:
+                continue
+            _say(
+                f"rank {self.rank} of {self.size}: no answer from the other ranks for "
+                f"{self.timeout:g} s in {waiting[1]} (after {self.rounds} exchange rounds): a "
+                f"peer is hung or dead; aborting every rank (set {TIMEOUT_ENV} to wait longer)"
+            )
+            if self._multiple:
+                self.comm.Abort(1)
+            os._exit(1)  # hydra then ends the other ranks
+
+    def _inject_fault(self) -> None:
+        if self._fault is None or self._fault[:2] != (self.rank, self.rounds):
+            return
+        kind = self._fault[2]
+        if kind == "raise":
+            raise CommunicationError(
+                f"injected fault ({FAULT_ENV}) on rank {self.rank} in round {self.rounds}"
+            )
+        if kind == "kill":
+            os.kill(os.getpid(), signal.SIGKILL)
+        while True:  # "hang"
+            time.sleep(3600)
+
+
+def _to_host(update: Update) -> Update:
+    if not hasattr(update.ids, "__cuda_array_interface__"):
+        return update
+    return Update(to_host(update.ids), {n: to_host(v) for n, v in update.values.items()})
+
+
+def _parse_fault(spec: str | None) -> tuple[int, int, str] | None:
+    if not spec:
+        return None
+    try:
+        rank, rounds, kind = spec.split(":")
+        if kind not in ("raise", "kill", "hang"):
+            raise ValueError(kind)
+        return int(rank), int(rounds), kind
+    except ValueError:
+        raise ValueError(
+            f"{FAULT_ENV}={spec!r}: expected RANK:ROUND:KIND with KIND raise, kill or hang"
+        ) from None
+
+
+def _say(line: str) -> None:
+    print(f"bspgraph: {line}", file=sys.stderr, flush=True)

@@ -1,0 +1,136 @@
+"""The NCCL transport: one process per GPU, payloads GPU to GPU with CuPy's NCCL bindings.
+
+MPI starts the processes and carries everything small: the NCCL unique id (a broadcast), each
+round's message headers (ids and value shapes, an ``alltoall``), the scalars and the stop test
+of the enactor, the fingerprints and the final gather. The payloads never touch the host: each
+rank packs what it sends to a peer into one byte buffer on its GPU, and a grouped
+``ncclSend``/``ncclRecv`` per peer pair moves them. Faults are handled as by
+:class:`~bspgraph.comm.mpi.MPITransport` (abort on an exception, the launcher on a dead rank,
+the watchdog on a hang, which also covers the wait for NCCL to finish).
+
+Launch as for MPI, one rank per GPU::
+
+    mpiexec -n 2 python -m bspgraph.cli run bfs graph.mtx --transport nccl
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+import numpy as np
+
+from ..backend import gpu_count
+from ..exceptions import DeviceError
+from .message import Update
+from .mpi import MPITransport, _mpi
+from .transport import Inbox, RoundStats, Send
+
+ALIGN = 8  # every piece of a packed buffer starts on an 8-byte boundary
+
+
+class NCCLTransport(MPITransport):
+    """Moves Updates between GPUs with NCCL point-to-point sends, one rank per GPU.
+
+    Parameters
+    ----------
+    comm : mpi4py communicator, optional
+        Default ``MPI.COMM_WORLD``; it starts NCCL and carries the small messages.
+    timeout : float, optional
+        As for :class:`~bspgraph.comm.mpi.MPITransport`.
+
+    Raises
+    ------
+    DeviceError
+        No GPU, or more ranks on a node than it has GPUs (NCCL needs one GPU per rank).
+    """
+
+    def __init__(self, comm=None, *, timeout: float | None = None):
+        super().__init__(comm, backend="cupy", timeout=timeout)
+        from cupy.cuda import nccl
+
+        node_ranks = self.comm.Split_type(_mpi().COMM_TYPE_SHARED).Get_size()
+        if node_ranks > gpu_count():
+            raise DeviceError(
+                f"transport 'nccl': {node_ranks} ranks on this node, {gpu_count()} GPUs: "
+                "NCCL needs one GPU per rank"
+            )
+        self._nccl = nccl
+        uid = nccl.get_unique_id() if self.rank == 0 else None
+        uid = self._collective("bcast", self.comm.bcast, uid)
+        with self.backend.xp.cuda.Device(self.backend.device):
+            self.nccl = nccl.NcclCommunicator(self.size, uid, self.rank)
+
+    def __repr__(self) -> str:
+        return f"NCCLTransport(rank={self.rank}, size={self.size}, gpu={self.backend.device})"
+
+    def exchange_round(
+        self, sends: Sequence[Send], *, num_vertices: int
+    ) -> tuple[Inbox, RoundStats]:
+        cp, nccl = self.backend.xp, self._nccl
+        outgoing, counts = self._start_round(sends, num_vertices)
+        outgoing = [[self._to_device(u) for u in per_peer] for per_peer in outgoing]
+        headers = [[_header(u) for u in per_peer] for per_peer in outgoing]
+        incoming = self._collective("alltoall", self.comm.alltoall, headers)
+        packed = {dst: _pack(cp, updates) for dst, updates in enumerate(outgoing) if updates}
+        buffers = {src: cp.empty(sum(_sizes(h)), dtype=cp.uint8)
+                   for src, h in enumerate(incoming) if h}  # fmt: skip
+        stream = cp.cuda.get_current_stream()
+        nccl.groupStart()
+        for dst, buffer in packed.items():
+            if buffer.size:
+                self.nccl.send(buffer.data.ptr, buffer.size, nccl.NCCL_UINT8, dst, stream.ptr)
+        for src, buffer in buffers.items():
+            if buffer.size:
+                self.nccl.recv(buffer.data.ptr, buffer.size, nccl.NCCL_UINT8, src, stream.ptr)
+        nccl.groupEnd()
+        self._collective("nccl send/recv", stream.synchronize)
+        arrived = [u for src, h in enumerate(incoming) if h for u in _unpack(cp, buffers[src], h)]
+        return self._finish_round(arrived, counts)
+
+
+def _header(update: Update) -> tuple:
+    """What a receiver needs to cut ``update`` out of a buffer: its length and, per column,
+    the name, dtype and trailing shape."""
+    columns = [(None, update.ids)] + list(update.values.items())
+    return len(update), [(name, a.dtype.str, tuple(a.shape[1:])) for name, a in columns]
+
+
+def _sizes(headers) -> list[int]:
+    """The padded byte size of every column of every message of ``headers``."""
+    sizes = []
+    for length, columns in headers:
+        for _name, dtype, shape in columns:
+            nbytes = length * math.prod(shape) * np.dtype(dtype).itemsize
+            sizes.append(-(-nbytes // ALIGN) * ALIGN)
+    return sizes
+
+
+def _pack(cp, updates: list[Update]):
+    """One uint8 buffer with every column of every update, each padded to ``ALIGN`` bytes."""
+    pieces = []
+    for update in updates:
+        for column in (update.ids, *update.values.values()):
+            raw = cp.ascontiguousarray(column).reshape(-1).view(cp.uint8)
+            pieces.append(raw)
+            if raw.size % ALIGN:
+                pieces.append(cp.zeros(ALIGN - raw.size % ALIGN, dtype=cp.uint8))
+    return cp.concatenate(pieces) if pieces else cp.empty(0, dtype=cp.uint8)
+
+
+def _unpack(cp, buffer, headers) -> list[Update]:
+    updates, offset = [], 0
+    for length, columns in headers:
+        arrays = {}
+        for name, dtype, shape in columns:
+            dtype = np.dtype(dtype)
+            nbytes = length * math.prod(shape) * dtype.itemsize
+            if nbytes:
+                array = buffer[offset : offset + nbytes].view(dtype).reshape((length, *shape))
+            else:
+                array = cp.empty((length, *shape), dtype=dtype)
+            arrays[name] = array
+            offset += -(-nbytes // ALIGN) * ALIGN
+        ids = arrays.pop(None)
+        updates.append(Update(ids, arrays))
+    return updates

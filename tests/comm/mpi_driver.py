@@ -1,0 +1,65 @@
+"""Run by tests/comm/test_mpi.py under ``mpiexec -n P``: BFS, SSSP, CC and PageRank with every
+communicator over the MPI transport, from the whole graph (the enactor partitions it) and from
+the part :func:`bspgraph.multi.distribute` keeps. Every rank saves what it got (results and
+per-superstep message counts) to ``OUT.rank<R>.npz``.
+
+Usage: python mpi_driver.py GRAPH.mtx OUT [SOURCE [TRANSPORT]]; TRANSPORT "mpi" (NumPy, the
+default), "mpi-cupy" (MPI between GPUs) or "nccl".
+"""
+
+import sys
+
+import numpy as np
+
+import bspgraph as bg
+from bspgraph.comm.mpi import MPITransport
+from bspgraph.multi import distribute
+
+COMMUNICATORS = {
+    "broadcast": lambda: "broadcast",
+    "selective": lambda: "selective",
+    "butterfly": lambda: "butterfly",
+    "butterfly3": lambda: bg.comm.Butterfly(fanout=3),
+}
+PARTITIONERS = {"whole": "biased", "part": "edge_balanced"}  # how each path cuts the graph
+
+
+def runs(graph, source, run):
+    """name -> (values, stats) of each primitive on ``graph``."""
+    bfs_push = bg.bfs(graph, source, direction="push", **run)
+    bfs_auto = bg.bfs(graph, source, parents=True, **run)
+    return {
+        "bfs": (bfs_push.depth, bfs_push.stats),
+        "bfs_auto": (bfs_auto.depth, bfs_auto.stats),
+        "sssp": (bg.sssp(graph, source, **run).distance, None),
+        "cc": (bg.connected_components(graph, **run).labels, None),
+        "pagerank": (bg.pagerank(graph, tol=1e-10, max_iter=500, **run).rank, None),
+    }
+
+
+def main(path: str, out: str, source: int, kind: str) -> None:
+    if kind == "nccl":
+        from bspgraph.comm.nccl import NCCLTransport
+
+        transport = NCCLTransport()
+    else:
+        transport = MPITransport(backend="cupy" if kind == "mpi-cupy" else "numpy")
+    whole = bg.read_mtx(path, backend="numpy")
+    part = distribute(whole, transport, partitioner=PARTITIONERS["part"], seed=3)
+    saved = {}
+    for name, make in COMMUNICATORS.items():
+        for graph, how in ((whole, "whole"), (part, "part")):
+            seed = 3 if how == "part" else 0
+            run = {"transport": transport, "communicator": make(),
+                   "partitioner": PARTITIONERS[how], "seed": seed}  # fmt: skip
+            for algorithm, (values, stats) in runs(graph, source, run).items():
+                saved[f"{algorithm}/{name}/{how}"] = values
+                if stats is not None:
+                    messages = [step.messages for step in stats.supersteps]
+                    saved[f"{algorithm}/{name}/{how}/messages"] = np.array(messages)
+    np.savez(f"{out}.rank{transport.rank}.npz", **saved)
+
+
+if __name__ == "__main__":
+    arguments = sys.argv[1:]
+    main(arguments[0], arguments[1], int((arguments[2:] or [0])[0]), (arguments[3:] or ["mpi"])[0])

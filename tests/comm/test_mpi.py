@@ -1,0 +1,165 @@
+"""The MPI transport under a real ``mpiexec -n 1..4`` (oversubscribed, NumPy): every primitive
+with every communicator equals networkx and the in-process run; faults end every rank non-zero
+within a bounded time; ranks started with different inputs are told so on every rank."""
+
+import os
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import networkx as nx
+import numpy as np
+import pytest
+
+import bspgraph as bg
+
+pytestmark = pytest.mark.mpi
+pytest.importorskip("mpi4py", reason="transport 'mpi' needs mpi4py: pip install 'bspgraph[mpi]'")
+
+ROOT = Path(__file__).resolve().parents[2]
+DRIVER = Path(__file__).with_name("mpi_driver.py")
+MPIEXEC = next(
+    (str(p) for p in (Path(sys.executable).with_name("mpiexec"),) if p.exists()),
+    shutil.which("mpiexec"),
+)
+if MPIEXEC is None:
+    pytest.skip("no mpiexec (pip install mpich, or an MPI library)", allow_module_level=True)
+TIMEOUT = 60  # seconds: every mpiexec, faulty or not, must be over by then
+
+
+def mpiexec(ranks, *command, env=None, timeout=TIMEOUT):
+    """Run ``command`` on ``ranks`` ranks; return (returncode, stdout, stderr, seconds)."""
+    environment = {k: v for k, v in os.environ.items() if not k.startswith("BSPGRAPH_MPI_")}
+    environment.update(PYTHONPATH=str(ROOT), OMP_NUM_THREADS="1", **(env or {}))
+    started = time.monotonic()
+    done = subprocess.run([MPIEXEC, "-n", str(ranks), *command], cwd=ROOT, env=environment,
+                          capture_output=True, text=True, timeout=timeout)  # fmt: skip
+    return done.returncode, done.stdout, done.stderr, time.monotonic() - started
+
+
+def cli(*args):
+    return [sys.executable, "-m", "bspgraph.cli", "run", *args, "--transport", "mpi"]
+
+
+def write_mtx(path, src, dst, weight, n, kind="general"):
+    with open(path, "w") as f:
+        f.write(f"%%MatrixMarket matrix coordinate real {kind}\n{n} {n} {len(src)}\n")
+        f.writelines(f"{a + 1} {b + 1} {w}\n" for a, b, w in zip(src, dst, weight))
+    return path
+
+
+@pytest.fixture(scope="module")
+def graph_file(tmp_path_factory):
+    """A directed weighted graph of 40 vertices: a few components, loops and duplicates."""
+    rng = np.random.default_rng(5)
+    src, dst = rng.integers(0, 40, 90), rng.integers(0, 40, 90)
+    return write_mtx(tmp_path_factory.mktemp("mpi") / "g.mtx", src, dst, rng.integers(1, 9, 90), 40)
+
+
+def expected(path, source):
+    graph = bg.read_mtx(path, backend="numpy")
+    g = graph.to_networkx()
+    n = graph.num_vertices
+    depth = np.full(n, -1)
+    for v, d in nx.single_source_shortest_path_length(g, source).items():
+        depth[v] = d
+    distance = np.full(n, np.inf)
+    for v, d in nx.single_source_dijkstra_path_length(g, source).items():
+        distance[v] = d
+    labels = np.empty(n, dtype=np.int64)
+    for component in nx.weakly_connected_components(g):
+        labels[list(component)] = min(component)
+    rank = nx.pagerank(g, tol=1e-10, max_iter=500)
+    return graph, {"bfs": depth, "bfs_auto": depth, "sssp": distance, "cc": labels,
+                   "pagerank": np.array([rank[v] for v in range(n)])}  # fmt: skip
+
+
+@pytest.mark.parametrize("ranks", [1, 2, 3, 4])
+def test_every_primitive_and_communicator_equals_networkx(ranks, graph_file, tmp_path):
+    check_driver(ranks, "mpi", graph_file, tmp_path)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("transport", ["mpi-cupy", "nccl"])
+def test_gpu_transports_on_two_gpus(transport, graph_file, tmp_path):
+    """Run on a machine with 2 GPUs: pytest -m gpu tests/comm/test_mpi.py."""
+    from bspgraph.backend import gpu_count
+
+    if gpu_count() < 2:
+        pytest.skip("needs 2 GPUs")
+    check_driver(2, transport, graph_file, tmp_path)
+
+
+def check_driver(ranks, transport, graph_file, tmp_path):
+    code, out, err, _ = mpiexec(ranks, sys.executable, str(DRIVER), str(graph_file),
+                                str(tmp_path / "out"), "0", transport)  # fmt: skip
+    assert code == 0, err
+    graph, truth = expected(graph_file, 0)
+    results = [dict(np.load(tmp_path / f"out.rank{r}.npz")) for r in range(ranks)]
+    assert len(results[0]) == 4 * 2 * (5 + 2)  # communicators x paths x (results + counts)
+    for key, values in results[0].items():
+        for other in results[1:]:  # every rank returns the whole result
+            np.testing.assert_array_equal(other[key], values, err_msg=key)
+        algorithm, communicator, how, *counts = key.split("/")
+        if counts:  # messages per superstep, as the in-process run on as many devices counts
+            local = bg.bfs(graph, 0, direction="push" if algorithm == "bfs" else "auto",
+                           devices=ranks, partitioner="biased" if how == "whole" else "edge_balanced",
+                           seed=0 if how == "whole" else 3,
+                           communicator=bg.comm.Butterfly(fanout=3) if communicator == "butterfly3"
+                           else communicator)  # fmt: skip
+            np.testing.assert_array_equal(values, [s.messages for s in local.stats.supersteps],
+                                          err_msg=key)  # fmt: skip
+        elif algorithm == "pagerank":
+            np.testing.assert_allclose(values, truth[algorithm], rtol=1e-5, atol=1e-8, err_msg=key)
+        else:
+            np.testing.assert_array_equal(values, truth[algorithm], err_msg=key)
+
+
+@pytest.mark.parametrize("algorithm, field", [("bfs", "depth"), ("sssp", "distance")])
+def test_cli_rank_zero_writes_the_gathered_result(algorithm, field, graph_file, tmp_path):
+    output = tmp_path / "result.npy"
+    code, out, err, _ = mpiexec(3, *cli(algorithm, str(graph_file), "--source", "2",
+                                        "--communicator", "butterfly", "--output", str(output)))  # fmt: skip
+    assert code == 0, err
+    assert out.count(f"algorithm={algorithm}") == 1 and "devices=3" in out  # rank 0 prints
+    graph = bg.read_mtx(graph_file, backend="numpy")
+    assert f"edges={graph.num_edges} " in out  # the whole graph's, not rank 0's part
+    one = getattr(getattr(bg, algorithm)(graph, 2), field)
+    np.testing.assert_array_equal(np.load(output), one)
+
+
+@pytest.mark.parametrize("kind", ["raise", "kill"])
+def test_a_failing_rank_ends_every_rank_non_zero(kind, graph_file):
+    code, out, err, seconds = mpiexec(4, *cli("bfs", str(graph_file), "--communicator", "selective"),
+                                      env={"BSPGRAPH_MPI_FAULT": f"1:2:{kind}"})  # fmt: skip
+    assert code != 0 and seconds < TIMEOUT
+    if kind == "raise":
+        assert "rank 1 of 4 failed: CommunicationError: injected fault" in err
+
+
+def test_a_hung_rank_is_caught_by_the_watchdog(graph_file):
+    env = {"BSPGRAPH_MPI_FAULT": "2:1:hang", "BSPGRAPH_MPI_TIMEOUT": "3"}
+    code, out, err, seconds = mpiexec(3, *cli("bfs", str(graph_file)), env=env)
+    assert code != 0 and seconds < 30
+    assert "no answer from the other ranks for 3 s" in err
+
+
+def test_ranks_with_different_graphs_are_told_on_every_rank(graph_file, tmp_path):
+    other = write_mtx(tmp_path / "other.mtx", [0, 1], [1, 2], [1, 1], 40)
+    code, out, err, seconds = mpiexec(
+        1, *cli("bfs", str(graph_file)), ":", "-n", "1", *cli("bfs", str(other))
+    )
+    edges = bg.read_mtx(graph_file, backend="numpy").num_edges
+    assert code != 0 and seconds < TIMEOUT
+    assert err.count(f"graph 'edges' differs (rank 0: {edges}, rank 1: 2)") == 2, err
+
+
+def test_ranks_with_different_options_are_told_on_every_rank(graph_file):
+    code, out, err, _ = mpiexec(
+        1, *cli("bfs", str(graph_file), "--source", "0"), ":", "-n", "1",
+        *cli("bfs", str(graph_file), "--source", "1"),
+    )  # fmt: skip
+    assert code != 0
+    assert err.count("'parameters' differs") == 2, err
