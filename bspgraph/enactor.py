@@ -63,13 +63,28 @@ class Superstep:
 
 @dataclass
 class Stats:
-    """Iterations, wall time, per-superstep records and traversed edges of one run."""
+    """Iterations, wall time, per-superstep records and traversed edges of one run.
+
+    ``seconds`` times the BSP run (allocation, supersteps, synchronisation); ``setup_seconds``
+    the partitioning and copying to devices before it (0 on one device, or when reused).
+    """
 
     iterations: int = 0
     seconds: float = 0.0
+    setup_seconds: float = 0.0
     edges: int = 0
     devices: int = 1
     supersteps: list[Superstep] = field(default_factory=list)
+
+    @classmethod
+    def combine(cls, runs: list[Stats]) -> Stats:
+        """One record for several runs: counts and times added, supersteps concatenated."""
+        return cls(
+            iterations=sum(r.iterations for r in runs), seconds=sum(r.seconds for r in runs),
+            setup_seconds=sum(r.setup_seconds for r in runs), edges=sum(r.edges for r in runs),
+            devices=max((r.devices for r in runs), default=1),
+            supersteps=[s for r in runs for s in r.supersteps],
+        )  # fmt: skip
 
     @property
     def gteps(self) -> float:

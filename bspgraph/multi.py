@@ -49,6 +49,8 @@ def _enact(primitive, graph, transport, backends, partitioner, communicator, see
     pattern = comm.get(communicator or "selective")
     started = time.perf_counter()
     owner, devices = _parts(primitive, graph, transport, backends, partitioner, seed)
+    stats = Stats(devices=transport.size, setup_seconds=time.perf_counter() - started)
+    started = time.perf_counter()
     if transport.distributed:
         transport.agree("run", _run_fingerprint(primitive, graph, owner, pattern, backends, params))
     local = transport.local
@@ -57,7 +59,6 @@ def _enact(primitive, graph, transport, backends, partitioner, communicator, see
     frontiers = {d: primitive.init_frontier(devices[d], states[d], **params) for d in local}
     if not primitive.needs_all:  # each vertex starts on its owner only
         frontiers = {d: _restrict(devices[d], frontiers[d]) for d in local}
-    stats = Stats(devices=transport.size)
     iteration = 0
     while not all(_everywhere(transport, [
             primitive.converged(devices[d], frontiers[d], states[d], iteration) for d in local])):  # fmt: skip
@@ -125,8 +126,13 @@ def _parts(primitive, graph, transport, backends, partitioner, seed):
     """``owner`` and the subgraph of each local device: cut here, or by :func:`distribute`."""
     part = getattr(graph, "partition", None)
     if part is None:
+        cutter = partitioners.get(partitioner or "random")
+        key = ("parts", repr(cutter), transport.size, seed, primitive.replicate_graph,
+               tuple((d, backends[d].name, backends[d].device) for d in transport.local))  # fmt: skip
+        if key in graph.cache:  # the same cut on the same devices: built once per graph
+            return graph.cache[key]
         host = graph.to("numpy")
-        owner = partitioners.get(partitioner or "random")(host, transport.size, seed=seed)
+        owner = cutter(host, transport.size, seed=seed)
         devices = {d: _subgraph(host, owner == d, primitive.replicate_graph).to(backends[d])
                    for d in transport.local}  # fmt: skip
         degrees = (host.out_degree(), host.in_degree(), host.num_edges)
@@ -151,6 +157,8 @@ def _parts(primitive, graph, transport, backends, partitioner, seed):
     for d, device in devices.items():
         device.whole_degrees = (backends[d].asarray(degrees[0]), backends[d].asarray(degrees[1]),
                                 degrees[2])  # fmt: skip
+    if part is None:
+        graph.cache[key] = owner, devices
     return owner, devices
 
 

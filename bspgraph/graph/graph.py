@@ -77,6 +77,7 @@ class Graph:
         self._reverse = reverse if directed else forward
         self._out_degree = self._in_degree = None
         self.whole_degrees = None  # set on a device's part: see cost_degrees()
+        self.cache: dict = {}  # structures derived from this graph, by name (e.g. device parts)
         self.summary = summary or Summary(self.num_vertices, self.num_edges, directed, 0, 0, 0)
 
     # --- construction -------------------------------------------------------------------------

@@ -131,7 +131,7 @@ def betweenness_centrality(
             centrality[source] += reached.sum() - 1
     k = None if len(sources) == n else len(sources)
     return BCResult(_rescale(centrality, n, k, sources, normalized=normalized,
-                             directed=graph.directed, endpoints=endpoints), _sum(runs))  # fmt: skip
+                             directed=graph.directed, endpoints=endpoints), Stats.combine(runs))  # fmt: skip
 
 
 def _rescale(centrality, n, k, sources, *, normalized, directed, endpoints):
@@ -148,10 +148,3 @@ def _rescale(centrality, n, k, sources, *, normalized, directed, endpoints):
     out = centrality * scale(k)  # a sampled source never counts itself as a target
     out[list(sources)] = centrality[list(sources)] * scale(k - 1) if k > 1 else np.nan
     return out
-
-
-def _sum(runs: list[Stats]) -> Stats:
-    """One Stats for several enactments: iterations, times, edges and supersteps added up."""
-    return Stats(sum(r.iterations for r in runs), sum(r.seconds for r in runs),
-                 sum(r.edges for r in runs), max((r.devices for r in runs), default=1),
-                 [s for r in runs for s in r.supersteps])  # fmt: skip
