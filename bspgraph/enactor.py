@@ -211,7 +211,11 @@ def enact(
                            seed=seed, transport=transport, **params)  # fmt: skip
     target = get_backend(backend, device_ids[0])
     memory.check(primitive, graph, target)  # before any copy: OutOfDeviceMemory, not a CUDA OOM
-    graph = graph.to(target)
+    with target.activate():
+        return _enact_one(primitive, graph.to(target), params)
+
+
+def _enact_one(primitive, graph, params):
     stats = Stats()
     started = time.perf_counter()
     state = allocate(primitive, graph)

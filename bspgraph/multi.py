@@ -11,6 +11,7 @@ device has converged.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import time
 from dataclasses import dataclass
@@ -55,26 +56,25 @@ def _enact(primitive, graph, transport, backends, partitioner, communicator, see
         transport.agree("run", _run_fingerprint(primitive, graph, owner, pattern, backends, params))
     local = transport.local
     owners = {d: backends[d].asarray(owner) for d in local}
-    states = {d: allocate(primitive, devices[d]) for d in local}
-    frontiers = {d: primitive.init_frontier(devices[d], states[d], **params) for d in local}
+    each = functools.partial(_on_each, backends)
+    states = each(functools.partial(allocate, primitive), devices)
+    frontiers = each(functools.partial(primitive.init_frontier, **params), devices, states)
     if not primitive.needs_all:  # each vertex starts on its owner only
-        frontiers = {d: _restrict(devices[d], frontiers[d]) for d in local}
+        frontiers = each(_restrict, devices, frontiers)
     iteration = 0
-    while not all(_everywhere(transport, [
-            primitive.converged(devices[d], frontiers[d], states[d], iteration) for d in local])):  # fmt: skip
+    while not all(_everywhere(transport, list(
+            each(primitive.converged, devices, frontiers, states, iteration).values()))):  # fmt: skip
         step_started = time.perf_counter()
-        outputs = {d: primitive.step(devices[d], frontiers[d], states[d], iteration) for d in local}
+        outputs = each(primitive.step, devices, frontiers, states, iteration)
         _reduce_scalars(primitive, states, transport)
-        updates = [_package(primitive, devices[d], states[d], outputs[d].ids)
-                   if d in states else None for d in range(transport.size)]  # fmt: skip
+        packages = each(functools.partial(_package, primitive), devices, states, outputs)
+        updates = [packages.get(d) for d in range(transport.size)]
         received, traffic = pattern.exchange(
             updates, owner=owner, to_all=primitive.needs_all, transport=transport,
             combine=lambda a, b: merge(primitive, _concat(a, b)),
         )  # fmt: skip
-        frontiers = {
-            d: _next_frontier(primitive, devices[d], states[d], outputs[d], received[d], owners[d])
-            for d in local
-        }
+        frontiers = each(functools.partial(_next_frontier, primitive), devices, states, outputs,
+                         dict(enumerate(received)), owners)  # fmt: skip
         size, messages, nbytes = _sum(transport, [sum(len(f) for f in frontiers.values()),
                                                   traffic.messages, traffic.bytes])  # fmt: skip
         iteration += 1
@@ -86,8 +86,8 @@ def _enact(primitive, graph, transport, backends, partitioner, communicator, see
         backends[d].synchronize()
     stats.seconds = time.perf_counter() - started
     stats.iterations = iteration
-    (stats.edges,) = _sum(transport, [sum(primitive.traversed_edges(devices[d], states[d])
-                                          for d in local)])  # fmt: skip
+    traversed = each(primitive.traversed_edges, devices, states)
+    (stats.edges,) = _sum(transport, [sum(traversed.values())])
     return _gather(primitive, states, owner, transport), stats
 
 
@@ -313,8 +313,20 @@ def _sum(transport, numbers: list) -> list:
     return [sum(column) for column in zip(*transport.allgather(numbers))]
 
 
-def _package(primitive, graph, state, ids) -> Update:
-    """The declared state of the changed ``ids``; "replace" state only from the owner."""
+def _on_each(backends, fn, devices: dict, *per_device_and_constants):
+    """``fn(devices[d], *(a[d] for per-device dicts a), *constants)`` for every device d in
+    ``devices``, with d's GPU current; a dict of the results."""
+    results = {}
+    for d in devices:
+        args = [a[d] if isinstance(a, dict) else a for a in per_device_and_constants]
+        with backends[d].activate():
+            results[d] = fn(devices[d], *args)
+    return results
+
+
+def _package(primitive, graph, state, output: Frontier) -> Update:
+    """The declared state of the ``output`` vertices; "replace" state only from the owner."""
+    ids = output.ids
     if "replace" in primitive.communicate.values():
         ids = ids[graph.owned[ids]]
     names = [*primitive.communicate, *primitive.associates]
@@ -331,9 +343,14 @@ def merge(primitive, update: Update) -> Update:
     """One entry per id: the winner of the first min/max combiner (associates travel with it),
     sums of "sum" state, any one of "replace" state."""
     backend = backend_of(update.ids)
-    xp = backend.xp
     if update.ids.size == 0:
         return update
+    with backend.activate():  # the arrays' own GPU: a communicator merges on any device
+        return _merge(primitive, update, backend)
+
+
+def _merge(primitive, update: Update, backend) -> Update:
+    xp = backend.xp
     combiners = primitive.communicate
     key = next((n for n, c in combiners.items() if c in ("min", "max")), None)
     order = xp.arange(update.ids.size)

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..graph.graph import index_dtype
+
 
 class Frontier:
     """A set of vertices of a graph with ``num_vertices`` vertices on one backend.
@@ -44,6 +46,21 @@ class Frontier:
         """No vertex."""
         return cls.from_ids(graph, graph.xp.zeros(0, dtype=graph.indices.dtype))
 
+    @classmethod
+    def union(cls, graph, *frontiers: Frontier) -> Frontier:
+        """The vertices in any of ``frontiers``: their ids merged and deduplicated when few, a
+        mask when many (so that a small union costs no O(V) pass)."""
+        parts = [f for f in frontiers if len(f)]
+        if len(parts) <= 1:
+            return parts[0] if parts else cls.empty(graph)
+        if sum(len(f) for f in parts) * 16 < graph.num_vertices:
+            ids = graph.xp.concatenate([f.ids for f in parts])
+            return cls.from_ids(graph, graph.xp.unique(ids) if graph.backend.is_gpu else distinct(ids))
+        mask = graph.xp.zeros(graph.num_vertices, dtype=bool)
+        for f in parts:
+            mask[f.ids] = True
+        return cls.from_mask(graph, mask)
+
     @property
     def xp(self):
         return self.backend.xp
@@ -52,7 +69,7 @@ class Frontier:
     def ids(self):
         """Vertex ids (ascending when converted from the mask)."""
         if self._ids is None:
-            dtype = np.int32 if self.num_vertices <= np.iinfo(np.int32).max else np.int64
+            dtype = index_dtype(self.num_vertices)
             self._ids = self.xp.flatnonzero(self._mask).astype(dtype, copy=False)
         return self._ids
 
@@ -80,3 +97,13 @@ class Frontier:
     def __repr__(self) -> str:
         form = "dense" if self.is_dense else "sparse"
         return f"Frontier({len(self)} of {self.num_vertices} vertices, {form})"
+
+
+def distinct(ids):
+    """The distinct values of the NumPy array ``ids``, sorted (a sort: NumPy 2's hashing
+    ``unique`` is several times slower on the small arrays of a traversal)."""
+    ids = np.sort(ids)
+    first = np.empty(ids.shape, dtype=bool)
+    first[:1] = True
+    np.not_equal(ids[1:], ids[:-1], out=first[1:])
+    return ids[first]

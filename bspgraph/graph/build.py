@@ -7,6 +7,8 @@ import numpy as np
 from ..backend import Backend
 from .graph import CSR, Graph, Summary, index_dtype
 
+MAX_VERTICES = 3_000_000_000  # the merge key src * n + dst must fit in int64
+
 
 def build_graph(src, dst, weight, *, num_vertices, directed, duplicates, self_loops,
                 backend: Backend) -> Graph:  # fmt: skip
@@ -51,7 +53,7 @@ def build_graph(src, dst, weight, *, num_vertices, directed, duplicates, self_lo
         if weight is not None:
             weight = xp.concatenate([weight, weight[other]])
 
-    if num_vertices > 3_000_000_000:  # the merge key src * n + dst must fit in int64
+    if num_vertices > MAX_VERTICES:
         raise ValueError(f"Graph.from_edges: {num_vertices} vertices; at most 3e9 supported")
     key = src * max(num_vertices, 1) + dst
     if weight is not None and duplicates == "min":

@@ -8,6 +8,7 @@ complete parser too, so a line the fast path declines but the scan accepts still
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import warnings
@@ -21,6 +22,7 @@ import numpy as np
 
 from ..backend import Backend, get_backend, to_host
 from ..exceptions import GraphFormatError
+from .build import MAX_VERTICES
 from .graph import CSR, Graph, Summary, index_dtype
 
 PathLike = str | os.PathLike
@@ -43,6 +45,9 @@ _UNREADABLE_ARCHIVE = (
     zlib.error,
 )
 _UTF8_BOM = "\xef\xbb\xbf"  # as Latin-1 decodes it
+# host bytes per vertex while a reader's edges become a CSR: the counts and their scan (int64)
+# and the offsets; a file that declares or implies more vertices than fit is refused up front
+BUILD_BYTES_PER_VERTEX = 24
 
 
 class _FieldError(Exception):
@@ -79,7 +84,8 @@ def read_mtx(
     ------
     GraphFormatError
         The file is not Matrix Market ``coordinate`` ``pattern``/``integer``/``real`` with
-        ``general``/``symmetric`` symmetry, the matrix is not square, the size line is bad, an
+        ``general``/``symmetric`` symmetry, the matrix is not square, the size line is bad or
+        declares more vertices than bspgraph supports (3e9) or this host's memory can build, an
         entry has the wrong number of fields, an id that is not an integer or not in ``1..n``, a
         value that is not a number, or there are more or fewer entries than the size line
         declares. The message starts with ``path:line:``.
@@ -159,6 +165,9 @@ def _read_mtx_header(stream: BinaryIO, path: str) -> _MtxHeader:
         raise GraphFormatError(
             path, line_number, f"the matrix is {rows} x {columns}: a graph needs a square matrix"
         )
+    too_many = _too_many_vertices(rows, "the size line declares")
+    if too_many:
+        raise GraphFormatError(path, line_number, too_many)
     return _MtxHeader(field, symmetry == "symmetric", rows, entries, line_number, stream.tell())
 
 
@@ -244,11 +253,12 @@ def read_edgelist(
     Raises
     ------
     GraphFormatError
-        A line with too few fields, an id that is not an integer, below ``base`` or (with
-        ``num_vertices``) past the last vertex, or a weight that is not a number. The message
+        A line with too few fields, an id that is not an integer, below ``base``, (with
+        ``num_vertices``) past the last vertex or (without) so large that its graph would not
+        fit (3e9 vertices, or this host's memory), or a weight that is not a number. The message
         starts with ``path:line:``.
     ValueError
-        ``base`` is not 0 or 1, or ``num_vertices`` is negative.
+        ``base`` is not 0 or 1, or ``num_vertices`` is negative or too large to build here.
     OSError
         The file cannot be opened.
     """
@@ -256,6 +266,9 @@ def read_edgelist(
         raise ValueError(f"read_edgelist(base={base!r}): expected 0 or 1")
     if num_vertices is not None and num_vertices < 0:
         raise ValueError(f"read_edgelist(num_vertices={num_vertices!r}): must be >= 0")
+    too_many = None if num_vertices is None else _too_many_vertices(num_vertices, "")
+    if too_many:
+        raise ValueError(f"read_edgelist(num_vertices={num_vertices}): {too_many}")
     name = os.fspath(path)
     comments = comments or ""
     edges = _load_edgelist_fast(name, base, weighted, comments, delimiter, num_vertices)
@@ -295,8 +308,11 @@ def _load_edgelist_fast(path, base, weighted, comments, delimiter, num_vertices)
     if src.size:
         if min(src.min(), dst.min()) < base:
             return None
-        if num_vertices is not None and max(src.max(), dst.max()) >= base + num_vertices:
+        high = max(src.max(), dst.max())
+        if num_vertices is not None and high >= base + num_vertices:
             return None
+        if num_vertices is None and _too_many_vertices(int(high) - base + 1, ""):
+            return None  # the scan names the line
     return src - base, dst - base, table["weight"] if weighted else None
 
 
@@ -307,6 +323,7 @@ def _scan_edgelist(path, base, weighted, comments, delimiter, num_vertices):
     src: list[int] = []
     dst: list[int] = []
     weight_fields: list[tuple[int, str | None]] = []
+    limit = None if num_vertices is not None else _vertex_limit()
     for line_number, fields in _data_lines(path, 0, 1, comments, delimiter):
         try:
             if len(fields) < needed:
@@ -315,8 +332,13 @@ def _scan_edgelist(path, base, weighted, comments, delimiter, num_vertices):
                     f"expected {needed} fields {layout}, found {len(fields)}: "
                     f"{_excerpt(' '.join(fields))}"
                 )
-            src.append(_parse_id(fields[0], "vertex", base, high) - base)
-            dst.append(_parse_id(fields[1], "vertex", base, high) - base)
+            for ids, text in ((src, fields[0]), (dst, fields[1])):
+                vertex = _parse_id(text, "vertex", base, high) - base
+                if limit is not None and vertex >= limit[0]:
+                    raise _FieldError(
+                        _too_many_vertices(vertex + 1, f"vertex id {text} implies", limit)
+                    )
+                ids.append(vertex)
         except _FieldError as error:
             raise GraphFormatError(path, line_number, str(error)) from None
         weight_fields.append((line_number, fields[2] if len(fields) >= 3 else None))
@@ -339,6 +361,10 @@ def _loadtxt(stream: BinaryIO, value_dtype, *, comments: str, delimiter, usecols
     dtype = [("src", np.int64), ("dst", np.int64)]
     if value_dtype is not None:
         dtype.append(("weight", value_dtype))
+    start = stream.tell()
+    if _lone_carriage_return(stream):
+        return None  # loadtxt would let a comment swallow it; the scan names the line
+    stream.seek(start)
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # an input without data lines warns
@@ -351,8 +377,63 @@ def _loadtxt(stream: BinaryIO, value_dtype, *, comments: str, delimiter, usecols
                 ndmin=1,
                 encoding="latin-1",
             )
-    except ValueError:
+    except (ValueError, OverflowError):
         return None
+
+
+def _lone_carriage_return(stream: BinaryIO, chunk: int = 1 << 24) -> bool:
+    """Whether the rest of ``stream`` holds a carriage return not followed by a line feed."""
+    previous = b""
+    while True:
+        data = stream.read(chunk)
+        if not data:
+            return previous == b"\r"
+        if previous == b"\r" and not data.startswith(b"\n"):
+            return True
+        if data.count(b"\r") != data.count(b"\r\n") + data.endswith(b"\r"):
+            return True
+        previous = data[-1:]
+
+
+def _available_memory() -> int | None:
+    """Bytes of host memory available now (Linux: MemAvailable), or None when unknown."""
+    try:
+        with open("/proc/meminfo", "rb") as info:
+            for line in info:
+                if line.startswith(b"MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    try:
+        return os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (ValueError, OSError, AttributeError):
+        return None
+
+
+def _vertex_limit() -> tuple[int, int | None]:
+    """``(most vertices a reader accepts, available bytes or None)``."""
+    available = _available_memory()
+    if available is None:
+        return MAX_VERTICES, None
+    return min(MAX_VERTICES, available // BUILD_BYTES_PER_VERTEX), available
+
+
+def _too_many_vertices(count: int, what: str, limit=None) -> str | None:
+    """Why a graph of ``count`` vertices cannot be built here, or None when it can.
+
+    ``what`` leads the message ("the size line declares"); ``limit`` is a :func:`_vertex_limit`.
+    """
+    most, available = limit or _vertex_limit()
+    if count <= most:
+        return None
+    lead = f"{what} {count} vertices" if what else f"{count} vertices"
+    if count > MAX_VERTICES:
+        return f"{lead}; bspgraph supports at most {MAX_VERTICES}"
+    need = count * BUILD_BYTES_PER_VERTEX
+    return (
+        f"{lead}, which need about {need / 2**30:.1f} GiB to build; "
+        f"{(available or 0) / 2**30:.1f} GiB of memory available"
+    )
 
 
 def _data_lines(
@@ -430,7 +511,8 @@ def _excerpt(text: str) -> str:
 def save_npz(graph: Graph, path: PathLike) -> None:
     """Write ``graph`` (forward CSR, weights, direction, build summary) to ``path`` as npz.
 
-    The file is written at ``path`` exactly (no ``.npz`` is appended); :func:`load_npz` reads it.
+    The file is written at ``path`` exactly (no ``.npz`` is appended), through a temporary file
+    and a rename (:func:`atomic_output`); :func:`load_npz` reads it.
     """
     arrays = {
         "bspgraph_npz_version": np.int64(NPZ_VERSION),
@@ -444,8 +526,27 @@ def save_npz(graph: Graph, path: PathLike) -> None:
     }
     if graph.weighted:
         arrays["weights"] = to_host(graph.forward.weights)
-    with open(os.fspath(path), "wb") as stream:
+    with atomic_output(path) as stream:
         np.savez(stream, **arrays)
+
+
+@contextlib.contextmanager
+def atomic_output(path: PathLike, mode: str = "wb", **open_options) -> Iterator:
+    """A stream onto a temporary file beside ``path``, renamed over ``path`` on success.
+
+    An error or an interrupt (KeyboardInterrupt included) while writing removes the temporary
+    and leaves ``path`` as it was: never a half-written file. ``open_options`` go to ``open``.
+    """
+    path = os.fspath(path)
+    temporary = f"{path}.tmp-{os.getpid()}"
+    try:
+        with open(temporary, mode, **open_options) as stream:
+            yield stream
+        os.replace(temporary, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.remove(temporary)
+        raise
 
 
 def load_npz(path: PathLike, backend: str | Backend | None = None) -> Graph:

@@ -1,6 +1,8 @@
 """Readers and npz files: the real graphs in ../shared/graphs, malformed files, fuzzing."""
 
+import contextlib
 import math
+import signal
 from pathlib import Path
 from unittest import mock
 
@@ -14,6 +16,7 @@ from hypothesis import strategies as st
 import bspgraph.graph.io as graph_io
 from bspgraph.exceptions import GraphFormatError
 from bspgraph.graph import Graph, generators, load_npz, read_edgelist, read_mtx, save_npz
+from bspgraph.graph.io import MTX_FIELDS, MTX_SYMMETRIES
 
 GRAPHS = Path(__file__).resolve().parents[2].parent / "shared" / "graphs"
 needs_graphs = pytest.mark.skipif(not GRAPHS.is_dir(), reason=f"{GRAPHS} is absent")
@@ -437,12 +440,30 @@ def same_outcome(a, b) -> bool:
     return a[4] is None or np.array_equal(a[4], b[4], equal_nan=True)
 
 
+@contextlib.contextmanager
+def time_limit(seconds: float):
+    """Fail, rather than hang, when the body runs longer than ``seconds``."""
+
+    def expire(signum, frame):
+        raise TimeoutError(f"a read took more than {seconds} s")
+
+    previous = signal.signal(signal.SIGALRM, expire)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+
 def read_all_ways(path: Path) -> None:
-    """Each reader gives a Graph or a GraphFormatError, the same with its fast path off."""
+    """Each reader gives a Graph or a GraphFormatError, the same with its fast path off, and
+    never runs for more than 20 s."""
     for read, fast_path in ((read_mtx, "_load_mtx_fast"), (read_edgelist, "_load_edgelist_fast")):
-        result = outcome(read, path)
-        with mock.patch.object(graph_io, fast_path, return_value=None):
-            assert same_outcome(result, outcome(read, path))
+        with time_limit(20):
+            result = outcome(read, path)
+            with mock.patch.object(graph_io, fast_path, return_value=None):
+                assert same_outcome(result, outcome(read, path))
 
 
 @settings(max_examples=200, deadline=None)
@@ -458,3 +479,293 @@ def test_fuzz_random_bytes(tmp_path_factory, data):
     path = write(tmp_path_factory.mktemp("fuzz"), "f.npz", data)
     with pytest.raises(GraphFormatError):
         load_npz(path, backend="numpy")
+
+
+# --- fuzzing by grammar: valid files read back exactly, one defect is named at its line --------
+# A drawn file is valid, or holds exactly one defect on a known line. A valid file must give the
+# graph built from its entries by a separate oracle; a defective one a GraphFormatError naming
+# that line. Host memory is patched to 1 MiB, so that ids and sizes past what fits (2**31 and
+# beyond) are refused at once rather than tried.
+SMALL_MEMORY = 2**20
+HUGE = [str(2**31), str(2**31 + 5), str(2**63), str(2**64), "99999999999999999999999"]
+MTX_BAD_IDS = ["0", "-1", "1.0", "1e3", "0x1", "x", "1_0", "٣", *HUGE]
+MTX_BAD_REALS = ["abc", "1_0", "0x1p3", "1#2", "--1", "1e", "e5", "1,5", "i"]
+MTX_BAD_INTEGERS = ["1.5", "1e3", "abc", "nan", "inf", "0x10", "1_0"]
+REALS = ["1", "-2.5", "0", "1e-3", "NaN", "inf", "-Inf", "+3.", ".5", "1E400", "-0.0", "007"]
+INTEGERS = ["7", "-3", "+4", "0", "9223372036854775807", "99999999999999999999", "-012"]
+SPACES = st.sampled_from([" ", "  ", "\t", " \t "])
+
+
+def spell_id(draw, value: int) -> str:
+    return draw(st.sampled_from([str(value), f"+{value}", f"00{value}"]))
+
+
+def min_weight(old: float | None, new: float) -> float:
+    """What a duplicate keeps: the smaller weight, NaN only when every copy is NaN."""
+    if old is None or (math.isnan(old) and not math.isnan(new)):
+        return new
+    return old if math.isnan(new) else min(old, new)
+
+
+@st.composite
+def mtx_files(draw):
+    """(bytes, expected): expected is ("graph", n, directed, weighted, {(u, v): w}) or
+    ("error", line)."""
+    n = draw(st.integers(1, 6))
+    field = draw(st.sampled_from(MTX_FIELDS))
+    symmetric = draw(st.booleans())
+    count = draw(st.integers(0, 8))
+    entries = []
+    for _ in range(count):
+        i, j = draw(st.integers(1, n)), draw(st.integers(1, n))
+        if field == "pattern":
+            value_text, value = None, 1.0
+        elif field == "integer":
+            value_text = draw(st.sampled_from(INTEGERS))
+            value = float(int(value_text))
+        else:
+            value_text = draw(st.sampled_from(REALS))
+            value = float(value_text)
+        entries.append([spell_id(draw, i), spell_id(draw, j), value_text, i - 1, j - 1, value])
+
+    banner = ["%%MatrixMarket", "matrix", "coordinate", field, MTX_SYMMETRIES[symmetric]]
+    if draw(st.booleans()):
+        banner = [word.upper() if draw(st.booleans()) else word for word in banner]
+    size = [str(n), str(n), str(count)]
+    defect = draw(st.sampled_from(["none"] * 6 + ["banner", "size", "count", "huge size", "id",
+                                                  "value", "fields", "carriage return"]))  # fmt: skip
+    if defect in ("id", "value", "fields") and not entries:
+        defect = "none"
+    if defect == "value" and field == "pattern":
+        defect = "fields"
+    bad_entry = draw(st.integers(0, max(count - 1, 0)))
+    if defect == "banner":
+        banner[draw(st.integers(1, 4))] = draw(st.sampled_from(["array", "complex", "hermitian",
+                                                                "vector", "x"]))  # fmt: skip
+    elif defect == "size":
+        size = draw(st.sampled_from([[str(n), str(n)], [str(n), str(n + 1), str(count)],
+                                     [str(n), str(n), str(count), "1"], ["-1", "-1", str(count)],
+                                     [f"{n}.0", f"{n}.0", str(count)]]))  # fmt: skip
+    elif defect == "count":
+        size[2] = draw(st.sampled_from([str(count + 1), "99999999999999999999"]
+                                       + ([str(count - 1)] if count else [])))  # fmt: skip
+    elif defect == "huge size":
+        size[0] = size[1] = draw(st.sampled_from([str(SMALL_MEMORY), *HUGE]))
+    elif defect == "id":
+        bad_id = draw(st.sampled_from([*MTX_BAD_IDS, str(n + 1)]))
+        entries[bad_entry][draw(st.integers(0, 1))] = bad_id
+    elif defect == "value":
+        bad = MTX_BAD_INTEGERS if field == "integer" else MTX_BAD_REALS
+        entries[bad_entry][2] = draw(st.sampled_from(bad))
+    elif defect == "fields":
+        entries[bad_entry][2] = "1 2" if field != "pattern" else "1"
+        if field != "pattern" and draw(st.booleans()):
+            entries[bad_entry][2] = None  # one field short
+
+    lines: list[str] = []
+    prefix = "\ufeff" if draw(st.booleans()) else ""
+    lines.append(prefix + draw(SPACES).join(banner))
+    for _ in range(draw(st.integers(0, 2))):
+        lines.append(draw(st.sampled_from(["% a comment", "%", "", "%%GraphBLAS type double"])))
+    size_line = len(lines) + 1
+    lines.append(draw(SPACES).join(size) + draw(st.sampled_from(["", " % size", " "])))
+    entry_lines = []
+    for entry in entries:
+        while draw(st.integers(0, 4)) == 4:
+            lines.append(draw(st.sampled_from(["", "% between", "   "])))
+        fields = [text for text in entry[:3] if text is not None]
+        lines.append(draw(SPACES).join(fields) + draw(st.sampled_from(["", " ", " % note"])))
+        entry_lines.append(len(lines))
+    while draw(st.integers(0, 3)) == 3:
+        lines.append(draw(st.sampled_from(["", "% trailing comment"])))
+    ending = draw(st.sampled_from(["\n", "\r\n"]))
+    cr_line = draw(st.integers(1, len(lines)))
+    text = ending.join(lines) + draw(st.sampled_from([ending, ""]))
+    if defect == "carriage return":
+        text = ending.join(lines[: cr_line - 1] + [lines[cr_line - 1] + "\rx"] + lines[cr_line:])
+        text += ending
+    data = text.encode("utf-8")  # the prefix, if any, is a UTF-8 byte order mark
+
+    if defect == "none":
+        edges: dict[tuple[int, int], float] = {}
+        for *_, u, v, value in entries:
+            for key in [(u, v), (v, u)] if symmetric else [(u, v)]:
+                edges[key] = min_weight(edges.get(key), value)
+        return data, ("graph", n, not symmetric, field != "pattern", edges)
+    if defect in ("banner",):
+        return data, ("error", 1)
+    if defect in ("size", "huge size"):
+        return data, ("error", size_line)
+    if defect == "carriage return":
+        return data, ("error", cr_line)
+    if defect == "count":
+        declared = int(size[2])
+        if declared < count:
+            return data, ("error", entry_lines[declared])
+        return data, ("error", (entry_lines[-1] if entry_lines else size_line) + 1)
+    return data, ("error", entry_lines[bad_entry])
+
+
+EDGE_BAD_IDS = ["-1", "x", "1.0", "1e3", "0x1", "", *HUGE]
+EDGE_BAD_WEIGHTS = ["abc", "1_0", "0x1p3", "--1", "1e", "w"]
+
+
+@st.composite
+def edge_list_files(draw):
+    """(bytes, options, expected) for read_edgelist; expected as for :func:`mtx_files`."""
+    base = draw(st.sampled_from([0, 1]))
+    delimiter = draw(st.sampled_from([None, ","]))
+    count = draw(st.integers(1, 8))
+    weighted = draw(st.booleans())
+    rows = []
+    for _ in range(count):
+        u, v = draw(st.integers(0, 6)), draw(st.integers(0, 6))
+        weight_text = draw(st.sampled_from(REALS)) if weighted else None
+        extra = draw(st.sampled_from([None, None, None, "x", "3"])) if weighted else None
+        rows.append([spell_id(draw, u + base), spell_id(draw, v + base), weight_text, extra,
+                     u, v])  # fmt: skip
+    defect = draw(st.sampled_from(["none"] * 4 + ["id", "base", "weight", "one field",
+                                                  "carriage return"]))  # fmt: skip
+    bad = draw(st.integers(0, count - 1))
+    if defect == "id":
+        rows[bad][draw(st.integers(0, 1))] = draw(st.sampled_from(EDGE_BAD_IDS))
+        if rows[bad][0] == "" or rows[bad][1] == "":
+            defect = "one field"  # an empty id is a missing field
+            rows[bad][:4] = [rows[bad][0] or rows[bad][1], None, None, None]
+    elif defect == "base":
+        rows[bad][0] = str(base - 1)
+    elif defect == "weight":
+        if not weighted:
+            defect = "none"
+        else:
+            rows[bad][2] = draw(st.sampled_from(EDGE_BAD_WEIGHTS))
+    elif defect == "one field":
+        rows[bad][1:4] = [None, None, None]
+    separator = st.sampled_from([",", ", ", " ,"]) if delimiter else SPACES
+    lines, row_lines = [], []
+    for row in rows:
+        while draw(st.integers(0, 4)) == 4:
+            lines.append(draw(st.sampled_from(["", "# comment", "% comment", "  "])))
+        fields = [text for text in row[:4] if text is not None]
+        lines.append(draw(separator).join(fields) + draw(st.sampled_from(["", " # note"])))
+        row_lines.append(len(lines))
+    ending = draw(st.sampled_from(["\n", "\r\n"]))
+    if defect == "carriage return":
+        index = row_lines[bad] - 1
+        lines[index] = lines[index] + "\r" + lines[index]
+    data = (ending.join(lines) + ending).encode("latin-1")
+    options = {"base": base, "delimiter": delimiter}
+    if defect == "none":
+        edges: dict[tuple[int, int], float] = {}
+        for row in rows:
+            edges[(row[4], row[5])] = min_weight(
+                edges.get((row[4], row[5])), float(row[2]) if weighted else 1.0
+            )
+        n = 1 + max(max(row[4], row[5]) for row in rows)
+        return data, options, ("graph", n, True, weighted, edges)
+    return data, options, ("error", row_lines[bad])
+
+
+def check_expected(read, path: Path, expected, **options) -> None:
+    """``read`` (fast path on and off) gives the expected graph or error, within 20 s."""
+    fast = "_load_mtx_fast" if read is read_mtx else "_load_edgelist_fast"
+    for fast_path in (fast, None):
+        patches = [mock.patch.object(graph_io, "_available_memory", return_value=SMALL_MEMORY)]
+        if fast_path:
+            patches.append(mock.patch.object(graph_io, fast_path, return_value=None))
+        with contextlib.ExitStack() as stack, time_limit(20):
+            for patch in patches:
+                stack.enter_context(patch)
+            if expected[0] == "error":
+                with pytest.raises(GraphFormatError) as error:
+                    read(path, backend="numpy", **options)
+                assert (error.value.path, error.value.line) == (str(path), expected[1]), str(
+                    error.value
+                )
+                assert str(error.value).startswith(f"{path}:{expected[1]}: ")
+                continue
+            graph = read(path, backend="numpy", **options)
+        _, n, directed, weighted, edges = expected
+        assert (graph.num_vertices, graph.directed, graph.weighted) == (n, directed, weighted)
+        assert same_weights(edge_weights(graph), edges)
+
+
+@settings(max_examples=300, deadline=None)
+@given(mtx_files())
+def test_fuzz_mtx_grammar(tmp_path_factory, case):
+    data, expected = case
+    check_expected(read_mtx, write(tmp_path_factory.mktemp("fuzz"), "g.mtx", data), expected)
+
+
+@settings(max_examples=300, deadline=None)
+@given(edge_list_files())
+def test_fuzz_edge_list_grammar(tmp_path_factory, case):
+    data, options, expected = case
+    path = write(tmp_path_factory.mktemp("fuzz"), "g.el", data)
+    check_expected(read_edgelist, path, expected, **options)
+
+
+# --- every truncation of a valid file -----------------------------------------------------------
+TRUNCATED_SOURCES = [
+    *VALID_TEXTS,
+    b"# an edge list\n0 1 0.5\n1 12 2\n\n12 3 -1e3\r\n3 0 7 extra\n",
+    b"%%MatrixMarket matrix coordinate real symmetric\n% c\n12 12 3\n12 1 2.5\n3 3 1e-2\n10 9 7\n",
+]
+
+
+@pytest.mark.parametrize("source", range(len(TRUNCATED_SOURCES)))
+def test_every_truncation(tmp_path, source):
+    """Each prefix of a valid file reads as a graph or as a GraphFormatError, the same with the
+    fast path off; a Matrix Market prefix that still reads is the whole file's graph, bar the
+    last value's digits."""
+    text = TRUNCATED_SOURCES[source]
+    full = outcome(read_mtx, write(tmp_path, "full.mtx", text))
+    for cut in range(len(text)):
+        path = write(tmp_path, f"cut{cut}.mtx", text[:cut])
+        read_all_ways(path)
+        got = outcome(read_mtx, path)
+        if not isinstance(got, str) and not isinstance(full, str):
+            assert got[:4] == full[:4], cut  # vertices, direction and edges: all there
+
+
+@pytest.mark.parametrize(
+    "data, line, problem",
+    [
+        (b"0 1\n5 99999999999\n", 2, "implies 100000000000 vertices; bspgraph supports at most"),
+        (b"0 1\n5 99999999999999999999999\n", 2, "bspgraph supports at most 3000000000"),
+        (b"0 1\n1 2147483648\n", 2, "vertex id 2147483648 implies 2147483649 vertices, which need"),
+    ],
+)
+def test_edge_list_ids_past_what_fits(tmp_path, monkeypatch, data, line, problem):
+    monkeypatch.setattr(graph_io, "_available_memory", lambda: 16 * 2**30)
+    path = write(tmp_path, "huge.el", data)
+    with pytest.raises(GraphFormatError) as error:
+        read_edgelist(path, backend="numpy")
+    assert error.value.line == line and problem in error.value.problem
+    assert "GiB of memory available" in str(error.value) or "at most" in str(error.value)
+
+
+@pytest.mark.parametrize(
+    "size, problem",
+    [
+        (b"2147483653 2147483653 1", "declares 2147483653 vertices, which need about 48.0 GiB"),
+        (b"99999999999 99999999999 0", "declares 99999999999 vertices; bspgraph supports at most"),
+    ],
+)
+def test_mtx_size_past_what_fits(tmp_path, monkeypatch, size, problem):
+    monkeypatch.setattr(graph_io, "_available_memory", lambda: 16 * 2**30)
+    path = write(tmp_path, "huge.mtx", HEADER.replace(b"real", b"pattern") + size + b"\n1 2\n")
+    with pytest.raises(GraphFormatError) as error:
+        read_mtx(path, backend="numpy")
+    assert error.value.line == 2 and problem in error.value.problem
+    assert "16.0 GiB of memory available" in str(error.value) or "at most" in str(error.value)
+
+
+def test_edge_list_num_vertices_past_what_fits(tmp_path, monkeypatch):
+    monkeypatch.setattr(graph_io, "_available_memory", lambda: 2**30)
+    path = write(tmp_path, "e.el", b"0 1\n")
+    with pytest.raises(ValueError, match=r"num_vertices=100000000\).*need about 2\.2 GiB"):
+        read_edgelist(path, num_vertices=10**8)
+    monkeypatch.setattr(graph_io, "_available_memory", lambda: None)  # unknown: only the 3e9
+    with pytest.raises(ValueError, match="at most 3000000000"):
+        read_edgelist(path, num_vertices=10**10)

@@ -1,0 +1,180 @@
+"""How much device memory a run needs, checked before anything moves to the GPU.
+
+:func:`estimate` adds up what the just-enough scheme allocates on one device: the graph (CSR, and
+the reverse CSR when the primitive may pull on a directed graph), the cached degree arrays, the
+primitive's state, two frontiers (ids and mask each), the fused kernels' output buffers and the
+per-superstep temporaries of an advance (push works in chunks of
+``frontier.advance.push.CHUNK_EDGES`` edges; a generic pull has every in-edge in flight).
+:func:`check` compares it with the device's free memory and raises
+:class:`~bspgraph.exceptions.OutOfDeviceMemory` with both numbers, instead of a CUDA
+out-of-memory deep inside a superstep.
+
+The estimate reads sizes and dtypes only (``num_vertices``, ``num_edges``, ``weighted``,
+``directed``, the id and offset dtypes that :func:`~bspgraph.graph.graph.index_dtype` picks), so
+it works on a host graph before it is copied and on graphs too large to build here.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from .exceptions import OutOfDeviceMemory
+from .frontier.advance import push
+from .graph.graph import index_dtype
+
+GiB = 2**30
+PUSH_BYTES_PER_EDGE = 56  # slots, segment, edge ids (int64), src, dst, weights, functor values
+# a generic pull has every in-edge in flight at once: segment, positions, hits, ids, weights and
+# functor values (the NumPy path peaks at ~85 bytes per in-edge, weighted PageRank)
+PULL_BYTES_PER_EDGE = 88
+QUEUED_BYTES = 4  # the relax kernel's int32 "queued" flag per vertex
+
+# How the built-in primitives pull: None (never), "fused" (a kernel, no per-edge temporaries)
+# or "generic" (operator arrays over every in-edge). Others: ``may_pull`` / ``pull_kind``
+# attributes if they define them, else "generic" when ``needs_all`` (the conservative guess).
+_PULLS = {
+    "BFS": lambda options: None if options.get("direction", "auto") == "push" else "fused",
+    "SSSP": lambda options: None,
+    "CC": lambda options: None,
+    "PageRank": lambda options: "generic",
+    "TC": lambda options: None,
+}
+
+
+def estimate(primitive, graph, *, devices: int = 1, edges: int | None = None) -> int:
+    """Bytes one device needs to run ``primitive`` on ``graph`` split over ``devices`` devices.
+
+    With several devices each holds every vertex's state and frontiers ("duplicate-all"), the
+    out-edges (and, directed, the in-edges) of its own vertices, ``edges`` of them (default:
+    an even share; all of them when the primitive sets ``replicate_graph``), the owner map and
+    the communicator's send and receive buffers of the communicated state. Scalars and CUDA
+    kernel images are not counted.
+    """
+    devices = max(int(devices), 1)
+    n, m = int(graph.num_vertices), int(graph.num_edges)
+    ids = index_dtype(n).itemsize
+    offsets = index_dtype(m).itemsize
+    weight = _weight_itemsize(graph)
+    pull = _pull_kind(primitive)
+    if edges is None:
+        whole = devices == 1 or getattr(primitive, "replicate_graph", False)
+        edges = m if whole else -(-m // devices)
+
+    def csr(num_edges: int, *, edge_ids: bool) -> int:
+        per_edge = ids + (weight or 0) + (offsets if edge_ids else 0)
+        return (n + 1) * offsets + num_edges * per_edge
+
+    total = csr(edges, edge_ids=False)
+    total += n * offsets  # cached out-degrees (the cost model reads them)
+    if graph.directed and devices > 1:  # a device's part always carries its in-edges
+        total += csr(edges, edge_ids=False) + n * offsets
+    elif graph.directed and pull is not None:  # built on the first pull, with edge ids
+        total += csr(edges, edge_ids=True) + n * offsets
+    total += n * _state_itemsize(primitive, graph)
+    total += 2 * n * (ids + 1)  # current and next frontier: ids and mask each
+    total += n * (ids + QUEUED_BYTES + 8)  # fused output (<= n ids), queued flags, degree scan
+    temporaries = min(edges, push.CHUNK_EDGES) * PUSH_BYTES_PER_EDGE
+    if pull == "generic":
+        temporaries = max(temporaries, edges * PULL_BYTES_PER_EDGE)
+    total += temporaries
+    if devices > 1:
+        names = [*getattr(primitive, "communicate", {}), *getattr(primitive, "associates", ())]
+        sizes = {spec.name: _itemsize(spec.dtype, graph) for spec in primitive.state}
+        total += 2 * n * (ids + sum(sizes.get(name, 8) for name in names))  # sent, received
+        total += 2 * n * offsets  # the whole graph's degrees, for every device's cost model
+        total += n * (1 + 4)  # the owned mask and the owner map (int32)
+    return int(total)
+
+
+def check(primitive, graph, backend, *, devices: int = 1, edges: int | None = None) -> None:
+    """Raise :class:`OutOfDeviceMemory` when :func:`estimate` exceeds ``backend``'s free memory.
+
+    A no-op on the CPU (``backend.free_bytes()`` is None). Memory that ``graph`` already holds on
+    ``backend`` counts as available; so does memory CuPy's pool keeps for reuse.
+
+    Raises
+    ------
+    OutOfDeviceMemory
+        "<primitive> on <V> vertices, <E> edges needs X GiB, Y GiB free on GPU d".
+    """
+    free = backend.free_bytes()
+    if free is None:
+        return
+    free += _pooled_bytes(backend)
+    if getattr(graph, "backend", None) == backend:
+        free += _resident_bytes(graph)
+    need = estimate(primitive, graph, devices=devices, edges=edges)
+    if need > free:
+        name = type(primitive).__name__
+        on = f" ({devices} devices)" if devices > 1 else ""
+        raise OutOfDeviceMemory(
+            f"{name} on {graph.num_vertices} vertices, {graph.num_edges} edges{on} needs "
+            f"{_amount(need)}, {_amount(free)} free on GPU {backend.device or 0}; "
+            "hint: more devices (devices=P), a smaller graph, or backend='numpy'"
+        )
+
+
+def _amount(size: int) -> str:
+    """Bytes in GiB (MiB below 0.1 GiB, so that small amounts are not shown as 0.00)."""
+    return f"{size / GiB:.2f} GiB" if size >= GiB / 10 else f"{size / 2**20:.2f} MiB"
+
+
+def _pull_kind(primitive) -> str | None:
+    if hasattr(primitive, "pull_kind"):
+        return primitive.pull_kind
+    rule = _PULLS.get(type(primitive).__name__)
+    if rule is not None:
+        return rule(getattr(primitive, "options", {}))
+    if getattr(primitive, "may_pull", getattr(primitive, "needs_all", False)):
+        return "generic"
+    return None
+
+
+def _weight_itemsize(graph) -> int | None:
+    weights = graph.weights
+    return None if weights is None else int(weights.dtype.itemsize)
+
+
+def _itemsize(name: str, graph) -> int:
+    if name == "vertex":
+        return index_dtype(int(graph.num_vertices)).itemsize
+    if name == "weight":
+        return _weight_itemsize(graph) or 8
+    return int(np.dtype(name).itemsize)
+
+
+def _state_itemsize(primitive, graph) -> int:
+    """Bytes per vertex of the primitive's state arrays (those its options switch on)."""
+    options = getattr(primitive, "options", {})
+    return sum(
+        _itemsize(spec.dtype, graph)
+        for spec in primitive.state
+        if spec.when is None or options.get(spec.when)
+    )
+
+
+def _resident_bytes(graph) -> int:
+    """Bytes of the CSR arrays ``graph`` already holds (they need no new memory)."""
+    csrs = [graph.forward]
+    reverse = getattr(graph, "_reverse", None)
+    if reverse is not None and reverse is not graph.forward:
+        csrs.append(reverse)
+    return sum(
+        int(math.prod(array.shape)) * array.dtype.itemsize
+        for csr in csrs
+        for array in (csr.offsets, csr.indices, csr.weights, csr.edge_ids)
+        if array is not None
+    )
+
+
+def _pooled_bytes(backend) -> int:
+    """Bytes CuPy's default pool holds but does not use (0 elsewhere)."""
+    if not getattr(backend, "is_gpu", False):
+        return 0
+    try:
+        with backend.xp.cuda.Device(backend.device or 0):
+            return int(backend.xp.get_default_memory_pool().free_bytes())
+    except AttributeError:
+        return 0
