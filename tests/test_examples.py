@@ -47,3 +47,11 @@ def test_label_propagation_karate_and_script(capsys):
 def test_label_propagation_rejects_directed_graph():
     with pytest.raises(ValueError, match="undirected"):
         lpa.label_propagation(bg.Graph.from_edges([0], [1], backend="numpy"))
+
+
+@pytest.mark.parametrize("communicator", ["broadcast", "selective", "butterfly"])
+def test_label_propagation_lifts_to_devices_unmodified(communicator):
+    graph = bg.Graph.from_networkx(nx.karate_club_graph(), backend="numpy")
+    one = lpa.label_propagation(graph)
+    three = lpa.label_propagation(graph, devices=3, partitioner="biased", communicator=communicator)
+    assert (three == one).all()
