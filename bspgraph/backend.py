@@ -15,7 +15,8 @@ from .exceptions import DeviceError
 
 NAMES = ("numpy", "cupy")
 ENV_VAR = "BSPGRAPH_BACKEND"
-_ONES: dict = {}  # (id(indices), dtype) -> (weak reference to indices, read-only ones)
+_EDGE_VALUES: dict = {}  # (id(source), ones?, dtype) -> (weak reference to source, read-only array)
+GATHER_CHUNK = 1 << 22  # entries gathered at once by gather_reduce on NumPy
 
 
 @dataclass(frozen=True)
@@ -40,9 +41,17 @@ class Backend:
         return contextlib.nullcontext()
 
     def asarray(self, array, dtype=None):
-        """Move ``array`` to this backend (a no-op when it is already there)."""
+        """Move ``array`` to this backend's device (a no-op when it is already there)."""
         if self.is_gpu:
-            with self.xp.cuda.Device(self.device or 0):
+            device = self.device or 0
+            with self.xp.cuda.Device(device):
+                if isinstance(array, self.xp.ndarray) and array.device.id != device:
+                    # A peer copy, ordered on neither device's stream: wait for the source before
+                    # it and for the copy after it, since any device may read the result next.
+                    array.device.synchronize()
+                    moved = self.xp.array(array, dtype=dtype, copy=True)
+                    self.xp.cuda.Device(device).synchronize()
+                    return moved
                 return self.xp.asarray(array, dtype=dtype)
         return np.asarray(to_host(array), dtype=dtype)
 
@@ -80,28 +89,35 @@ class Backend:
             import scipy.sparse as sparse
         return sparse.csr_matrix((data, indices, offsets), shape=shape) @ x
 
-    def segment_reduce(self, values, offsets, reduce: str):
-        """``out[i] = reduce(values[offsets[i]:offsets[i + 1]])`` with ``reduce`` "min" or "sum";
-        the identity (the dtype's largest value, or 0) for an empty segment. NumPy runs one
-        ``reduceat`` over the non-empty segments; CuPy scatters by segment."""
+    def gather_reduce(self, values, offsets, indices, reduce: str):
+        """``out[i] = reduce(values[indices[offsets[i]:offsets[i + 1]]])`` (a CSR matrix's rows)
+        with ``reduce`` "min" or "sum"; the identity (the dtype's largest value, or 0) for an
+        empty row. NumPy gathers and ``reduceat``s a few million entries at a time (temporaries
+        that stay in cache, no page faults); CuPy scatters by row."""
         xp, count = self.xp, int(offsets.shape[0]) - 1
+        if reduce not in ("min", "sum"):
+            raise ValueError(f"gather_reduce(reduce={reduce!r}): expected 'min' or 'sum'")
+        identity = 0
         if reduce == "min":
             kind = values.dtype.kind
             identity = np.inf if kind == "f" else (True if kind == "b" else np.iinfo(values.dtype).max)
-        elif reduce == "sum":
-            identity = 0
-        else:
-            raise ValueError(f"segment_reduce(reduce={reduce!r}): expected 'min' or 'sum'")
         out = xp.full(count, identity, dtype=values.dtype)
-        if values.shape[0] == 0:
+        total = int(indices.shape[0])
+        if total == 0:
             return out
         if self.is_gpu:
-            segment = self.segment_index(xp.diff(offsets), int(values.shape[0]))
-            (self.scatter_min if reduce == "min" else self.scatter_add)(out, segment, values)
+            segment = self.segment_index(xp.diff(offsets), total)
+            (self.scatter_min if reduce == "min" else self.scatter_add)(out, segment, values[indices])
             return out
-        rows = np.flatnonzero(np.diff(offsets))
         ufunc = np.minimum if reduce == "min" else np.add
-        out[rows] = ufunc.reduceat(values, offsets[rows])
+        rows = np.flatnonzero(np.diff(offsets))
+        starts = offsets[rows]
+        cuts = np.searchsorted(starts, np.arange(0, total, GATHER_CHUNK), side="left")
+        for lo, hi in zip(cuts.tolist(), [*cuts[1:].tolist(), rows.shape[0]]):
+            if hi > lo:
+                first, last = int(starts[lo]), int(offsets[rows[hi - 1] + 1])
+                gathered = np.take(values, indices[first:last])
+                out[rows[lo:hi]] = ufunc.reduceat(gathered, starts[lo:hi] - first)
         return out
 
     def masked_sum(self, values, mask) -> int:
@@ -112,20 +128,23 @@ class Backend:
             return int(values[mask].sum())
         return int(np.dot(mask, values))
 
-    def ones_like_edges(self, indices, dtype):
-        """Ones of ``dtype``, one per entry of ``indices`` (the data of an unweighted sparse
-        product). On NumPy the array is read-only and cached while ``indices`` lives, so a
-        product per superstep does not fill E ones each time."""
+    def edge_values(self, indices, weights, dtype):
+        """The data of a sparse product over a CSR with ``indices``: ``weights`` as ``dtype``, or
+        ones when ``weights`` is None. On NumPy a converted or filled array is cached (read-only)
+        while its source array lives, so a product per superstep does not redo O(E) work."""
+        if weights is not None and weights.dtype == np.dtype(dtype):
+            return weights
+        source = indices if weights is None else weights
         if self.is_gpu:
-            return self.xp.ones(indices.shape[0], dtype=dtype)
-        key = (id(indices), np.dtype(dtype).str)
-        cached = _ONES.get(key)
-        if cached is not None and cached[0]() is indices:
+            return self.xp.ones(indices.shape[0], dtype) if weights is None else weights.astype(dtype)
+        key = (id(source), weights is None, np.dtype(dtype).str)
+        cached = _EDGE_VALUES.get(key)
+        if cached is not None and cached[0]() is source:
             return cached[1]
-        ones = np.ones(indices.shape[0], dtype=dtype)
-        ones.flags.writeable = False
-        _ONES[key] = (weakref.ref(indices, lambda _ref, key=key: _ONES.pop(key, None)), ones)
-        return ones
+        values = np.ones(indices.shape[0], dtype) if weights is None else weights.astype(dtype)
+        values.flags.writeable = False
+        _EDGE_VALUES[key] = (weakref.ref(source, lambda _r, key=key: _EDGE_VALUES.pop(key, None)), values)
+        return values
 
     def segment_index(self, counts, total: int):
         """For each of ``total = sum(counts)`` slots, the index of the segment it falls in.

@@ -28,6 +28,10 @@ from .frontier import Frontier
 from .graph.graph import CSR, Graph
 
 REDUCE = {"sum": sum, "min": min, "max": max}
+# Several GPUs in one process exchange through the host: CuPy's per-device memory pools are
+# not safe for kernels of one GPU reading another GPU's temporaries (seen as lost updates on
+# rmat 22 with peer copies); one process per GPU (NCCL, MPI) sends device buffers directly.
+HOST = get_backend("numpy")
 
 
 def enact_multi(primitive, graph, device_ids, *, partitioner, communicator, backend, seed,
@@ -68,6 +72,8 @@ def _enact(primitive, graph, transport, backends, partitioner, communicator, see
         outputs = each(primitive.step, devices, frontiers, states, iteration)
         _reduce_scalars(primitive, states, transport)
         packages = each(functools.partial(_package, primitive), devices, states, outputs)
+        if not transport.distributed:  # GPUs of one process exchange through host memory
+            packages = {d: _to(HOST, update) for d, update in packages.items()}
         updates = [packages.get(d) for d in range(transport.size)]
         received, traffic = pattern.exchange(
             updates, owner=owner, to_all=primitive.needs_all, transport=transport,
@@ -95,7 +101,7 @@ def _transport(transport, backend, device_ids) -> tuple[comm.Transport, dict]:
     """The Transport, and the Backend of each device it drives in this process."""
     if transport is None or transport == "local":
         backends = _backends(backend, device_ids or [0])
-        return comm.Local(backends), dict(enumerate(backends))
+        return comm.Local(len(backends)), dict(enumerate(backends))
     if transport == "mpi":
         from .comm.mpi import MPITransport
 
@@ -343,14 +349,9 @@ def merge(primitive, update: Update) -> Update:
     """One entry per id: the winner of the first min/max combiner (associates travel with it),
     sums of "sum" state, any one of "replace" state."""
     backend = backend_of(update.ids)
+    xp = backend.xp
     if update.ids.size == 0:
         return update
-    with backend.activate():  # the arrays' own GPU: a communicator merges on any device
-        return _merge(primitive, update, backend)
-
-
-def _merge(primitive, update: Update, backend) -> Update:
-    xp = backend.xp
     combiners = primitive.communicate
     key = next((n for n, c in combiners.items() if c in ("min", "max")), None)
     order = xp.arange(update.ids.size)

@@ -97,3 +97,16 @@ def test_triangles_cupy_equals_numpy(rmat18):
     expected = bg.triangle_count(cpu, backend="numpy")
     assert result.total == expected.total
     np.testing.assert_array_equal(result.per_vertex, expected.per_vertex)
+
+
+@pytest.mark.parametrize("communicator", ["selective", "butterfly", "broadcast"])
+def test_two_gpus_equal_one(communicator):
+    from bspgraph.backend import gpu_count
+
+    if gpu_count() < 2:
+        pytest.skip("needs 2 GPUs")
+    graph = bg.generators.rmat(16, 16, seed=4, weights=True, backend="cupy")
+    run = {"devices": 2, "partitioner": "random", "communicator": communicator}
+    np.testing.assert_array_equal(bg.bfs(graph, 0, **run).depth, bg.bfs(graph, 0).depth)
+    np.testing.assert_array_equal(bg.sssp(graph, 0, **run).distance, bg.sssp(graph, 0).distance)
+    np.testing.assert_allclose(bg.pagerank(graph, **run).rank, bg.pagerank(graph).rank, rtol=1e-9)
