@@ -11,6 +11,7 @@ from .exceptions import (
     GraphFormatError,
 )
 from .graph import Graph, generators, load_npz, read_edgelist, read_mtx, save_npz
+from .graph.write import write_mtx
 from .primitives import (
     betweenness_centrality,
     bfs,
@@ -25,5 +26,6 @@ __all__ = [
     "GraphFormatError", "Primitive", "Scalar", "State", "Stats", "betweenness_centrality", "bfs",
     "comm", "connected_components", "enact", "frontier", "generators", "get_backend", "load_npz",
     "pagerank", "partitioners", "read_edgelist", "read_mtx", "save_npz", "sssp", "triangle_count",
+    "write_mtx",
 ]  # fmt: skip
 __version__ = "0.1.0"

@@ -1,11 +1,28 @@
-"""The ``bspgraph`` command: run a primitive on a graph file or a generated graph."""
+"""The ``bspgraph`` command: run a primitive on a graph file or a generated graph.
+
+    bspgraph run ALGO GRAPH [--source S] [--devices N] [--partitioner P] [--communicator C]
+                 [--fanout F] [--transport local|nccl|mpi] [--backend numpy|cupy]
+                 [--output FILE.npy|FILE.csv] [--json]
+    bspgraph bench ALGO GRAPH [--repeat N] [--warmup W] [--plot FILE.png] [run options]
+    bspgraph generate rmat --scale S [--edge-factor F] [--seed X] -o FILE.mtx|FILE.npz
+    bspgraph generate grid --rows R [--cols C] -o FILE.mtx|FILE.npz
+    bspgraph info GRAPH [--sweeps K] [--json]
+
+ALGO is one of bfs, sssp, cc, pagerank, bc, tc. GRAPH is a Matrix Market (.mtx), bspgraph npz
+(.npz) or edge-list file, or a generated graph: ``rmat:SCALE[:EDGE_FACTOR]`` (Graph500 R-MAT,
+seed 1, weights 1..64) or ``grid:ROWSxCOLS``. Exit status: 0 on success, 1 for bad data (a
+malformed or missing file, a bad vertex id; one line on stderr, no traceback), 2 for usage.
+"""
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
+import statistics
 import sys
+import threading
 import time
 
 import numpy as np
@@ -16,6 +33,13 @@ from .exceptions import BspgraphError
 ALGORITHMS = {
     "bfs": ("depth", lambda g, a, run: primitives.bfs(g, a.source, **run)),
     "sssp": ("distance", lambda g, a, run: primitives.sssp(g, a.source, **run)),
+    "cc": ("labels", lambda g, a, run: primitives.connected_components(g, **run)),
+    "pagerank": ("rank", lambda g, a, run: primitives.pagerank(g, **run)),
+    "bc": (
+        "centrality",
+        lambda g, a, run: primitives.betweenness_centrality(g, _bc_sources(g, a), **run),
+    ),  # fmt: skip
+    "tc": ("per_vertex", lambda g, a, run: primitives.triangle_count(g, **run)),
 }
 
 
@@ -28,84 +52,509 @@ def load_graph(spec: str, backend: str | None):
     if kind == "rmat" and rest:
         scale, _, edge_factor = rest.partition(":")
         return graph_module.generators.rmat(
-            int(scale), int(edge_factor or 16), seed=1, weights=True, backend=backend
-        )
+            _spec_int(spec, scale), _spec_int(spec, edge_factor or "16"), seed=1, weights=True,
+            backend=backend,
+        )  # fmt: skip
     if kind == "grid" and rest:
         rows, _, cols = rest.partition("x")
-        return graph_module.generators.grid(int(rows), int(cols or rows), backend=backend)
+        return graph_module.generators.grid(
+            _spec_int(spec, rows), _spec_int(spec, cols or rows), backend=backend
+        )
     if not os.path.exists(spec):
         raise FileNotFoundError(f"{spec}: no such file (or use rmat:SCALE or grid:RxC)")
-    if spec.endswith(".mtx"):
-        return graph_module.read_mtx(spec, backend=backend)
-    if spec.endswith(".npz"):
-        return graph_module.load_npz(spec, backend=backend)
-    return graph_module.read_edgelist(spec, backend=backend)
+    with _read_progress(spec):
+        if spec.endswith(".mtx"):
+            return graph_module.read_mtx(spec, backend=backend)
+        if spec.endswith(".npz"):
+            return graph_module.load_npz(spec, backend=backend)
+        return graph_module.read_edgelist(spec, backend=backend)
+
+
+def _spec_int(spec: str, text: str) -> int:
+    """An integer field of a generator spec, or a ValueError that shows the expected form."""
+    if not text.strip().isdigit():
+        form = "rmat:SCALE[:EDGE_FACTOR]" if spec.startswith("rmat") else "grid:ROWSxCOLS"
+        raise ValueError(
+            f"{spec}: expected {form} with non-negative integers, e.g. rmat:10, grid:8x8"
+        )
+    return int(text)
+
+
+@contextlib.contextmanager
+def _read_progress(path: str):
+    """A tqdm bar of the bytes read from ``path``, while the body reads it.
+
+    Shown only when tqdm is installed and stderr is a terminal. The readers open the file
+    themselves, so a daemon thread polls that file's offset in ``/proc/self/fdinfo`` (Linux; the
+    bar only jumps to the end elsewhere), and says "building" once the file is closed.
+    """
+    try:
+        from tqdm import tqdm
+    except ImportError:
+        tqdm = None
+    if tqdm is None or not sys.stderr.isatty():
+        yield
+        return
+    size = os.path.getsize(path)
+    bar = tqdm(total=size, desc=f"reading {os.path.basename(path)}", unit="B", unit_scale=True,
+               leave=False, file=sys.stderr)  # fmt: skip
+    done = threading.Event()
+
+    def poll():
+        target, building = os.path.realpath(path), False
+        while not done.wait(0.1):
+            offset = _read_offset(target)
+            if offset is not None and offset > bar.n:
+                bar.update(min(offset, size) - bar.n)
+            elif offset is None and bar.n and not building:  # read and closed: CSR next
+                bar.update(size - bar.n)
+                bar.set_description_str(f"building the graph from {os.path.basename(path)}")
+                building = True
+
+    poller = threading.Thread(target=poll, daemon=True)
+    poller.start()
+    try:
+        yield
+    finally:
+        done.set()
+        poller.join()
+        bar.update(size - bar.n)
+        bar.close()
+
+
+def _read_offset(target: str) -> int | None:
+    """The largest offset of this process's open descriptors on ``target`` (None: none or no
+    /proc)."""
+    offsets = []
+    try:
+        descriptors = os.listdir("/proc/self/fd")
+    except OSError:
+        return None
+    for fd in descriptors:
+        try:
+            if os.readlink(f"/proc/self/fd/{fd}") != target:
+                continue
+            with open(f"/proc/self/fdinfo/{fd}") as info:
+                offsets += [int(line.split()[1]) for line in info if line.startswith("pos:")]
+        except (OSError, ValueError, IndexError):
+            continue
+    return max(offsets, default=None)
 
 
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="bspgraph", description=__doc__)
+    parser = argparse.ArgumentParser(
+        prog="bspgraph", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     commands = parser.add_subparsers(dest="command", required=True)
     run = commands.add_parser("run", help="run a primitive and print a summary")
-    run.add_argument("algorithm", choices=sorted(ALGORITHMS))
-    run.add_argument("graph", help="a .mtx/.npz/edge-list file, rmat:SCALE[:EF] or grid:RxC")
-    run.add_argument("--source", type=int, default=0)
-    run.add_argument("--devices", type=int, default=1)
-    run.add_argument("--partitioner", default=None)
-    run.add_argument("--communicator", default=None)
-    run.add_argument("--fanout", type=int, default=None)
-    run.add_argument("--backend", choices=["numpy", "cupy"], default=None)
+    _add_run_options(run)
     run.add_argument("--output", help="write the result array to FILE.npy or FILE.csv")
-    run.add_argument("--json", action="store_true", help="print the summary as JSON")
+
+    bench = commands.add_parser("bench", help="time a primitive: median of --repeat runs")
+    _add_run_options(bench)
+    bench.add_argument("--repeat", type=_positive, default=5, help="timed runs (default 5)")
+    bench.add_argument("--warmup", type=_non_negative, default=1,
+                       help="untimed runs first (default 1)")  # fmt: skip
+    bench.add_argument("--plot", metavar="FILE.png",
+                       help="draw frontier size and time per superstep (needs matplotlib)")  # fmt: skip
+
+    generate = commands.add_parser("generate", help="write a generated graph to a file")
+    kinds = generate.add_subparsers(dest="kind", required=True)
+    rmat = kinds.add_parser("rmat", help="Graph500 R-MAT: 2**scale vertices, undirected")
+    rmat.add_argument("--scale", type=_non_negative, required=True)
+    rmat.add_argument("--edge-factor", type=_non_negative, default=16)
+    rmat.add_argument("--seed", type=int, default=1)
+    rmat.add_argument("--weights", action=argparse.BooleanOptionalAction, default=True,
+                      help="integer weights 1..64 (default: on, as rmat:SCALE)")  # fmt: skip
+    grid = kinds.add_parser("grid", help="ROWS x COLS 4-neighbour grid, undirected")
+    grid.add_argument("--rows", type=_non_negative, required=True)
+    grid.add_argument("--cols", type=_non_negative, default=None, help="default: ROWS")
+    grid.add_argument("--seed", type=int, default=0)
+    grid.add_argument("--weights", action=argparse.BooleanOptionalAction, default=False,
+                      help="integer weights 1..64 (default: off, as grid:RxC)")  # fmt: skip
+    for kind in (rmat, grid):
+        kind.add_argument("-o", "--output", required=True, metavar="FILE.mtx|FILE.npz")
+        kind.add_argument("--backend", choices=["numpy", "cupy"], default=None)
+
+    info = commands.add_parser(
+        "info", help="vertices, edges, degrees, components (weakly, if directed), diameter"
+    )
+    info.add_argument("graph", help=GRAPH_HELP)
+    info.add_argument("--sweeps", type=_positive, default=4,
+                      help="BFS sweeps for the diameter estimate (default 4)")  # fmt: skip
+    info.add_argument("--backend", choices=["numpy", "cupy"], default=None)
+    info.add_argument("--json", action="store_true", help="print the facts as JSON")
     return parser
+
+
+GRAPH_HELP = "a .mtx/.npz/edge-list file, rmat:SCALE[:EF] or grid:RxC"
+
+
+def _add_run_options(command: argparse.ArgumentParser) -> None:
+    """The arguments that ``run`` and ``bench`` share: what to run, where and how."""
+    from . import comm, partitioners
+
+    command.add_argument("algorithm", choices=sorted(ALGORITHMS))
+    command.add_argument("graph", help=GRAPH_HELP)
+    command.add_argument("--source", type=int, default=0, help="bfs and sssp (default 0)")
+    command.add_argument("--samples", type=_positive, default=None,
+                         help="bc: this many random sources (default: every vertex)")  # fmt: skip
+    command.add_argument("--seed", type=int, default=0,
+                         help="partitioner and bc sample seed (default 0)")  # fmt: skip
+    command.add_argument("--devices", type=_positive, default=1)
+    command.add_argument("--partitioner", choices=sorted(partitioners.REGISTRY), default=None)
+    command.add_argument("--communicator", choices=sorted(comm.REGISTRY), default=None)
+    command.add_argument("--fanout", type=_positive, default=None,
+                         help="butterfly fanout (implies --communicator butterfly)")  # fmt: skip
+    command.add_argument("--transport", choices=["local", "nccl", "mpi"], default="local")
+    command.add_argument("--backend", choices=["numpy", "cupy"], default=None)
+    command.add_argument("--json", action="store_true", help="print the summary as JSON")
+
+
+def _positive(text: str) -> int:
+    value = _non_negative(text)
+    if value == 0:
+        raise argparse.ArgumentTypeError(f"expected an integer >= 1, got {text!r}")
+    return value
+
+
+def _non_negative(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"expected an integer >= 0, got {text!r}")
+    return value
 
 
 def main(argv: list[str] | None = None) -> int:
     """Entry point: exit 0 on success, 2 for usage errors, 1 for bad data."""
-    args = _parser().parse_args(argv)
+    parser = _parser()
+    args = parser.parse_args(argv)
+    _check_usage(parser, args)
+    commands = {"run": _run, "bench": _bench, "generate": _generate, "info": _info}
     try:
-        return _run(args)
+        return commands[args.command](args)
     except (BspgraphError, ValueError, OSError, ImportError) as error:
-        print(f"bspgraph: error: {error}", file=sys.stderr)
-        return 1
+        return _fail(error)
+    except MemoryError:
+        return _fail("out of memory (try a smaller graph, or --backend numpy on a larger host)")
+    except KeyboardInterrupt:
+        print("bspgraph: interrupted", file=sys.stderr)
+        return 130
+
+
+def _fail(error) -> int:
+    """One line on stderr, never a traceback; exit status 1 (bad data)."""
+    message = " ".join(str(error).split()) or type(error).__name__
+    print(f"bspgraph: error: {message}", file=sys.stderr)
+    return 1
+
+
+def _check_usage(parser: argparse.ArgumentParser, args) -> None:
+    """Combinations argparse cannot check itself; ``parser.error`` exits with status 2."""
+    if getattr(args, "fanout", None) is not None and args.communicator not in (None, "butterfly"):
+        parser.error(f"--fanout is a butterfly setting; --communicator is {args.communicator!r}")
+    output = getattr(args, "output", None)
+    if args.command == "run" and output and not output.endswith((".npy", ".csv")):
+        parser.error(f"--output {output!r}: expected a file name ending in .npy or .csv")
+    if args.command == "generate" and not output.endswith((".mtx", ".npz")):
+        parser.error(f"--output {output!r}: expected a file name ending in .mtx or .npz")
+    if args.command == "bench" and args.plot and not args.plot.endswith(".png"):
+        parser.error(f"--plot {args.plot!r}: expected a file name ending in .png")
+
+
+def _run_kwargs(args) -> dict:
+    """The keyword arguments every primitive takes: devices, partitioner, communicator..."""
+    run = {"devices": args.devices, "backend": args.backend, "seed": args.seed}
+    if args.partitioner:
+        run["partitioner"] = args.partitioner
+    if args.communicator or args.fanout is not None:
+        from . import comm
+
+        butterfly = args.communicator in (None, "butterfly") and args.fanout is not None
+        run["communicator"] = comm.Butterfly(fanout=args.fanout) if butterfly else args.communicator
+    if args.transport != "local":
+        run["transport"] = args.transport
+    return run
+
+
+def _bc_sources(graph, args):
+    """bc's sources: every vertex, or ``--samples`` distinct ones drawn with ``--seed``."""
+    if args.samples is None:
+        return None
+    rng = np.random.default_rng(args.seed)
+    count = min(args.samples, graph.num_vertices)
+    return sorted(rng.choice(graph.num_vertices, size=count, replace=False).tolist())
 
 
 def _run(args) -> int:
+    if args.transport in ("mpi", "nccl"):
+        return _run_mpi(args)
     started = time.perf_counter()
     graph = load_graph(args.graph, args.backend)
     loaded = time.perf_counter() - started
-    run = {"devices": args.devices, "backend": args.backend}
-    if args.partitioner:
-        run["partitioner"] = args.partitioner
-    if args.communicator:
-        from . import comm
-        butterfly = args.communicator == "butterfly" and args.fanout is not None
-        run["communicator"] = comm.Butterfly(fanout=args.fanout) if butterfly else args.communicator
     field, call = ALGORITHMS[args.algorithm]
-    result = call(graph, args, run)
+    result = call(graph, args, _run_kwargs(args))
     values = getattr(result, field)
-    stats = result.stats
+    summary = _summary(args, graph, result.stats, loaded)
+    summary.update(_findings(args.algorithm, result, values))
+    if args.output:
+        _write(args.output, values)
+    _print(summary, args.json)
+    return 0
+
+
+def _run_mpi(args) -> int:
+    """``run`` under ``mpiexec -n P`` (transport mpi or nccl), one device per rank: every rank
+    reads the graph and keeps its part (docs/multi-gpu-and-mpi.md); rank 0 prints the summary
+    and writes ``--output``. An error on any rank ends every rank non-zero, never a hang."""
+    from .comm.transport import failing_together
+    from .multi import distribute
+
+    if args.transport == "nccl":
+        from .comm.nccl import NCCLTransport
+
+        transport = NCCLTransport()
+    else:
+        from .comm.mpi import MPITransport
+
+        transport = MPITransport(backend=args.backend)
+    if args.devices not in (1, transport.size):
+        raise ValueError(f"--devices {args.devices}: --transport {args.transport} runs one "
+                         f"device per rank, {transport.size} here; leave --devices out")  # fmt: skip
+    args.devices = transport.size
+    with failing_together(transport):
+        started = time.perf_counter()
+        whole = load_graph(args.graph, "numpy")  # on the host: only the part goes to a GPU
+        graph = distribute(whole, transport, partitioner=args.partitioner, seed=args.seed,
+                           replicate=args.algorithm == "tc")  # fmt: skip
+        del whole  # from here on this rank holds its part only
+        loaded = time.perf_counter() - started
+        field, call = ALGORITHMS[args.algorithm]
+        result = call(graph, args, {**_run_kwargs(args), "transport": transport, "devices": None})
+        values = getattr(result, field)
+        summary = _summary(args, graph, result.stats, loaded)
+        summary.update(_findings(args.algorithm, result, values))
+        summary.update(edges=graph.partition.num_edges, backend=transport.backend.name)
+        if transport.rank == 0:
+            if args.output:
+                _write(args.output, values)
+            _print(summary, args.json)
+    return 0
+
+
+def _summary(args, graph, stats, loaded: float) -> dict:
     summary = {
         "algorithm": args.algorithm, "graph": args.graph, "vertices": graph.num_vertices,
         "edges": graph.num_edges, "directed": graph.directed, "backend": graph.backend.name,
         "devices": args.devices, "supersteps": stats.iterations, "load_seconds": round(loaded, 4),
         "seconds": round(stats.seconds, 6), "gteps": round(stats.gteps, 4),
-        "reached": int(np.count_nonzero(values >= 0) if field == "depth" else np.isfinite(values).sum()),
     }  # fmt: skip
-    if args.output:
-        _write(args.output, values)
-    if args.json:
+    if args.devices > 1:  # what the communicator moved, over all supersteps
+        for key in ("messages", "bytes", "rounds"):
+            summary[key] = sum(getattr(step, key) for step in stats.supersteps)
+    return summary
+
+
+def _findings(algorithm: str, result, values: np.ndarray) -> dict:
+    """The one or two numbers that say what a run found."""
+    if algorithm == "bfs":
+        reached = values >= 0
+        return {"reached": int(reached.sum()), "depth": int(values.max(initial=-1))}
+    if algorithm == "sssp":
+        return {"reached": int(np.isfinite(values).sum())}
+    if algorithm == "cc":
+        return {"components": int(np.unique(values).size)}
+    if algorithm == "tc":
+        return {"triangles": int(result.total)}
+    top = int(np.argmax(values)) if values.size else -1  # pagerank and bc: the top vertex
+    return {"top_vertex": top, "top_value": float(values[top]) if values.size else 0.0}
+
+
+def _print(summary: dict, as_json: bool) -> None:
+    if as_json:
         print(json.dumps(summary))
     else:
         print("  ".join(f"{key}={value}" for key, value in summary.items()))
+
+
+def _bench(args) -> int:
+    """Median of ``--repeat`` timed runs after ``--warmup`` untimed ones; GTEPS at the median."""
+    if args.plot:
+        _import_matplotlib()  # fail before the runs, not after them
+    started = time.perf_counter()
+    graph = load_graph(args.graph, args.backend)
+    loaded = time.perf_counter() - started
+    field, call = ALGORITHMS[args.algorithm]
+    run = _run_kwargs(args)
+    for _ in range(args.warmup):
+        call(graph, args, run)
+    results = [call(graph, args, run) for _ in range(args.repeat)]
+    seconds = [result.stats.seconds for result in results]
+    median = statistics.median(seconds)
+    result = min(results, key=lambda r: abs(r.stats.seconds - median))  # a run at the median
+    middle = result.stats
+    summary = _summary(args, graph, middle, loaded)
+    summary.update(_findings(args.algorithm, result, getattr(result, field)))
+    summary.update({
+        "repeat": args.repeat, "warmup": args.warmup, "seconds": round(median, 6),
+        "min_seconds": round(min(seconds), 6), "max_seconds": round(max(seconds), 6),
+        "gteps": round(middle.edges / median / 1e9 if median > 0 else 0.0, 4),
+    })  # fmt: skip
+    if args.plot:
+        devices = f"{args.devices} device" + ("s" if args.devices > 1 else "")
+        _plot(args.plot, middle, f"{args.algorithm} on {args.graph}, {devices}")
+        summary["plot"] = args.plot
+    _print(summary, args.json)
     return 0
+
+
+def _import_matplotlib():
+    try:
+        from matplotlib.figure import Figure
+    except ImportError:
+        raise ImportError(
+            "bspgraph bench --plot needs matplotlib; install it with: pip install matplotlib"
+        ) from None
+    return Figure
+
+
+def _plot(path: str, stats, title: str) -> None:
+    """Frontier size and time per superstep (and messages, for several devices) as a PNG."""
+    figure_class = _import_matplotlib()
+    steps = np.arange(1, len(stats.supersteps) + 1)
+    frontier = [step.frontier for step in stats.supersteps]
+    millis = [step.seconds * 1e3 for step in stats.supersteps]
+    messages = [step.messages for step in stats.supersteps]
+    panels = 3 if any(messages) else 2
+    figure = figure_class(figsize=(7, 2.4 * panels), layout="constrained")
+    axes = figure.subplots(panels, 1, sharex=True, squeeze=False)[:, 0]
+    axes[0].bar(steps, frontier, color="tab:blue")
+    axes[0].set_ylabel("output frontier\n(vertices)")
+    nonzero = [size for size in frontier if size]
+    if nonzero and max(nonzero) > 100 * min(nonzero):  # BFS frontiers span decades
+        axes[0].set_yscale("log")
+    axes[1].bar(steps, millis, color="tab:orange")
+    axes[1].set_ylabel("time (ms)")
+    if panels == 3:
+        axes[2].bar(steps, messages, color="tab:green")
+        axes[2].set_ylabel("messages")
+    axes[-1].set_xlabel("superstep")
+    axes[-1].xaxis.get_major_locator().set_params(integer=True)
+    axes[0].set_title(f"{title}: {len(steps)} supersteps, {stats.seconds * 1e3:.3g} ms")
+    temporary = f"{path}.tmp-{os.getpid()}.png"
+    figure.savefig(temporary, dpi=100)
+    os.replace(temporary, path)
+
+
+def _generate(args) -> int:
+    """Write an R-MAT or grid graph as Matrix Market or npz."""
+    from .graph import generators, save_npz, write_mtx
+
+    if args.kind == "rmat":
+        graph = generators.rmat(args.scale, args.edge_factor, seed=args.seed,
+                                weights=args.weights, backend=args.backend)  # fmt: skip
+        made = f"rmat scale={args.scale} edge_factor={args.edge_factor} seed={args.seed}"
+    else:
+        cols = args.rows if args.cols is None else args.cols
+        graph = generators.grid(args.rows, cols, weights=args.weights, seed=args.seed,
+                                backend=args.backend)  # fmt: skip
+        made = f"grid {args.rows}x{cols}" + (f" seed={args.seed}" if args.weights else "")
+    temporary = f"{args.output}.tmp-{os.getpid()}"
+    try:
+        if args.output.endswith(".npz"):
+            save_npz(graph, temporary)
+        else:
+            write_mtx(graph, temporary, comment=f"generated by bspgraph: {made}")
+        os.replace(temporary, args.output)
+    finally:
+        if os.path.exists(temporary):
+            os.remove(temporary)
+    print(f"wrote {args.output}: {graph!r}")
+    return 0
+
+
+def _info(args) -> int:
+    """Vertices, edges, degrees, components and an estimated diameter."""
+    from .primitives import bfs, connected_components
+
+    graph = load_graph(args.graph, args.backend)
+    out_degree = np.asarray(_host(graph.out_degree()))
+    labels = connected_components(graph, backend=args.backend).labels
+    component_ids, sizes = np.unique(labels, return_counts=True)
+    facts = {
+        "graph": args.graph, "vertices": graph.num_vertices, "edges": graph.num_edges,
+        "directed": graph.directed, "weighted": graph.weighted,
+        "self_loops": _self_loops(graph),
+    }  # fmt: skip
+    if not graph.directed:  # an undirected edge is stored twice, a self-loop once
+        facts["undirected_edges"] = (graph.num_edges + facts["self_loops"]) // 2
+    facts.update(_degree_facts("degree" if not graph.directed else "out_degree", out_degree))
+    if graph.directed:
+        facts.update(_degree_facts("in_degree", np.asarray(_host(graph.in_degree()))))
+    facts["isolated"] = int(((out_degree == 0) & (np.asarray(_host(graph.in_degree())) == 0)).sum())
+    facts["components"] = int(component_ids.size)
+    facts["largest_component"] = int(sizes.max(initial=0))
+    facts["diameter_estimate"] = _diameter_estimate(
+        graph, labels, component_ids, sizes, out_degree, args.sweeps, bfs, args.backend
+    )
+    if args.json:
+        print(json.dumps(facts))
+    else:
+        width = max(map(len, facts))
+        for key, value in facts.items():
+            print(f"{key:<{width}}  {value}")
+    return 0
+
+
+def _self_loops(graph) -> int:
+    src, dst, _ = graph.edges()
+    return int(np.count_nonzero(src == dst))
+
+
+def _host(array) -> np.ndarray:
+    from .backend import to_host
+
+    return to_host(array)
+
+
+def _degree_facts(name: str, degree: np.ndarray) -> dict:
+    if degree.size == 0:
+        return {f"{name}_min": 0, f"{name}_mean": 0.0, f"{name}_max": 0}
+    return {f"{name}_min": int(degree.min()), f"{name}_mean": round(float(degree.mean()), 3),
+            f"{name}_max": int(degree.max())}  # fmt: skip
+
+
+def _diameter_estimate(graph, labels, component_ids, sizes, degree, sweeps, bfs, backend) -> int:
+    """A lower bound on the diameter of the largest component by repeated double sweeps: BFS
+    from its highest-degree vertex, then from the farthest vertex found, ``sweeps`` times in all;
+    the answer is the largest depth seen (exact on trees and grids, close on most graphs).
+    Directed graphs are swept along out-edges, so it bounds the directed eccentricities seen."""
+    if graph.num_vertices == 0:
+        return 0
+    largest = component_ids[np.argmax(sizes)]
+    members = np.flatnonzero(labels == largest)
+    start = int(members[np.argmax(degree[members])])
+    best, seen = 0, set()
+    for _ in range(sweeps):
+        if start in seen:
+            break
+        seen.add(start)
+        depth = bfs(graph, start, backend=backend).depth
+        best = max(best, int(depth.max()))
+        start = int(np.argmax(depth))
+    return best
 
 
 def _write(path: str, values: np.ndarray) -> None:
     """Write to a temporary file, then rename: an interrupt leaves no half-written output."""
     temporary = f"{path}.tmp-{os.getpid()}"
     with open(temporary, "wb") as handle:
-        if path.endswith(".csv"):
-            np.savetxt(handle, values, delimiter=",", fmt="%g")
+        if path.endswith(".csv"):  # integers whole, floats with every digit (inf, nan as such)
+            fmt = "%d" if values.dtype.kind in "iub" else "%.17g"
+            np.savetxt(handle, values, delimiter=",", fmt=fmt)
         else:
             np.save(handle, values)
     os.replace(temporary, path)

@@ -3,6 +3,7 @@
 from . import generators
 from .graph import CSR, Graph, Summary
 from .io import load_npz, read_edgelist, read_mtx, save_npz
+from .write import write_mtx
 
 __all__ = [
     "CSR",
@@ -13,4 +14,5 @@ __all__ = [
     "read_edgelist",
     "read_mtx",
     "save_npz",
+    "write_mtx",
 ]

@@ -1,0 +1,197 @@
+"""networkx's algorithms on bspgraph: networkx's names, signatures and result shapes.
+
+Each function takes a backend graph (:class:`~bspgraph.nx.graph.NxGraph`, or a networkx graph,
+converted first), calls the bspgraph primitive on vertex ids, and maps the host arrays back to
+the node labels as networkx returns them (dicts of Python numbers, a generator of sets).
+Arguments bspgraph does not support raise NotImplementedError, which networkx's dispatcher reads
+as "try the next backend" (networkx itself with ``fallback_to_nx``); ``can_run`` predicates give
+the same answers before any conversion.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable
+
+import networkx as nx
+import numpy as np
+
+from .. import primitives
+from ..exceptions import ConvergenceError
+from .graph import NxGraph, from_networkx
+
+ALGORITHMS: dict[str, Callable] = {}  # name -> function, filled by @networkx_algorithm
+
+
+def networkx_algorithm(func: Callable) -> Callable:
+    """Register ``func`` under its name (networkx's) and give it networkx's docstring, with
+    bspgraph's notes (``func``'s own docstring) first. The signature is written out in full in
+    each function and checked against networkx's by ``tests/nx/test_interface.py``."""
+    original = getattr(nx, func.__name__, None)
+    notes = inspect.cleandoc(func.__doc__ or "")
+    func.__doc__ = f"bspgraph backend: {notes}\n\n{inspect.getdoc(original) or ''}"
+    func.can_run = lambda arguments: True
+    ALGORITHMS[func.__name__] = func
+    return func
+
+
+def can_run_when(func: Callable):
+    """Decorate a predicate of the bound arguments (True, or a reason string) as ``func``'s."""
+
+    def attach(predicate: Callable) -> Callable:
+        func.can_run = predicate
+        return predicate
+
+    return attach
+
+
+def _backend_graph(G, weight: str | None = None) -> NxGraph:
+    """``G`` itself, or ``G`` converted when it is a networkx graph (called directly)."""
+    if isinstance(G, NxGraph):
+        return G
+    if isinstance(G, nx.Graph):
+        return from_networkx(G, edge_attrs=None if weight is None else {weight: 1})
+    raise TypeError(f"expected a networkx graph or a bspgraph backend graph, got {type(G)}")
+
+
+# --- link analysis ------------------------------------------------------------------------------
+@networkx_algorithm
+def pagerank(G, alpha=0.85, personalization=None, max_iter=100, tol=1.0e-6, nstart=None,
+             weight="weight", dangling=None):  # fmt: skip
+    """pull-style power iteration (:func:`bspgraph.pagerank`); ``nstart`` and ``dangling`` are
+    not supported (NotImplementedError), nor negative weights or personalization values, nor an
+    unweighted multigraph (networkx counts its parallel edges)."""
+    reason = _pagerank_can_run({"G": G, "nstart": nstart, "dangling": dangling, "weight": weight})
+    if reason is not True:
+        raise NotImplementedError(f"pagerank: {reason}")
+    G = _backend_graph(G, weight)
+    if len(G) == 0:
+        return {}
+    graph = G.graph(weight)
+    if graph.weights is not None and not bool((graph.weights >= 0).all()):
+        raise NotImplementedError("pagerank: negative or NaN edge weights are not supported")
+    teleport = None
+    if personalization is not None:
+        teleport = np.array([personalization.get(node, 0) for node in G.nodes], dtype=np.float64)
+        if teleport.sum() == 0:
+            raise ZeroDivisionError  # as networkx
+        if not bool((teleport >= 0).all()):
+            raise NotImplementedError("pagerank: negative personalization values")
+    try:
+        rank = primitives.pagerank(graph, alpha, personalization=teleport, tol=tol,
+                                   max_iter=max_iter).rank  # fmt: skip
+    except ConvergenceError:
+        raise nx.PowerIterationFailedConvergence(max_iter) from None
+    return dict(zip(G.nodes, rank.tolist()))
+
+
+@can_run_when(pagerank)
+def _pagerank_can_run(arguments):
+    if arguments.get("nstart") is not None:
+        return "nstart (a start vector) is not supported"
+    if arguments.get("dangling") is not None:
+        return "dangling (a dangling-node distribution) is not supported"
+    G = arguments.get("G")
+    if G is not None and G.is_multigraph() and arguments.get("weight") is None:
+        return "an unweighted multigraph: networkx counts parallel edges, bspgraph merges them"
+    return True
+
+
+# --- shortest paths -----------------------------------------------------------------------------
+@networkx_algorithm
+def single_source_shortest_path_length(G, source, cutoff=None):
+    """level-synchronous BFS (:func:`bspgraph.bfs`) over the whole graph; ``cutoff`` keeps the
+    levels networkx would reach (it does not stop the search early). The dict is ordered by
+    length, then by node order."""
+    G = _backend_graph(G)
+    if source not in G:
+        raise nx.NodeNotFound(f"Source {source} is not in G")
+    depth = primitives.bfs(G.graph(), G.vertex(source)).depth
+    keep = depth >= 0
+    if cutoff is not None:  # networkx yields level L while cutoff > L - 1; the source always
+        keep &= (depth == 0) | (depth - 1 < cutoff)
+    ids = np.flatnonzero(keep)
+    ids = ids[np.argsort(depth[ids], kind="stable")]
+    nodes = G.nodes
+    return {nodes[i]: d for i, d in zip(ids.tolist(), depth[ids].tolist())}
+
+
+# --- components ---------------------------------------------------------------------------------
+@networkx_algorithm
+def connected_components(G):
+    """hooking and pointer jumping (:func:`bspgraph.connected_components`), computed when
+    called; the sets come in networkx's order (by their first node)."""
+    G = _backend_graph(G)
+    if G.is_directed():
+        raise nx.NetworkXNotImplemented("not implemented for directed type")
+    labels = primitives.connected_components(G.graph()).labels
+    order = np.argsort(labels, kind="stable")  # by component (its smallest id), then by id
+    starts = np.flatnonzero(np.r_[True, labels[order][1:] != labels[order][:-1]])
+    groups = np.split(order, starts[1:]) if order.size else []
+    nodes = G.nodes
+    return ({nodes[i] for i in group.tolist()} for group in groups)
+
+
+# --- centrality ---------------------------------------------------------------------------------
+@networkx_algorithm
+def betweenness_centrality(G, k=None, normalized=True, weight=None, endpoints=False, seed=None):
+    """exact Brandes betweenness (:func:`bspgraph.betweenness_centrality`), one BFS pair per
+    source; ``k`` (sampled sources) and ``weight`` are not supported (NotImplementedError)."""
+    reason = _betweenness_can_run({"k": k, "weight": weight})
+    if reason is not True:
+        raise NotImplementedError(f"betweenness_centrality: {reason}")
+    G = _backend_graph(G)
+    centrality = primitives.betweenness_centrality(G.graph(), normalized=normalized,
+                                                   endpoints=endpoints).centrality  # fmt: skip
+    return dict(zip(G.nodes, centrality.tolist()))
+
+
+@can_run_when(betweenness_centrality)
+def _betweenness_can_run(arguments):
+    if arguments.get("k") is not None:
+        return "k (sampled sources) is not supported; bspgraph computes exact betweenness"
+    if arguments.get("weight") is not None:
+        return "weighted betweenness is not supported"
+    return True
+
+
+# --- clustering ---------------------------------------------------------------------------------
+@networkx_algorithm
+def triangles(G, nodes=None):
+    """oriented-wedge triangle counting (:func:`bspgraph.triangle_count`) over the whole
+    graph, then the counts of ``nodes`` (one node: an int; several: a dict)."""
+    G = _backend_graph(G)
+    if G.is_directed():
+        raise nx.NetworkXNotImplemented("not implemented for directed type")
+    if nodes is not None and G.is_multigraph():  # as networkx's _triangles_and_degree_iter
+        raise nx.NetworkXNotImplemented("not implemented for multigraph type")
+    single = nodes is not None and nodes in G
+    wanted = None if nodes is None or single else _nbunch(G, nodes)
+    counts = primitives.triangle_count(G.graph()).per_vertex
+    if nodes is None:
+        return dict(zip(G.nodes, counts.tolist()))
+    if single:
+        return int(counts[G.vertex(nodes)])
+    return {node: int(counts[G.vertex(node)]) for node in wanted}
+
+
+def _nbunch(G: NxGraph, nbunch) -> list:
+    """The nodes of ``nbunch`` that are in ``G``, in order, as networkx's ``nbunch_iter``
+    yields them (and with its errors)."""
+    found = []
+    try:
+        for node in nbunch:
+            if node in G.index:
+                found.append(node)
+    except TypeError as error:
+        message = error.args[0] if error.args else ""
+        if "object is not iterable" in message:
+            raise nx.NetworkXError(f"Node {nbunch} is not in the graph.") from error
+        if "iter" in message:
+            raise nx.NetworkXError("nbunch is not a node or a sequence of nodes.") from error
+        if "hash" in message:
+            raise nx.NetworkXError(
+                f"Node {node} in sequence nbunch is not a valid node."
+            ) from error
+        raise
+    return found

@@ -1,0 +1,72 @@
+"""The ``bspgraph`` networkx backend: ``nx.pagerank(G, backend="bspgraph")``.
+
+networkx finds :class:`BackendInterface` through the ``networkx.backends`` entry point (and the
+function list through ``networkx.backend_info`` -> ``_nx_bspgraph:get_info``), converts its
+graph arguments with :meth:`BackendInterface.convert_from_nx` (cached on the graph), and calls
+the function of the same name; see docs/networkx-backend.md.
+"""
+
+from __future__ import annotations
+
+import inspect
+
+from . import algorithms
+from .graph import NxGraph, from_networkx, to_networkx
+
+
+class BackendInterface:
+    """What networkx's dispatcher calls: conversions, ``can_run``, and one attribute per
+    implemented function (networkx's name and signature; see :mod:`bspgraph.nx.algorithms`)."""
+
+    @staticmethod
+    def convert_from_nx(G, edge_attrs=None, node_attrs=None, preserve_edge_attrs=False,
+                        preserve_node_attrs=False, preserve_graph_attrs=False, name=None,
+                        graph_name=None):  # fmt: skip
+        """A networkx graph as a bspgraph backend graph (:class:`~bspgraph.nx.graph.NxGraph`).
+
+        Nodes are numbered ``0..n-1`` in the graph's node order and mapped back in results.
+        ``edge_attrs`` (``{name: default}``) are the edge attributes the call needs, such as
+        ``{"weight": 1}`` for ``pagerank``; ``preserve_edge_attrs=True`` keeps every numeric
+        one, ``node_attrs``/``preserve_node_attrs`` and ``preserve_graph_attrs`` keep node and
+        graph data for :meth:`convert_to_nx`. ``name`` (the function) and ``graph_name`` (the
+        argument) are not used: one conversion serves every function.
+
+        Raises
+        ------
+        NotImplementedError
+            An edge attribute to convert holds non-numbers (networkx then tries the next
+            backend, or itself with ``fallback_to_nx``).
+        """
+        return from_networkx(G, edge_attrs=edge_attrs, node_attrs=node_attrs,
+                             preserve_edge_attrs=preserve_edge_attrs,
+                             preserve_node_attrs=preserve_node_attrs,
+                             preserve_graph_attrs=preserve_graph_attrs)  # fmt: skip
+
+    @staticmethod
+    def convert_to_nx(obj, *, name=None):
+        """A backend graph as a networkx graph; any other result (already in networkx's
+        shape: a dict, a number, a generator of sets) as it is."""
+        if isinstance(obj, NxGraph):
+            return to_networkx(obj)
+        return obj
+
+    @staticmethod
+    def can_run(name, args, kwargs):
+        """True, or a string saying why bspgraph cannot run ``name`` with these arguments."""
+        func = algorithms.ALGORITHMS.get(name)
+        if func is None:
+            return f"bspgraph does not implement {name}"
+        try:
+            bound = inspect.signature(func).bind(*args, **kwargs)
+        except TypeError:
+            return True  # let the call raise networkx's TypeError
+        return func.can_run(bound.arguments)
+
+    @staticmethod
+    def should_run(name, args, kwargs):
+        """Always: converting costs one pass over the graph, as any backend's does."""
+        return True
+
+
+for _name, _func in algorithms.ALGORITHMS.items():
+    setattr(BackendInterface, _name, staticmethod(_func))

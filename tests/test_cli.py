@@ -1,0 +1,240 @@
+"""The ``bspgraph`` command, run as a user runs it: a subprocess, its stdout, stderr and status."""
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import bspgraph as bg
+from bspgraph import cli
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def bspgraph(*args, env=None):
+    """Run ``python -m bspgraph.cli ARGS`` from the repository root; the CompletedProcess."""
+    environment = dict(os.environ, **(env or {}))
+    environment["PYTHONPATH"] = os.pathsep.join(
+        filter(None, [str(ROOT), environment.get("PYTHONPATH")])
+    )
+    return subprocess.run(
+        [sys.executable, "-m", "bspgraph.cli", *map(str, args)],
+        capture_output=True, text=True, cwd=ROOT, env=environment, timeout=300,
+    )  # fmt: skip
+
+
+def ok(*args, **kwargs):
+    done = bspgraph(*args, **kwargs)
+    assert done.returncode == 0, done.stderr
+    return done.stdout
+
+
+def summary_of(text: str) -> dict:
+    return dict(field.split("=", 1) for field in text.split())
+
+
+# --- run --------------------------------------------------------------------------------------
+def test_run_bfs_on_rmat_prints_a_summary():
+    summary = summary_of(ok("run", "bfs", "rmat:10", "--source", "0"))
+    assert summary["algorithm"] == "bfs"
+    assert summary["vertices"] == "1024"
+    graph = bg.generators.rmat(10, 16, seed=1, weights=True, backend="numpy")
+    assert summary["edges"] == str(graph.num_edges)
+    depth = bg.bfs(graph, 0, backend="numpy").depth
+    assert summary["reached"] == str(int((depth >= 0).sum()))
+    for key in ("supersteps", "seconds", "gteps"):
+        assert float(summary[key]) >= 0
+
+
+def test_run_bfs_on_a_written_mtx_matches_the_generated_graph(tmp_path):
+    path = tmp_path / "r10.mtx"
+    assert "wrote" in ok("generate", "rmat", "--scale", "10", "-o", path)
+    from_file = json.loads(ok("run", "bfs", path, "--source", "3", "--json"))
+    generated = json.loads(ok("run", "bfs", "rmat:10", "--source", "3", "--json"))
+    for key in ("vertices", "edges", "directed", "supersteps", "reached", "depth"):
+        assert from_file[key] == generated[key], key
+    assert from_file["graph"] == str(path)
+
+
+def test_run_json_has_the_summary_fields():
+    summary = json.loads(ok("run", "sssp", "grid:4x5", "--source", "2", "--json"))
+    assert summary["vertices"] == 20
+    assert summary["edges"] == 2 * (3 * 5 + 4 * 4)
+    assert summary["reached"] == 20
+    assert summary["supersteps"] >= 1
+    assert {"seconds", "gteps", "load_seconds", "backend", "devices"} <= summary.keys()
+
+
+@pytest.mark.parametrize("suffix", [".npy", ".csv"])
+def test_run_output_holds_the_bfs_depths(tmp_path, suffix):
+    graph_path = tmp_path / "g.mtx"
+    bg.write_mtx(bg.generators.rmat(8, 8, seed=3, backend="numpy"), graph_path)
+    output = tmp_path / f"depth{suffix}"
+    ok("run", "bfs", graph_path, "--source", "5", "--output", output)
+    written = np.load(output) if suffix == ".npy" else np.loadtxt(output, delimiter=",")
+    expected = bg.bfs(bg.read_mtx(graph_path, backend="numpy"), 5, backend="numpy").depth
+    np.testing.assert_array_equal(written, expected)
+    assert not list(tmp_path.glob("*.tmp-*"))  # written through a temporary file
+
+
+def test_run_output_csv_keeps_float_values_exactly(tmp_path):
+    output = tmp_path / "rank.csv"
+    ok("run", "pagerank", "grid:5x3", "--output", output)
+    expected = bg.pagerank(bg.generators.grid(5, 3, backend="numpy"), backend="numpy").rank
+    np.testing.assert_array_equal(np.loadtxt(output, delimiter=","), expected)
+
+
+@pytest.mark.parametrize(
+    ("algorithm", "finding"),
+    [("bfs", {"reached": 12, "depth": 5}), ("sssp", {"reached": 12}), ("cc", {"components": 1}),
+     ("pagerank", {}), ("bc", {}), ("tc", {"triangles": 0})],
+)  # fmt: skip
+def test_run_every_algorithm(capsys, algorithm, finding):
+    assert cli.main(["run", algorithm, "grid:3x4", "--json"]) == 0
+    summary = json.loads(capsys.readouterr().out)
+    assert summary["algorithm"] == algorithm
+    assert finding.items() <= summary.items()
+
+
+def test_run_bc_samples_sources(capsys):
+    assert cli.main(["run", "bc", "grid:4x4", "--samples", "3", "--seed", "2", "--json"]) == 0
+    summary = json.loads(capsys.readouterr().out)
+    assert summary["top_value"] > 0
+
+
+def test_run_on_several_devices_with_a_butterfly():
+    summary = json.loads(ok("run", "bfs", "grid:6x6", "--devices", "3", "--partitioner",
+                            "edge_balanced", "--fanout", "2", "--json"))  # fmt: skip
+    assert summary["devices"] == 3
+    assert summary["reached"] == 36
+    assert summary["depth"] == 10
+    assert summary["messages"] > 0
+
+
+def test_run_kwargs_pass_the_transport_only_when_not_local():
+    parser = cli._parser()
+    local = cli._run_kwargs(parser.parse_args(["run", "bfs", "grid:2x2"]))
+    assert "transport" not in local
+    assert local["devices"] == 1
+    mpi = cli._run_kwargs(parser.parse_args(["run", "bfs", "grid:2x2", "--transport", "mpi"]))
+    assert mpi["transport"] == "mpi"
+    fanout = cli._run_kwargs(parser.parse_args(["run", "bfs", "grid:2x2", "--fanout", "3"]))
+    assert isinstance(fanout["communicator"], bg.comm.Butterfly)
+
+
+# --- generate and info --------------------------------------------------------------------------
+@pytest.mark.parametrize("suffix", [".mtx", ".npz"])
+def test_generate_then_info_round_trip(tmp_path, suffix):
+    path = tmp_path / f"grid{suffix}"
+    ok("generate", "grid", "--rows", "5", "--cols", "7", "-o", path)
+    info = json.loads(ok("info", path, "--json"))
+    expected = bg.generators.grid(5, 7, backend="numpy")
+    assert info["vertices"] == 35
+    assert info["edges"] == expected.num_edges
+    assert info["undirected_edges"] == 4 * 7 + 5 * 6
+    assert info["directed"] is False
+    assert (info["degree_min"], info["degree_max"]) == (2, 4)
+    assert info["degree_mean"] == pytest.approx(expected.num_edges / 35, abs=1e-3)
+    assert info["components"] == 1
+    assert info["diameter_estimate"] == 4 + 6  # exact on a grid
+
+
+def test_info_counts_components_and_prints_a_table(tmp_path):
+    path = tmp_path / "two.mtx"
+    path.write_text("%%MatrixMarket matrix coordinate pattern general\n5 5 3\n1 2\n2 3\n4 5\n")
+    text = ok("info", path)
+    facts = dict(line.split(None, 1) for line in text.splitlines())
+    assert facts["directed"] == "True"
+    assert facts["components"] == "2"
+    assert facts["largest_component"] == "3"
+    assert facts["out_degree_max"] == "1"
+    assert facts["in_degree_min"] == "0"
+
+
+def test_generate_rmat_matches_the_rmat_spec(tmp_path):
+    path = tmp_path / "r.npz"
+    ok("generate", "rmat", "--scale", "7", "--edge-factor", "4", "-o", path)
+    written = bg.load_npz(path, backend="numpy")
+    generated = bg.generators.rmat(7, 4, seed=1, weights=True, backend="numpy")
+    np.testing.assert_array_equal(written.indices, generated.indices)
+    np.testing.assert_array_equal(written.weights, generated.weights)
+
+
+# --- bench --------------------------------------------------------------------------------------
+def test_bench_reports_the_median(capsys):
+    assert cli.main(["bench", "cc", "grid:6x6", "--repeat", "3", "--json"]) == 0
+    summary = json.loads(capsys.readouterr().out)
+    assert summary["repeat"] == 3
+    assert summary["min_seconds"] <= summary["seconds"] <= summary["max_seconds"]
+    assert summary["components"] == 1
+
+
+def test_bench_plot_draws_a_png(tmp_path):
+    pytest.importorskip("matplotlib")
+    path = tmp_path / "bfs.png"
+    ok("bench", "bfs", "grid:8x8", "--repeat", "2", "--plot", path)
+    assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_bench_plot_without_matplotlib_names_the_install_command(capsys, monkeypatch):
+    for name in ("matplotlib", "matplotlib.figure"):
+        monkeypatch.setitem(sys.modules, name, None)  # makes importing it raise ImportError
+    status = cli.main(["bench", "bfs", "grid:3x3", "--repeat", "1", "--plot", "x.png"])
+    assert status == 1
+    error = capsys.readouterr().err
+    assert "pip install matplotlib" in error
+    assert error.count("\n") == 1
+
+
+# --- errors -------------------------------------------------------------------------------------
+def test_bad_file_exits_1_with_one_line_naming_file_and_line(tmp_path):
+    path = tmp_path / "bad.mtx"
+    path.write_text("%%MatrixMarket matrix coordinate pattern general\n3 3 2\n1 2\n2 x\n")
+    done = bspgraph("run", "bfs", path)
+    assert done.returncode == 1
+    assert done.stdout == ""
+    assert done.stderr.count("\n") == 1
+    assert f"{path}:4:" in done.stderr
+    assert "Traceback" not in done.stderr
+
+
+def test_missing_file_exits_1():
+    done = bspgraph("info", "no/such/graph.mtx")
+    assert done.returncode == 1
+    assert "no/such/graph.mtx" in done.stderr
+    assert done.stderr.count("\n") == 1
+
+
+def test_bad_generator_spec_exits_1(capsys):
+    assert cli.main(["run", "bfs", "rmat:ten"]) == 1
+    assert "rmat:SCALE" in capsys.readouterr().err
+
+
+def test_source_out_of_range_exits_1(capsys):
+    assert cli.main(["run", "bfs", "grid:2x2", "--source", "9"]) == 1
+    assert "out of range [0, 4)" in capsys.readouterr().err
+
+
+def test_unknown_algorithm_exits_2():
+    done = bspgraph("run", "dfs", "rmat:4")
+    assert done.returncode == 2
+    assert "invalid choice" in done.stderr
+
+
+@pytest.mark.parametrize(
+    "args",
+    [["run", "bfs", "grid:2x2", "--fanout", "2", "--communicator", "broadcast"],
+     ["run", "bfs", "grid:2x2", "--output", "depth.txt"],
+     ["generate", "grid", "--rows", "2", "-o", "grid.txt"],
+     ["bench", "bfs", "grid:2x2", "--repeat", "0"],
+     ["run", "bfs", "grid:2x2", "--partitioner", "metiss"]],
+)  # fmt: skip
+def test_usage_errors_exit_2(args, capsys):
+    with pytest.raises(SystemExit) as exit_info:
+        cli.main(args)
+    assert exit_info.value.code == 2
+    assert "usage:" in capsys.readouterr().err
