@@ -29,6 +29,7 @@ import numpy as np
 
 from . import primitives
 from .exceptions import BspgraphError
+from .graph.io import atomic_output
 
 ALGORITHMS = {
     "bfs": ("depth", lambda g, a, run: primitives.bfs(g, a.source, **run)),
@@ -550,14 +551,12 @@ def _diameter_estimate(graph, labels, component_ids, sizes, degree, sweeps, bfs,
 
 def _write(path: str, values: np.ndarray) -> None:
     """Write to a temporary file, then rename: an interrupt leaves no half-written output."""
-    temporary = f"{path}.tmp-{os.getpid()}"
-    with open(temporary, "wb") as handle:
+    with atomic_output(path) as handle:
         if path.endswith(".csv"):  # integers whole, floats with every digit (inf, nan as such)
             fmt = "%d" if values.dtype.kind in "iub" else "%.17g"
             np.savetxt(handle, values, delimiter=",", fmt=fmt)
         else:
             np.save(handle, values)
-    os.replace(temporary, path)
 
 
 if __name__ == "__main__":

@@ -9,12 +9,7 @@ from bspgraph import cli
 from bspgraph.graph import io as graph_io
 
 VALUES = np.arange(100_000, dtype=np.float64)
-# cli._write renames only on success but does not remove its temporary when interrupted; the
-# fix is to write through bspgraph.graph.io.atomic_output (or remove the temporary in an
-# ``except BaseException``). Remove this mark with the fix: strict, so the fix shows as XPASS.
-TEMPORARY_LEFT_BEHIND = pytest.mark.xfail(
-    strict=True, raises=AssertionError, reason="cli._write leaves its temporary file behind"
-)
+
 
 
 def interrupted(handle, *args, **kwargs):
@@ -32,7 +27,6 @@ def test_cli_write_then_rename(tmp_path):
     assert np.array_equal(np.loadtxt(tmp_path / "result.csv", delimiter=","), VALUES)
 
 
-@TEMPORARY_LEFT_BEHIND
 @pytest.mark.parametrize("name, writer", [("result.npy", "save"), ("result.csv", "savetxt")])
 def test_cli_write_interrupted_leaves_no_file(tmp_path, monkeypatch, name, writer):
     monkeypatch.setattr(np, writer, interrupted)
@@ -42,7 +36,6 @@ def test_cli_write_interrupted_leaves_no_file(tmp_path, monkeypatch, name, write
     assert list(tmp_path.iterdir()) == [], "the temporary file was left behind"
 
 
-@TEMPORARY_LEFT_BEHIND
 def test_cli_write_interrupted_keeps_the_previous_result(tmp_path, monkeypatch):
     target = tmp_path / "result.npy"
     np.save(target, VALUES[:3])
