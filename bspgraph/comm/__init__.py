@@ -26,6 +26,7 @@ Examples
 
 from __future__ import annotations
 
+from ..registry import lookup
 from .base import Combine, CommStats, Communicator
 from .broadcast import Broadcast
 from .butterfly import Butterfly, ButterflyPlan
@@ -54,15 +55,7 @@ def get(name_or_instance: str | Communicator) -> Communicator:
     ValueError
         An unknown name; the message lists the valid ones.
     """
-    if isinstance(name_or_instance, Communicator):
-        return name_or_instance
-    if isinstance(name_or_instance, str) and name_or_instance in REGISTRY:
-        return REGISTRY[name_or_instance]()
-    expected = ", ".join(repr(n) for n in sorted(REGISTRY))
-    raise ValueError(
-        f"unknown communicator {name_or_instance!r}; expected one of {expected}, "
-        "or a Communicator instance"
-    )
+    return lookup(REGISTRY, name_or_instance, Communicator, "communicator")
 
 
 __all__ = [

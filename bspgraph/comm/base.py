@@ -84,7 +84,6 @@ class Communicator(abc.ABC):
     def __repr__(self) -> str:
         return f"{type(self).__name__}()"
 
-    @abc.abstractmethod
     def exchange(
         self,
         updates: Sequence[Update | None],
@@ -121,6 +120,18 @@ class Communicator(abc.ABC):
         ValueError
             ``len(updates) != transport.size``, or a local device's update is missing.
         """
+        num_vertices = self._check(updates, owner, transport)
+        if transport.size == 1:  # nothing to send: each local device receives nothing
+            received: list[Update | None] = [None]
+            for d in transport.local:
+                received[d] = updates[d].empty()
+            return received, CommStats()
+        return self._deliver(updates, owner=owner, to_all=to_all, combine=combine,
+                             transport=transport, num_vertices=num_vertices)  # fmt: skip
+
+    @abc.abstractmethod
+    def _deliver(self, updates, *, owner, to_all, combine, transport, num_vertices):
+        """The pattern itself, on two or more devices; same contract as :meth:`exchange`."""
 
     # --- helpers shared by the patterns -------------------------------------------------------
     def _check(self, updates: Sequence[Update | None], owner, transport: Transport) -> int:

@@ -2,11 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-
-from .base import Combine, CommStats, Communicator, merge_all
+from .base import CommStats, Communicator, merge_all
 from .message import Update
-from .transport import Transport
 
 
 class Broadcast(Communicator):
@@ -39,22 +36,9 @@ class Broadcast(Communicator):
         """Rounds per exchange: 1 (0 on one device)."""
         return int(parts > 1)
 
-    def exchange(
-        self,
-        updates: Sequence[Update | None],
-        *,
-        owner,
-        to_all: bool = False,
-        combine: Combine,
-        transport: Transport,
-    ) -> tuple[list[Update | None], CommStats]:
-        num_vertices = self._check(updates, owner, transport)
+    def _deliver(self, updates, *, owner, to_all, combine, transport, num_vertices):
         parts = transport.size
         result: list[Update | None] = [None] * parts
-        if parts == 1:
-            for d in transport.local:
-                result[d] = updates[d].empty()
-            return result, CommStats()
         sends = [(d, o, updates[d]) for d in transport.local for o in range(parts) if o != d]
         inbox, stats = transport.exchange_round(sends, num_vertices=num_vertices)
         for d in transport.local:

@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass
 
 from ..backend import backend_of
-from .base import Combine, CommStats, Communicator, merge, merge_all, split
+from .base import CommStats, Communicator, merge, merge_all, split
 from .message import Update
-from .transport import Inbox, RoundStats, Send, Transport
+from .transport import Inbox, RoundStats, Send
 
 
 @dataclass(frozen=True)
@@ -150,16 +149,7 @@ class Butterfly(Communicator):
         """Rounds per exchange on ``parts`` devices: ``L + [m > 1] + 2·[E > 0]``."""
         return self.plan(parts).rounds
 
-    def exchange(
-        self,
-        updates: Sequence[Update | None],
-        *,
-        owner,
-        to_all: bool = False,
-        combine: Combine,
-        transport: Transport,
-    ) -> tuple[list[Update | None], CommStats]:
-        num_vertices = self._check(updates, owner, transport)
+    def _deliver(self, updates, *, owner, to_all, combine, transport, num_vertices):
         schedule = self.plan(transport.size)
         core, extras = schedule.core, schedule.extras
         local = transport.local

@@ -2,11 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-
-from .base import Combine, CommStats, Communicator, merge_all, split
+from .base import CommStats, Communicator, merge_all, split
 from .message import Update
-from .transport import Transport
 
 
 class Selective(Communicator):
@@ -30,22 +27,9 @@ class Selective(Communicator):
 
     name = "selective"
 
-    def exchange(
-        self,
-        updates: Sequence[Update | None],
-        *,
-        owner,
-        to_all: bool = False,
-        combine: Combine,
-        transport: Transport,
-    ) -> tuple[list[Update | None], CommStats]:
-        num_vertices = self._check(updates, owner, transport)
+    def _deliver(self, updates, *, owner, to_all, combine, transport, num_vertices):
         parts = transport.size
         result: list[Update | None] = [None] * parts
-        if parts == 1:
-            for d in transport.local:
-                result[d] = updates[d].empty()
-            return result, CommStats()
         sends = []
         for d in transport.local:
             update = updates[d]

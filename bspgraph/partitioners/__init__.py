@@ -16,6 +16,7 @@ Examples
 
 from __future__ import annotations
 
+from ..registry import lookup
 from .base import Partitioner, PartitionReport, report
 from .edge_balanced import EdgeBalanced
 from .metis import Metis
@@ -45,15 +46,7 @@ def get(name_or_instance: str | Partitioner) -> Partitioner:
     ImportError
         "metis" without pymetis installed.
     """
-    if isinstance(name_or_instance, Partitioner):
-        return name_or_instance
-    if isinstance(name_or_instance, str) and name_or_instance in REGISTRY:
-        return REGISTRY[name_or_instance]()
-    expected = ", ".join(repr(n) for n in sorted(REGISTRY))
-    raise ValueError(
-        f"unknown partitioner {name_or_instance!r}; expected one of {expected}, "
-        "or a Partitioner instance"
-    )
+    return lookup(REGISTRY, name_or_instance, Partitioner, "partitioner")
 
 
 __all__ = [
