@@ -15,6 +15,7 @@ from .exceptions import DeviceError
 
 NAMES = ("numpy", "cupy")
 ENV_VAR = "BSPGRAPH_BACKEND"
+ACCELERATE = os.environ.get("BSPGRAPH_NUMBA", "1") != "0"  # numba kernels where they win (NumPy)
 _EDGE_VALUES: dict = {}  # (id(source), ones?, dtype) -> (weak reference to source, read-only array)
 GATHER_CHUNK = 1 << 22  # entries gathered at once by gather_reduce on NumPy
 
@@ -89,6 +90,36 @@ class Backend:
             import scipy.sparse as sparse
         return sparse.csr_matrix((data, indices, offsets), shape=shape) @ x
 
+    def spmv_transposed(self, offsets, indices, data, x, num_columns: int):
+        """``y[j] = sum of data[e] * x[i]`` over the entries ``e = (i, j)`` of a CSR matrix with
+        ``x.shape[0]`` rows: the product with its transpose, a push from the rows."""
+        shape = (int(x.shape[0]), num_columns)
+        if self.is_gpu:
+            import cupyx.scipy.sparse as sparse
+        else:
+            import scipy.sparse as sparse
+        return sparse.csr_matrix((data, indices, offsets), shape=shape).T @ x
+
+    def csr_rows(self, offsets, indices, data, rows, num_columns: int):
+        """``(offsets, indices, data)`` of the CSR made of ``rows`` (ids) of a CSR matrix with
+        ``data`` per entry and ``num_columns`` columns. NumPy copies them with scipy.sparse's
+        row indexing, a C loop; CuPy gathers them edge-parallel."""
+        xp = self.xp
+        if not self.is_gpu:
+            import scipy.sparse as sparse
+
+            shape = (int(offsets.shape[0]) - 1, num_columns)
+            part = sparse.csr_matrix((data, indices, offsets), shape=shape)[rows]
+            return part.indptr, part.indices, part.data
+        starts = offsets[rows]
+        degrees = offsets[rows + 1] - starts
+        total = int(degrees.sum()) if rows.shape[0] else 0
+        segment = self.segment_index(degrees, total)
+        first = xp.cumsum(degrees) - degrees
+        position = xp.arange(total, dtype=np.int64) + (starts.astype(np.int64) - first)[segment]
+        sub = xp.concatenate([xp.zeros(1, dtype=np.int64), xp.cumsum(degrees, dtype=np.int64)])
+        return sub.astype(offsets.dtype), indices[position], data[position]  # cuSPARSE: int32
+
     def gather_reduce(self, values, offsets, indices, reduce: str):
         """``out[i] = reduce(values[indices[offsets[i]:offsets[i + 1]]])`` (a CSR matrix's rows)
         with ``reduce`` "min" or "sum"; the identity (the dtype's largest value, or 0) for an
@@ -156,6 +187,57 @@ class Backend:
             return _segment_index_kernel(self.xp, self.xp.cumsum(counts, dtype=np.int64), total)
         return np.repeat(np.arange(len(counts)), counts)
 
+    def accelerated(self, name: str):
+        """The optional numba kernel ``name`` of :mod:`bspgraph._numba`, on NumPy when numba is
+        installed and ``ACCELERATE`` is on ($BSPGRAPH_NUMBA != "0"); else None, and the caller
+        keeps its NumPy path."""
+        if self.is_gpu or not ACCELERATE:
+            return None
+        kernels = _numba_kernels()
+        return None if kernels is None else getattr(kernels, name)
+
+    def close_wedges(self, offsets, heads, ids):
+        """Triangle tally per vertex (int64): for each ``u`` of ``ids`` and each wedge
+        ``u -> v -> w`` of the oriented CSR ``(offsets, heads)`` closed by ``u -> w``, one to
+        each of ``u, v, w``. NumPy: the numba kernel, else blocks of rows whose out-neighbours
+        are marked in a bitmap, one read per wedge. None where neither pays (the caller has its
+        own path): on CuPy, and when the blocks would hold too few wedges to cover their cost."""
+        if self.is_gpu:
+            return None
+        n = int(offsets.shape[0]) - 1
+        kernel = self.accelerated("close_wedges")
+        if kernel is not None:
+            return kernel(offsets, heads, ids, n)
+        rows = max(1, min(WEDGE_ROWS, WEDGE_BITMAP // max(n, 1)))
+        degrees, found = np.diff(offsets), []
+        wedges = int(np.take(degrees, heads[row_positions(offsets[ids], degrees[ids])]).sum())
+        if wedges * rows < WEDGE_MIN_BLOCK * int(ids.shape[0]):  # sparse wedges (grids, roads)
+            return None
+        tally = np.zeros(n, dtype=np.int64)
+        bitmap = np.zeros(rows * n, dtype=bool)
+        for lo in range(0, int(ids.shape[0]), rows):
+            block = ids[lo : lo + rows]
+            spread = degrees[block]
+            if not spread.any():
+                continue
+            edges = row_positions(offsets[block], spread)
+            v = heads[edges]
+            slot = np.repeat(np.arange(block.shape[0]) * n, spread)  # (u's row in the bitmap) * n
+            bitmap[slot + v] = True
+            reach = degrees[v]  # wedges u -> v -> w through each edge u -> v
+            w = heads[row_positions(offsets[v], reach)]
+            hit = np.flatnonzero(bitmap.take(np.repeat(slot, reach) + w))
+            bitmap[slot + v] = False
+            if hit.size:
+                edge = np.searchsorted(np.cumsum(reach), hit, side="right")
+                found += [block[slot[edge] // n], v[edge], w[hit]]
+            if sum(f.shape[0] for f in found) > WEDGE_CREDITS:
+                tally += np.bincount(np.concatenate(found), minlength=n)
+                found = []
+        if found:
+            tally += np.bincount(np.concatenate(found), minlength=n)
+        return tally
+
     def synchronize(self) -> None:
         """Wait for queued device work (a no-op on NumPy)."""
         if self.is_gpu:
@@ -168,6 +250,28 @@ class Backend:
         with self.xp.cuda.Device(self.device or 0):
             free, _total = self.xp.cuda.runtime.memGetInfo()
         return int(free)
+
+
+WEDGE_ROWS = 64  # close_wedges on NumPy: rows per block ...
+WEDGE_BITMAP = 1 << 24  # ... and at most this many bitmap bytes
+WEDGE_CREDITS = 1 << 24  # triangle corners buffered before they are counted
+WEDGE_MIN_BLOCK = 1 << 14  # ... and the fewest wedges a block must hold on average
+
+
+def row_positions(starts, degrees):
+    """The CSR positions ``starts[i] .. starts[i] + degrees[i] - 1`` of rows, concatenated."""
+    scan = np.cumsum(degrees)
+    total = int(scan[-1]) if scan.size else 0
+    return np.repeat(starts - (scan - degrees), degrees) + np.arange(total)
+
+
+@functools.cache
+def _numba_kernels():
+    try:
+        from . import _numba
+    except ImportError:
+        return None
+    return _numba
 
 
 def to_host(array) -> np.ndarray:

@@ -1,4 +1,4 @@
-"""Frontiers and the operators on them: advance, filter, compute.
+"""Frontiers and the operators on them: advance, filter, compute, neighbor_reduce.
 
 A functor is a plain function of whole arrays, written with the array module so one body runs
 on NumPy and CuPy. An advance functor maps ``(src, dst, eid, weight)`` to a keep-mask (None: keep
@@ -18,6 +18,6 @@ idempotent (every writer stores the same value) or go through ``backend.scatter_
 from . import functors
 from .advance import advance
 from .frontier import Frontier
-from .operators import compute, filter  # noqa: A004
+from .operators import compute, filter, neighbor_reduce  # noqa: A004
 
-__all__ = ["Frontier", "advance", "compute", "filter", "functors"]
+__all__ = ["Frontier", "advance", "compute", "filter", "functors", "neighbor_reduce"]

@@ -1,4 +1,4 @@
-"""The filter and compute operators."""
+"""The filter, compute and neighbor-reduce operators."""
 
 from __future__ import annotations
 
@@ -20,3 +20,66 @@ def compute(graph, frontier: Frontier | str, fn) -> None:
         fn(graph.owned_ids())
     else:
         fn(frontier.ids)
+
+
+def neighbor_reduce(graph, values, reduce: str = "min", *, direction: str = "out",
+                    weighted: bool = False, frontier: Frontier | None = None,
+                    sources: Frontier | None = None):
+    """For every vertex ``u``, the ``reduce`` ("min" or "sum") of ``values[v]`` over the edges
+    ``u -> v`` that ``graph`` holds (``v -> u`` with ``direction="in"``), times the edge's weight
+    when ``weighted`` (a "sum" only); the identity (the dtype's largest value, or 0) where there
+    are none. With ``frontier``: for its vertices only, in ``frontier.ids`` order. With
+    ``sources`` (a sum of floats): over the edges to ``v`` in ``sources`` only.
+
+    Gunrock's neighbor-reduce, GraphBLAS's ``A min.second values`` or ``A plus.times values``:
+    a sum of floats is one sparse product (scipy.sparse or cuSPARSE), a min one gather per edge
+    and a segmented reduction; no functor is called per edge. The product is taken over the
+    fewest edges: the frontier's rows (a pull), the sources' edges (a push: the product with
+    the transpose of their rows), or every row when either holds most edges. On one device of
+    several a push reads only the sources it owns: its sums are partial, to be added up.
+    """
+    if direction not in ("out", "in"):
+        raise ValueError(f"neighbor_reduce(direction={direction!r}): expected 'out' or 'in'")
+    if reduce not in ("min", "sum") or (weighted and reduce != "sum"):
+        raise ValueError(f"neighbor_reduce(reduce={reduce!r}, weighted={weighted}): expected "
+                         "'min' or 'sum' (only a sum is weighted)")  # fmt: skip
+    backend, n = graph.backend, graph.num_vertices
+    csr = graph.forward if direction == "out" else graph.reverse
+    floats = reduce == "sum" and values.dtype.kind == "f"
+    if weighted and not floats and csr.weights is not None:
+        raise ValueError("neighbor_reduce(weighted=True): a weighted sum needs float values")
+    total = csr.indices.shape[0]
+    rows = total if frontier is None else _row_edges(csr, frontier.ids)
+    if sources is not None:
+        if not floats:
+            raise ValueError("neighbor_reduce(sources=...): sums of floats only")
+        across = graph.reverse if direction == "out" else graph.forward  # v's rows list the u
+        pushed = _row_edges(across, sources.ids)
+        if pushed < rows and pushed * ROWS_SHARE <= total:  # push: the sources' edges
+            ids = sources.ids
+            data = backend.edge_values(across.indices, across.weights if weighted else None,
+                                       values.dtype)  # fmt: skip
+            offsets, indices, data = backend.csr_rows(across.offsets, across.indices, data, ids, n)
+            out = backend.spmv_transposed(offsets, indices, data, values[ids], n)
+            return out if frontier is None else out[frontier.ids]
+        values = graph.xp.where(sources.mask, values, 0)  # pull: the others count as 0
+    data = None if not floats else backend.edge_values(csr.indices, csr.weights if weighted
+                                                       else None, values.dtype)  # fmt: skip
+    if frontier is None or rows * ROWS_SHARE > total:  # every row (then pick the frontier's)
+        out = (backend.spmv(csr.offsets, csr.indices, data, values, n) if floats else
+               backend.gather_reduce(values, csr.offsets, csr.indices, reduce))  # fmt: skip
+        return out if frontier is None else out[frontier.ids]
+    ids = frontier.ids
+    if data is None:  # a min: the rows' data is not read, only copied
+        data = backend.edge_values(csr.indices, None, bool)
+    offsets, indices, data = backend.csr_rows(csr.offsets, csr.indices, data, ids, n)
+    if floats:
+        return backend.spmv(offsets, indices, data, values, int(ids.shape[0]))
+    return backend.gather_reduce(values, offsets, indices, reduce)
+
+
+ROWS_SHARE = 4  # rows (or sources) holding > 1/ROWS_SHARE of the edges: the whole product
+
+
+def _row_edges(csr, ids) -> int:
+    return int((csr.offsets[ids + 1] - csr.offsets[ids]).sum()) if ids.shape[0] else 0

@@ -8,6 +8,7 @@ import numpy as np
 
 from .. import frontier as fr
 from ..enactor import Primitive, State, Stats, enact
+from ..frontier.advance import BETA
 
 
 @dataclass(frozen=True)
@@ -30,6 +31,15 @@ class Forward(Primitive):
         return fr.Frontier.from_ids(graph, [source])
 
     def step(self, graph, frontier, state, iteration):
+        if _heavy(graph, frontier):  # one device, a heavy level: path counts in one product
+            unvisited = fr.Frontier.from_mask(graph, state.depth > iteration + 1)
+            paths = fr.neighbor_reduce(graph, state.sigma, "sum", direction="in",
+                                       frontier=unvisited, sources=frontier)  # fmt: skip
+            hit = graph.xp.flatnonzero(paths > 0)
+            reached = unvisited.ids[hit]
+            state.depth[reached], state.sigma[reached] = iteration + 1, paths[hit]
+            return fr.Frontier.from_ids(graph, reached)
+
         def count(src, dst, eid, weight):  # plus_times on the edges into the next level
             on_path = state.depth[dst] >= iteration + 1  # unvisited, or reached this superstep
             state.depth[dst[on_path]] = iteration + 1
@@ -42,6 +52,13 @@ class Forward(Primitive):
         return int(graph.out_degree()[state.depth != np.iinfo(state.depth.dtype).max].sum())
 
 
+def _heavy(graph, frontier) -> bool:
+    """On one device (others do not see every depth), whether the level's out-edges are many
+    (advance's BETA): then a sparse product beats a functor called on each edge."""
+    out_degree, _, edges = graph.cost_degrees()
+    return graph.owned is None and int(out_degree[frontier.ids].sum()) * BETA >= edges
+
+
 class Backward(Primitive):
     """Dependencies from the deepest level up: ``delta[v] = sum of sigma[v] / sigma[w] *
     (1 + delta[w])`` over the edges ``v -> w`` with ``depth[w] = depth[v] + 1``."""
@@ -51,22 +68,30 @@ class Backward(Primitive):
     needs_all = True  # a vertex reads the dependencies of its successors, owned or not
 
     def init_frontier(self, graph, state, *, depth, sigma):
+        xp = graph.xp
         state.depth[...] = graph.backend.asarray(depth)
         state.sigma[...] = graph.backend.asarray(sigma)
+        self.order = xp.argsort(state.depth, kind="stable")  # by level, then id: a slice a level
+        marks = xp.arange(-1, self.options["deepest"] + 2)
+        self.bounds = [int(b) for b in xp.searchsorted(state.depth[self.order], marks)]
         return self._level(graph, state, 0)
 
+    def _ids(self, level: int):  # the vertices at ``level`` (the source is level 0)
+        return self.order[self.bounds[level + 1] : self.bounds[level + 2]]
+
     def _level(self, graph, state, iteration):  # the vertices of the level done in `iteration`
-        return fr.Frontier.from_mask(graph, state.depth == self.options["deepest"] - 1 - iteration)
+        return fr.Frontier.from_ids(graph, self._ids(self.options["deepest"] - 1 - iteration))
 
     def step(self, graph, frontier, state, iteration):
-        def accumulate(src, dst, eid, weight):
-            child = state.depth[dst] == state.depth[src] + 1
-            v, w = src[child], dst[child]
-            share = state.sigma[v] / state.sigma[w] * (1 + state.delta[w])
-            graph.backend.scatter_add(state.delta, v, share)
-
+        xp = graph.xp  # plus.times over the out-edges into the level below: (1 + delta) / sigma
+        below = self._ids(self.options["deepest"] - iteration)
+        share = xp.zeros(graph.num_vertices)
+        share[below] = (1 + state.delta[below]) / state.sigma[below]
         level = self._level(graph, state, iteration)  # known from the depths, on every device
-        fr.advance(graph, level, accumulate, direction="push", output="none")
+        ids = level.ids  # a vertex's out-edges are on its owner: elsewhere its sum is 0, replaced
+        children = fr.Frontier.from_ids(graph, below) if graph.owned is None else None  # push?
+        state.delta[ids] = state.sigma[ids] * fr.neighbor_reduce(
+            graph, share, "sum", frontier=level, sources=children)
         return level  # their dependencies are final: the enactor sends them
 
     def converged(self, graph, frontier, state, iteration):

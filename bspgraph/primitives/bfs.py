@@ -47,7 +47,7 @@ class BFS(Primitive):
 
     def traversed_edges(self, graph, state):
         reached = state.depth != np.iinfo(state.depth.dtype).max
-        return int(graph.out_degree()[reached].sum())
+        return graph.backend.masked_sum(graph.out_degree(), reached)
 
 
 def bfs(

@@ -27,16 +27,24 @@ class CC(Primitive):
         return fr.Frontier.all(graph)
 
     def step(self, graph, frontier, state, iteration):
-        labels, scatter_min = state.labels, graph.backend.scatter_min
+        labels, xp = state.labels, graph.xp
         before = labels.copy()
+        grandparent = labels[labels]  # FastSV: hook to the neighbours' grandparents
+        out_degree, _, edges = graph.cost_degrees()  # the whole graph's: the same choice everywhere
+        if graph.directed or _edges(out_degree, frontier) * SPARSE > edges:
+            least = fr.neighbor_reduce(graph, grandparent, "min")  # the smallest next to a vertex
+            if graph.directed:  # both ways: a directed edge joins like an undirected one
+                least = xp.minimum(least, fr.neighbor_reduce(graph, grandparent, "min", direction="in"))
+        else:  # undirected, few labels changed: only their neighbours can hook lower
+            least = xp.full(graph.num_vertices, xp.iinfo(labels.dtype).max, dtype=labels.dtype)
 
-        def hook(src, dst, eid, weight):  # both ways: a directed edge joins like an undirected one
-            for a, b in ((src, dst), (dst, src)):
-                root, label = labels[a], labels[b]
-                lower = label < labels[root]  # only the edges that lower a root hook (few atomics)
-                scatter_min(labels, root[lower], label[lower])
+            def offer(src, dst, eid, weight):
+                graph.backend.scatter_min(least, dst, grandparent[src])
 
-        fr.advance(graph, fr.Frontier.all(graph), hook, direction="push", output="none")
+            fr.advance(graph, frontier, offer, direction="push", output="none")
+        lower = xp.flatnonzero(least < labels)
+        graph.backend.scatter_min(labels, labels[lower], least[lower])  # hook the parent ...
+        labels[lower] = xp.minimum(labels[lower], least[lower])  # ... and the vertex itself
         while True:  # pointer jumping until every tree is a star
             jumped = labels[labels]
             if not bool((jumped != labels).any()):
@@ -46,6 +54,13 @@ class CC(Primitive):
 
     def traversed_edges(self, graph, state):
         return graph.num_edges
+
+
+SPARSE = 8  # a frontier with fewer than num_edges / SPARSE out-edges pushes its labels
+
+
+def _edges(out_degree, frontier) -> int:
+    return int(out_degree[frontier.ids].sum()) if len(frontier) else 0
 
 
 def connected_components(graph, **run) -> CCResult:

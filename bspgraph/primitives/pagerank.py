@@ -23,7 +23,8 @@ class PageRank(Primitive):
     state = (
         State("rank", "float64"),
         State("contribution", "float64"),  # rank / out-weight, 0 for a dangling vertex
-        State("out_weight", "float64"),  # of a vertex's own out-edges: never sent
+        State("scale", "float64"),  # 1 / out-weight, 0 for a dangling vertex: never sent
+        State("sink", "float64"),  # 1 for a dangling vertex (no out-weight), else 0
         State("teleport", "float64"),  # the personalization vector, normalised
     )
     scalars = (Scalar("dangling"), Scalar("error", init=np.inf))  # summed over devices
@@ -31,42 +32,31 @@ class PageRank(Primitive):
     needs_all = True  # a vertex pulls the contributions of all its in-neighbours
 
     def init_frontier(self, graph, state, *, teleport):
-        out_weight, scatter_add = state.out_weight, graph.backend.scatter_add
-
-        def weigh(src, dst, eid, weight):
-            scatter_add(out_weight, src, graph.xp.ones(src.shape) if weight is None else weight)
-
-        fr.advance(graph, fr.Frontier.all(graph), weigh, direction="push", output="none")
+        xp = graph.xp  # the out-weights: row sums of the weights (right only for owned vertices)
+        out_weight = fr.neighbor_reduce(graph, xp.ones(graph.num_vertices), "sum", weighted=True)
+        state.sink[...] = out_weight == 0
+        state.scale[...] = 1.0 / xp.where(out_weight == 0, xp.inf, out_weight)  # 0 if dangling
         state.teleport[...] = graph.backend.asarray(teleport)
         state.rank[...] = 1.0 / graph.num_vertices
+        self.uniform = float(teleport[0]) if bool((teleport == teleport[0]).all()) else None
         return fr.Frontier.all(graph)
 
     def step(self, graph, frontier, state, iteration):
-        xp, alpha = graph.xp, self.options["alpha"]
-        mine = fr.Frontier.all(graph)
+        alpha, mine = self.options["alpha"], _owned(graph)
         if iteration > 0:  # superstep 0 only publishes the contributions of the start vector
-            pulled = xp.zeros(graph.num_vertices, dtype=np.float64)
-            gather = fr.functors.accumulate_sum(pulled, state.contribution, graph.backend)
-            every = fr.Frontier.from_mask(graph, xp.ones(graph.num_vertices, dtype=bool))
-            fr.advance(graph, every, gather, direction="pull", candidates=mine.mask,
-                       output="none")  # fmt: skip  # every in-neighbour, owned or not
-
-            def update(ids):
-                new = alpha * (pulled[ids] + state.dangling * state.teleport[ids])
-                new += (1 - alpha) * state.teleport[ids]
-                state.error[...] = xp.abs(new - state.rank[ids]).sum()
-                state.rank[ids] = new
-
-            fr.compute(graph, "vertices", update)
-
-        def publish(ids):
-            out_weight, rank = state.out_weight[ids], state.rank[ids]
-            dangling = out_weight == 0
-            state.contribution[ids] = rank / xp.where(dangling, xp.inf, out_weight)  # 0 if dangling
-            state.dangling[...] = rank[dangling].sum()
-
-        fr.compute(graph, "vertices", publish)
-        return mine
+            # plus.times over every in-edge (owned source or not): one sparse product
+            pulled = fr.neighbor_reduce(graph, state.contribution, "sum", direction="in",
+                                        weighted=True)[mine]  # fmt: skip
+            pulled *= alpha
+            teleport = state.teleport[mine] if self.uniform is None else self.uniform
+            pulled += (alpha * state.dangling + (1 - alpha)) * teleport
+            change = pulled - state.rank[mine]
+            state.error[...] = graph.xp.abs(change, out=change).sum()
+            state.rank[mine] = pulled
+        rank = state.rank[mine]  # publish: contributions, and the rank held by dangling vertices
+        state.contribution[mine] = rank * state.scale[mine]
+        state.dangling[...] = (rank * state.sink[mine]).sum()  # (not BLAS: its threads spin)
+        return fr.Frontier.all(graph)
 
     def converged(self, graph, frontier, state, iteration):
         error, tol, max_iter = float(state.error), self.options["tol"], self.options["max_iter"]
@@ -82,6 +72,11 @@ class PageRank(Primitive):
 
     def traversed_edges(self, graph, state):
         return graph.num_edges
+
+
+def _owned(graph):
+    """The vertices ``graph`` owns, as an index: a slice on one device (views, no gathers)."""
+    return slice(None) if graph.owned is None else graph.owned_ids()
 
 
 def pagerank(

@@ -34,6 +34,10 @@ class TC(Primitive):
         keys = tails.astype(np.int64) * n + heads  # the oriented edges, sorted
 
         def close(ids):  # wedges u -> v -> w of oriented edges; a triangle when u -> w exists
+            found = graph.backend.close_wedges(offsets, heads, ids)  # NumPy: a bitmap a block
+            if found is not None:
+                state.triangles[...] += found
+                return
             first, v = _expand(graph, offsets, heads, ids)  # oriented edges u -> v, u = ids[first]
             wedge, w = _expand(graph, offsets, heads, v)  # wedge: the index of its edge u -> v
             u, v = ids[first[wedge]], v[wedge]

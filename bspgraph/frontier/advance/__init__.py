@@ -9,6 +9,7 @@ from . import pull, push
 
 DIRECTIONS = ("auto", "push", "pull")
 ALPHA = 14  # Beamer: pull once the frontier's out-edges exceed the candidates' in-edges / ALPHA
+HOST_ALPHA = 2  # on NumPy, where a pull scans whole in-lists (no early exit) at push's cost per edge
 BETA = 64  # ... considered only while the frontier's out-edges exceed num_edges / BETA
 
 
@@ -81,12 +82,13 @@ class _Discard:
 
 
 def _frontier_edges(graph, frontier: Frontier) -> int:
-    return int(graph.cost_degrees()[0][frontier.ids].sum()) if len(frontier) else 0
+    return int(graph.xp.take(graph.cost_degrees()[0], frontier.ids).sum()) if len(frontier) else 0
 
 
 def choose_direction(graph, frontier: Frontier, candidates, frontier_edges=None) -> str:
     """Beamer's rule: "pull" when the frontier's out-edges exceed the candidates' in-edges / ALPHA."""
     if frontier_edges is None:
         frontier_edges = _frontier_edges(graph, frontier)
-    candidate_edges = int(graph.cost_degrees()[1][candidates].sum())
-    return "pull" if frontier_edges * ALPHA > candidate_edges else "push"
+    candidate_edges = graph.backend.masked_sum(graph.cost_degrees()[1], candidates)
+    alpha = ALPHA if graph.backend.is_gpu else HOST_ALPHA
+    return "pull" if frontier_edges * alpha > candidate_edges else "push"

@@ -1,0 +1,64 @@
+"""Optional numba kernels for the NumPy backend, used only where they win clearly over the
+vectorised NumPy path (see benchmarks/RESULTS.md): a push superstep of BFS on a small
+frontier, where NumPy's per-call overhead dominates, and triangle counting, where NumPy must
+materialise every wedge. Importing this module raises ImportError without numba; reach the
+kernels through :meth:`bspgraph.backend.Backend.accelerated`, which returns None then (or when
+``BSPGRAPH_NUMBA=0``) and the caller keeps its NumPy path. Each kernel is single-threaded, as
+NumPy is, and must agree exactly with the path it replaces.
+"""
+
+from __future__ import annotations
+
+import numba
+import numpy as np
+
+_jit = numba.njit(cache=True, nogil=True)
+
+
+@_jit
+def visit_push(offsets, indices, ids, depth, value, parent):
+    """BFS push from ``ids``: every out-neighbour ``v`` with ``depth[v] > value`` gets ``value``
+    (and ``parent[v]``, unless ``parent`` is empty); returns those ``v``, each once."""
+    total = 0
+    for u in ids:
+        total += offsets[u + 1] - offsets[u]
+    out = np.empty(total, dtype=ids.dtype)
+    count = 0
+    keep_parent = parent.shape[0] > 0
+    for u in ids:
+        for e in range(offsets[u], offsets[u + 1]):
+            v = indices[e]
+            if depth[v] > value:
+                depth[v] = value
+                if keep_parent:
+                    parent[v] = u
+                out[count] = v
+                count += 1
+    return out[:count]
+
+
+@_jit
+def close_wedges(offsets, heads, ids, num_vertices):
+    """Triangle tally: for each ``u`` of ``ids`` and each oriented wedge ``u -> v -> w``
+    closed by an edge ``u -> w`` (rows of ``heads`` by ``offsets``), one to each of ``u, v,
+    w``. The out-neighbours of ``u`` are marked in a byte array (cleared after), so a wedge
+    costs one read."""
+    tally = np.zeros(num_vertices, dtype=np.int64)
+    mark = np.zeros(num_vertices, dtype=np.uint8)
+    for u in ids:
+        first, last = offsets[u], offsets[u + 1]
+        for e in range(first, last):
+            mark[heads[e]] = 1
+        for e in range(first, last):
+            v = heads[e]
+            closed = 0
+            for f in range(offsets[v], offsets[v + 1]):
+                w = heads[f]
+                if mark[w]:
+                    closed += 1
+                    tally[w] += 1
+            tally[u] += closed
+            tally[v] += closed
+        for e in range(first, last):
+            mark[heads[e]] = 0
+    return tally
