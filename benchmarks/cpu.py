@@ -98,7 +98,9 @@ class Run:
             if not check(answer):
                 raise AssertionError(f"{key[0]} {key[1]}: {name} differs from bspgraph")
             self.times.setdefault(key, {})[name] = seconds
-            print(f"  {key[0]} {key[1]:<9} {name:<10} {seconds * 1e3:10.1f} ms  (checked)", flush=True)
+            print(
+                f"  {key[0]} {key[1]:<9} {name:<10} {seconds * 1e3:10.1f} ms  (checked)", flush=True
+            )
 
 
 def bench_graph(run: Run, name: str, graph, args, rng) -> None:
@@ -108,7 +110,9 @@ def bench_graph(run: Run, name: str, graph, args, rng) -> None:
     degree = np.asarray(graph.out_degree())
     candidates = np.flatnonzero(degree > 0)
     source = int(rng.choice(candidates))
-    sources = np.sort(rng.choice(candidates, size=min(args.sources, candidates.size), replace=False))
+    sources = np.sort(
+        rng.choice(candidates, size=min(args.sources, candidates.size), replace=False)
+    )
     matrix = graph.to_scipy()
     gb_graph = base.gb_matrix(graph)
     g = base.ig_graph(graph)
@@ -130,7 +134,9 @@ def bench_graph(run: Run, name: str, graph, args, rng) -> None:
                     lambda d: np.array_equal(d, depth))  # fmt: skip
         run.measure(key, "gb", lambda: base.gb_bfs(gb_graph, source), lambda d: np.array_equal(d, depth),
                     graphblas=True)  # fmt: skip
-        run.measure(key, "igraph", lambda: base.ig_bfs(g, source), lambda d: np.array_equal(d, depth))
+        run.measure(
+            key, "igraph", lambda: base.ig_bfs(g, source), lambda d: np.array_equal(d, depth)
+        )
 
     if "sssp" in todo:
         key = (name, "sssp")
@@ -176,7 +182,9 @@ def bench_graph(run: Run, name: str, graph, args, rng) -> None:
         run.measure(key, "bspgraph", lambda: bsp_pagerank(graph, k)[0], close)
         run.measure(key, "scipy", lambda: base.scipy_pagerank(transposed, dangling, k), close)
         gb_p, gb_dangling = base.gb_transition(gb_graph)
-        run.measure(key, "gb", lambda: base.gb_pagerank(gb_p, gb_dangling, k), close, graphblas=True)
+        run.measure(
+            key, "gb", lambda: base.gb_pagerank(gb_p, gb_dangling, k), close, graphblas=True
+        )
         converged = bg.pagerank(graph, tol=1e-15, max_iter=1000, backend="numpy").rank
         run.measure(key, "igraph", lambda: base.ig_pagerank(g),  # PRPACK: solved, not iterated
                     lambda r: np.abs(r - converged).sum() < 1e-6)  # fmt: skip
@@ -246,7 +254,11 @@ def print_table(run: Run) -> None:
     print("|" + "---|" * 2 + "---:|" * len(IMPLS) + "---|")
     for (graph, algorithm), row in run.times.items():
         cells = [cell(row, impl) for impl in IMPLS]
-        print(f"| {graph} | {algorithm} | " + " | ".join(cells) + f" | {run.notes.get((graph, algorithm), '')} |")
+        print(
+            f"| {graph} | {algorithm} | "
+            + " | ".join(cells)
+            + f" | {run.notes.get((graph, algorithm), '')} |"
+        )
     rows = targets(run)
     if rows:
         print("\n| target | bspgraph ms | limit ms | limit | met |")
@@ -267,9 +279,12 @@ def main(argv=None) -> None:
     parser.add_argument("--pr-iterations", type=int, default=20)
     parser.add_argument("--tc-max-scale", type=int, default=18, help="largest rmat for TC")
     parser.add_argument("--algorithms", nargs="+", default=list(ALGORITHMS), choices=ALGORITHMS)
-    parser.add_argument("--impls", nargs="+", default=["bspgraph", "scipy", "numpy-push", "gb",
-                                                       "igraph"],
-                        help="implementations to time (gb: GraphBLAS at 1 and --threads threads)")
+    parser.add_argument(
+        "--impls",
+        nargs="+",
+        default=["bspgraph", "scipy", "numpy-push", "gb", "igraph"],
+        help="implementations to time (gb: GraphBLAS at 1 and --threads threads)",
+    )
     args = parser.parse_args(argv)
     run = Run(args.repeat, args.threads, args.impls)
     graphs = [(f"rmat{s}", lambda s=s: bg.generators.rmat(s, args.edge_factor, seed=1,

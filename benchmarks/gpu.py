@@ -196,8 +196,14 @@ def run_graph(name, graph, repeat, rows, algorithms):
         ours = timed(lambda: bg.betweenness_centrality(graph, [source], normalized=False), repeat)
         # networkx's scaling of one sampled source, normalized=False: (n - 1) / 2 (undirected)
         scale = (n - 1) / (1 if graph.directed else 2)
-        record("bc-1src", ours, base, lambda r, b: np.allclose(
-            np.delete(r.centrality / scale, source), np.delete(to_host(b), source), rtol=1e-9))
+        record(
+            "bc-1src",
+            ours,
+            base,
+            lambda r, b: np.allclose(
+                np.delete(r.centrality / scale, source), np.delete(to_host(b), source), rtol=1e-9
+            ),
+        )
     if "tc" in algorithms:
         try:
             base = timed(lambda: plain_tc(graph), repeat)

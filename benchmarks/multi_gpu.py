@@ -49,7 +49,9 @@ def main(argv=None) -> None:
     parser.add_argument("--devices", type=int, default=2)
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--partitioners", nargs="+", default=["edge_balanced", "random"])
-    parser.add_argument("--communicators", nargs="+", default=["selective", "butterfly", "broadcast"])
+    parser.add_argument(
+        "--communicators", nargs="+", default=["selective", "butterfly", "broadcast"]
+    )
     args = parser.parse_args(argv)
     print(f"{gpu_count()} GPUs", flush=True)
     graph = bg.generators.rmat(args.scale, 16, seed=1, weights=True, backend="cupy")
@@ -74,8 +76,10 @@ def main(argv=None) -> None:
                              one.stats))  # fmt: skip
                 print(f"  {name} P={args.devices} {partitioner} {communicator}: {t * 1e3:.1f} ms "
                       f"(P=1 {one_t * 1e3:.1f} ms), equal", flush=True)  # fmt: skip
-    print("\nms: whole call (partitions are cut once per graph and reused); bsp ms: the BSP run "
-          "(stats.seconds); speed-up of bsp ms over P=1; setup: the first call's partitioning")
+    print(
+        "\nms: whole call (partitions are cut once per graph and reused); bsp ms: the BSP run "
+        "(stats.seconds); speed-up of bsp ms over P=1; setup: the first call's partitioning"
+    )
     print(f"{'algorithm':<9} {'P':>2} {'partitioner':<13} {'communicator':<12} {'ms':>8} "
           f"{'bsp ms':>8} {'speed-up':>8} {'steps':>5} {'messages':>8} {'MB sent':>8} "
           f"{'rounds':>6} {'setup s':>7}")  # fmt: skip

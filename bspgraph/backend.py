@@ -131,14 +131,18 @@ class Backend:
         identity = 0
         if reduce == "min":
             kind = values.dtype.kind
-            identity = np.inf if kind == "f" else (True if kind == "b" else np.iinfo(values.dtype).max)
+            identity = (
+                np.inf if kind == "f" else (True if kind == "b" else np.iinfo(values.dtype).max)
+            )
         out = xp.full(count, identity, dtype=values.dtype)
         total = int(indices.shape[0])
         if total == 0:
             return out
         if self.is_gpu:
             segment = self.segment_index(xp.diff(offsets), total)
-            (self.scatter_min if reduce == "min" else self.scatter_add)(out, segment, values[indices])
+            (self.scatter_min if reduce == "min" else self.scatter_add)(
+                out, segment, values[indices]
+            )
             return out
         ufunc = np.minimum if reduce == "min" else np.add
         rows = np.flatnonzero(np.diff(offsets))
@@ -167,14 +171,19 @@ class Backend:
             return weights
         source = indices if weights is None else weights
         if self.is_gpu:
-            return self.xp.ones(indices.shape[0], dtype) if weights is None else weights.astype(dtype)
+            return (
+                self.xp.ones(indices.shape[0], dtype) if weights is None else weights.astype(dtype)
+            )
         key = (id(source), weights is None, np.dtype(dtype).str)
         cached = _EDGE_VALUES.get(key)
         if cached is not None and cached[0]() is source:
             return cached[1]
         values = np.ones(indices.shape[0], dtype) if weights is None else weights.astype(dtype)
         values.flags.writeable = False
-        _EDGE_VALUES[key] = (weakref.ref(source, lambda _r, key=key: _EDGE_VALUES.pop(key, None)), values)
+        _EDGE_VALUES[key] = (
+            weakref.ref(source, lambda _r, key=key: _EDGE_VALUES.pop(key, None)),
+            values,
+        )
         return values
 
     def segment_index(self, counts, total: int):
@@ -220,17 +229,20 @@ class Backend:
             spread = degrees[block]
             if not spread.any():
                 continue
-            edges = row_positions(offsets[block], spread)
-            v = heads[edges]
+            if int(block[-1]) - int(block[0]) == block.shape[0] - 1:  # consecutive rows
+                v = heads[int(offsets[block[0]]) : int(offsets[block[-1] + 1])]
+            else:
+                v = heads[row_positions(offsets[block], spread)]
             slot = np.repeat(np.arange(block.shape[0]) * n, spread)  # (u's row in the bitmap) * n
-            bitmap[slot + v] = True
+            marks = slot + v
+            bitmap[marks] = True
             reach = degrees[v]  # wedges u -> v -> w through each edge u -> v
             w = heads[row_positions(offsets[v], reach)]
             hit = np.flatnonzero(bitmap.take(np.repeat(slot, reach) + w))
-            bitmap[slot + v] = False
+            bitmap[marks] = False
             if hit.size:
                 edge = np.searchsorted(np.cumsum(reach), hit, side="right")
-                found += [block[slot[edge] // n], v[edge], w[hit]]
+                found += [np.repeat(block, spread)[edge], v[edge], w[hit]]
             if sum(f.shape[0] for f in found) > WEDGE_CREDITS:
                 tally += np.bincount(np.concatenate(found), minlength=n)
                 found = []
@@ -315,7 +327,9 @@ def get_backend(name: str | Backend | None = None, device: int | None = None) ->
     if name is None:
         name = "cupy" if gpu_count() > 0 else "numpy"
     if name not in NAMES:
-        raise DeviceError(f"unknown backend {name!r}; expected one of {', '.join(map(repr, NAMES))}")
+        raise DeviceError(
+            f"unknown backend {name!r}; expected one of {', '.join(map(repr, NAMES))}"
+        )
     if name == "numpy":
         return Backend("numpy", np, None)
     cupy = _import_cupy(required=True)

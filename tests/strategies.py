@@ -8,7 +8,9 @@ import bspgraph as bg
 
 
 @st.composite
-def edge_lists(draw, *, min_vertices=1, max_vertices=24, max_edges=80, weighted=None, directed=None):
+def edge_lists(
+    draw, *, min_vertices=1, max_vertices=24, max_edges=80, weighted=None, directed=None
+):
     """(num_vertices, src, dst, weight | None, directed): duplicates, self-loops, isolated
     vertices, sinks and several components all occur; weights include 0 and ties."""
     n = draw(st.integers(min_vertices, max_vertices))
@@ -30,7 +32,9 @@ def edge_lists(draw, *, min_vertices=1, max_vertices=24, max_edges=80, weighted=
 def graphs(draw, **kwargs):
     """(Graph on NumPy, the networkx graph networkx builds from the same edges)."""
     n, src, dst, weight, directed = draw(edge_lists(**kwargs))
-    graph = bg.Graph.from_edges(src, dst, weight, num_vertices=n, directed=directed, backend="numpy")
+    graph = bg.Graph.from_edges(
+        src, dst, weight, num_vertices=n, directed=directed, backend="numpy"
+    )
     return graph, to_networkx(n, src, dst, weight, directed)
 
 

@@ -36,7 +36,8 @@ def test_sssp_cupy_equals_numpy(rmat_pair):
 
 
 @pytest.mark.parametrize(
-    "name, direction", [("visit_unvisited", "push"), ("visit_unvisited", "pull"), ("relax_min", "push")]
+    "name, direction",
+    [("visit_unvisited", "push"), ("visit_unvisited", "pull"), ("relax_min", "push")],
 )
 def test_fused_kernels_equal_generic_functors(rmat_pair, name, direction):
     gpu, _ = rmat_pair

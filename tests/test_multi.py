@@ -32,7 +32,9 @@ def test_bfs_on_devices(case, run, data):
     source = data.draw(st.integers(0, graph.num_vertices - 1))
     direction = data.draw(st.sampled_from(["push", "pull", "auto"]))
     result = bg.bfs(graph, source, parents=True, direction=direction, **run)
-    expected = as_array(nx.single_source_shortest_path_length(nx_graph, source), graph.num_vertices, -1)
+    expected = as_array(
+        nx.single_source_shortest_path_length(nx_graph, source), graph.num_vertices, -1
+    )
     np.testing.assert_array_equal(result.depth, expected)
     for vertex in np.flatnonzero(result.depth > 0):
         assert result.depth[result.parent[vertex]] == result.depth[vertex] - 1

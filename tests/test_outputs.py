@@ -11,7 +11,6 @@ from bspgraph.graph import io as graph_io
 VALUES = np.arange(100_000, dtype=np.float64)
 
 
-
 def interrupted(handle, *args, **kwargs):
     """A writer (np.save, np.savetxt, np.savez) that writes part of its output, then is
     interrupted as by Ctrl-C."""

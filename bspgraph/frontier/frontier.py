@@ -55,7 +55,9 @@ class Frontier:
             return parts[0] if parts else cls.empty(graph)
         if sum(len(f) for f in parts) * 16 < graph.num_vertices:
             ids = graph.xp.concatenate([f.ids for f in parts])
-            return cls.from_ids(graph, graph.xp.unique(ids) if graph.backend.is_gpu else distinct(ids))
+            return cls.from_ids(
+                graph, graph.xp.unique(ids) if graph.backend.is_gpu else distinct(ids)
+            )
         mask = graph.xp.zeros(graph.num_vertices, dtype=bool)
         for f in parts:
             mask[f.ids] = True

@@ -37,11 +37,14 @@ _FOR_EACH_EDGE = r"""
       const ID v = indices[e];
 """
 
-_VISIT = r"""
+_VISIT = (
+    r"""
 extern "C" __global__ void visit_push(const ID* ids, const OFF* starts, const long long* scan,
     long long n_frontier, long long total, const ID* indices, DEPTH* depth, DEPTH value,
     ID* parent, ID* out, unsigned long long* out_count) {
-""" + _FOR_EACH_EDGE + r"""
+"""
+    + _FOR_EACH_EDGE
+    + r"""
       if (depth[v] > value && atomicMin(&depth[v], value) > value) {
         if (parent) parent[v] = ids[lo];
         out[atomicAdd(out_count, 1ULL)] = v;
@@ -50,6 +53,7 @@ extern "C" __global__ void visit_push(const ID* ids, const OFF* starts, const lo
   }
 }
 """
+)
 
 _VISIT_PULL = r"""
 extern "C" __global__ void visit_pull(const ID* candidates, long long n_candidates,
@@ -71,7 +75,8 @@ extern "C" __global__ void visit_pull(const ID* candidates, long long n_candidat
 }
 """
 
-_RELAX = r"""
+_RELAX = (
+    r"""
 __device__ inline float atomic_min_nonneg(float* a, float x) {
   return __int_as_float(atomicMin((int*)a, __float_as_int(x)));
 }
@@ -81,7 +86,9 @@ __device__ inline double atomic_min_nonneg(double* a, double x) {
 extern "C" __global__ void relax_push(const ID* ids, const OFF* starts, const long long* scan,
     long long n_frontier, long long total, const ID* indices, const DIST* weights,
     DIST* distance, int* queued, ID* out, unsigned long long* out_count) {
-""" + _FOR_EACH_EDGE + r"""
+"""
+    + _FOR_EACH_EDGE
+    + r"""
       DIST candidate = distance[ids[lo]] + (weights ? weights[e] : (DIST)1);
       if (candidate < distance[v] && candidate < atomic_min_nonneg(&distance[v], candidate)) {
         if (atomicExch(&queued[v], 1) == 0) out[atomicAdd(out_count, 1ULL)] = v;
@@ -90,6 +97,7 @@ extern "C" __global__ void relax_push(const ID* ids, const OFF* starts, const lo
   }
 }
 """
+)
 
 
 @functools.cache
@@ -146,7 +154,9 @@ def relax_push(graph, ids, starts, degrees, distance) -> Frontier:
     cp = graph.xp
     kernel = _kernel(cp, _RELAX, "relax_push", id=graph.indices.dtype, off=starts.dtype,
                      dist=distance.dtype)  # fmt: skip
-    weights = np.uintp(0) if graph.weights is None else graph.weights.astype(distance.dtype, copy=False)
+    weights = (
+        np.uintp(0) if graph.weights is None else graph.weights.astype(distance.dtype, copy=False)
+    )
     queued = cp.zeros(graph.num_vertices, dtype=cp.int32)
     return _launch(graph, kernel, ids, starts, degrees, weights, distance, queued,
                    out_bound=graph.num_vertices)  # fmt: skip

@@ -22,9 +22,16 @@ def compute(graph, frontier: Frontier | str, fn) -> None:
         fn(frontier.ids)
 
 
-def neighbor_reduce(graph, values, reduce: str = "min", *, direction: str = "out",
-                    weighted: bool = False, frontier: Frontier | None = None,
-                    sources: Frontier | None = None):
+def neighbor_reduce(
+    graph,
+    values,
+    reduce: str = "min",
+    *,
+    direction: str = "out",
+    weighted: bool = False,
+    frontier: Frontier | None = None,
+    sources: Frontier | None = None,
+):
     """For every vertex ``u``, the ``reduce`` ("min" or "sum") of ``values[v]`` over the edges
     ``u -> v`` that ``graph`` holds (``v -> u`` with ``direction="in"``), times the edge's weight
     when ``weighted`` (a "sum" only); the identity (the dtype's largest value, or 0) where there

@@ -25,7 +25,9 @@ def build_graph(src, dst, weight, *, num_vertices, directed, duplicates, self_lo
         if ids.size and ids.dtype.kind not in "iu":
             if ids.dtype.kind == "f" and bool(xp.all(xp.isfinite(ids) & (ids == xp.floor(ids)))):
                 continue
-            raise ValueError(f"Graph.from_edges: {name} ids must be integers, got dtype {ids.dtype}")
+            raise ValueError(
+                f"Graph.from_edges: {name} ids must be integers, got dtype {ids.dtype}"
+            )
     src, dst = src.astype(np.int64, copy=False), dst.astype(np.int64, copy=False)
     if weight is not None:
         weight = backend.asarray(weight)
@@ -83,10 +85,13 @@ def build_graph(src, dst, weight, *, num_vertices, directed, duplicates, self_lo
 
 def _check_ids(src, dst, num_vertices, xp) -> int:
     if num_vertices is not None and (
-        isinstance(num_vertices, bool) or not isinstance(num_vertices, (int, np.integer))
+        isinstance(num_vertices, bool)
+        or not isinstance(num_vertices, (int, np.integer))
         or num_vertices < 0
     ):
-        raise ValueError(f"Graph.from_edges(num_vertices={num_vertices!r}): expected an integer >= 0")
+        raise ValueError(
+            f"Graph.from_edges(num_vertices={num_vertices!r}): expected an integer >= 0"
+        )
     if src.size == 0:
         return int(num_vertices or 0)
     low = int(min(int(src.min()), int(dst.min())))
@@ -119,7 +124,9 @@ def _csr(src, dst, weight, num_vertices: int, xp) -> CSR:
     """CSR from edges sorted by (src, dst)."""
     ids = index_dtype(num_vertices)
     offsets_dtype = index_dtype(int(dst.size))
-    counts = xp.bincount(src, minlength=num_vertices) if src.size else xp.zeros(num_vertices, np.int64)
+    counts = (
+        xp.bincount(src, minlength=num_vertices) if src.size else xp.zeros(num_vertices, np.int64)
+    )
     offsets = xp.zeros(num_vertices + 1, dtype=offsets_dtype)
     offsets[1:] = xp.cumsum(counts)
     return CSR(offsets, dst.astype(ids), weight)
@@ -134,4 +141,3 @@ def transpose(csr: CSR, num_vertices: int, xp) -> CSR:
     reverse = _csr(rows, src[order], None, num_vertices, xp)
     weights = None if csr.weights is None else csr.weights[order]
     return CSR(reverse.offsets, reverse.indices, weights, order.astype(csr.offsets.dtype))
-

@@ -35,7 +35,12 @@ class CSR:
     __slots__ = ("offsets", "indices", "weights", "edge_ids", "_rows")
 
     def __init__(self, offsets, indices, weights=None, edge_ids=None):
-        self.offsets, self.indices, self.weights, self.edge_ids = offsets, indices, weights, edge_ids
+        self.offsets, self.indices, self.weights, self.edge_ids = (
+            offsets,
+            indices,
+            weights,
+            edge_ids,
+        )
         self._rows = None
 
     def rows(self, backend):
@@ -143,7 +148,12 @@ class Graph:
         if coo.shape[0] != coo.shape[1]:
             raise ValueError(f"Graph.from_scipy: matrix must be square, got shape {coo.shape}")
         return cls.from_edges(
-            coo.row, coo.col, coo.data, num_vertices=coo.shape[0], directed=directed, backend=backend
+            coo.row,
+            coo.col,
+            coo.data,
+            num_vertices=coo.shape[0],
+            directed=directed,
+            backend=backend,
         )
 
     # --- properties ---------------------------------------------------------------------------
@@ -259,7 +269,9 @@ class Graph:
 
         n = self.num_vertices
         data = (
-            np.ones(self.num_edges) if self.forward.weights is None else to_host(self.forward.weights)
+            np.ones(self.num_edges)
+            if self.forward.weights is None
+            else to_host(self.forward.weights)
         )
         return sp.csr_matrix(
             (data, to_host(self.forward.indices), to_host(self.forward.offsets)), shape=(n, n)

@@ -91,7 +91,8 @@ class Backward(Primitive):
         ids = level.ids  # a vertex's out-edges are on its owner: elsewhere its sum is 0, replaced
         children = fr.Frontier.from_ids(graph, below) if graph.owned is None else None  # push?
         state.delta[ids] = state.sigma[ids] * fr.neighbor_reduce(
-            graph, share, "sum", frontier=level, sources=children)
+            graph, share, "sum", frontier=level, sources=children
+        )
         return level  # their dependencies are final: the enactor sends them
 
     def converged(self, graph, frontier, state, iteration):

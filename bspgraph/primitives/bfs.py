@@ -39,6 +39,7 @@ class BFS(Primitive):
 
     def step(self, graph, frontier, state, iteration):
         visit = fr.functors.visit_unvisited(state.depth, iteration + 1, state.parent)
+
         def unvisited():  # the candidates of a pull step, built only if pull is considered
             return state.depth > iteration + 1
 

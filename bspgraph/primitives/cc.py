@@ -34,7 +34,9 @@ class CC(Primitive):
         if graph.directed or _edges(out_degree, frontier) * SPARSE > edges:
             least = fr.neighbor_reduce(graph, grandparent, "min")  # the smallest next to a vertex
             if graph.directed:  # both ways: a directed edge joins like an undirected one
-                least = xp.minimum(least, fr.neighbor_reduce(graph, grandparent, "min", direction="in"))
+                least = xp.minimum(
+                    least, fr.neighbor_reduce(graph, grandparent, "min", direction="in")
+                )
         else:  # undirected, few labels changed: only their neighbours can hook lower
             least = xp.full(graph.num_vertices, xp.iinfo(labels.dtype).max, dtype=labels.dtype)
 

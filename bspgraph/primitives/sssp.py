@@ -86,6 +86,9 @@ def _bucket_width(graph) -> float:
     edges = graph.cost_degrees()[2]
     if edges == 0:
         return 0.0
-    mean = 1.0 if graph.weights is None else float(graph.weights.sum(dtype=np.float64)) / max(
-        int(graph.weights.shape[0]), 1)
+    mean = (
+        1.0
+        if graph.weights is None
+        else float(graph.weights.sum(dtype=np.float64)) / max(int(graph.weights.shape[0]), 1)
+    )
     return 4 * mean * graph.num_vertices / edges

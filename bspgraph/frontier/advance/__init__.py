@@ -9,7 +9,9 @@ from . import pull, push
 
 DIRECTIONS = ("auto", "push", "pull")
 ALPHA = 14  # Beamer: pull once the frontier's out-edges exceed the candidates' in-edges / ALPHA
-HOST_ALPHA = 2  # on NumPy, where a pull scans whole in-lists (no early exit) at push's cost per edge
+HOST_ALPHA = (
+    2  # on NumPy, where a pull scans whole in-lists (no early exit) at push's cost per edge
+)
 BETA = 64  # ... considered only while the frontier's out-edges exceed num_edges / BETA
 
 

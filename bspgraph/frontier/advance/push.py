@@ -78,7 +78,9 @@ def _visit_host(graph, op, ids, starts, degrees, total: int) -> Frontier:
             reached.append(dst)
     if dense:
         return Frontier.from_mask(graph, reached)
-    return Frontier.from_ids(graph, distinct(reached[0] if len(reached) == 1 else np.concatenate(reached)))
+    return Frontier.from_ids(
+        graph, distinct(reached[0] if len(reached) == 1 else np.concatenate(reached))
+    )
 
 
 def _relax_host(graph, op, ids, starts, degrees, total: int) -> Frontier:
@@ -112,7 +114,10 @@ def _expand(graph, op, ids, starts, degrees):
         total = int(degrees.sum())
         segment = backend.segment_index(degrees, total)
         first_slot = backend.xp.cumsum(degrees) - degrees
-        eid = backend.xp.arange(total, dtype=np.int64) + (starts.astype(np.int64) - first_slot)[segment]
+        eid = (
+            backend.xp.arange(total, dtype=np.int64)
+            + (starts.astype(np.int64) - first_slot)[segment]
+        )
         src, dst = ids[segment], graph.indices[eid]
     else:
         eid = positions(starts, degrees)
@@ -148,7 +153,9 @@ def _chunks(degrees, total: int, xp, chunk: int = CHUNK_EDGES):
 def dedupe(graph, ids) -> Frontier:
     """The frontier of the distinct ``ids``: sorted when few, a dense mask when many."""
     if ids.shape[0] * DENSE_RATIO < graph.num_vertices:
-        return Frontier.from_ids(graph, graph.xp.unique(ids) if graph.backend.is_gpu else distinct(ids))
+        return Frontier.from_ids(
+            graph, graph.xp.unique(ids) if graph.backend.is_gpu else distinct(ids)
+        )
     mask = graph.xp.zeros(graph.num_vertices, dtype=bool)
     mask[ids] = True
     return Frontier.from_mask(graph, mask)
