@@ -9,7 +9,7 @@ the backends named in ``fused_on`` and must agree with it.
 
 from __future__ import annotations
 
-from . import kernels
+from . import host, kernels
 
 
 class visit_unvisited:  # noqa: N801 (a functor named like a function, as GraphBLAS ops are)
@@ -22,7 +22,7 @@ class visit_unvisited:  # noqa: N801 (a functor named like a function, as GraphB
 
     name = "visit_unvisited"
     early_exit = True
-    fused_on = ("cupy",)
+    fused_on = ("numpy", "cupy")
 
     def __init__(self, depth, value: int, parent=None):
         self.depth, self.value, self.parent = depth, value, parent
@@ -38,11 +38,13 @@ class visit_unvisited:  # noqa: N801 (a functor named like a function, as GraphB
         return new
 
     def fused_push(self, graph, ids, starts, degrees):
-        return kernels.visit_push(graph, ids, starts, degrees, self.depth, self.value, self.parent)
+        fused = kernels if graph.backend.is_gpu else host
+        return fused.visit_push(graph, ids, starts, degrees, self.depth, self.value, self.parent)
 
     def fused_pull(self, graph, in_frontier, candidates):
-        return kernels.visit_pull(graph, in_frontier, candidates, self.depth, self.value,
-                                  self.parent)  # fmt: skip
+        fused = kernels if graph.backend.is_gpu else host
+        return fused.visit_pull(graph, in_frontier, candidates, self.depth, self.value,
+                                self.parent)  # fmt: skip
 
 
 class relax_min:  # noqa: N801
@@ -53,7 +55,7 @@ class relax_min:  # noqa: N801
 
     name = "relax_min"
     early_exit = False
-    fused_on = ("cupy",)
+    fused_on = ("numpy", "cupy")
 
     def __init__(self, distance, backend):
         self.distance, self.backend = distance, backend
@@ -68,7 +70,8 @@ class relax_min:  # noqa: N801
         return improved
 
     def fused_push(self, graph, ids, starts, degrees):
-        return kernels.relax_push(graph, ids, starts, degrees, self.distance)
+        fused = kernels if graph.backend.is_gpu else host
+        return fused.relax_push(graph, ids, starts, degrees, self.distance)
 
 
 class accumulate_sum:  # noqa: N801
