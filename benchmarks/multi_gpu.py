@@ -1,94 +1,133 @@
-"""Multi-GPU check and timing: P GPUs of one host against one, same graph, same answers.
+"""Multi-GPU check and timing: P GPUs against one, same graph, same answers.
 
-    python -m benchmarks.multi_gpu --scale 22 --devices 2
+    python -m benchmarks.multi_gpu --scale 22 --devices 2              # one process, P GPUs
+    mpiexec -n 2 python -m benchmarks.multi_gpu --scale 25 --transport nccl --json out.json
 
-Builds an R-MAT graph on GPU 0, runs BFS (push and auto), SSSP and PageRank on one GPU and on
-P GPUs for each partitioner x communicator asked for, asserts the answers are equal, and prints
-the median time (whole call) and its communication share: messages, bytes and rounds.
+Builds an R-MAT graph (edge factor 16, weights 1..64) on the GPU, runs each algorithm on one GPU
+and on P GPUs for each partitioner x communicator asked for, asserts the answers are equal
+(PageRank to rtol 1e-9), and prints the median of the whole call, of the BSP run
+(``stats.seconds``) and of its communication (the sum of ``comm_seconds`` over supersteps), and
+what moved. With ``--transport nccl`` (or ``mpi``) there is one process per GPU: every rank
+builds the same graph and runs the one-GPU reference on its own GPU; rank 0 prints. ``--json``
+writes every row with its supersteps, for ``benchmarks.bsp_model``.
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
+import json
 import statistics
 import time
 
 import numpy as np
 
 import bspgraph as bg
-from bspgraph.backend import gpu_count
+from bspgraph.backend import get_backend, gpu_count, to_host
 
 ALGORITHMS = {
-    "bfs-push": (lambda g, run: bg.bfs(g, SOURCE, direction="push", **run), "depth"),
-    "bfs-auto": (lambda g, run: bg.bfs(g, SOURCE, direction="auto", **run), "depth"),
-    "sssp": (lambda g, run: bg.sssp(g, SOURCE, **run), "distance"),
-    "pagerank": (lambda g, run: bg.pagerank(g, tol=1e-9, **run), "rank"),
+    "bfs-push": (lambda g, s, run: bg.bfs(g, s, direction="push", **run), "depth"),
+    "bfs-auto": (lambda g, s, run: bg.bfs(g, s, direction="auto", **run), "depth"),
+    "sssp": (lambda g, s, run: bg.sssp(g, s, **run), "distance"),
+    "pagerank": (lambda g, s, run: bg.pagerank(g, tol=1e-9, **run), "rank"),
+    "cc": (lambda g, s, run: bg.connected_components(g, **run), "labels"),
 }
-SOURCE = 0
 
 
-SETUP: dict = {}  # (partitioner, communicator) -> seconds the first call spent partitioning
-
-
-def timed(fn, repeat, key=None):
-    first = fn()
-    if key is not None:
-        SETUP.setdefault(key, first.stats.setup_seconds)
-    times, result = [], None
+def timed(fn, repeat: int):
+    """The first call's setup seconds, then medians over ``repeat`` calls of the whole call,
+    of stats.seconds and of the communication seconds; and the last result."""
+    setup = fn().stats.setup_seconds
+    whole, bsp, comm, result = [], [], [], None
     for _ in range(repeat):
         start = time.perf_counter()
         result = fn()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times), result
+        whole.append(time.perf_counter() - start)
+        bsp.append(result.stats.seconds)
+        comm.append(sum(s.comm_seconds for s in result.stats.supersteps))
+    median = statistics.median
+    return {"ms": median(whole) * 1e3, "bsp_ms": median(bsp) * 1e3,
+            "comm_ms": median(comm) * 1e3, "setup_s": setup}, result  # fmt: skip
+
+
+def check_equal(field: str, got, expected) -> None:
+    if field == "rank":
+        np.testing.assert_allclose(got, expected, rtol=1e-9, atol=1e-12)
+    else:
+        np.testing.assert_array_equal(got, expected)
 
 
 def main(argv=None) -> None:
-    global SOURCE
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--scale", type=int, default=22)
-    parser.add_argument("--devices", type=int, default=2)
+    parser.add_argument("--devices", type=int, default=2, help="GPUs of one process (local)")
+    parser.add_argument("--transport", choices=["local", "nccl", "mpi"], default="local")
+    parser.add_argument("--backend", default="cupy", help="numpy: a CPU run of the same script")
     parser.add_argument("--repeat", type=int, default=3)
-    parser.add_argument("--partitioners", nargs="+", default=["edge_balanced", "random"])
+    parser.add_argument("--algorithms", nargs="+", default=list(ALGORITHMS))
+    parser.add_argument("--partitioners", nargs="+", default=["edge_balanced", "random", "biased"])
     parser.add_argument(
         "--communicators", nargs="+", default=["selective", "butterfly", "broadcast"]
     )
+    parser.add_argument("--json", help="write the rows, with their supersteps, here (rank 0)")
     args = parser.parse_args(argv)
-    print(f"{gpu_count()} GPUs", flush=True)
-    graph = bg.generators.rmat(args.scale, 16, seed=1, weights=True, backend="cupy")
-    SOURCE = int(np.argmax(graph.out_degree().get()))
-    print(f"rmat{args.scale}: {graph.num_vertices} vertices, {graph.num_edges} edges", flush=True)
+    if args.transport == "local":
+        backend, rank, parts = get_backend(args.backend), 0, args.devices
+        many_run = {"backend": backend, "devices": parts}
+    else:
+        from bspgraph.comm.mpi import MPITransport
+        from bspgraph.comm.nccl import NCCLTransport
+
+        transport = (NCCLTransport() if args.transport == "nccl"
+                     else MPITransport(backend=args.backend))  # fmt: skip
+        backend, rank, parts = transport.backend, transport.rank, transport.size
+        many_run = {"transport": transport}
+    say = print if rank == 0 else (lambda *a, **k: None)
+    say(f"{gpu_count()} GPUs visible; P = {parts} over transport {args.transport}", flush=True)
+    graph = bg.generators.rmat(args.scale, 16, seed=1, weights=True, backend=backend)
+    source = int(np.argmax(to_host(graph.out_degree())))
+    say(f"rmat{args.scale}: {graph.num_vertices} vertices, {graph.num_edges} edges, "
+        f"source {source}", flush=True)  # fmt: skip
     rows = []
-    for name, (call, field) in ALGORITHMS.items():
-        one_t, one = timed(lambda c=call: c(graph, {"backend": "cupy"}), args.repeat)
-        rows.append((name, 1, "-", "-", one_t, one.stats, one.stats))
+
+    def record(algorithm, p, partitioner, communicator, times, stats):
+        steps = [dataclasses.asdict(s) for s in stats.supersteps]
+        rows.append({"graph": f"rmat{args.scale}", "edges": graph.num_edges,
+                     "algorithm": algorithm, "P": p, "transport": args.transport,
+                     "partitioner": partitioner, "communicator": communicator, **times,
+                     "supersteps": steps, "traversed_edges": stats.edges})  # fmt: skip
+        say(f"  {algorithm} P={p} {partitioner} {communicator}: {times['ms']:.1f} ms, bsp "
+            f"{times['bsp_ms']:.1f} ms, comm {times['comm_ms']:.1f} ms", flush=True)  # fmt: skip
+
+    for name in args.algorithms:
+        call, field = ALGORITHMS[name]
+        one_times, one = timed(lambda c=call: c(graph, source, {"backend": backend}), args.repeat)
+        record(name, 1, "-", "-", one_times, one.stats)
         for partitioner in args.partitioners:
             for communicator in args.communicators:
-                run = {"backend": "cupy", "devices": args.devices, "partitioner": partitioner,
-                       "communicator": communicator}  # fmt: skip
-                t, many = timed(lambda c=call, r=run: c(graph, r), args.repeat,
-                                (partitioner, communicator))  # fmt: skip
-                expected, got = getattr(one, field), getattr(many, field)
-                if field == "rank":
-                    np.testing.assert_allclose(got, expected, rtol=1e-9, atol=1e-12)
-                else:
-                    np.testing.assert_array_equal(got, expected)
-                rows.append((name, args.devices, partitioner, communicator, t, many.stats,
-                             one.stats))  # fmt: skip
-                print(f"  {name} P={args.devices} {partitioner} {communicator}: {t * 1e3:.1f} ms "
-                      f"(P=1 {one_t * 1e3:.1f} ms), equal", flush=True)  # fmt: skip
-    print(
-        "\nms: whole call (partitions are cut once per graph and reused); bsp ms: the BSP run "
-        "(stats.seconds); speed-up of bsp ms over P=1; setup: the first call's partitioning"
+                run = {**many_run, "partitioner": partitioner, "communicator": communicator}
+                times, many = timed(lambda c=call, r=run: c(graph, source, r), args.repeat)
+                check_equal(field, getattr(many, field), getattr(one, field))
+                record(name, parts, partitioner, communicator, times, many.stats)
+    say(
+        "\nms: whole call; bsp: the BSP run (stats.seconds); comm: its exchanges; speed-up of "
+        "bsp over P=1; setup: the first call's partitioning and upload (cached after)"
     )
-    print(f"{'algorithm':<9} {'P':>2} {'partitioner':<13} {'communicator':<12} {'ms':>8} "
-          f"{'bsp ms':>8} {'speed-up':>8} {'steps':>5} {'messages':>8} {'MB sent':>8} "
-          f"{'rounds':>6} {'setup s':>7}")  # fmt: skip
-    for name, p, partitioner, communicator, t, stats, one in rows:
-        steps = stats.supersteps
-        print(f"{name:<9} {p:>2} {partitioner:<13} {communicator:<12} {t * 1e3:8.1f} "
-              f"{stats.seconds * 1e3:8.1f} {one.seconds / stats.seconds:7.2f}x {stats.iterations:5d} "
-              f"{sum(s.messages for s in steps):8d} {sum(s.bytes for s in steps) / 1e6:8.1f} "
-              f"{sum(s.rounds for s in steps):6d} {SETUP.get((partitioner, communicator), 0):7.2f}")  # fmt: skip
+    say(f"{'algorithm':<9} {'P':>2} {'partitioner':<13} {'communicator':<10} {'ms':>8} "
+        f"{'bsp ms':>8} {'comm ms':>8} {'speed-up':>8} {'steps':>5} {'MB sent':>8} "
+        f"{'setup s':>7}")  # fmt: skip
+    base = {}
+    for row in rows:
+        if row["P"] == 1:
+            base[row["algorithm"]] = row["bsp_ms"]
+        sent = sum(s["bytes"] for s in row["supersteps"]) / 1e6
+        say(f"{row['algorithm']:<9} {row['P']:>2} {row['partitioner']:<13} "
+            f"{row['communicator']:<10} {row['ms']:8.1f} {row['bsp_ms']:8.1f} "
+            f"{row['comm_ms']:8.1f} {base[row['algorithm']] / row['bsp_ms']:7.2f}x "
+            f"{len(row['supersteps']):5d} {sent:8.1f} {row['setup_s']:7.2f}")  # fmt: skip
+    if args.json and rank == 0:
+        with open(args.json, "w") as out:
+            json.dump(rows, out, indent=1)
 
 
 if __name__ == "__main__":

@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import os
+import re
 import weakref
 from dataclasses import dataclass
 from typing import Any
@@ -18,6 +19,7 @@ ENV_VAR = "BSPGRAPH_BACKEND"
 ACCELERATE = os.environ.get("BSPGRAPH_NUMBA", "1") != "0"  # numba kernels where they win (NumPy)
 _EDGE_VALUES: dict = {}  # (id(source), ones?, dtype) -> (weak reference to source, read-only array)
 GATHER_CHUNK = 1 << 22  # entries gathered at once by gather_reduce on NumPy
+PINNED_BYTES = 1 << 20  # device arrays this large come to the host through pinned memory
 
 
 @dataclass(frozen=True)
@@ -80,15 +82,16 @@ class Backend:
         else:
             np.add.at(target, index, values)
 
-    def spmv(self, offsets, indices, data, x, num_rows: int):
-        """``y[i] = sum of data[e] * x[indices[e]]`` over row ``i``'s entries of a CSR matrix
-        (scipy.sparse on NumPy, cuSPARSE through cupyx on CuPy)."""
-        shape = (num_rows, int(x.shape[0]))
+    def spmv(self, offsets, indices, weights, x, num_rows: int):
+        """``y[i] = sum of weights[e] * x[indices[e]]`` over row ``i``'s entries ``e`` of a CSR
+        matrix, in ``x``'s dtype; ``weights`` None means ones. scipy.sparse on NumPy; on CuPy a
+        warp per row (no atomics, a fixed order: the same sums every run)."""
         if self.is_gpu:
-            import cupyx.scipy.sparse as sparse
-        else:
-            import scipy.sparse as sparse
-        return sparse.csr_matrix((data, indices, offsets), shape=shape) @ x
+            return _row_reduce(self.xp, "sum", offsets, indices, weights, x, num_rows)
+        import scipy.sparse as sparse
+
+        data = self.edge_values(indices, weights, x.dtype)
+        return sparse.csr_matrix((data, indices, offsets), shape=(num_rows, int(x.shape[0]))) @ x
 
     def spmv_transposed(self, offsets, indices, data, x, num_columns: int):
         """``y[j] = sum of data[e] * x[i]`` over the entries ``e = (i, j)`` of a CSR matrix with
@@ -100,17 +103,18 @@ class Backend:
             import scipy.sparse as sparse
         return sparse.csr_matrix((data, indices, offsets), shape=shape).T @ x
 
-    def csr_rows(self, offsets, indices, data, rows, num_columns: int):
-        """``(offsets, indices, data)`` of the CSR made of ``rows`` (ids) of a CSR matrix with
-        ``data`` per entry and ``num_columns`` columns. NumPy copies them with scipy.sparse's
-        row indexing, a C loop; CuPy gathers them edge-parallel."""
+    def csr_rows(self, offsets, indices, weights, rows, num_columns: int):
+        """``(offsets, indices, weights)`` of the CSR made of ``rows`` (ids) of a CSR matrix with
+        ``weights`` per entry (or None) and ``num_columns`` columns. NumPy copies them with
+        scipy.sparse's row indexing, a C loop; CuPy gathers them edge-parallel."""
         xp = self.xp
         if not self.is_gpu:
             import scipy.sparse as sparse
 
+            data = self.edge_values(indices, None, bool) if weights is None else weights
             shape = (int(offsets.shape[0]) - 1, num_columns)
             part = sparse.csr_matrix((data, indices, offsets), shape=shape)[rows]
-            return part.indptr, part.indices, part.data
+            return part.indptr, part.indices, None if weights is None else part.data
         starts = offsets[rows]
         degrees = offsets[rows + 1] - starts
         total = int(degrees.sum()) if rows.shape[0] else 0
@@ -118,13 +122,14 @@ class Backend:
         first = xp.cumsum(degrees) - degrees
         position = xp.arange(total, dtype=np.int64) + (starts.astype(np.int64) - first)[segment]
         sub = xp.concatenate([xp.zeros(1, dtype=np.int64), xp.cumsum(degrees, dtype=np.int64)])
-        return sub.astype(offsets.dtype), indices[position], data[position]  # cuSPARSE: int32
+        picked = None if weights is None else weights[position]
+        return sub.astype(offsets.dtype), indices[position], picked  # cuSPARSE: int32
 
     def gather_reduce(self, values, offsets, indices, reduce: str):
         """``out[i] = reduce(values[indices[offsets[i]:offsets[i + 1]]])`` (a CSR matrix's rows)
         with ``reduce`` "min" or "sum"; the identity (the dtype's largest value, or 0) for an
         empty row. NumPy gathers and ``reduceat``s a few million entries at a time (temporaries
-        that stay in cache, no page faults); CuPy scatters by row."""
+        that stay in cache, no page faults); CuPy reduces a row per warp (as :meth:`spmv`)."""
         xp, count = self.xp, int(offsets.shape[0]) - 1
         if reduce not in ("min", "sum"):
             raise ValueError(f"gather_reduce(reduce={reduce!r}): expected 'min' or 'sum'")
@@ -138,7 +143,9 @@ class Backend:
         total = int(indices.shape[0])
         if total == 0:
             return out
-        if self.is_gpu:
+        if self.is_gpu and values.dtype.str[1:] in _SHUFFLED:
+            return _row_reduce(xp, reduce, offsets, indices, None, values, count)
+        if self.is_gpu:  # bool: no warp shuffle; a scatter by row
             segment = self.segment_index(xp.diff(offsets), total)
             (self.scatter_min if reduce == "min" else self.scatter_add)(
                 out, segment, values[indices]
@@ -287,9 +294,14 @@ def _numba_kernels():
 
 
 def to_host(array) -> np.ndarray:
-    """A NumPy array with the values of ``array`` (NumPy, CuPy or a sequence)."""
+    """A NumPy array with the values of ``array`` (NumPy, CuPy or a sequence); a large CuPy
+    array comes back through page-locked memory from CuPy's pinned pool (a faster copy)."""
     if hasattr(array, "__cuda_array_interface__") and hasattr(array, "get"):
-        return array.get()
+        if array.nbytes < PINNED_BYTES or not array.flags.c_contiguous:
+            return array.get()
+        import cupyx  # a large result: through page-locked memory (CuPy's pool reuses it)
+
+        return array.get(out=cupyx.empty_pinned(array.shape, array.dtype))
     return np.asarray(array)
 
 
@@ -378,6 +390,51 @@ def _segment_index_kernel(cupy, scan, total: int):
         kernel = _compiled(cupy, _SEGMENT_INDEX, "segment_index")
         blocks = min((total + 2047) // 2048, 65536)
         kernel((blocks,), (256,), (scan, np.int64(scan.size), np.int64(total), out))
+    return out
+
+
+C_TYPES = {"i4": "int", "i8": "long long", "f4": "float", "f8": "double", "b1": "bool"}
+_SHUFFLED = ("i4", "i8", "f4", "f8")  # the value types a warp shuffle moves
+_ROW_REDUCE = r"""
+extern "C" __global__ void row_reduce(const OFF* offsets, const ID* indices,
+    const WEIGHT* weights, const VAL* values, long long rows, VAL identity, VAL* out) {
+  const int lane = threadIdx.x & 31;
+  const long long warps = ((long long)gridDim.x * blockDim.x) >> 5;
+  for (long long row = (blockIdx.x * (long long)blockDim.x + threadIdx.x) >> 5; row < rows;
+       row += warps) {  // a warp per row: its lanes stride over the row, then a shuffle tree
+    VAL acc = identity;
+    for (OFF e = offsets[row] + lane; e < offsets[row + 1]; e += 32) {
+      VAL term = values[indices[e]];
+      if (weights) term *= (VAL)weights[e];
+      acc = COMBINE(acc, term);
+    }
+    for (int s = 16; s > 0; s >>= 1) acc = COMBINE(acc, __shfl_down_sync(0xffffffffu, acc, s));
+    if (lane == 0) out[row] = acc;
+  }
+}
+"""
+_COMBINE = {"sum": "#define COMBINE(a, b) ((a) + (b))\n",
+            "min": "#define COMBINE(a, b) ((b) < (a) ? (b) : (a))\n"}  # fmt: skip
+
+
+def _row_reduce(cupy, reduce: str, offsets, indices, weights, values, rows: int):
+    """``out[i] = reduce(values[indices[e]] (* weights[e]))`` over row ``i``'s entries (the
+    identity, 0 or the dtype's largest value, where there are none)."""
+    dtype = values.dtype
+    identity = 0 if reduce == "sum" else (np.inf if dtype.kind == "f" else np.iinfo(dtype).max)
+    out = cupy.empty(rows, dtype=dtype)
+    if rows == 0:
+        return out
+    types = {"OFF": offsets.dtype, "ID": indices.dtype, "VAL": dtype,
+             "WEIGHT": np.dtype(np.float32) if weights is None else weights.dtype}  # fmt: skip
+    source = _COMBINE[reduce] + _ROW_REDUCE
+    for token, token_dtype in types.items():
+        source = re.sub(rf"\b{token}\b", C_TYPES[token_dtype.str[1:]], source)
+    kernel = _compiled(cupy, source, "row_reduce")
+    blocks = min((rows + 7) // 8, 1 << 16)  # 8 warps a block
+    null = np.uintp(0) if weights is None else weights
+    kernel((blocks,), (256,), (offsets, indices, null, values, np.int64(rows),
+                               dtype.type(identity), out))  # fmt: skip
     return out
 
 

@@ -29,6 +29,7 @@ class State:
     "max" (the dtype's largest value, so that a min combiner works), "inf", or "id" (the vertex's
     own id). At the end, values still equal to the "max"/"inf" sentinel become ``unset``.
     ``when`` names a primitive option that must be true for the array to exist (else None).
+    ``output=False`` marks scratch state that the result leaves out (never copied to the host).
     """
 
     name: str
@@ -36,6 +37,7 @@ class State:
     init: Any = 0
     unset: Any = None
     when: str | None = None
+    output: bool = True
 
 
 @dataclass(frozen=True)
@@ -52,13 +54,16 @@ class Scalar:
 
 @dataclass
 class Superstep:
-    """What one BSP superstep did: output frontier size, time, and communication."""
+    """What one BSP superstep did: output frontier size, time, and communication (messages,
+    bytes and rounds over all devices; ``comm_seconds``, this process's wall time from the end
+    of its devices' step kernels to the end of the exchange: packing, sending, receiving)."""
 
     frontier: int
     seconds: float
     messages: int = 0
     bytes: int = 0
     rounds: int = 0
+    comm_seconds: float = 0.0
 
 
 @dataclass
@@ -166,9 +171,12 @@ def _initial_value(spec: State, dtype: np.dtype):
 
 
 def gather(primitive: Primitive, state: SimpleNamespace) -> dict[str, np.ndarray]:
-    """Host copies of the state arrays, with init sentinels replaced by ``unset``, and scalars."""
+    """Host copies of the output state arrays, with init sentinels replaced by ``unset``, and
+    of the scalars."""
     result = {scalar.name: to_host(getattr(state, scalar.name))[()] for scalar in primitive.scalars}
     for spec in primitive.state:
+        if not spec.output:
+            continue
         array = getattr(state, spec.name)
         if array is None:
             result[spec.name] = None

@@ -71,6 +71,9 @@ def _enact(primitive, graph, transport, backends, partitioner, communicator, see
         step_started = time.perf_counter()
         outputs = each(primitive.step, devices, frontiers, states, iteration)
         _reduce_scalars(primitive, states, transport)
+        for d in local:  # the step's kernels are done: what follows is communication
+            backends[d].synchronize()
+        comm_started = time.perf_counter()
         packages = each(functools.partial(_package, primitive), devices, states, outputs)
         if not transport.distributed:  # GPUs of one process exchange through host memory
             packages = {d: _to(HOST, update) for d, update in packages.items()}
@@ -79,6 +82,9 @@ def _enact(primitive, graph, transport, backends, partitioner, communicator, see
             updates, owner=owner, to_all=primitive.needs_all, transport=transport,
             combine=lambda a, b: merge(primitive, _concat(a, b)),
         )  # fmt: skip
+        for d in local:
+            backends[d].synchronize()
+        comm_seconds = time.perf_counter() - comm_started
         frontiers = each(functools.partial(_next_frontier, primitive), devices, states, outputs,
                          dict(enumerate(received)), owners)  # fmt: skip
         size, messages, nbytes = _sum(transport, [sum(len(f) for f in frontiers.values()),
@@ -86,7 +92,7 @@ def _enact(primitive, graph, transport, backends, partitioner, communicator, see
         iteration += 1
         stats.supersteps.append(Superstep(
             size, time.perf_counter() - step_started,
-            messages=messages, bytes=nbytes, rounds=traffic.rounds,
+            messages=messages, bytes=nbytes, rounds=traffic.rounds, comm_seconds=comm_seconds,
         ))  # fmt: skip
     for d in local:
         backends[d].synchronize()
@@ -217,12 +223,15 @@ def distribute(graph: Graph, transport, *, partitioner=None, seed: int = 0,
 
 
 def _graph_digest(graph: Graph) -> str:
+    """A hash of the whole graph, computed once per Graph (a part carries its whole graph's)."""
     part = getattr(graph, "partition", None)
     if part is not None:
         return part.digest
-    host = graph.to("numpy")
-    arrays = (host.forward.offsets, host.forward.indices, host.forward.weights)
-    return _digest(f"{host.num_vertices}:{host.directed}", *arrays)
+    if "digest" not in graph.cache:
+        host = graph.to("numpy")
+        arrays = (host.forward.offsets, host.forward.indices, host.forward.weights)
+        graph.cache["digest"] = _digest(f"{host.num_vertices}:{host.directed}", *arrays)
+    return graph.cache["digest"]
 
 
 def _digest(*items) -> str:
@@ -238,6 +247,14 @@ def _digest(*items) -> str:
             h.update(f"{array.dtype.str}{array.shape}".encode())
             h.update(array.view(np.uint8).reshape(-1) if array.size else b"")
     return h.hexdigest()
+
+
+def _owner_digest(graph: Graph, owner) -> str:
+    """The hash of a cut of ``graph``, computed once per cut (cuts are cached in graph.cache)."""
+    key = ("owner digest", id(owner))
+    if graph.cache.get(key, (None,))[0] is not owner:
+        graph.cache[key] = owner, _digest(owner)
+    return graph.cache[key][1]
 
 
 def _describe(options: dict) -> str:
@@ -256,7 +273,7 @@ def _run_fingerprint(primitive, graph, owner, pattern, backends, params) -> dict
         "primitive": f"{type(primitive).__name__}({_describe(primitive.options)})",
         "parameters": _describe(params),
         "communicator": repr(pattern),
-        "partition": _digest(owner),
+        "partition": _owner_digest(graph, owner),
         "backend": sorted({b.name for b in backends.values()}),
     }
 
@@ -442,7 +459,7 @@ def _gather(primitive, states, owner, transport) -> dict[str, np.ndarray]:
     """Each vertex's values from its owner's device; every process gets all of them."""
     hosts = {d: gather(primitive, s) for d, s in states.items()}
     result = dict(next(iter(hosts.values())))
-    names = [spec.name for spec in primitive.state if result[spec.name] is not None]
+    names = [spec.name for spec in primitive.state if result.get(spec.name) is not None]
     owned = {d: {n: host[n][owner == d] for n in names} for d, host in hosts.items()}
     for name in names:
         result[name] = result[name].copy()

@@ -108,6 +108,22 @@ def test_broadcast_sends_p_times_p_minus_one_messages_a_superstep():
     assert all(step.messages == 4 * 3 for step in result.stats.supersteps)
 
 
+def test_supersteps_time_their_exchanges_apart():
+    graph = bg.generators.rmat(10, 16, seed=2, backend="numpy")
+    steps = bg.pagerank(graph, devices=3, communicator="broadcast").stats.supersteps
+    assert all(0 < step.comm_seconds <= step.seconds for step in steps)
+    assert bg.pagerank(graph).stats.supersteps[0].comm_seconds == 0
+
+
+def test_scratch_state_stays_out_of_the_result():
+    graph = bg.generators.rmat(8, 8, seed=2, backend="numpy")
+    from bspgraph.primitives.pagerank import PageRank
+
+    primitive = PageRank(alpha=0.85, tol=1e-6, max_iter=100)
+    state, _ = bg.enactor.enact(primitive, graph, teleport=np.full(256, 1 / 256))
+    assert set(state) == {"rank", "dangling", "error"}
+
+
 @pytest.mark.parametrize("devices", [0, -1, [0, 0]])
 def test_bad_device_counts_are_errors(devices):
     graph = bg.generators.grid(2, 2, backend="numpy")

@@ -84,6 +84,10 @@ class Communicator(abc.ABC):
     def __repr__(self) -> str:
         return f"{type(self).__name__}()"
 
+    def rounds(self, parts: int) -> int:
+        """Rounds per exchange on ``parts`` devices: 1 (0 on one device) unless overridden."""
+        return int(parts > 1)
+
     def exchange(
         self,
         updates: Sequence[Update | None],

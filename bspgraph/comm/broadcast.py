@@ -31,11 +31,6 @@ class Broadcast(Communicator):
         """Messages per exchange on ``parts`` devices: ``P * (P - 1)``."""
         return parts * (parts - 1)
 
-    @staticmethod
-    def rounds(parts: int) -> int:
-        """Rounds per exchange: 1 (0 on one device)."""
-        return int(parts > 1)
-
     def _deliver(self, updates, *, owner, to_all, combine, transport, num_vertices):
         parts = transport.size
         result: list[Update | None] = [None] * parts

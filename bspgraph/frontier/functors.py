@@ -98,11 +98,8 @@ class accumulate_sum:  # noqa: N801
 
     def fused_pull(self, graph, in_frontier, candidates):
         reverse, xp = graph.reverse, graph.xp
-        data = reverse.weights
-        if data is None:
-            data = xp.ones(reverse.indices.shape[0], dtype=self.values.dtype)
         sources = xp.where(in_frontier, self.values, 0)
-        pulled = self.backend.spmv(reverse.offsets, reverse.indices, data, sources,
+        pulled = self.backend.spmv(reverse.offsets, reverse.indices, reverse.weights, sources,
                                    graph.num_vertices)  # fmt: skip
         self.total += xp.where(candidates, pulled, 0)
         return None  # keeps nothing

@@ -94,8 +94,7 @@ def visit_pull(graph, in_frontier, candidates, depth, value, parent) -> Frontier
     degrees = graph.in_degree()[active]
     total = int(degrees.sum())
     if parent is None and total * SPMV_SHARE > reverse.indices.shape[0]:
-        ones = graph.backend.edge_values(reverse.indices, None, bool)
-        reached = graph.backend.spmv(reverse.offsets, reverse.indices, ones, in_frontier, n)
+        reached = graph.backend.spmv(reverse.offsets, reverse.indices, None, in_frontier, n)
         reached &= candidates
         ids = np.flatnonzero(reached)
     else:

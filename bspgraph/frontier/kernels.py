@@ -12,14 +12,8 @@ import functools
 
 import numpy as np
 
+from ..backend import C_TYPES
 from .frontier import Frontier
-
-_C_TYPES = {
-    np.dtype(np.int32): "int",
-    np.dtype(np.int64): "long long",
-    np.dtype(np.float32): "float",
-    np.dtype(np.float64): "double",
-}
 
 # Each thread takes EDGES_PER_THREAD consecutive edge slots: one binary search of the inclusive
 # degree scan finds the first slot's source, then it walks on (skipping zero-degree vertices).
@@ -103,7 +97,7 @@ extern "C" __global__ void relax_push(const ID* ids, const OFF* starts, const lo
 @functools.cache
 def _kernel(cupy, source: str, name: str, **types) -> object:
     for key, dtype in types.items():
-        source = source.replace(key.upper(), _C_TYPES[np.dtype(dtype)])
+        source = source.replace(key.upper(), C_TYPES[np.dtype(dtype).str[1:]])
     source = source.replace("PER_THREAD", str(EDGES_PER_THREAD))
     return cupy.RawKernel(source, name)
 

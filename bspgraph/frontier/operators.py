@@ -70,18 +70,15 @@ def neighbor_reduce(
             out = backend.spmv_transposed(offsets, indices, data, values[ids], n)
             return out if frontier is None else out[frontier.ids]
         values = graph.xp.where(sources.mask, values, 0)  # pull: the others count as 0
-    data = None if not floats else backend.edge_values(csr.indices, csr.weights if weighted
-                                                       else None, values.dtype)  # fmt: skip
+    weights = csr.weights if weighted else None
     if frontier is None or rows * ROWS_SHARE > total:  # every row (then pick the frontier's)
-        out = (backend.spmv(csr.offsets, csr.indices, data, values, n) if floats else
+        out = (backend.spmv(csr.offsets, csr.indices, weights, values, n) if floats else
                backend.gather_reduce(values, csr.offsets, csr.indices, reduce))  # fmt: skip
         return out if frontier is None else out[frontier.ids]
     ids = frontier.ids
-    if data is None:  # a min: the rows' data is not read, only copied
-        data = backend.edge_values(csr.indices, None, bool)
-    offsets, indices, data = backend.csr_rows(csr.offsets, csr.indices, data, ids, n)
+    offsets, indices, weights = backend.csr_rows(csr.offsets, csr.indices, weights, ids, n)
     if floats:
-        return backend.spmv(offsets, indices, data, values, int(ids.shape[0]))
+        return backend.spmv(offsets, indices, weights, values, int(ids.shape[0]))
     return backend.gather_reduce(values, offsets, indices, reduce)
 
 

@@ -63,7 +63,11 @@ class Backward(Primitive):
     """Dependencies from the deepest level up: ``delta[v] = sum of sigma[v] / sigma[w] *
     (1 + delta[w])`` over the edges ``v -> w`` with ``depth[w] = depth[v] + 1``."""
 
-    state = (State("depth", "int64"), State("sigma", "float64"), State("delta", "float64"))
+    state = (
+        State("depth", "int64", output=False),
+        State("sigma", "float64", output=False),
+        State("delta", "float64"),
+    )
     communicate = {"delta": "replace"}
     needs_all = True  # a vertex reads the dependencies of its successors, owned or not
 

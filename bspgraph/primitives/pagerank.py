@@ -22,10 +22,10 @@ class PageRankResult:
 class PageRank(Primitive):
     state = (
         State("rank", "float64"),
-        State("contribution", "float64"),  # rank / out-weight, 0 for a dangling vertex
-        State("scale", "float64"),  # 1 / out-weight, 0 for a dangling vertex: never sent
-        State("sink", "float64"),  # 1 for a dangling vertex (no out-weight), else 0
-        State("teleport", "float64"),  # the personalization vector, normalised
+        State("contribution", "float64", output=False),  # rank / out-weight (0 if dangling)
+        State("scale", "float64", output=False),  # 1 / out-weight, 0 if dangling: never sent
+        State("sink", "float64", output=False),  # 1 for a dangling vertex (no out-weight)
+        State("teleport", "float64", output=False),  # the personalization vector, normalised
     )
     scalars = (Scalar("dangling"), Scalar("error", init=np.inf))  # summed over devices
     communicate = {"contribution": "replace"}

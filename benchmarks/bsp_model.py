@@ -1,0 +1,131 @@
+"""A BSP cost model (W + H.g + S.l) fitted to measured multi-GPU runs, predicting more GPUs.
+
+    python -m benchmarks.bsp_model rows.json [more.json ...] --plot benchmarks/multi_gpu.png
+
+Reads the rows that ``benchmarks.multi_gpu --json`` wrote. ``g`` (seconds per byte a device
+sends) and ``l`` (seconds per communication round: launch, headers, barrier) are fitted by least
+squares to every measured superstep of P > 1: ``comm_seconds = l * rounds + g * bytes / P``.
+For each algorithm and communicator on a graph, the prediction on P devices is
+
+    T(P) = W / (P * e) + g * H(2) * s(P) / s(2) + l * S * rounds(P)
+
+with W the one-device BSP time, e = W / (2 * compute at P=2) the parallel efficiency of the
+compute measured on two devices (kept for larger P), H(2) the bytes per device measured on two,
+S the supersteps, rounds(P) the communicator's rounds per exchange, and s(P) the bytes each
+device sends as a fraction of the superstep's updates: (P-1)/P when every device needs every
+update (the exchange is an all-gather), (P-1)/P^2 when only owners do (selective), and
+(r-1)/r * log_r(P) / P for an owner-only butterfly of radix r. Prints the fit and a table of
+measured and predicted times; ``--plot`` draws them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+from collections import defaultdict
+
+import numpy as np
+
+import bspgraph as bg
+
+NEEDS_ALL = {"bfs-push": False, "bfs-auto": True, "sssp": False, "pagerank": True, "cc": True}
+PREDICT = (2, 4, 8)
+
+
+def fit(rows) -> tuple[float, float]:
+    """(g seconds/byte, l seconds/round) from every superstep of the P > 1 rows."""
+    design, seconds = [], []
+    for row in rows:
+        if row["P"] > 1:
+            for step in row["supersteps"]:
+                design.append([step["rounds"], step["bytes"] / row["P"]])
+                seconds.append(step["comm_seconds"])
+    (latency, g), *_ = np.linalg.lstsq(np.asarray(design, float), np.asarray(seconds), rcond=None)
+    return max(g, 0.0), max(latency, 0.0)
+
+
+def share(algorithm: str, communicator: str, parts: int) -> float:
+    """s(P): the bytes a device sends, as a fraction of one superstep's updates."""
+    if parts == 1:
+        return 0.0
+    if NEEDS_ALL[algorithm] or communicator == "broadcast":
+        return (parts - 1) / parts
+    if communicator == "selective":
+        return (parts - 1) / parts**2
+    radix = max(bg.comm.get(communicator).radix, 2)
+    return (radix - 1) / radix * math.log(parts, radix) / parts
+
+
+def predict(one, two, g: float, latency: float, parts: int) -> float:
+    """Predicted BSP ms on ``parts`` devices from the one- and two-device rows."""
+    compute = two["bsp_ms"] / 1e3 - sum(s["comm_seconds"] for s in two["supersteps"])
+    efficiency = one["bsp_ms"] / 1e3 / (2 * compute) if compute > 0 else 1.0
+    algorithm, communicator = two["algorithm"], two["communicator"]
+    sent = sum(s["bytes"] for s in two["supersteps"]) / 2  # per device
+    scaled = share(algorithm, communicator, parts) / share(algorithm, communicator, 2)
+    rounds = bg.comm.get(communicator).rounds(parts)
+    seconds = (one["bsp_ms"] / 1e3 / (parts * efficiency) + g * sent * scaled
+               + latency * len(two["supersteps"]) * rounds)  # fmt: skip
+    return seconds * 1e3
+
+
+def main(argv=None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("rows", nargs="+", help="JSON files from benchmarks.multi_gpu --json")
+    parser.add_argument("--plot", help="write a PNG here (matplotlib)")
+    args = parser.parse_args(argv)
+    rows = [row for path in args.rows for row in json.load(open(path))]
+    g, latency = fit(rows)
+    print(f"fit over {sum(len(r['supersteps']) for r in rows if r['P'] > 1)} supersteps: "
+          f"g = {g * 1e9:.3f} ns/byte ({1 / g / 1e9 if g else float('inf'):.1f} GB/s), "
+          f"l = {latency * 1e6:.0f} us/round")  # fmt: skip
+    ones = {(r["graph"], r["algorithm"]): r for r in rows if r["P"] == 1}
+    table = defaultdict(list)
+    print(f"\n{'graph':<7} {'algorithm':<9} {'partitioner':<13} {'communicator':<10} "
+          f"{'P=1 ms':>8} {'P=2 ms':>8} {'model 2':>8} {'model 4':>8} {'model 8':>8}")  # fmt: skip
+    for two in (r for r in rows if r["P"] == 2):
+        one = ones[(two["graph"], two["algorithm"])]
+        model = [predict(one, two, g, latency, p) for p in PREDICT]
+        table[(two["graph"], two["algorithm"])].append((two, model))
+        print(f"{two['graph']:<7} {two['algorithm']:<9} {two['partitioner']:<13} "
+              f"{two['communicator']:<10} {one['bsp_ms']:8.1f} {two['bsp_ms']:8.1f} "
+              + " ".join(f"{m:8.1f}" for m in model))  # fmt: skip
+    if args.plot:
+        plot(table, ones, args.plot)
+
+
+def plot(table, ones, path: str) -> None:
+    """Per graph and algorithm, the fastest two-device configuration: measured P=1 and P=2,
+    predicted P=2, 4, 8, as speed-ups over one device."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    import matplotlib.ticker
+
+    graphs = sorted({graph for graph, _ in table})
+    fig, axes = plt.subplots(1, len(graphs), figsize=(6 * len(graphs), 4.5), squeeze=False)
+    for ax, graph in zip(axes[0], graphs):
+        for (name, algorithm), runs in sorted(table.items()):
+            if name != graph:
+                continue
+            two, model = min(runs, key=lambda run: run[0]["bsp_ms"])
+            one = ones[(graph, algorithm)]["bsp_ms"]
+            line = ax.plot([1, 2], [1, one / two["bsp_ms"]], "o-", label=f"{algorithm} "
+                           f"({two['communicator']}, {two['partitioner']})")[0]  # fmt: skip
+            ax.plot(PREDICT, [one / m for m in model], "x--", color=line.get_color())
+        ax.plot([1, 8], [1, 8], ":", color="grey", label="linear")
+        ax.set(xscale="log", yscale="log", xticks=[1, 2, 4, 8],
+               xlabel="GPUs", ylabel="speed-up of the BSP run over 1 GPU",
+               title=f"{graph}: measured (o) and BSP model (x)")  # fmt: skip
+        ax.xaxis.set_major_formatter(matplotlib.ticker.ScalarFormatter())
+        ax.yaxis.set_major_formatter(matplotlib.ticker.ScalarFormatter())
+        ax.legend(fontsize=7)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    print(f"wrote {path}")
+
+
+if __name__ == "__main__":
+    main()
