@@ -37,7 +37,8 @@ def test_sssp_cupy_equals_numpy(rmat_pair):
 
 @pytest.mark.parametrize(
     "name, direction",
-    [("visit_unvisited", "push"), ("visit_unvisited", "pull"), ("relax_min", "push")],
+    [("visit_unvisited", "push"), ("visit_unvisited", "pull"), ("relax_min", "push"),
+     ("relax_min", "pull")],  # fmt: skip
 )
 def test_fused_kernels_equal_generic_functors(rmat_pair, name, direction):
     gpu, _ = rmat_pair
@@ -55,7 +56,7 @@ def test_fused_kernels_equal_generic_functors(rmat_pair, name, direction):
         op = functor if fused else (lambda *edge, f=functor: f(*edge))  # hides fused_push
         candidates = state > 1 if direction == "pull" else None
         out = fr.advance(gpu, frontier, op, unique=True, direction=direction,
-                         candidates=candidates, early_exit=True)  # fmt: skip
+                         candidates=candidates, early_exit=functor.early_exit)  # fmt: skip
         results.append((np.sort(out.ids.get()), state.get()))
     np.testing.assert_array_equal(results[0][0], results[1][0])
     np.testing.assert_array_equal(results[0][1], results[1][1])

@@ -50,7 +50,8 @@ class visit_unvisited:  # noqa: N801 (a functor named like a function, as GraphB
 class relax_min:  # noqa: N801
     """``distance[dst] = min(distance[dst], distance[src] + weight)``; keep the improved ``dst``.
 
-    Unweighted graphs relax by 1. Correct for repeated ``dst`` (a scatter-min).
+    Unweighted graphs relax by 1. Correct for repeated ``dst`` (a scatter-min). Pulled, a
+    candidate takes the min over all its in-edges from the frontier (no early exit).
     """
 
     name = "relax_min"
@@ -72,6 +73,10 @@ class relax_min:  # noqa: N801
     def fused_push(self, graph, ids, starts, degrees):
         fused = kernels if graph.backend.is_gpu else host
         return fused.relax_push(graph, ids, starts, degrees, self.distance)
+
+    def fused_pull(self, graph, in_frontier, candidates):
+        fused = kernels if graph.backend.is_gpu else host
+        return fused.relax_pull(graph, in_frontier, candidates, self.distance)
 
 
 class accumulate_sum:  # noqa: N801

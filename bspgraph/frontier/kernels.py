@@ -50,12 +50,12 @@ extern "C" __global__ void visit_push(const ID* ids, const OFF* starts, const lo
 )
 
 _VISIT_PULL = r"""
-extern "C" __global__ void visit_pull(const ID* candidates, long long n_candidates,
+extern "C" __global__ void visit_pull(const bool* candidates, long long n,
     const OFF* offsets, const ID* indices, const bool* in_frontier, DEPTH* depth, DEPTH value,
     ID* parent, bool* reached) {
-  for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n_candidates;
-       i += (long long)gridDim.x * blockDim.x) {
-    ID v = candidates[i];
+  for (long long v = blockIdx.x * (long long)blockDim.x + threadIdx.x; v < n;
+       v += (long long)gridDim.x * blockDim.x) {
+    if (!candidates[v]) continue;
     for (OFF e = offsets[v]; e < offsets[v + 1]; ++e) {
       ID u = indices[e];
       if (in_frontier[u]) {  // early exit: the first frontier in-neighbour is v's parent
@@ -94,6 +94,33 @@ extern "C" __global__ void relax_push(const ID* ids, const OFF* starts, const lo
 )
 
 
+_RELAX_PULL = r"""
+extern "C" __global__ void relax_pull(const bool* candidates, long long n, const OFF* offsets,
+    const ID* indices, const DIST* weights, const bool* in_frontier, DIST* distance,
+    bool* reached) {
+  const int lane = threadIdx.x & 31;
+  const long long warps = ((long long)gridDim.x * blockDim.x) >> 5;
+  for (long long v = (blockIdx.x * (long long)blockDim.x + threadIdx.x) >> 5; v < n;
+       v += warps) {  // a warp per candidate: the min over its in-edges from the frontier
+    if (!candidates[v]) continue;
+    DIST best = distance[v];
+    for (OFF e = offsets[v] + lane; e < offsets[v + 1]; e += 32) {
+      const ID u = indices[e];
+      if (in_frontier[u]) {
+        const DIST c = distance[u] + (weights ? weights[e] : (DIST)1);
+        best = c < best ? c : best;
+      }
+    }
+    for (int s = 16; s > 0; s >>= 1) {
+      const DIST other = __shfl_down_sync(0xffffffffu, best, s);
+      best = other < best ? other : best;
+    }
+    if (lane == 0 && best < distance[v]) { distance[v] = best; reached[v] = true; }
+  }
+}
+"""
+
+
 @functools.cache
 def _kernel(cupy, source: str, name: str, **types) -> object:
     for key, dtype in types.items():
@@ -128,18 +155,18 @@ def visit_push(graph, ids, starts, degrees, depth, value, parent) -> Frontier:
 
 
 def visit_pull(graph, in_frontier, candidates, depth, value, parent) -> Frontier:
-    """Fused pull of :class:`functors.visit_unvisited`: a thread per candidate, early exit."""
+    """Fused pull of :class:`functors.visit_unvisited`: a thread per vertex, skipping those that
+    are not candidates (no compaction, no host read), early exit at the first parent."""
     cp = graph.xp
     reverse = graph.reverse
     kernel = _kernel(cp, _VISIT_PULL, "visit_pull", id=reverse.indices.dtype,
                      off=reverse.offsets.dtype, depth=depth.dtype)  # fmt: skip
-    ids = cp.flatnonzero(candidates).astype(reverse.indices.dtype, copy=False)
-    reached = cp.zeros(graph.num_vertices, dtype=bool)
-    if ids.size:
-        null = np.uintp(0) if parent is None else parent
-        blocks = min((ids.size + 255) // 256, 65536)
-        kernel((blocks,), (256,), (ids, np.int64(ids.size), reverse.offsets, reverse.indices,
-                                   in_frontier, depth, depth.dtype.type(value), null, reached))  # fmt: skip
+    n = graph.num_vertices
+    reached = cp.zeros(n, dtype=bool)
+    null = np.uintp(0) if parent is None else parent
+    blocks = min((n + 255) // 256, 1 << 16)
+    kernel((blocks,), (256,), (candidates, np.int64(n), reverse.offsets, reverse.indices,
+                               in_frontier, depth, depth.dtype.type(value), null, reached))  # fmt: skip
     return Frontier.from_mask(graph, reached)
 
 
@@ -154,3 +181,24 @@ def relax_push(graph, ids, starts, degrees, distance) -> Frontier:
     queued = cp.zeros(graph.num_vertices, dtype=cp.int32)
     return _launch(graph, kernel, ids, starts, degrees, weights, distance, queued,
                    out_bound=graph.num_vertices)  # fmt: skip
+
+
+def relax_pull(graph, in_frontier, candidates, distance) -> Frontier:
+    """Fused pull of :class:`functors.relax_min`: a warp per candidate takes the min over its
+    in-edges from the frontier, and only it writes its distance (no atomics). A frontier
+    vertex read while its own warp lowers it gives a real path length either way, and it is in
+    the next frontier, so the relaxation stays exact."""
+    cp, reverse = graph.xp, graph.reverse
+    kernel = _kernel(cp, _RELAX_PULL, "relax_pull", id=reverse.indices.dtype,
+                     off=reverse.offsets.dtype, dist=distance.dtype)  # fmt: skip
+    weights = (
+        np.uintp(0)
+        if reverse.weights is None
+        else reverse.weights.astype(distance.dtype, copy=False)
+    )
+    n = graph.num_vertices
+    reached = cp.zeros(n, dtype=bool)
+    blocks = min((n + 7) // 8, 1 << 16)  # 8 warps a block
+    kernel((blocks,), (256,), (candidates, np.int64(n), reverse.offsets, reverse.indices, weights,
+                               in_frontier, distance, reached))  # fmt: skip
+    return Frontier.from_mask(graph, reached)

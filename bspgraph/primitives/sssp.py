@@ -47,7 +47,14 @@ class SSSP(Primitive):
                 near = fr.Frontier.from_ids(graph, ids[graph.xp.flatnonzero(close)])
                 later = fr.Frontier.from_ids(graph, ids[graph.xp.flatnonzero(~close)])
         relax = fr.functors.relax_min(state.distance, graph.backend)
-        improved = fr.advance(graph, near, relax, unique=True, direction="push")
+
+        def every_vertex():  # the candidates of a pull: any vertex may improve
+            return graph.xp.ones(graph.num_vertices, dtype=bool)
+
+        # A pull reads the whole frontier, which one device of several does not see (this
+        # primitive does not declare needs_all): there, push only.
+        pull = every_vertex if graph.owned is None else None
+        improved = fr.advance(graph, near, relax, unique=True, candidates=pull)
         return fr.Frontier.union(graph, improved, later)
 
     def traversed_edges(self, graph, state):

@@ -63,3 +63,22 @@ def test_cost_model_pulls_on_a_large_frontier():
 
     assert choose_direction(graph, everything, few) == "pull"
     assert choose_direction(graph, fr.Frontier.from_ids(graph, [0]), ~few) == "push"
+
+
+@pytest.mark.parametrize("direction", ["push", "pull"])
+def test_fused_relax_equals_the_generic_functor(direction):
+    graph = bg.generators.rmat(10, 8, seed=4, weights=True, backend="numpy")
+    frontier = fr.Frontier.from_ids(graph, np.arange(0, graph.num_vertices, 7))
+    results = []
+    for fused in (True, False):
+        distance = np.full(graph.num_vertices, np.inf, dtype=np.float32)
+        distance[frontier.ids] = 0
+        distance[1::7] = 3.0  # some candidates start above the frontier, some may not improve
+        functor = fr.functors.relax_min(distance, graph.backend)
+        op = functor if fused else (lambda *edge, f=functor: f(*edge))  # hides the fused paths
+        candidates = distance > 0 if direction == "pull" else None
+        out = fr.advance(graph, frontier, op, unique=True, direction=direction,
+                         candidates=candidates, early_exit=False)  # fmt: skip
+        results.append((np.sort(out.ids), distance))
+    np.testing.assert_array_equal(results[0][0], results[1][0])
+    np.testing.assert_array_equal(results[0][1], results[1][1])

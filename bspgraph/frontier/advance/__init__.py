@@ -4,14 +4,15 @@ from __future__ import annotations
 
 from typing import Literal
 
+import numpy as np
+
 from ..frontier import Frontier
 from . import pull, push
 
 DIRECTIONS = ("auto", "push", "pull")
 ALPHA = 14  # Beamer: pull once the frontier's out-edges exceed the candidates' in-edges / ALPHA
-HOST_ALPHA = (
-    2  # on NumPy, where a pull scans whole in-lists (no early exit) at push's cost per edge
-)
+SCAN_ALPHA = 4  # the same for a GPU pull without early exit: whole in-lists streamed, no atomics
+HOST_ALPHA = 2  # on NumPy, where a pull scans whole in-lists at about push's cost per edge
 BETA = 64  # ... considered only while the frontier's out-edges exceed num_edges / BETA
 
 
@@ -54,14 +55,14 @@ def advance(
         raise ValueError("advance(direction='pull'): pull needs candidates (a bool mask)")
     if direction == "auto":
         frontier_edges = 0 if candidates is None else _frontier_edges(graph, frontier)
-        if frontier_edges * BETA < graph.cost_degrees()[2]:
+        if candidates is None or frontier_edges * BETA < graph.cost_degrees()[2]:
             direction = "push"  # a light frontier: pull would scan most in-edges for nothing
     if direction != "push" and callable(candidates):
         candidates = candidates()
+    exit_first = getattr(op, "early_exit", False) if early_exit is None else early_exit
     if direction == "auto":
-        direction = choose_direction(graph, frontier, candidates, frontier_edges)
+        direction = choose_direction(graph, frontier, candidates, frontier_edges, exit_first)
     if direction == "pull":
-        exit_first = getattr(op, "early_exit", False) if early_exit is None else early_exit
         result = pull.run(graph, frontier, op, candidates=candidates, early_exit=exit_first)
     else:
         result = push.run(graph, frontier, op, unique=unique)
@@ -84,13 +85,19 @@ class _Discard:
 
 
 def _frontier_edges(graph, frontier: Frontier) -> int:
-    return int(graph.xp.take(graph.cost_degrees()[0], frontier.ids).sum()) if len(frontier) else 0
+    out_degree = graph.cost_degrees()[0]
+    if frontier.is_dense:  # after a pull: no ids needed
+        return graph.backend.masked_sum(out_degree, frontier.mask)
+    ids = frontier.ids
+    return int(graph.xp.take(out_degree, ids).sum(dtype=np.int64)) if ids.shape[0] else 0
 
 
-def choose_direction(graph, frontier: Frontier, candidates, frontier_edges=None) -> str:
-    """Beamer's rule: "pull" when the frontier's out-edges exceed the candidates' in-edges / ALPHA."""
+def choose_direction(graph, frontier: Frontier, candidates, frontier_edges=None,
+                     early_exit: bool = True) -> str:  # fmt: skip
+    """Beamer's rule: "pull" when the frontier's out-edges exceed the candidates' in-edges /
+    alpha (ALPHA on the GPU, SCAN_ALPHA for a pull without early exit, HOST_ALPHA on NumPy)."""
     if frontier_edges is None:
         frontier_edges = _frontier_edges(graph, frontier)
     candidate_edges = graph.backend.masked_sum(graph.cost_degrees()[1], candidates)
-    alpha = ALPHA if graph.backend.is_gpu else HOST_ALPHA
+    alpha = (ALPHA if early_exit else SCAN_ALPHA) if graph.backend.is_gpu else HOST_ALPHA
     return "pull" if frontier_edges * alpha > candidate_edges else "push"
