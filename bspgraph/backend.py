@@ -125,14 +125,18 @@ class Backend:
         picked = None if weights is None else weights[position]
         return sub.astype(offsets.dtype), indices[position], picked  # cuSPARSE: int32
 
-    def gather_reduce(self, values, offsets, indices, reduce: str):
+    def gather_reduce(self, values, offsets, indices, reduce: str, weights=None):
         """``out[i] = reduce(values[indices[offsets[i]:offsets[i + 1]]])`` (a CSR matrix's rows)
-        with ``reduce`` "min" or "sum"; the identity (the dtype's largest value, or 0) for an
-        empty row. NumPy gathers and ``reduceat``s a few million entries at a time (temporaries
-        that stay in cache, no page faults); CuPy reduces a row per warp (as :meth:`spmv`)."""
+        with ``reduce`` "min" or "sum"; with ``weights`` (one per entry), the min of
+        ``values + weights`` (min-plus) or the sum of ``values * weights`` (plus-times). The
+        identity (the dtype's largest value, or 0) for an empty row. NumPy gathers and
+        ``reduceat``s a few million entries at a time (temporaries that stay in cache, no page
+        faults); CuPy reduces a row per warp, long rows in chunks (as :meth:`spmv`)."""
         xp, count = self.xp, int(offsets.shape[0]) - 1
         if reduce not in ("min", "sum"):
             raise ValueError(f"gather_reduce(reduce={reduce!r}): expected 'min' or 'sum'")
+        if self.is_gpu and values.dtype.str[1:] in _SHUFFLED:
+            return _row_reduce(xp, reduce, offsets, indices, weights, values, count)
         identity = 0
         if reduce == "min":
             kind = values.dtype.kind
@@ -143,15 +147,13 @@ class Backend:
         total = int(indices.shape[0])
         if total == 0:
             return out
-        if self.is_gpu and values.dtype.str[1:] in _SHUFFLED:
-            return _row_reduce(xp, reduce, offsets, indices, None, values, count)
+        ufunc = np.minimum if reduce == "min" else np.add
+        weigh = np.add if reduce == "min" else np.multiply
         if self.is_gpu:  # bool: no warp shuffle; a scatter by row
             segment = self.segment_index(xp.diff(offsets), total)
-            (self.scatter_min if reduce == "min" else self.scatter_add)(
-                out, segment, values[indices]
-            )
+            terms = values[indices] if weights is None else weigh(values[indices], weights)
+            (self.scatter_min if reduce == "min" else self.scatter_add)(out, segment, terms)
             return out
-        ufunc = np.minimum if reduce == "min" else np.add
         rows = np.flatnonzero(np.diff(offsets))
         starts = offsets[rows]
         cuts = np.searchsorted(starts, np.arange(0, total, GATHER_CHUNK), side="left")
@@ -159,6 +161,8 @@ class Backend:
             if hi > lo:
                 first, last = int(starts[lo]), int(offsets[rows[hi - 1] + 1])
                 gathered = np.take(values, indices[first:last])
+                if weights is not None:
+                    gathered = weigh(gathered, weights[first:last], dtype=values.dtype)
                 out[rows[lo:hi]] = ufunc.reduceat(gathered, starts[lo:hi] - first)
         return out
 
@@ -395,47 +399,78 @@ def _segment_index_kernel(cupy, scan, total: int):
 
 C_TYPES = {"i4": "int", "i8": "long long", "f4": "float", "f8": "double", "b1": "bool"}
 _SHUFFLED = ("i4", "i8", "f4", "f8")  # the value types a warp shuffle moves
+LONG_ROW = 1 << 12  # entries: a longer row is cut into pieces of this size, a warp each
 _ROW_REDUCE = r"""
-extern "C" __global__ void row_reduce(const OFF* offsets, const ID* indices,
-    const WEIGHT* weights, const VAL* values, long long rows, VAL identity, VAL* out) {
+extern "C" __global__ void row_reduce(const OFF* starts, const OFF* ends, const ID* indices,
+    const WEIGHT* weights, const VAL* values, long long rows, long long longest, VAL identity,
+    VAL* out) {
   const int lane = threadIdx.x & 31;
   const long long warps = ((long long)gridDim.x * blockDim.x) >> 5;
   for (long long row = (blockIdx.x * (long long)blockDim.x + threadIdx.x) >> 5; row < rows;
        row += warps) {  // a warp per row: its lanes stride over the row, then a shuffle tree
+    const OFF start = starts[row], end = ends[row];
+    if (end - start > longest) continue;  // reduced in pieces by another launch
     VAL acc = identity;
-    for (OFF e = offsets[row] + lane; e < offsets[row + 1]; e += 32) {
+    for (OFF e = start + lane; e < end; e += 32) {
       VAL term = values[indices[e]];
-      if (weights) term *= (VAL)weights[e];
+      if (weights) term = WEIGH(term, (VAL)weights[e]);
       acc = COMBINE(acc, term);
     }
-    for (int s = 16; s > 0; s >>= 1) acc = COMBINE(acc, __shfl_down_sync(0xffffffffu, acc, s));
+    for (int s = 16; s > 0; s >>= 1) {
+      const VAL other = __shfl_down_sync(0xffffffffu, acc, s);  // every lane, then combine
+      acc = COMBINE(acc, other);
+    }
     if (lane == 0) out[row] = acc;
   }
 }
 """
-_COMBINE = {"sum": "#define COMBINE(a, b) ((a) + (b))\n",
-            "min": "#define COMBINE(a, b) ((b) < (a) ? (b) : (a))\n"}  # fmt: skip
+_SEMIRING = {  # the row's reduction, and how an entry's weight enters its term
+    "sum": "#define COMBINE(a, b) ((a) + (b))\n#define WEIGH(v, w) ((v) * (w))\n",
+    "min": "#define COMBINE(a, b) ((b) < (a) ? (b) : (a))\n#define WEIGH(v, w) ((v) + (w))\n",
+}
 
 
 def _row_reduce(cupy, reduce: str, offsets, indices, weights, values, rows: int):
-    """``out[i] = reduce(values[indices[e]] (* weights[e]))`` over row ``i``'s entries (the
-    identity, 0 or the dtype's largest value, where there are none)."""
+    """``out[i]``: the ``reduce`` ("sum" or "min") over row ``i``'s entries ``e`` of
+    ``values[indices[e]]``, times ``weights[e]`` for a sum or plus it for a min when given;
+    the identity (0 or the dtype's largest value) for an empty row. A warp per row; rows
+    longer than LONG_ROW (hubs) go in pieces to many warps, then their pieces are reduced
+    the same way: no atomics, the same order every run."""
     dtype = values.dtype
-    identity = 0 if reduce == "sum" else (np.inf if dtype.kind == "f" else np.iinfo(dtype).max)
     out = cupy.empty(rows, dtype=dtype)
     if rows == 0:
         return out
-    types = {"OFF": offsets.dtype, "ID": indices.dtype, "VAL": dtype,
+    _reduce_ranges(cupy, reduce, offsets[:-1], offsets[1:], indices, weights, values, out)
+    degrees = offsets[1:] - offsets[:-1]
+    hubs = cupy.flatnonzero(degrees > LONG_ROW)
+    if hubs.size:
+        pieces = (degrees[hubs].astype(np.int64) + LONG_ROW - 1) // LONG_ROW
+        first = cupy.concatenate([cupy.zeros(1, dtype=np.int64), cupy.cumsum(pieces)])
+        piece = cupy.arange(int(first[-1]), dtype=np.int64)
+        hub = cupy.searchsorted(first[1:], piece, side="right")  # the hub of each piece
+        starts = offsets[hubs].astype(np.int64)[hub] + (piece - first[hub]) * LONG_ROW
+        ends = cupy.minimum(starts + LONG_ROW, offsets[hubs + 1].astype(np.int64)[hub])
+        partial = cupy.empty(piece.size, dtype=dtype)
+        _reduce_ranges(cupy, reduce, starts, ends, indices, weights, values, partial)
+        out[hubs] = _row_reduce(cupy, reduce, first, piece, None, partial, int(hubs.size))
+    return out
+
+
+def _reduce_ranges(cupy, reduce, starts, ends, indices, weights, values, out) -> None:
+    """The row_reduce kernel over the entry ranges ``[starts[r], ends[r])`` of at most
+    LONG_ROW entries (longer ones are skipped)."""
+    dtype, rows = values.dtype, int(out.shape[0])
+    identity = 0 if reduce == "sum" else (np.inf if dtype.kind == "f" else np.iinfo(dtype).max)
+    types = {"OFF": starts.dtype, "ID": indices.dtype, "VAL": dtype,
              "WEIGHT": np.dtype(np.float32) if weights is None else weights.dtype}  # fmt: skip
-    source = _COMBINE[reduce] + _ROW_REDUCE
+    source = _SEMIRING[reduce] + _ROW_REDUCE
     for token, token_dtype in types.items():
         source = re.sub(rf"\b{token}\b", C_TYPES[token_dtype.str[1:]], source)
     kernel = _compiled(cupy, source, "row_reduce")
     blocks = min((rows + 7) // 8, 1 << 16)  # 8 warps a block
     null = np.uintp(0) if weights is None else weights
-    kernel((blocks,), (256,), (offsets, indices, null, values, np.int64(rows),
-                               dtype.type(identity), out))  # fmt: skip
-    return out
+    kernel((blocks,), (256,), (starts, ends, indices, null, values, np.int64(rows),
+                               np.int64(LONG_ROW), dtype.type(identity), out))  # fmt: skip
 
 
 @functools.cache

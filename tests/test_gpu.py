@@ -37,8 +37,12 @@ def test_sssp_cupy_equals_numpy(rmat_pair):
 
 @pytest.mark.parametrize(
     "name, direction",
-    [("visit_unvisited", "push"), ("visit_unvisited", "pull"), ("relax_min", "push"),
-     ("relax_min", "pull")],  # fmt: skip
+    [
+        ("visit_unvisited", "push"),
+        ("visit_unvisited", "pull"),
+        ("relax_min", "push"),
+        ("relax_min", "pull"),
+    ],  # fmt: skip
 )
 def test_fused_kernels_equal_generic_functors(rmat_pair, name, direction):
     gpu, _ = rmat_pair
@@ -112,3 +116,25 @@ def test_two_gpus_equal_one(communicator):
     np.testing.assert_array_equal(bg.bfs(graph, 0, **run).depth, bg.bfs(graph, 0).depth)
     np.testing.assert_array_equal(bg.sssp(graph, 0, **run).distance, bg.sssp(graph, 0).distance)
     np.testing.assert_allclose(bg.pagerank(graph, **run).rank, bg.pagerank(graph).rank, rtol=1e-9)
+
+
+@pytest.mark.parametrize("reduce", ["min", "sum"])
+@pytest.mark.parametrize("weighted", [False, True])
+@pytest.mark.parametrize("dtype", [np.int32, np.int64, np.float32, np.float64])
+def test_row_reduce_equals_numpy_on_hubs_and_empty_rows(reduce, weighted, dtype):
+    """Rows far longer than LONG_ROW (reduced in pieces), empty rows and short ones."""
+    import cupy as cp
+
+    from bspgraph.backend import LONG_ROW, get_backend
+
+    rng = np.random.default_rng(7)
+    degrees = np.array([0, 3 * LONG_ROW + 5, 1, 0, LONG_ROW, LONG_ROW + 1, 40, 100 * LONG_ROW])
+    offsets = np.concatenate([[0], np.cumsum(degrees)]).astype(np.int64)
+    indices = rng.integers(0, 1000, offsets[-1]).astype(np.int32)
+    values = rng.integers(-50, 50, 1000).astype(dtype)
+    weights = rng.integers(1, 4, offsets[-1]).astype(dtype) if weighted else None
+    host, gpu = get_backend("numpy"), get_backend("cupy")
+    expected = host.gather_reduce(values, offsets, indices, reduce, weights=weights)
+    result = gpu.gather_reduce(cp.asarray(values), cp.asarray(offsets), cp.asarray(indices),
+                               reduce, weights=None if weights is None else cp.asarray(weights))  # fmt: skip
+    np.testing.assert_allclose(result.get(), expected, rtol=1e-6)

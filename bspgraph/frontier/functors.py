@@ -10,6 +10,7 @@ the backends named in ``fused_on`` and must agree with it.
 from __future__ import annotations
 
 from . import host, kernels
+from .frontier import Frontier
 
 
 class visit_unvisited:  # noqa: N801 (a functor named like a function, as GraphBLAS ops are)
@@ -75,8 +76,15 @@ class relax_min:  # noqa: N801
         return fused.relax_push(graph, ids, starts, degrees, self.distance)
 
     def fused_pull(self, graph, in_frontier, candidates):
-        fused = kernels if graph.backend.is_gpu else host
-        return fused.relax_pull(graph, in_frontier, candidates, self.distance)
+        """min.plus over each candidate's in-edges from the frontier: one gather-reduce (a warp
+        per row on the GPU, no atomics); the candidates it improves."""
+        reverse, xp, distance = graph.reverse, graph.xp, self.distance
+        offered = xp.where(in_frontier, distance + (1 if reverse.weights is None else 0), xp.inf)
+        best = self.backend.gather_reduce(offered, reverse.offsets, reverse.indices, "min",
+                                          weights=reverse.weights)  # fmt: skip
+        improved = candidates & (best < distance)
+        distance[improved] = best[improved]
+        return Frontier.from_mask(graph, improved)
 
 
 class accumulate_sum:  # noqa: N801

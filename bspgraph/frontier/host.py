@@ -82,21 +82,6 @@ def relax_push(graph, ids, starts, degrees, distance) -> Frontier:
     return Frontier.from_mask(graph, mask)
 
 
-def relax_pull(graph, in_frontier, candidates, distance) -> Frontier:
-    """``functors.relax_min`` pulled on NumPy: every in-edge from the frontier into a candidate
-    at once, one scatter-min; the improved candidates as a mask."""
-    reverse, n = graph.reverse, graph.num_vertices
-    dst = reverse.rows(graph.backend)
-    edge = np.flatnonzero(in_frontier[reverse.indices] & candidates[dst])
-    src, dst = reverse.indices[edge], dst[edge]
-    candidate = distance[src] + (1 if reverse.weights is None else reverse.weights[edge])
-    best = np.full(n, np.inf, dtype=distance.dtype)
-    np.minimum.at(best, dst, candidate)
-    reached = best < distance
-    distance[reached] = best[reached]
-    return Frontier.from_mask(graph, reached)
-
-
 def visit_pull(graph, in_frontier, candidates, depth, value, parent) -> Frontier:
     """``functors.visit_unvisited`` pulled on NumPy, without early exit: vectorised, a
     candidate's whole in-list is as cheap to scan as its first entries. Candidates holding most

@@ -94,33 +94,6 @@ extern "C" __global__ void relax_push(const ID* ids, const OFF* starts, const lo
 )
 
 
-_RELAX_PULL = r"""
-extern "C" __global__ void relax_pull(const bool* candidates, long long n, const OFF* offsets,
-    const ID* indices, const DIST* weights, const bool* in_frontier, DIST* distance,
-    bool* reached) {
-  const int lane = threadIdx.x & 31;
-  const long long warps = ((long long)gridDim.x * blockDim.x) >> 5;
-  for (long long v = (blockIdx.x * (long long)blockDim.x + threadIdx.x) >> 5; v < n;
-       v += warps) {  // a warp per candidate: the min over its in-edges from the frontier
-    if (!candidates[v]) continue;
-    DIST best = distance[v];
-    for (OFF e = offsets[v] + lane; e < offsets[v + 1]; e += 32) {
-      const ID u = indices[e];
-      if (in_frontier[u]) {
-        const DIST c = distance[u] + (weights ? weights[e] : (DIST)1);
-        best = c < best ? c : best;
-      }
-    }
-    for (int s = 16; s > 0; s >>= 1) {
-      const DIST other = __shfl_down_sync(0xffffffffu, best, s);
-      best = other < best ? other : best;
-    }
-    if (lane == 0 && best < distance[v]) { distance[v] = best; reached[v] = true; }
-  }
-}
-"""
-
-
 @functools.cache
 def _kernel(cupy, source: str, name: str, **types) -> object:
     for key, dtype in types.items():
@@ -181,24 +154,3 @@ def relax_push(graph, ids, starts, degrees, distance) -> Frontier:
     queued = cp.zeros(graph.num_vertices, dtype=cp.int32)
     return _launch(graph, kernel, ids, starts, degrees, weights, distance, queued,
                    out_bound=graph.num_vertices)  # fmt: skip
-
-
-def relax_pull(graph, in_frontier, candidates, distance) -> Frontier:
-    """Fused pull of :class:`functors.relax_min`: a warp per candidate takes the min over its
-    in-edges from the frontier, and only it writes its distance (no atomics). A frontier
-    vertex read while its own warp lowers it gives a real path length either way, and it is in
-    the next frontier, so the relaxation stays exact."""
-    cp, reverse = graph.xp, graph.reverse
-    kernel = _kernel(cp, _RELAX_PULL, "relax_pull", id=reverse.indices.dtype,
-                     off=reverse.offsets.dtype, dist=distance.dtype)  # fmt: skip
-    weights = (
-        np.uintp(0)
-        if reverse.weights is None
-        else reverse.weights.astype(distance.dtype, copy=False)
-    )
-    n = graph.num_vertices
-    reached = cp.zeros(n, dtype=bool)
-    blocks = min((n + 7) // 8, 1 << 16)  # 8 warps a block
-    kernel((blocks,), (256,), (candidates, np.int64(n), reverse.offsets, reverse.indices, weights,
-                               in_frontier, distance, reached))  # fmt: skip
-    return Frontier.from_mask(graph, reached)
