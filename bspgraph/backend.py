@@ -219,12 +219,14 @@ class Backend:
     def close_wedges(self, offsets, heads, ids):
         """Triangle tally per vertex (int64): for each ``u`` of ``ids`` and each wedge
         ``u -> v -> w`` of the oriented CSR ``(offsets, heads)`` closed by ``u -> w``, one to
-        each of ``u, v, w``. NumPy: the numba kernel, else blocks of rows whose out-neighbours
-        are marked in a bitmap, one read per wedge. None where neither pays (the caller has its
-        own path): on CuPy, and when the blocks would hold too few wedges to cover their cost."""
-        if self.is_gpu:
-            return None
+        each of ``u, v, w``. The rows of ``heads`` are sorted. CuPy: a thread per edge
+        ``u -> v`` intersects the two out-lists (each entry of the shorter binary-searched in the
+        longer). NumPy: the numba kernel, else blocks of rows whose out-neighbours are marked in
+        a bitmap, one read per wedge; None when those blocks would hold too few wedges to cover
+        their cost (the caller has its own path)."""
         n = int(offsets.shape[0]) - 1
+        if self.is_gpu:
+            return _intersect_lists(self, offsets, heads, ids, n)
         kernel = self.accelerated("close_wedges")
         if kernel is not None:
             return kernel(offsets, heads, ids, n)
@@ -471,6 +473,50 @@ def _reduce_ranges(cupy, reduce, starts, ends, indices, weights, values, out) ->
     null = np.uintp(0) if weights is None else weights
     kernel((blocks,), (256,), (starts, ends, indices, null, values, np.int64(rows),
                                np.int64(LONG_ROW), dtype.type(identity), out))  # fmt: skip
+
+
+_INTERSECT = r"""
+extern "C" __global__ void intersect_lists(const long long* tails, const long long* edges,
+    long long total, const long long* offsets, const ID* heads, unsigned long long* tally) {
+  for (long long k = blockIdx.x * (long long)blockDim.x + threadIdx.x; k < total;
+       k += (long long)gridDim.x * blockDim.x) {
+    const long long u = tails[k], v = heads[edges[k]];
+    long long a = offsets[u], a_end = offsets[u + 1], b = offsets[v], b_end = offsets[v + 1];
+    if (a_end - a > b_end - b) { long long t = a; a = b; b = t; t = a_end; a_end = b_end; b_end = t; }
+    unsigned long long found = 0;
+    for (; a < a_end; ++a) {  // each w of the shorter list, searched in the longer one
+      const ID w = heads[a];
+      long long lo = b, hi = b_end;
+      while (lo < hi) { const long long mid = (lo + hi) >> 1; if (heads[mid] < w) lo = mid + 1; else hi = mid; }
+      if (lo < b_end && heads[lo] == w) { ++found; atomicAdd(&tally[w], 1ULL); b = lo + 1; }
+      else b = lo;  // the lists are sorted: the next w lies further on
+    }
+    if (found) { atomicAdd(&tally[u], found); atomicAdd(&tally[v], found); }
+  }
+}
+"""
+
+
+def _intersect_lists(backend, offsets, heads, ids, n: int):
+    """close_wedges on CuPy: one thread per oriented edge of the rows ``ids``."""
+    cupy = backend.xp
+    offsets = offsets.astype(np.int64, copy=False)
+    starts = offsets[ids]
+    degrees = offsets[ids + 1] - starts
+    total = int(degrees.sum()) if ids.shape[0] else 0
+    tally = cupy.zeros(n, dtype=np.uint64)
+    if total:
+        segment = backend.segment_index(degrees, total)
+        edges = (
+            cupy.arange(total, dtype=np.int64)
+            + (starts - (cupy.cumsum(degrees) - degrees))[segment]
+        )
+        tails = ids.astype(np.int64)[segment]
+        source = re.sub(r"\bID\b", C_TYPES[heads.dtype.str[1:]], _INTERSECT)
+        kernel = _compiled(cupy, source, "intersect_lists")
+        blocks = min((total + 255) // 256, 1 << 16)
+        kernel((blocks,), (256,), (tails, edges, np.int64(total), offsets, heads, tally))
+    return tally.astype(np.int64)
 
 
 @functools.cache

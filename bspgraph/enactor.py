@@ -170,9 +170,9 @@ def _initial_value(spec: State, dtype: np.dtype):
     return spec.init
 
 
-def gather(primitive: Primitive, state: SimpleNamespace) -> dict[str, np.ndarray]:
+def gather(primitive: Primitive, state: SimpleNamespace, *, host: bool = True) -> dict:
     """Host copies of the output state arrays, with init sentinels replaced by ``unset``, and
-    of the scalars."""
+    of the scalars; with ``host=False`` the arrays stay where they are (on the device)."""
     result = {scalar.name: to_host(getattr(state, scalar.name))[()] for scalar in primitive.scalars}
     for spec in primitive.state:
         if not spec.output:
@@ -184,7 +184,7 @@ def gather(primitive: Primitive, state: SimpleNamespace) -> dict[str, np.ndarray
         if spec.unset is not None and spec.init in ("max", "inf"):
             sentinel = _initial_value(spec, array.dtype)
             array[array == sentinel] = spec.unset  # on the device, before the copy
-        result[spec.name] = to_host(array)
+        result[spec.name] = to_host(array) if host else array
     return result
 
 
@@ -198,6 +198,7 @@ def enact(
     backend=None,
     seed: int = 0,
     transport=None,
+    keep_on_device: bool = False,
     **params: Any,
 ) -> tuple[dict[str, np.ndarray], Stats]:
     """Run ``primitive`` on ``graph`` until it converges; return host state arrays and stats.
@@ -207,7 +208,9 @@ def enact(
     ``backend`` is "numpy", "cupy" or None (CuPy when a GPU is usable). ``params`` go to
     ``init_frontier`` (for example ``source``). ``transport`` ("local", "mpi" or a Transport)
     moves updates between devices; with "mpi" there is one device per rank (``devices`` left out
-    or the number of ranks) and every rank returns the whole result.
+    or the number of ranks) and every rank returns the whole result. ``keep_on_device``
+    leaves the arrays of a one-device run on its device (for a primitive that chains runs, as
+    betweenness does); several devices always gather to the host.
     """
     device_ids = _device_ids(devices)
     if (len(device_ids) > 1 or partitioner is not None or communicator is not None
@@ -220,10 +223,10 @@ def enact(
     target = get_backend(backend, device_ids[0])
     memory.check(primitive, graph, target)  # before any copy: OutOfDeviceMemory, not a CUDA OOM
     with target.activate():
-        return _enact_one(primitive, graph.to(target), params)
+        return _enact_one(primitive, graph.to(target), params, keep_on_device)
 
 
-def _enact_one(primitive, graph, params):
+def _enact_one(primitive, graph, params, keep_on_device=False):
     stats = Stats()
     started = time.perf_counter()
     state = allocate(primitive, graph)
@@ -238,7 +241,7 @@ def _enact_one(primitive, graph, params):
     stats.seconds = time.perf_counter() - started
     stats.iterations = iteration
     stats.edges = primitive.traversed_edges(graph, state)
-    return gather(primitive, state), stats
+    return gather(primitive, state, host=not keep_on_device), stats
 
 
 def _device_ids(devices) -> list[int]:

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .. import frontier as fr
+from ..backend import to_host
 from ..enactor import Primitive, State, Stats, enact
 from ..frontier.advance import BETA
 
@@ -146,19 +147,19 @@ def betweenness_centrality(
             raise ValueError(
                 f"{where}(sources={sources!r}): expected distinct vertices, at least one"
             )
-    centrality, runs = np.zeros(n), []
-    for source in sources:
-        forward, forward_stats = enact(Forward(), graph, source=source, **run)
+    total, runs = None, []
+    for source in sources:  # one device: the phases hand over and add up on it
+        forward, forward_stats = enact(Forward(), graph, source=source, keep_on_device=True, **run)
         reached = forward["depth"] >= 0
         deepest = int(forward["depth"].max())
         backward, backward_stats = enact(Backward(deepest=deepest), graph, depth=forward["depth"],
-                                         sigma=forward["sigma"], **run)  # fmt: skip
+                                         sigma=forward["sigma"], keep_on_device=True, **run)  # fmt: skip
         runs += [forward_stats, backward_stats]
-        others = reached.copy()
-        others[source] = False
-        centrality[others] += backward["delta"][others] + (1 if endpoints else 0)
-        if endpoints:
-            centrality[source] += reached.sum() - 1
+        dependency = backward["delta"] + (1 if endpoints else 0)
+        dependency[~reached] = 0
+        dependency[source] = reached.sum() - 1 if endpoints else 0
+        total = dependency if total is None else total + dependency
+    centrality = np.zeros(n) if total is None else to_host(total)
     k = None if len(sources) == n else len(sources)
     return BCResult(_rescale(centrality, n, k, sources, normalized=normalized,
                              directed=graph.directed, endpoints=endpoints), Stats.combine(runs))  # fmt: skip

@@ -36,9 +36,9 @@ class PageRank(Primitive):
         out_weight = fr.neighbor_reduce(graph, xp.ones(graph.num_vertices), "sum", weighted=True)
         state.sink[...] = out_weight == 0
         state.scale[...] = 1.0 / xp.where(out_weight == 0, xp.inf, out_weight)  # 0 if dangling
-        state.teleport[...] = graph.backend.asarray(teleport)
+        state.teleport[...] = graph.backend.asarray(teleport)  # a float when uniform
         state.rank[...] = 1.0 / graph.num_vertices
-        self.uniform = float(teleport[0]) if bool((teleport == teleport[0]).all()) else None
+        self.uniform = float(teleport) if np.ndim(teleport) == 0 else None
         return fr.Frontier.all(graph)
 
     def step(self, graph, frontier, state, iteration):
@@ -133,10 +133,11 @@ def pagerank(
 
 
 def _teleport(graph, personalization) -> np.ndarray:
-    """The personalization as a normalised host array (uniform when None)."""
+    """The personalization as a normalised host array, or the float 1 / n when None (uniform:
+    nothing to upload)."""
     n = graph.num_vertices
     if personalization is None:
-        return np.full(n, 1.0 / n)
+        return 1.0 / n
     if isinstance(personalization, dict):
         p = np.zeros(n)
         for vertex, value in personalization.items():

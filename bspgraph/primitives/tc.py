@@ -30,14 +30,14 @@ class TC(Primitive):
     def step(self, graph, frontier, state, iteration):
         xp, n = graph.xp, graph.num_vertices
         offsets, heads = _oriented(graph)  # N+(u): the neighbours above u; sorted, no self-loops
+        found = graph.backend.close_wedges(offsets, heads, frontier.ids)  # list intersections
+        if found is not None:
+            state.triangles[...] += found
+            return fr.Frontier.from_mask(graph, state.triangles > 0)
         tails = graph.backend.segment_index(xp.diff(offsets), heads.shape[0])
         keys = tails.astype(np.int64) * n + heads  # the oriented edges, sorted
 
         def close(ids):  # wedges u -> v -> w of oriented edges; a triangle when u -> w exists
-            found = graph.backend.close_wedges(offsets, heads, ids)  # NumPy: a bitmap a block
-            if found is not None:
-                state.triangles[...] += found
-                return
             first, v = _expand(graph, offsets, heads, ids)  # oriented edges u -> v, u = ids[first]
             wedge, w = _expand(graph, offsets, heads, v)  # wedge: the index of its edge u -> v
             u, v = ids[first[wedge]], v[wedge]
@@ -103,10 +103,10 @@ def triangle_count(graph, **run) -> TCResult:
     """Triangles of an undirected graph: in total and through each vertex (``networkx.triangles``).
 
     Each edge is oriented from the endpoint of lower (degree, id) to the higher one, so every
-    triangle has exactly one oriented wedge ``u -> v -> w`` closed by ``u -> w``; the wedges are
-    enumerated and looked up in the sorted oriented edge list (GraphBLAST's masked SpGEMM,
-    ``L .* (L @ L)``, as sorted-list intersection), and each triangle is credited to its three
-    corners. Self-loops are ignored. On several devices the step reads the out-lists of
+    triangle has exactly one oriented wedge ``u -> v -> w`` closed by ``u -> w`` (GraphBLAST's
+    masked SpGEMM, ``L .* (L @ L)``): on the GPU a thread per oriented edge ``u -> v``
+    intersects the two out-lists, on NumPy rows mark their out-lists in a bitmap (or numba
+    intersects them); each triangle is credited to its three corners. Self-loops are ignored. On several devices the step reads the out-lists of
     remote vertices, so every device holds the whole graph (``replicate_graph``).
 
     Parameters
