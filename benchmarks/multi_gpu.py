@@ -26,8 +26,8 @@ import bspgraph as bg
 from bspgraph.backend import get_backend, gpu_count, to_host
 
 ALGORITHMS = {
-    "bfs-push": (lambda g, s, run: bg.bfs(g, s, direction="push", **run), "depth"),
     "bfs-auto": (lambda g, s, run: bg.bfs(g, s, direction="auto", **run), "depth"),
+    "bfs-push": (lambda g, s, run: bg.bfs(g, s, direction="push", **run), "depth"),
     "sssp": (lambda g, s, run: bg.sssp(g, s, **run), "distance"),
     "pagerank": (lambda g, s, run: bg.pagerank(g, tol=1e-9, **run), "rank"),
     "cc": (lambda g, s, run: bg.connected_components(g, **run), "labels"),
@@ -98,6 +98,9 @@ def main(argv=None) -> None:
                      "supersteps": steps, "traversed_edges": stats.edges})  # fmt: skip
         say(f"  {algorithm} P={p} {partitioner} {communicator}: {times['ms']:.1f} ms, bsp "
             f"{times['bsp_ms']:.1f} ms, comm {times['comm_ms']:.1f} ms", flush=True)  # fmt: skip
+        if args.json and rank == 0:  # after every row: a run cut short keeps what it measured
+            with open(args.json, "w") as out:
+                json.dump(rows, out, indent=1)
 
     for name in args.algorithms:
         call, field = ALGORITHMS[name]
@@ -125,9 +128,6 @@ def main(argv=None) -> None:
             f"{row['communicator']:<10} {row['ms']:8.1f} {row['bsp_ms']:8.1f} "
             f"{row['comm_ms']:8.1f} {base[row['algorithm']] / row['bsp_ms']:7.2f}x "
             f"{len(row['supersteps']):5d} {sent:8.1f} {row['setup_s']:7.2f}")  # fmt: skip
-    if args.json and rank == 0:
-        with open(args.json, "w") as out:
-            json.dump(rows, out, indent=1)
 
 
 if __name__ == "__main__":
