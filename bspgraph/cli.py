@@ -35,7 +35,7 @@ ALGORITHMS = {
     "bfs": ("depth", lambda g, a, run: primitives.bfs(g, a.source, **run)),
     "sssp": ("distance", lambda g, a, run: primitives.sssp(g, a.source, **run)),
     "cc": ("labels", lambda g, a, run: primitives.connected_components(g, **run)),
-    "pagerank": ("rank", lambda g, a, run: primitives.pagerank(g, **run)),
+    "pagerank": ("rank", lambda g, a, run: primitives.pagerank(g, tol=a.tol, **run)),
     "bc": (
         "centrality",
         lambda g, a, run: primitives.betweenness_centrality(g, _bc_sources(g, a), **run),
@@ -202,6 +202,9 @@ def _add_run_options(command: argparse.ArgumentParser) -> None:
                          help="bc: this many random sources (default: every vertex)")  # fmt: skip
     command.add_argument("--seed", type=int, default=0,
                          help="partitioner and bc sample seed (default 0)")  # fmt: skip
+    command.add_argument("--tol", type=float, default=1e-6,
+                         help="pagerank: stop when the L1 change < num_vertices * tol "
+                              "(default 1e-6, as networkx)")  # fmt: skip
     command.add_argument("--devices", type=_positive, default=1)
     command.add_argument("--partitioner", choices=sorted(partitioners.REGISTRY), default=None)
     command.add_argument("--communicator", choices=sorted(comm.REGISTRY), default=None)

@@ -88,6 +88,14 @@ def test_run_output_csv_keeps_float_values_exactly(tmp_path):
     np.testing.assert_array_equal(np.loadtxt(output, delimiter=","), expected)
 
 
+def test_run_pagerank_takes_a_tolerance(tmp_path):
+    output = tmp_path / "rank.npy"
+    ok("run", "pagerank", "rmat:8", "--tol", "1e-12", "--output", output)
+    graph = bg.generators.rmat(8, 16, seed=1, weights=True, backend="numpy")
+    expected = bg.pagerank(graph, tol=1e-12, backend="numpy").rank
+    np.testing.assert_array_equal(np.load(output), expected)
+
+
 @pytest.mark.parametrize(
     ("algorithm", "finding"),
     [("bfs", {"reached": 12, "depth": 5}), ("sssp", {"reached": 12}), ("cc", {"components": 1}),
