@@ -3,19 +3,22 @@
     python -m benchmarks.bsp_model rows.json [more.json ...] --plot benchmarks/multi_gpu.png
 
 Reads the rows that ``benchmarks.multi_gpu --json`` wrote. ``g`` (seconds per byte a device
-sends) and ``l`` (seconds per communication round: launch, headers, barrier) are fitted by least
-squares to every measured superstep of P > 1: ``comm_seconds = l * rounds + g * bytes / P``.
-For each algorithm and communicator on a graph, the prediction on P devices is
+sends, packing included) and ``l`` (seconds per communication round: launch, headers, barrier)
+are fitted by non-negative least squares to every measured superstep of P > 1:
+``comm_seconds = l * rounds + g * bytes / P``. For each algorithm and communicator on a graph,
+the prediction on P devices is
 
-    T(P) = W / (P * e) + g * H(2) * s(P) / s(2) + l * S * rounds(P)
+    T(P) = W / P + O + g * H(2) * s(P) / s(2) + l * S * rounds(P)
 
-with W the one-device BSP time, e = W / (2 * compute at P=2) the parallel efficiency of the
-compute measured on two devices (kept for larger P), H(2) the bytes per device measured on two,
-S the supersteps, rounds(P) the communicator's rounds per exchange, and s(P) the bytes each
-device sends as a fraction of the superstep's updates: (P-1)/P when every device needs every
-update (the exchange is an all-gather), (P-1)/P^2 when only owners do (selective), and
-(r-1)/r * log_r(P) / P for an owner-only butterfly of radix r. Prints the fit and a table of
-measured and predicted times; ``--plot`` draws them.
+with W the one-device BSP time; O the multi-device overhead measured on two devices (their
+compute time minus W / 2: merging what arrived, rebuilding frontiers, the O(V) passes over
+duplicated state), taken as independent of P since each device still makes those passes over
+every vertex; H(2) the bytes per device measured on two; S the supersteps; rounds(P) the
+communicator's rounds per exchange; and s(P) the bytes each device sends as a fraction of one
+superstep's updates: (P-1)/P when every device needs every update (the exchange is an
+all-gather), (P-1)/P^2 when only owners do (selective), and (r-1)/r * log_r(P) / P for an
+owner-only butterfly of radix r. Prints the fit and a table of measured and predicted times;
+``--plot`` draws them.
 """
 
 from __future__ import annotations
@@ -35,14 +38,16 @@ PREDICT = (2, 4, 8)
 
 def fit(rows) -> tuple[float, float]:
     """(g seconds/byte, l seconds/round) from every superstep of the P > 1 rows."""
+    from scipy.optimize import nnls
+
     design, seconds = [], []
     for row in rows:
         if row["P"] > 1:
             for step in row["supersteps"]:
                 design.append([step["rounds"], step["bytes"] / row["P"]])
                 seconds.append(step["comm_seconds"])
-    (latency, g), *_ = np.linalg.lstsq(np.asarray(design, float), np.asarray(seconds), rcond=None)
-    return max(g, 0.0), max(latency, 0.0)
+    (latency, g), _ = nnls(np.asarray(design, float), np.asarray(seconds, float))
+    return g, latency
 
 
 def share(algorithm: str, communicator: str, parts: int) -> float:
@@ -59,13 +64,13 @@ def share(algorithm: str, communicator: str, parts: int) -> float:
 
 def predict(one, two, g: float, latency: float, parts: int) -> float:
     """Predicted BSP ms on ``parts`` devices from the one- and two-device rows."""
-    compute = two["bsp_ms"] / 1e3 - sum(s["comm_seconds"] for s in two["supersteps"])
-    efficiency = one["bsp_ms"] / 1e3 / (2 * compute) if compute > 0 else 1.0
+    work = one["bsp_ms"] / 1e3
+    overhead = two["bsp_ms"] / 1e3 - sum(s["comm_seconds"] for s in two["supersteps"]) - work / 2
     algorithm, communicator = two["algorithm"], two["communicator"]
     sent = sum(s["bytes"] for s in two["supersteps"]) / 2  # per device
     scaled = share(algorithm, communicator, parts) / share(algorithm, communicator, 2)
     rounds = bg.comm.get(communicator).rounds(parts)
-    seconds = (one["bsp_ms"] / 1e3 / (parts * efficiency) + g * sent * scaled
+    seconds = (work / parts + max(overhead, 0.0) + g * sent * scaled
                + latency * len(two["supersteps"]) * rounds)  # fmt: skip
     return seconds * 1e3
 

@@ -59,7 +59,9 @@ def _enact(primitive, graph, transport, backends, partitioner, communicator, see
     if transport.distributed:
         transport.agree("run", _run_fingerprint(primitive, graph, owner, pattern, backends, params))
     local = transport.local
-    owners = {d: backends[d].asarray(owner) for d in local}
+    owners = {d: _device_owner(graph, owner, backends[d]) for d in local}
+    # one process per device: the communicator splits by owner on that device, no copy
+    exchange_owner = owners[local[0]] if transport.distributed else owner
     each = functools.partial(_on_each, backends)
     states = each(functools.partial(allocate, primitive), devices)
     frontiers = each(functools.partial(primitive.init_frontier, **params), devices, states)
@@ -79,7 +81,7 @@ def _enact(primitive, graph, transport, backends, partitioner, communicator, see
             packages = {d: _to(HOST, update) for d, update in packages.items()}
         updates = [packages.get(d) for d in range(transport.size)]
         received, traffic = pattern.exchange(
-            updates, owner=owner, to_all=primitive.needs_all, transport=transport,
+            updates, owner=exchange_owner, to_all=primitive.needs_all, transport=transport,
             combine=lambda a, b: merge(primitive, _concat(a, b)),
         )  # fmt: skip
         for d in local:
@@ -247,6 +249,15 @@ def _digest(*items) -> str:
             h.update(f"{array.dtype.str}{array.shape}".encode())
             h.update(array.view(np.uint8).reshape(-1) if array.size else b"")
     return h.hexdigest()
+
+
+def _device_owner(graph: Graph, owner, backend):
+    """``owner`` on ``backend``'s device, copied once per cut and device (an O(V) upload that
+    would otherwise open every run)."""
+    key = ("owner on", id(owner), backend)
+    if graph.cache.get(key, (None,))[0] is not owner:
+        graph.cache[key] = owner, backend.asarray(owner)
+    return graph.cache[key][1]
 
 
 def _owner_digest(graph: Graph, owner) -> str:
