@@ -46,7 +46,12 @@ def fit(rows) -> tuple[float, float]:
             for step in row["supersteps"]:
                 design.append([step["rounds"], step["bytes"] / row["P"]])
                 seconds.append(step["comm_seconds"])
-    (latency, g), _ = nnls(np.asarray(design, float), np.asarray(seconds, float))
+    design, seconds = np.asarray(design, float), np.asarray(seconds, float)
+    (latency, g), _ = nnls(design, seconds)
+    error = np.abs(design @ [latency, g] - seconds)
+    print(f"comm fit over {len(seconds)} supersteps: median |error| {np.median(error) * 1e3:.2f} "
+          f"ms, largest {error.max() * 1e3:.2f} ms (measured median "
+          f"{np.median(seconds) * 1e3:.2f} ms)")  # fmt: skip
     return g, latency
 
 
@@ -82,8 +87,7 @@ def main(argv=None) -> None:
     args = parser.parse_args(argv)
     rows = [row for path in args.rows for row in json.load(open(path))]
     g, latency = fit(rows)
-    print(f"fit over {sum(len(r['supersteps']) for r in rows if r['P'] > 1)} supersteps: "
-          f"g = {g * 1e9:.3f} ns/byte ({1 / g / 1e9 if g else float('inf'):.1f} GB/s), "
+    print(f"g = {g * 1e9:.4f} ns/byte ({1 / g / 1e9 if g else float('inf'):.1f} GB/s), "
           f"l = {latency * 1e6:.0f} us/round")  # fmt: skip
     ones = {(r["graph"], r["algorithm"]): r for r in rows if r["P"] == 1}
     table = defaultdict(list)
@@ -126,6 +130,8 @@ def plot(table, ones, path: str) -> None:
                title=f"{graph}: measured (o) and BSP model (x)")  # fmt: skip
         ax.xaxis.set_major_formatter(matplotlib.ticker.ScalarFormatter())
         ax.yaxis.set_major_formatter(matplotlib.ticker.ScalarFormatter())
+        ax.xaxis.set_minor_formatter(matplotlib.ticker.NullFormatter())
+        ax.yaxis.set_minor_formatter(matplotlib.ticker.NullFormatter())
         ax.legend(fontsize=7)
     fig.tight_layout()
     fig.savefig(path, dpi=120)
