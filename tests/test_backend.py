@@ -1,0 +1,56 @@
+"""Backend reductions on NumPy against plain Python loops (the CuPy side: tests/test_gpu.py)."""
+
+import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from bspgraph.backend import get_backend
+
+HOST = get_backend("numpy")
+
+
+@st.composite
+def ragged_rows(draw):
+    """A CSR (offsets, indices) over 0..9 with empty rows, values and per-entry weights."""
+    degrees = draw(st.lists(st.integers(0, 6), min_size=1, max_size=8))
+    offsets = np.concatenate([[0], np.cumsum(degrees)]).astype(np.int64)
+    total = int(offsets[-1])
+    indices = np.array(draw(st.lists(st.integers(0, 9), min_size=total, max_size=total)), np.int32)
+    values = np.array(draw(st.lists(st.integers(-20, 20), min_size=10, max_size=10)), np.float64)
+    weights = np.array(
+        draw(st.lists(st.integers(1, 5), min_size=total, max_size=total)), np.float64
+    )
+    return offsets, indices, values, weights
+
+
+@settings(max_examples=60, deadline=None)
+@given(ragged_rows(), st.sampled_from(["min", "sum"]), st.booleans())
+def test_gather_reduce_is_a_semiring_row_reduction(case, reduce, weighted):
+    offsets, indices, values, weights = case
+    weights = weights if weighted else None
+    got = HOST.gather_reduce(values, offsets, indices, reduce, weights=weights)
+    for row in range(len(offsets) - 1):
+        terms = []
+        for e in range(offsets[row], offsets[row + 1]):
+            term = values[indices[e]]
+            if weights is not None:
+                term = term + weights[e] if reduce == "min" else term * weights[e]
+            terms.append(term)
+        expected = min(terms, default=np.inf) if reduce == "min" else sum(terms)
+        assert got[row] == expected
+
+
+@settings(max_examples=30, deadline=None)
+@given(ragged_rows())
+def test_spmv_reads_missing_weights_as_ones(case):
+    offsets, indices, values, weights = case
+    rows = len(offsets) - 1
+    ones = np.ones_like(weights)
+    np.testing.assert_array_equal(
+        HOST.spmv(offsets, indices, None, values, rows),
+        HOST.spmv(offsets, indices, ones, values, rows),
+    )
+    np.testing.assert_array_equal(
+        HOST.spmv(offsets, indices, weights, values, rows),
+        HOST.gather_reduce(values, offsets, indices, "sum", weights=weights),
+    )

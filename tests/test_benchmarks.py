@@ -1,0 +1,44 @@
+"""The multi-device benchmark and the BSP cost model, run small on NumPy."""
+
+import json
+
+import numpy as np
+import pytest
+
+from benchmarks import bsp_model, multi_gpu
+
+
+def test_multi_gpu_benchmark_checks_answers_and_writes_supersteps(tmp_path, capsys):
+    out = tmp_path / "rows.json"
+    multi_gpu.main(["--backend", "numpy", "--scale", "7", "--devices", "3", "--repeat", "1",
+                    "--algorithms", "bfs-auto", "pagerank", "--partitioners", "random",
+                    "--communicators", "selective", "butterfly", "--json", str(out)])  # fmt: skip
+    rows = json.loads(out.read_text())
+    assert [(r["algorithm"], r["P"]) for r in rows] == [("bfs-auto", 1), ("bfs-auto", 3),
+        ("bfs-auto", 3), ("pagerank", 1), ("pagerank", 3), ("pagerank", 3)]  # fmt: skip
+    steps = [s for r in rows if r["P"] == 3 for s in r["supersteps"]]
+    assert all(0 <= s["comm_seconds"] <= s["seconds"] for s in steps)
+    assert sum(s["bytes"] for s in steps) > 0
+    assert "pagerank" in capsys.readouterr().out
+
+
+def test_bsp_model_recovers_g_and_l_from_exact_supersteps():
+    g, latency = 2e-11, 3e-4  # 50 GB/s, 300 us a round
+    steps = [{"rounds": r, "bytes": b, "comm_seconds": latency * r + g * b / 2, "seconds": 1.0}
+             for r, b in [(1, 0), (1, 10**6), (2, 10**8), (3, 5 * 10**8), (1, 3 * 10**7)]]  # fmt: skip
+    fitted_g, fitted_latency = bsp_model.fit([{"P": 2, "supersteps": steps}])
+    assert fitted_g == pytest.approx(g, rel=1e-6)
+    assert fitted_latency == pytest.approx(latency, rel=1e-6)
+
+
+def test_bsp_model_reproduces_two_devices_and_shrinks_only_the_work():
+    one = {"bsp_ms": 100.0}
+    two = {"algorithm": "pagerank", "communicator": "selective", "bsp_ms": 80.0,
+           "supersteps": [{"comm_seconds": 0.005, "bytes": 10**8, "rounds": 1}] * 2}  # fmt: skip
+    g = 0.002 / (10**8 / 2)  # so that the model's comm equals the measured 5 ms a superstep
+    latency = 0.003
+    at = {p: bsp_model.predict(one, two, g, latency, p) for p in (2, 4, 8)}
+    assert at[2] == pytest.approx(80.0)
+    # W / P falls by 25 ms; an all-gather sends (P-1)/P of the updates: 1.5x the bytes of P=2
+    assert at[4] - at[2] == pytest.approx(-25 + 2 * 2.0 * (0.75 / 0.5 - 1))
+    assert np.isfinite(at[8]) and at[8] < at[4]
