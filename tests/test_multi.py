@@ -135,3 +135,15 @@ def test_unknown_partitioner_is_named():
     graph = bg.generators.grid(2, 2, backend="numpy")
     with pytest.raises(ValueError, match="metiss"):
         bg.bfs(graph, 0, devices=2, partitioner="metiss")
+
+
+def test_components_join_across_a_lopsided_cut():
+    """Found by hypothesis: the device owning almost no edges pushed while the other pulled,
+    and the edge 0 - 1 between them was skipped by both."""
+    src, dst = [0, 0, 0, 1, 2, 3, 4, 6], [0, 1, 6, 0, 2, 3, 4, 0]
+    graph = bg.Graph.from_edges(np.array(src), np.array(dst), num_vertices=11, directed=False,
+                                backend="numpy")  # fmt: skip
+    for communicator in ("broadcast", "selective", "butterfly"):
+        labels = bg.connected_components(graph, devices=2, partitioner="random",
+                                         communicator=communicator).labels  # fmt: skip
+        assert labels.tolist() == [0, 0, 2, 3, 4, 5, 0, 7, 8, 9, 10]

@@ -31,7 +31,10 @@ class CC(Primitive):
         before = labels.copy()
         grandparent = labels[labels]  # FastSV: hook to the neighbours' grandparents
         out_degree, _, edges = graph.cost_degrees()  # the whole graph's: the same choice everywhere
-        if graph.directed or _edges(out_degree, frontier) * SPARSE > edges:
+        # The first superstep every label is new: pull. (On several devices each starts with
+        # only its own vertices, so a choice by frontier could differ between devices, and a
+        # device that pushes and one that pulls would both skip the edges between them.)
+        if graph.directed or iteration == 0 or _edges(out_degree, frontier) * SPARSE > edges:
             least = fr.neighbor_reduce(graph, grandparent, "min")  # the smallest next to a vertex
             if graph.directed:  # both ways: a directed edge joins like an undirected one
                 least = xp.minimum(
