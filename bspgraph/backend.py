@@ -118,9 +118,7 @@ class Backend:
         starts = offsets[rows]
         degrees = offsets[rows + 1] - starts
         total = int(degrees.sum()) if rows.shape[0] else 0
-        segment = self.segment_index(degrees, total)
-        first = xp.cumsum(degrees) - degrees
-        position = xp.arange(total, dtype=np.int64) + (starts.astype(np.int64) - first)[segment]
+        _, position = self.row_entries(starts, degrees, total)
         sub = xp.concatenate([xp.zeros(1, dtype=np.int64), xp.cumsum(degrees, dtype=np.int64)])
         picked = None if weights is None else weights[position]
         return sub.astype(offsets.dtype), indices[position], picked  # cuSPARSE: int32
@@ -137,13 +135,7 @@ class Backend:
             raise ValueError(f"gather_reduce(reduce={reduce!r}): expected 'min' or 'sum'")
         if self.is_gpu and values.dtype.str[1:] in _SHUFFLED:
             return _row_reduce(xp, reduce, offsets, indices, weights, values, count)
-        identity = 0
-        if reduce == "min":
-            kind = values.dtype.kind
-            identity = (
-                np.inf if kind == "f" else (True if kind == "b" else np.iinfo(values.dtype).max)
-            )
-        out = xp.full(count, identity, dtype=values.dtype)
+        out = xp.full(count, _identity(reduce, values.dtype), dtype=values.dtype)
         total = int(indices.shape[0])
         if total == 0:
             return out
@@ -206,6 +198,17 @@ class Backend:
         if self.is_gpu:
             return _segment_index_kernel(self.xp, self.xp.cumsum(counts, dtype=np.int64), total)
         return np.repeat(np.arange(len(counts)), counts)
+
+    def row_entries(self, starts, degrees, total: int):
+        """For the ``total = sum(degrees)`` entries of the rows that start at ``starts`` with
+        ``degrees`` entries each: the index (into ``starts``) of each entry's row, and the
+        entry's position (int64). The load balancer's expansion, as :meth:`segment_index`."""
+        segment = self.segment_index(degrees, total)
+        first = self.xp.cumsum(degrees) - degrees
+        position = (
+            self.xp.arange(total, dtype=np.int64) + (starts.astype(np.int64) - first)[segment]
+        )
+        return segment, position
 
     def accelerated(self, name: str):
         """The optional numba kernel ``name`` of :mod:`bspgraph._numba`, on NumPy when numba is
@@ -458,11 +461,17 @@ def _row_reduce(cupy, reduce: str, offsets, indices, weights, values, rows: int)
     return out
 
 
+def _identity(reduce: str, dtype: np.dtype):
+    """What a ``reduce`` ("sum" or "min") of no entries gives: 0, or the dtype's largest value."""
+    if reduce == "sum":
+        return 0
+    return np.inf if dtype.kind == "f" else (True if dtype.kind == "b" else np.iinfo(dtype).max)
+
+
 def _reduce_ranges(cupy, reduce, starts, ends, indices, weights, values, out) -> None:
     """The row_reduce kernel over the entry ranges ``[starts[r], ends[r])`` of at most
     LONG_ROW entries (longer ones are skipped)."""
     dtype, rows = values.dtype, int(out.shape[0])
-    identity = 0 if reduce == "sum" else (np.inf if dtype.kind == "f" else np.iinfo(dtype).max)
     types = {"OFF": starts.dtype, "ID": indices.dtype, "VAL": dtype,
              "WEIGHT": np.dtype(np.float32) if weights is None else weights.dtype}  # fmt: skip
     source = _SEMIRING[reduce] + _ROW_REDUCE
@@ -472,7 +481,7 @@ def _reduce_ranges(cupy, reduce, starts, ends, indices, weights, values, out) ->
     blocks = min((rows + 7) // 8, 1 << 16)  # 8 warps a block
     null = np.uintp(0) if weights is None else weights
     kernel((blocks,), (256,), (starts, ends, indices, null, values, np.int64(rows),
-                               np.int64(LONG_ROW), dtype.type(identity), out))  # fmt: skip
+                               np.int64(LONG_ROW), dtype.type(_identity(reduce, dtype)), out))  # fmt: skip
 
 
 _INTERSECT = r"""
@@ -506,11 +515,7 @@ def _intersect_lists(backend, offsets, heads, ids, n: int):
     total = int(degrees.sum()) if ids.shape[0] else 0
     tally = cupy.zeros(n, dtype=np.uint64)
     if total:
-        segment = backend.segment_index(degrees, total)
-        edges = (
-            cupy.arange(total, dtype=np.int64)
-            + (starts - (cupy.cumsum(degrees) - degrees))[segment]
-        )
+        segment, edges = backend.row_entries(starts, degrees, total)
         tails = ids.astype(np.int64)[segment]
         source = re.sub(r"\bID\b", C_TYPES[heads.dtype.str[1:]], _INTERSECT)
         kernel = _compiled(cupy, source, "intersect_lists")

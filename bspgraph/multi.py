@@ -59,7 +59,7 @@ def _enact(primitive, graph, transport, backends, partitioner, communicator, see
     if transport.distributed:
         transport.agree("run", _run_fingerprint(primitive, graph, owner, pattern, backends, params))
     local = transport.local
-    owners = {d: _device_owner(graph, owner, backends[d]) for d in local}
+    owners = {d: _per_cut(graph, owner, backends[d], backends[d].asarray) for d in local}
     # one process per device: the communicator splits by owner on that device, no copy
     exchange_owner = owners[local[0]] if transport.distributed else owner
     each = functools.partial(_on_each, backends)
@@ -251,20 +251,12 @@ def _digest(*items) -> str:
     return h.hexdigest()
 
 
-def _device_owner(graph: Graph, owner, backend):
-    """``owner`` on ``backend``'s device, copied once per cut and device (an O(V) upload that
-    would otherwise open every run)."""
-    key = ("owner on", id(owner), backend)
-    if graph.cache.get(key, (None,))[0] is not owner:
-        graph.cache[key] = owner, backend.asarray(owner)
-    return graph.cache[key][1]
-
-
-def _owner_digest(graph: Graph, owner) -> str:
-    """The hash of a cut of ``graph``, computed once per cut (cuts are cached in graph.cache)."""
-    key = ("owner digest", id(owner))
-    if graph.cache.get(key, (None,))[0] is not owner:
-        graph.cache[key] = owner, _digest(owner)
+def _per_cut(graph: Graph, owner, what, make):
+    """``make(owner)``, computed once per cut of ``graph`` (cuts are cached in graph.cache) and
+    ``what`` (a hashable tag): an O(V) upload or hash would otherwise open every run."""
+    key = (what, id(owner))
+    if graph.cache.get(key, (None,))[0] is not owner:  # the id of a freed array may be reused
+        graph.cache[key] = owner, make(owner)
     return graph.cache[key][1]
 
 
@@ -284,7 +276,7 @@ def _run_fingerprint(primitive, graph, owner, pattern, backends, params) -> dict
         "primitive": f"{type(primitive).__name__}({_describe(primitive.options)})",
         "parameters": _describe(params),
         "communicator": repr(pattern),
-        "partition": _owner_digest(graph, owner),
+        "partition": _per_cut(graph, owner, "digest", _digest),
         "backend": sorted({b.name for b in backends.values()}),
     }
 

@@ -79,7 +79,8 @@ class relax_min:  # noqa: N801
         """min.plus over each candidate's in-edges from the frontier: one gather-reduce (a warp
         per row on the GPU, no atomics); the candidates it improves."""
         reverse, xp, distance = graph.reverse, graph.xp, self.distance
-        offered = xp.where(in_frontier, distance + (1 if reverse.weights is None else 0), xp.inf)
+        offered = xp.where(in_frontier, distance if reverse.weights is not None else distance + 1,
+                           xp.inf)  # fmt: skip
         best = self.backend.gather_reduce(offered, reverse.offsets, reverse.indices, "min",
                                           weights=reverse.weights)  # fmt: skip
         improved = candidates & (best < distance)

@@ -91,11 +91,9 @@ def _oriented(graph):
 
 def _expand(graph, offsets, heads, ids):
     """For each edge leaving ``ids`` in ``(offsets, heads)``: the position in ``ids``, the head."""
-    xp = graph.xp
     starts, degrees = offsets[ids], offsets[ids + 1] - offsets[ids]
     total = int(degrees.sum()) if degrees.shape[0] else 0
-    segment = graph.backend.segment_index(degrees, total)
-    slot = xp.arange(total, dtype=np.int64) + (starts - (xp.cumsum(degrees) - degrees))[segment]
+    segment, slot = graph.backend.row_entries(starts, degrees, total)
     return segment, heads[slot]
 
 

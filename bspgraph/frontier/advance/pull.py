@@ -49,9 +49,7 @@ def run(graph, frontier: Frontier, op, *, candidates, early_exit: bool) -> Front
         position, dst = position[hit], reverse.rows(graph.backend)[hit]
         reached[_visit(graph, op, reverse.indices[position], dst, position)] = True
     elif total:
-        segment = graph.backend.segment_index(degrees, total)
-        first_slot = xp.cumsum(degrees) - degrees
-        position = xp.arange(total, dtype=np.int64) + (starts - first_slot)[segment]
+        segment, position = graph.backend.row_entries(starts, degrees, total)
         hit = xp.flatnonzero(in_frontier[reverse.indices[position]])
         position, dst = position[hit], active[segment[hit]]
         reached[_visit(graph, op, reverse.indices[position], dst, position)] = True

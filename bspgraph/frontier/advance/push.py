@@ -42,13 +42,7 @@ def run(graph, frontier: Frontier, op, *, unique: bool) -> Frontier:
 def _expand(graph, op, ids, starts, degrees):
     backend = graph.backend
     if backend.is_gpu:
-        total = int(degrees.sum())
-        segment = backend.segment_index(degrees, total)
-        first_slot = backend.xp.cumsum(degrees) - degrees
-        eid = (
-            backend.xp.arange(total, dtype=np.int64)
-            + (starts.astype(np.int64) - first_slot)[segment]
-        )
+        segment, eid = backend.row_entries(starts, degrees, int(degrees.sum()))
         src, dst = ids[segment], graph.indices[eid]
     else:
         eid = positions(starts, degrees)
