@@ -88,7 +88,7 @@ def _enact(primitive, graph, transport, backends, partitioner, communicator, see
             backends[d].synchronize()
         comm_seconds = time.perf_counter() - comm_started
         frontiers = each(functools.partial(_next_frontier, primitive), devices, states, outputs,
-                         dict(enumerate(received)), owners)  # fmt: skip
+                         dict(enumerate(received)))  # fmt: skip
         size, messages, nbytes = _sum(transport, [sum(len(f) for f in frontiers.values()),
                                                   traffic.messages, traffic.bytes])  # fmt: skip
         iteration += 1
@@ -398,19 +398,19 @@ def merge(primitive, update: Update) -> Update:
     return Update(ids[first], values)
 
 
-def _next_frontier(primitive, graph, state, output: Frontier, inbox, owner) -> Frontier:
-    """Combine ``inbox`` into ``state``; the next frontier is what changed here or arrived."""
-    xp = graph.xp
-    changed = [output.ids if primitive.needs_all else output.ids[graph.owned[output.ids]]]
-    updates = [u for u in (inbox if isinstance(inbox, list) else [inbox]) if u.ids.size]
-    if updates:
-        update = updates[0]
-        for other in updates[1:]:
-            update = _concat(update, other)
-        update = merge(primitive, _to(graph.backend, update))
-        changed.append(_combine(primitive, state, update, xp))
-    ids = xp.concatenate(changed) if len(changed) > 1 else changed[0]
-    return Frontier.from_ids(graph, xp.unique(ids))
+def _next_frontier(primitive, graph, state, output: Frontier, inbox: Update) -> Frontier:
+    """Combine ``inbox`` (one Update with distinct ids, as every communicator delivers) into
+    ``state``; the next frontier is what changed here or arrived: a union of two sets of
+    distinct ids (a mask when large, no sort)."""
+    mine = (
+        output
+        if primitive.needs_all
+        else Frontier.from_ids(graph, output.ids[graph.owned[output.ids]])
+    )
+    if not inbox.ids.size:
+        return mine
+    arrived = _combine(primitive, state, _to(graph.backend, inbox), graph.xp)
+    return Frontier.union(graph, mine, Frontier.from_ids(graph, arrived))
 
 
 def _to(backend, update: Update) -> Update:
