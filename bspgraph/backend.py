@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import math
 import os
 import re
 import weakref
@@ -85,7 +86,7 @@ class Backend:
     def spmv(self, offsets, indices, weights, x, num_rows: int):
         """``y[i] = sum of weights[e] * x[indices[e]]`` over row ``i``'s entries ``e`` of a CSR
         matrix, in ``x``'s dtype; ``weights`` None means ones. scipy.sparse on NumPy; on CuPy a
-        warp per row (no atomics, a fixed order: the same sums every run)."""
+        group of lanes per row (no atomics, a fixed order: the same sums every run)."""
         if self.is_gpu:
             return _row_reduce(self.xp, "sum", offsets, indices, weights, x, num_rows)
         import scipy.sparse as sparse
@@ -409,23 +410,26 @@ _ROW_REDUCE = r"""
 extern "C" __global__ void row_reduce(const OFF* starts, const OFF* ends, const ID* indices,
     const WEIGHT* weights, const VAL* values, long long rows, long long longest, VAL identity,
     VAL* out) {
-  const int lane = threadIdx.x & 31;
-  const long long warps = ((long long)gridDim.x * blockDim.x) >> 5;
-  for (long long row = (blockIdx.x * (long long)blockDim.x + threadIdx.x) >> 5; row < rows;
-       row += warps) {  // a warp per row: its lanes stride over the row, then a shuffle tree
-    const OFF start = starts[row], end = ends[row];
-    if (end - start > longest) continue;  // reduced in pieces by another launch
+  const int lane = threadIdx.x & 31, member = lane & (GROUP - 1);
+  const long long warps = ((long long)gridDim.x * blockDim.x) >> 5, per_warp = 32 / GROUP;
+  for (long long first = ((blockIdx.x * (long long)blockDim.x + threadIdx.x) >> 5) * per_warp;
+       first < rows; first += warps * per_warp) {  // warp-uniform: every lane shuffles below
+    const long long row = first + lane / GROUP;  // a group of GROUP lanes per row
+    OFF start = 0, end = 0;
+    if (row < rows) { start = starts[row]; end = ends[row]; }
+    const bool here = row < rows && end - start <= longest;  // else reduced in pieces
+    if (!here) end = start;
     VAL acc = identity;
-    for (OFF e = start + lane; e < end; e += 32) {
+    for (OFF e = start + member; e < end; e += GROUP) {
       VAL term = values[indices[e]];
       if (weights) term = WEIGH(term, (VAL)weights[e]);
       acc = COMBINE(acc, term);
     }
-    for (int s = 16; s > 0; s >>= 1) {
-      const VAL other = __shfl_down_sync(0xffffffffu, acc, s);  // every lane, then combine
+    for (int s = GROUP / 2; s > 0; s >>= 1) {
+      const VAL other = __shfl_down_sync(0xffffffffu, acc, s, GROUP);
       acc = COMBINE(acc, other);
     }
-    if (lane == 0) out[row] = acc;
+    if (here && member == 0) out[row] = acc;
   }
 }
 """
@@ -438,14 +442,16 @@ _SEMIRING = {  # the row's reduction, and how an entry's weight enters its term
 def _row_reduce(cupy, reduce: str, offsets, indices, weights, values, rows: int):
     """``out[i]``: the ``reduce`` ("sum" or "min") over row ``i``'s entries ``e`` of
     ``values[indices[e]]``, times ``weights[e]`` for a sum or plus it for a min when given;
-    the identity (0 or the dtype's largest value) for an empty row. A warp per row; rows
-    longer than LONG_ROW (hubs) go in pieces to many warps, then their pieces are reduced
-    the same way: no atomics, the same order every run."""
+    the identity (0 or the dtype's largest value) for an empty row. A group of lanes per row
+    (4 to 32, after the average row length); rows longer than LONG_ROW (hubs) go in pieces
+    to many warps, then their pieces are reduced the same way: no atomics, the same order
+    every run."""
     dtype = values.dtype
     out = cupy.empty(rows, dtype=dtype)
     if rows == 0:
         return out
-    _reduce_ranges(cupy, reduce, offsets[:-1], offsets[1:], indices, weights, values, out)
+    group = _group_size(indices.size, rows)
+    _reduce_ranges(cupy, reduce, offsets[:-1], offsets[1:], indices, weights, values, out, group)
     degrees = offsets[1:] - offsets[:-1]
     hubs = cupy.flatnonzero(degrees > LONG_ROW)
     if hubs.size:
@@ -456,7 +462,7 @@ def _row_reduce(cupy, reduce: str, offsets, indices, weights, values, rows: int)
         starts = offsets[hubs].astype(np.int64)[hub] + (piece - first[hub]) * LONG_ROW
         ends = cupy.minimum(starts + LONG_ROW, offsets[hubs + 1].astype(np.int64)[hub])
         partial = cupy.empty(piece.size, dtype=dtype)
-        _reduce_ranges(cupy, reduce, starts, ends, indices, weights, values, partial)
+        _reduce_ranges(cupy, reduce, starts, ends, indices, weights, values, partial, 32)
         out[hubs] = _row_reduce(cupy, reduce, first, piece, None, partial, int(hubs.size))
     return out
 
@@ -468,17 +474,24 @@ def _identity(reduce: str, dtype: np.dtype):
     return np.inf if dtype.kind == "f" else (True if dtype.kind == "b" else np.iinfo(dtype).max)
 
 
-def _reduce_ranges(cupy, reduce, starts, ends, indices, weights, values, out) -> None:
+def _group_size(entries: int, rows: int) -> int:
+    """Lanes per row: the average row length rounded up to a power of two, 4 to 32 (a warp
+    per row leaves most lanes idle on rows of a few entries, as on a grid)."""
+    average = math.ceil(entries / rows) if rows else 0
+    return min(32, max(4, 1 << max(0, average - 1).bit_length()))
+
+
+def _reduce_ranges(cupy, reduce, starts, ends, indices, weights, values, out, group) -> None:
     """The row_reduce kernel over the entry ranges ``[starts[r], ends[r])`` of at most
-    LONG_ROW entries (longer ones are skipped)."""
+    LONG_ROW entries (longer ones are skipped), ``group`` lanes per range."""
     dtype, rows = values.dtype, int(out.shape[0])
     types = {"OFF": starts.dtype, "ID": indices.dtype, "VAL": dtype,
              "WEIGHT": np.dtype(np.float32) if weights is None else weights.dtype}  # fmt: skip
-    source = _SEMIRING[reduce] + _ROW_REDUCE
+    source = f"#define GROUP {group}\n" + _SEMIRING[reduce] + _ROW_REDUCE
     for token, token_dtype in types.items():
         source = re.sub(rf"\b{token}\b", C_TYPES[token_dtype.str[1:]], source)
     kernel = _compiled(cupy, source, "row_reduce")
-    blocks = min((rows + 7) // 8, 1 << 16)  # 8 warps a block
+    blocks = min(-(-rows // (8 * 32 // group)), 1 << 16)  # 8 warps a block
     null = np.uintp(0) if weights is None else weights
     kernel((blocks,), (256,), (starts, ends, indices, null, values, np.int64(rows),
                                np.int64(LONG_ROW), dtype.type(_identity(reduce, dtype)), out))  # fmt: skip

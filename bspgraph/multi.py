@@ -54,10 +54,10 @@ def _enact(primitive, graph, transport, backends, partitioner, communicator, see
     pattern = comm.get(communicator or "selective")
     started = time.perf_counter()
     owner, devices = _parts(primitive, graph, transport, backends, partitioner, seed)
+    if transport.distributed:  # also a barrier: the run's clock starts with every process
+        transport.agree("run", _run_fingerprint(primitive, graph, owner, pattern, backends, params))
     stats = Stats(devices=transport.size, setup_seconds=time.perf_counter() - started)
     started = time.perf_counter()
-    if transport.distributed:
-        transport.agree("run", _run_fingerprint(primitive, graph, owner, pattern, backends, params))
     local = transport.local
     owners = {d: _per_cut(graph, owner, backends[d], backends[d].asarray) for d in local}
     # one process per device: the communicator splits by owner on that device, no copy
@@ -68,8 +68,9 @@ def _enact(primitive, graph, transport, backends, partitioner, communicator, see
     if not primitive.needs_all:  # each vertex starts on its owner only
         frontiers = each(_restrict, devices, frontiers)
     iteration = 0
-    while not all(_everywhere(transport, list(
-            each(primitive.converged, devices, frontiers, states, iteration).values()))):  # fmt: skip
+    converged = each(primitive.converged, devices, frontiers, states, iteration)
+    done = all(_everywhere(transport, list(converged.values())))
+    while not done:
         step_started = time.perf_counter()
         outputs = each(primitive.step, devices, frontiers, states, iteration)
         _reduce_scalars(primitive, states, transport)
@@ -89,9 +90,12 @@ def _enact(primitive, graph, transport, backends, partitioner, communicator, see
         comm_seconds = time.perf_counter() - comm_started
         frontiers = each(functools.partial(_next_frontier, primitive), devices, states, outputs,
                          dict(enumerate(received)))  # fmt: skip
-        size, messages, nbytes = _sum(transport, [sum(len(f) for f in frontiers.values()),
-                                                  traffic.messages, traffic.bytes])  # fmt: skip
         iteration += 1
+        converged = each(primitive.converged, devices, frontiers, states, iteration)
+        size, messages, nbytes, running = _sum(transport, [  # one collective a superstep
+            sum(len(f) for f in frontiers.values()), traffic.messages, traffic.bytes,
+            sum(not c for c in converged.values())])  # fmt: skip
+        done = running == 0
         stats.supersteps.append(Superstep(
             size, time.perf_counter() - step_started,
             messages=messages, bytes=nbytes, rounds=traffic.rounds, comm_seconds=comm_seconds,
@@ -102,7 +106,10 @@ def _enact(primitive, graph, transport, backends, partitioner, communicator, see
     stats.iterations = iteration
     traversed = each(primitive.traversed_edges, devices, states)
     (stats.edges,) = _sum(transport, [sum(traversed.values())])
-    return _gather(primitive, states, owner, transport), stats
+    if transport.distributed:
+        _share_owned(primitive, devices, states, transport)
+        return gather(primitive, states[local[0]]), stats
+    return _gather(primitive, states, owner), stats
 
 
 def _transport(transport, backend, device_ids) -> tuple[comm.Transport, dict]:
@@ -458,17 +465,30 @@ def _combine(primitive, state, update: Update, xp):
     return ids[improved]
 
 
-def _gather(primitive, states, owner, transport) -> dict[str, np.ndarray]:
-    """Each vertex's values from its owner's device; every process gets all of them."""
+def _share_owned(primitive, devices, states, transport) -> None:
+    """Give every process's device the output state of every vertex from its owner: one
+    exchange round over the transport (device to device on NCCL), each owner to all peers."""
+    (d,) = transport.local
+    graph, state = devices[d], states[d]
+    names = [spec.name for spec in primitive.state
+             if spec.output and getattr(state, spec.name) is not None]  # fmt: skip
+    ids = graph.owned_ids()
+    mine = Update(ids, {name: getattr(state, name)[ids] for name in names})
+    sends = [(d, peer, mine) for peer in range(transport.size) if peer != d]
+    inbox, _ = transport.exchange_round(sends, num_vertices=graph.num_vertices)
+    for update in inbox[d]:
+        for name in names:
+            getattr(state, name)[update.ids] = update.values[name]
+
+
+def _gather(primitive, states, owner) -> dict[str, np.ndarray]:
+    """Each vertex's values from its owner's device, all devices in this process."""
     hosts = {d: gather(primitive, s) for d, s in states.items()}
     result = dict(next(iter(hosts.values())))
     names = [spec.name for spec in primitive.state if result.get(spec.name) is not None]
-    owned = {d: {n: host[n][owner == d] for n in names} for d, host in hosts.items()}
     for name in names:
         result[name] = result[name].copy()
-    for process in transport.allgather(owned):
-        for d, values in process.items():
+        for d, host in hosts.items():
             mine = owner == d
-            for name in names:
-                result[name][mine] = values[name]
+            result[name][mine] = host[name][mine]
     return result

@@ -121,14 +121,20 @@ def test_two_gpus_equal_one(communicator):
 @pytest.mark.parametrize("reduce", ["min", "sum"])
 @pytest.mark.parametrize("weighted", [False, True])
 @pytest.mark.parametrize("dtype", [np.int32, np.int64, np.float32, np.float64])
-def test_row_reduce_equals_numpy_on_hubs_and_empty_rows(reduce, weighted, dtype):
-    """Rows far longer than LONG_ROW (reduced in pieces), empty rows and short ones."""
+@pytest.mark.parametrize("rows", ["hubs", "short", "medium"])
+def test_row_reduce_equals_numpy(reduce, weighted, dtype, rows):
+    """Rows far longer than LONG_ROW (reduced in pieces), empty rows and short ones; and many
+    rows of a few entries (4 or 16 lanes a row, several rows a warp, a partial last warp)."""
     import cupy as cp
 
     from bspgraph.backend import LONG_ROW, get_backend
 
     rng = np.random.default_rng(7)
-    degrees = np.array([0, 3 * LONG_ROW + 5, 1, 0, LONG_ROW, LONG_ROW + 1, 40, 100 * LONG_ROW])
+    degrees = {
+        "hubs": np.array([0, 3 * LONG_ROW + 5, 1, 0, LONG_ROW, LONG_ROW + 1, 40, 100 * LONG_ROW]),
+        "short": rng.integers(0, 8, 10_001),
+        "medium": rng.integers(0, 24, 5_003),
+    }[rows]
     offsets = np.concatenate([[0], np.cumsum(degrees)]).astype(np.int64)
     indices = rng.integers(0, 1000, offsets[-1]).astype(np.int32)
     values = rng.integers(-50, 50, 1000).astype(dtype)

@@ -36,6 +36,7 @@ from .transport import Inbox, RoundStats, Send, Transport
 
 TIMEOUT_ENV = "BSPGRAPH_MPI_TIMEOUT"
 FAULT_ENV = "BSPGRAPH_MPI_FAULT"
+ABORT_GRACE = 0.5  # seconds between the last words of a failing rank and its abort
 DEFAULT_TIMEOUT = 600.0
 
 
@@ -217,4 +218,8 @@ def _parse_fault(spec: str | None) -> tuple[int, int, str] | None:
 
 
 def _say(line: str) -> None:
+    """Print ``line`` before an abort, and give the launcher a moment to forward it: an abort
+    tears the job down, and MPICH's hydra then drops output it had not read yet (seen as
+    a run that failed with an empty stderr, a few times in a hundred)."""
     print(f"bspgraph: {line}", file=sys.stderr, flush=True)
+    time.sleep(ABORT_GRACE)

@@ -58,9 +58,13 @@ class Frontier:
             return cls.from_ids(
                 graph, graph.xp.unique(ids) if graph.backend.is_gpu else distinct(ids)
             )
-        mask = graph.xp.zeros(graph.num_vertices, dtype=bool)
+        dense = [f for f in parts if f.is_dense]
+        mask = dense[0].mask.copy() if dense else graph.xp.zeros(graph.num_vertices, dtype=bool)
         for f in parts:
-            mask[f.ids] = True
+            if f.is_dense:
+                mask |= f.mask
+            else:
+                mask[f.ids] = True
         return cls.from_mask(graph, mask)
 
     @property

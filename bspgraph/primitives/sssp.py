@@ -28,6 +28,7 @@ class SSSP(Primitive):
 
     state = (State("distance", "weight", init="inf"),)
     communicate = {"distance": "min"}
+    needs_all = True  # a pull reads the distance of every in-neighbour, owned here or not
 
     def init_frontier(self, graph, state, *, source):
         state.distance[source] = 0
@@ -48,13 +49,10 @@ class SSSP(Primitive):
                 later = fr.Frontier.from_ids(graph, ids[graph.xp.flatnonzero(~close)])
         relax = fr.functors.relax_min(state.distance, graph.backend)
 
-        def every_vertex():  # the candidates of a pull: any vertex may improve
-            return graph.xp.ones(graph.num_vertices, dtype=bool)
+        def every_vertex():  # the candidates of a pull: any vertex may improve (the same
+            return graph.xp.ones(graph.num_vertices, dtype=bool)  # on every device)
 
-        # A pull reads the whole frontier, which one device of several does not see (this
-        # primitive does not declare needs_all): there, push only.
-        pull = every_vertex if graph.owned is None else None
-        improved = fr.advance(graph, near, relax, unique=True, candidates=pull)
+        improved = fr.advance(graph, near, relax, unique=True, candidates=every_vertex)
         return fr.Frontier.union(graph, improved, later)
 
     def traversed_edges(self, graph, state):
