@@ -9,6 +9,7 @@ from .exceptions import (
     ConvergenceError,
     DeviceError,
     GraphFormatError,
+    PathCountOverflow,
 )
 from .graph import Graph, generators, load_npz, read_edgelist, read_mtx, save_npz
 from .graph.write import write_mtx
@@ -23,7 +24,7 @@ from .primitives import (
 
 __all__ = [
     "BspgraphError", "CommunicationError", "ConvergenceError", "DeviceError", "Graph",
-    "GraphFormatError", "Primitive", "Scalar", "State", "Stats", "betweenness_centrality", "bfs",
+    "GraphFormatError", "PathCountOverflow", "Primitive", "Scalar", "State", "Stats", "betweenness_centrality", "bfs",
     "comm", "connected_components", "enact", "frontier", "generators", "get_backend", "load_npz",
     "pagerank", "partitioners", "read_edgelist", "read_mtx", "save_npz", "sssp", "triangle_count",
     "write_mtx",

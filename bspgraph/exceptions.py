@@ -30,3 +30,8 @@ class CommunicationError(BspgraphError, RuntimeError):
 
 class ConvergenceError(BspgraphError, RuntimeError):
     """An iterative primitive did not reach its tolerance within its iteration limit."""
+
+
+class PathCountOverflow(BspgraphError, OverflowError):  # noqa: N818 (as OverflowError reads)
+    """A count exceeds its floating-point type (shortest paths on a large grid): the result
+    would be inf or NaN."""

@@ -7,8 +7,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from .. import frontier as fr
-from ..backend import to_host
+from ..backend import backend_of, to_host
 from ..enactor import Primitive, State, Stats, enact
+from ..exceptions import PathCountOverflow
 from ..frontier.advance import BETA
 
 
@@ -136,6 +137,8 @@ def betweenness_centrality(
     ------
     ValueError
         ``sources`` is empty, repeats a vertex, or holds an id that is not a vertex.
+    PathCountOverflow
+        A source has more shortest paths to some vertex than float64 holds (large grids).
     """
     n = graph.num_vertices
     if sources is None:
@@ -151,6 +154,7 @@ def betweenness_centrality(
     for source in sources:  # one device: the phases hand over and add up on it
         forward, forward_stats = enact(Forward(), graph, source=source, keep_on_device=True, **run)
         reached = forward["depth"] >= 0
+        _check_counts(forward, source)
         deepest = int(forward["depth"].max())
         backward, backward_stats = enact(Backward(deepest=deepest), graph, depth=forward["depth"],
                                          sigma=forward["sigma"], keep_on_device=True, **run)  # fmt: skip
@@ -163,6 +167,20 @@ def betweenness_centrality(
     k = None if len(sources) == n else len(sources)
     return BCResult(_rescale(centrality, n, k, sources, normalized=normalized,
                              directed=graph.directed, endpoints=endpoints), Stats.combine(runs))  # fmt: skip
+
+
+def _check_counts(forward: dict, source: int) -> None:
+    """PathCountOverflow when a shortest-path count is infinite (past float64's 1.8e308, as
+    from a corner of a 600 x 600 grid): every dependency would be NaN."""
+    sigma = forward["sigma"]
+    overflow = backend_of(sigma).xp.isinf(sigma)
+    if bool(overflow.any()):
+        vertex = int(backend_of(sigma).xp.flatnonzero(overflow)[0])
+        raise PathCountOverflow(
+            f"betweenness_centrality: from source {source}, vertex {vertex} (depth "
+            f"{int(forward['depth'][vertex])}) has more shortest paths than float64 holds "
+            "(1.8e308); its dependencies would be NaN"
+        )
 
 
 def _rescale(centrality, n, k, sources, *, normalized, directed, endpoints):

@@ -59,3 +59,17 @@ def test_bc_rejects_bad_sources(sources, message):
     graph = bg.Graph.from_edges([0, 1], [1, 2], backend="numpy")
     with pytest.raises(ValueError, match=message):
         bg.betweenness_centrality(graph, sources)
+
+
+@pytest.mark.parametrize("devices", [1, 3])
+def test_bc_says_when_path_counts_overflow_float64(devices):
+    """1100 diamonds in a row: 2^1100 shortest paths from vertex 0 to the end, past float64;
+    an error naming the first vertex past the range, not a centrality of NaN."""
+    src, dst = [], []
+    for k in range(1100):  # diamond k: 3k -> 3k+1, 3k+2 -> 3k+3
+        a = 3 * k
+        src += [a, a, a + 1, a + 2]
+        dst += [a + 1, a + 2, a + 3, a + 3]
+    graph = bg.Graph.from_edges(src, dst, directed=False, backend="numpy")
+    with pytest.raises(bg.PathCountOverflow, match=r"from source 0, vertex 3072 \(depth 2048\)"):
+        bg.betweenness_centrality(graph, [0], devices=devices, partitioner="random")
