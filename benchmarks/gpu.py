@@ -269,7 +269,9 @@ def main(argv=None) -> None:
         graph = bg.generators.grid(size, size, weights=True, backend="cupy")
         # no TC (a grid has no triangles) and no BC: a grid's path counts overflow float64
         # (PathCountOverflow past about 515 x 515)
-        run_graph(f"grid{size}", graph, 1, rows, [a for a in args.algorithms if a not in "tc bc"])
+        run_graph(
+            f"grid{size}", graph, 1, rows, [a for a in args.algorithms if a not in ("tc", "bc")]
+        )
     print("\nms: whole call, result on the host; bsp ms: the BSP loop (stats.seconds)")
     print(f"{'graph':<9} {'algorithm':<9} {'ms':>9} {'GTEPS':>7} {'bsp ms':>9} {'GTEPS':>7} "
           f"{'steps':>6} {'base ms':>9} {'speed-up':>8} {'peak GB':>7}")  # fmt: skip
