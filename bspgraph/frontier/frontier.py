@@ -15,19 +15,21 @@ class Frontier:
     Build one with :meth:`from_ids`, :meth:`from_mask`, :meth:`all` or :meth:`empty`.
     """
 
-    __slots__ = ("num_vertices", "backend", "_ids", "_mask", "_size")
+    __slots__ = ("num_vertices", "backend", "_ids", "_mask", "_size", "out_edges")
 
-    def __init__(self, num_vertices: int, backend, *, ids=None, mask=None):
+    def __init__(self, num_vertices: int, backend, *, ids=None, mask=None, out_edges=None):
         if ids is None and mask is None:
             raise ValueError("Frontier needs ids or a mask")
         self.num_vertices, self.backend = int(num_vertices), backend
         self._ids, self._mask, self._size = ids, mask, None
+        self.out_edges = out_edges  # the members' out-degrees (cost_degrees) summed, if known
 
     @classmethod
-    def from_ids(cls, graph, ids) -> Frontier:
-        """The frontier of the unique vertex ``ids`` (a sequence or array) of ``graph``."""
+    def from_ids(cls, graph, ids, *, out_edges: int | None = None) -> Frontier:
+        """The frontier of the unique vertex ``ids`` (a sequence or array) of ``graph``;
+        ``out_edges``, when the producer counted it, spares the direction test a host read."""
         ids = graph.backend.asarray(ids).astype(graph.indices.dtype, copy=False)
-        return cls(graph.num_vertices, graph.backend, ids=ids)
+        return cls(graph.num_vertices, graph.backend, ids=ids, out_edges=out_edges)
 
     @classmethod
     def from_mask(cls, graph, mask) -> Frontier:

@@ -19,6 +19,7 @@ from .frontier import Frontier
 # degree scan finds the first slot's source, then it walks on (skipping zero-degree vertices).
 EDGES_PER_THREAD = 8
 _FOR_EACH_EDGE = r"""
+  const long long total = scan[n_frontier - 1];  // read here: the host never waits for it
   const long long stride = (long long)gridDim.x * blockDim.x * PER_THREAD;
   for (long long k = (blockIdx.x * (long long)blockDim.x + threadIdx.x) * PER_THREAD; k < total;
        k += stride) {
@@ -31,17 +32,25 @@ _FOR_EACH_EDGE = r"""
       const ID v = indices[e];
 """
 
+# Append vertex v to the output queue; tally[1] adds up the queue's out-degrees (the next
+# superstep's direction test), so that one 16-byte read tells the host both.
+_APPEND = r"""
+#define APPEND(v) do { out[atomicAdd(&tally[0], 1ULL)] = (v); \
+    atomicAdd(&tally[1], (unsigned long long)cost_degree[(v)]); } while (0)
+"""
+
 _VISIT = (
-    r"""
+    _APPEND
+    + r"""
 extern "C" __global__ void visit_push(const ID* ids, const OFF* starts, const long long* scan,
-    long long n_frontier, long long total, const ID* indices, DEPTH* depth, DEPTH value,
-    ID* parent, ID* out, unsigned long long* out_count) {
+    long long n_frontier, const ID* indices, DEPTH* depth, DEPTH value, ID* parent,
+    const DEG* cost_degree, ID* out, unsigned long long* tally) {
 """
     + _FOR_EACH_EDGE
     + r"""
       if (depth[v] > value && atomicMin(&depth[v], value) > value) {
         if (parent) parent[v] = ids[lo];
-        out[atomicAdd(out_count, 1ULL)] = v;
+        APPEND(v);
       }
     }
   }
@@ -70,7 +79,8 @@ extern "C" __global__ void visit_pull(const bool* candidates, long long n,
 """
 
 _RELAX = (
-    r"""
+    _APPEND
+    + r"""
 __device__ inline float atomic_min_nonneg(float* a, float x) {
   return __int_as_float(atomicMin((int*)a, __float_as_int(x)));
 }
@@ -78,14 +88,14 @@ __device__ inline double atomic_min_nonneg(double* a, double x) {
   return __longlong_as_double(atomicMin((long long*)a, __double_as_longlong(x)));
 }
 extern "C" __global__ void relax_push(const ID* ids, const OFF* starts, const long long* scan,
-    long long n_frontier, long long total, const ID* indices, const DIST* weights,
-    DIST* distance, int* queued, ID* out, unsigned long long* out_count) {
+    long long n_frontier, const ID* indices, const DIST* weights, DIST* distance, int* queued,
+    const DEG* cost_degree, ID* out, unsigned long long* tally) {
 """
     + _FOR_EACH_EDGE
     + r"""
       DIST candidate = distance[ids[lo]] + (weights ? weights[e] : (DIST)1);
       if (candidate < distance[v] && candidate < atomic_min_nonneg(&distance[v], candidate)) {
-        if (atomicExch(&queued[v], 1) == 0) out[atomicAdd(out_count, 1ULL)] = v;
+        if (atomicExch(&queued[v], 1) == 0) APPEND(v);
       }
     }
   }
@@ -102,26 +112,37 @@ def _kernel(cupy, source: str, name: str, **types) -> object:
     return cupy.RawKernel(source, name)
 
 
-def _launch(graph, kernel, ids, starts, degrees, *args, out_bound: int):
+def _launch(graph, kernel, ids, starts, degrees, *args, out_bound: int) -> Frontier:
+    """One push kernel over the out-edges of the frontier ``ids``, sized without a host read
+    (the edge count stays on the device); one read after it: the output's size and out-edges."""
     cp = graph.xp
-    scan = cp.cumsum(degrees, dtype=cp.int64)
-    total = int(scan[-1]) if scan.size else 0
-    if total == 0:
+    if ids.size == 0:
         return Frontier.empty(graph)
-    out = cp.empty(min(total, out_bound), dtype=graph.indices.dtype)
-    count = cp.zeros(1, dtype=cp.uint64)
-    threads = 256
-    blocks = min((total + threads * EDGES_PER_THREAD - 1) // (threads * EDGES_PER_THREAD), 65536)
-    kernel((blocks,), (threads,), (ids, starts, scan, np.int64(ids.size), np.int64(total),
-                                   graph.indices, *args, out, count))  # fmt: skip
-    return Frontier.from_ids(graph, out[: int(count[0])])
+    scan = cp.cumsum(degrees, dtype=cp.int64)
+    cost_degree = graph.cost_degrees()[0]
+    out = cp.empty(out_bound, dtype=graph.indices.dtype)
+    tally = cp.zeros(2, dtype=cp.uint64)
+    average = graph.cost_degrees()[2] / max(graph.num_vertices, 1)
+    expected = int(ids.size * average) // (256 * EDGES_PER_THREAD) + 1
+    blocks = min(max(_resident_blocks(cp), 2 * expected), 65536)  # a grid-stride loop
+    kernel((blocks,), (256,), (ids, starts, scan, np.int64(ids.size), graph.indices, *args,
+                               cost_degree, out, tally))  # fmt: skip
+    count, edges = (int(x) for x in tally.get())
+    return Frontier.from_ids(graph, out[:count], out_edges=edges)
+
+
+@functools.cache
+def _resident_blocks(cupy) -> int:
+    """Blocks of 256 threads that fill the current GPU once (a floor for a launch whose edge
+    count the host does not know)."""
+    return 8 * cupy.cuda.Device().attributes["MultiProcessorCount"]
 
 
 def visit_push(graph, ids, starts, degrees, depth, value, parent) -> Frontier:
     """Fused push of :class:`functors.visit_unvisited`."""
     cp = graph.xp
     kernel = _kernel(cp, _VISIT, "visit_push", id=graph.indices.dtype, off=starts.dtype,
-                     depth=depth.dtype)  # fmt: skip
+                     depth=depth.dtype, deg=graph.cost_degrees()[0].dtype)  # fmt: skip
     null = np.uintp(0) if parent is None else parent
     return _launch(graph, kernel, ids, starts, degrees, depth, depth.dtype.type(value), null,
                    out_bound=graph.num_vertices)  # fmt: skip
@@ -147,7 +168,7 @@ def relax_push(graph, ids, starts, degrees, distance) -> Frontier:
     """Fused push of :class:`functors.relax_min` (distances are non-negative)."""
     cp = graph.xp
     kernel = _kernel(cp, _RELAX, "relax_push", id=graph.indices.dtype, off=starts.dtype,
-                     dist=distance.dtype)  # fmt: skip
+                     dist=distance.dtype, deg=graph.cost_degrees()[0].dtype)  # fmt: skip
     weights = (
         np.uintp(0) if graph.weights is None else graph.weights.astype(distance.dtype, copy=False)
     )

@@ -87,6 +87,8 @@ class _Discard:
 
 
 def _frontier_edges(graph, frontier: Frontier) -> int:
+    if frontier.out_edges is not None:
+        return frontier.out_edges
     out_degree = graph.cost_degrees()[0]
     if frontier.is_dense:  # after a pull: no ids needed
         return graph.backend.masked_sum(out_degree, frontier.mask)
