@@ -32,7 +32,7 @@ import numpy as np
 
 import bspgraph as bg
 
-NEEDS_ALL = {"bfs-push": False, "bfs-auto": True, "sssp": False, "pagerank": True, "cc": True}
+NEEDS_ALL = {"bfs-push": False, "bfs-auto": True, "sssp": True, "pagerank": True, "cc": True}
 PREDICT = (2, 4, 8)
 
 

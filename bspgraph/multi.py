@@ -359,9 +359,12 @@ def _on_each(backends, fn, devices: dict, *per_device_and_constants):
 
 def _package(primitive, graph, state, output: Frontier) -> Update:
     """The declared state of the ``output`` vertices; "replace" state only from the owner."""
-    ids = output.ids
-    if "replace" in primitive.communicate.values():
-        ids = ids[graph.owned[ids]]
+    if "replace" not in primitive.communicate.values():
+        ids = output.ids
+    elif output.is_dense:  # one pass over the mask (PageRank's every owned vertex)
+        ids = graph.xp.flatnonzero(output.mask & graph.owned).astype(graph.indices.dtype)
+    else:
+        ids = output.ids[graph.owned[output.ids]]
     names = [*primitive.communicate, *primitive.associates]
     return Update(ids, {n: getattr(state, n)[ids] for n in names if getattr(state, n) is not None})
 
@@ -451,12 +454,11 @@ def _combine(primitive, state, update: Update, xp):
             local[ids] += incoming
             improved |= incoming != 0
             continue
-        if combiner == "min":
-            better = incoming < local[ids]
-        elif combiner == "max":
-            better = incoming > local[ids]
-        else:  # "replace": the owner's value
-            better = incoming != local[ids]
+        if combiner == "replace":  # the owner's value: written whole, no compaction
+            improved |= incoming != local[ids]
+            local[ids] = incoming
+            continue
+        better = incoming < local[ids] if combiner == "min" else incoming > local[ids]
         local[ids[better]] = incoming[better]
         improved |= better
     for name in primitive.associates:

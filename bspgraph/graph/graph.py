@@ -196,7 +196,10 @@ class Graph:
         """Ids of the vertices whose edges this graph holds: all of them, or one device's part."""
         if self.owned is None:
             return self.xp.arange(self.num_vertices, dtype=self.indices.dtype)
-        return self.xp.flatnonzero(self.owned).astype(self.indices.dtype, copy=False)
+        if "owned ids" not in self.cache:  # a part's vertices never change: once per part
+            ids = self.xp.flatnonzero(self.owned).astype(self.indices.dtype, copy=False)
+            self.cache["owned ids"] = ids
+        return self.cache["owned ids"]
 
     def cost_degrees(self):
         """``(out_degree, in_degree, num_edges)`` of the whole graph, for cost models.
