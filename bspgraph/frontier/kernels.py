@@ -20,6 +20,7 @@ from .frontier import Frontier
 EDGES_PER_THREAD = 8
 _FOR_EACH_EDGE = r"""
   const long long total = scan[n_frontier - 1];  // read here: the host never waits for it
+  unsigned long long edges = 0;  // the out-degrees of the vertices this thread appends
   const long long stride = (long long)gridDim.x * blockDim.x * PER_THREAD;
   for (long long k = (blockIdx.x * (long long)blockDim.x + threadIdx.x) * PER_THREAD; k < total;
        k += stride) {
@@ -32,23 +33,18 @@ _FOR_EACH_EDGE = r"""
       const ID v = indices[e];
 """
 
-# Append vertex v to the output queue, and add its out-degree (cost_degrees) to tally[1] for
-# the next superstep's direction test: one 16-byte read then tells the host both. The lanes
-# of a warp that append together make one atomic per counter (warp-aggregated: on a level
-# of millions of vertices, one atomic per vertex on one address serialises the kernel).
+# Append vertex v to the output queue (one atomic on one counter, as few as the work allows)
+# and add its out-degree (cost_degrees) to the thread's sum; each warp adds its sums to
+# tally[1] once at the end (a second atomic per vertex doubled the time of rmat levels of
+# millions), so that one 16-byte read tells the host the output's size and out-edges: the
+# next superstep's direction test needs no read of its own.
 _APPEND = r"""
-#define APPEND(v) do { \
-    const unsigned group = __activemask(), lane = threadIdx.x & 31; \
-    const int leader = __ffs(group) - 1; \
-    const unsigned edges = __reduce_add_sync(group, (unsigned)cost_degree[(v)]); \
-    unsigned long long base = 0; \
-    if (lane == leader) { \
-      base = atomicAdd(&tally[0], (unsigned long long)__popc(group)); \
-      atomicAdd(&tally[1], (unsigned long long)edges); \
-    } \
-    base = __shfl_sync(group, base, leader); \
-    out[base + __popc(group & ((1u << lane) - 1))] = (v); \
-  } while (0)
+#define APPEND(v) do { out[atomicAdd(&tally[0], 1ULL)] = (v); edges += cost_degree[(v)]; } while (0)
+"""
+_FINISH = r"""
+  for (int s = 16; s > 0; s >>= 1) edges += __shfl_down_sync(0xffffffffu, edges, s);
+  if ((threadIdx.x & 31) == 0 && edges) atomicAdd(&tally[1], edges);
+}
 """
 
 _VISIT = (
@@ -66,8 +62,8 @@ extern "C" __global__ void visit_push(const ID* ids, const OFF* starts, const lo
       }
     }
   }
-}
 """
+    + _FINISH
 )
 
 _VISIT_PULL = r"""
@@ -111,8 +107,8 @@ extern "C" __global__ void relax_push(const ID* ids, const OFF* starts, const lo
       }
     }
   }
-}
 """
+    + _FINISH
 )
 
 
