@@ -2,8 +2,8 @@
 
 MPI starts the processes and carries everything small: the NCCL unique id (a broadcast), each
 round's message headers (ids and value shapes, an ``alltoall``), the scalars and the stop test
-of the enactor, the fingerprints and the final gather. The payloads never touch the host: each
-rank packs what it sends to a peer into one byte buffer on its GPU, and a grouped
+of the enactor and the fingerprints. The payloads (the final result's too) never touch the
+host: each rank packs what it sends to a peer into one byte buffer on its GPU, and a grouped
 ``ncclSend``/``ncclRecv`` per peer pair moves them. Faults are handled as by
 :class:`~bspgraph.comm.mpi.MPITransport` (abort on an exception, the launcher on a dead rank,
 the watchdog on a hang, which also covers the wait for NCCL to finish).
