@@ -24,9 +24,9 @@ from .primitives import (
 
 __all__ = [
     "BspgraphError", "CommunicationError", "ConvergenceError", "DeviceError", "Graph",
-    "GraphFormatError", "PathCountOverflow", "Primitive", "Scalar", "State", "Stats", "betweenness_centrality", "bfs",
-    "comm", "connected_components", "enact", "frontier", "generators", "get_backend", "load_npz",
-    "pagerank", "partitioners", "read_edgelist", "read_mtx", "save_npz", "sssp", "triangle_count",
-    "write_mtx",
+    "GraphFormatError", "PathCountOverflow", "Primitive", "Scalar", "State", "Stats",
+    "betweenness_centrality", "bfs", "comm", "connected_components", "enact", "frontier",
+    "generators", "get_backend", "load_npz", "pagerank", "partitioners", "read_edgelist",
+    "read_mtx", "save_npz", "sssp", "triangle_count", "write_mtx",
 ]  # fmt: skip
 __version__ = "0.1.0"
