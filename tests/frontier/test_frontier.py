@@ -1,0 +1,43 @@
+"""Frontier sets: union of sparse and dense parts; what a producer counted travels along."""
+
+import numpy as np
+from hypothesis import given
+from hypothesis import strategies as st
+
+import bspgraph as bg
+from bspgraph import frontier as fr
+
+N = 200
+parts = st.lists(
+    st.tuples(st.sets(st.integers(0, N - 1), max_size=N), st.booleans()), min_size=0, max_size=4
+)
+
+
+@given(parts)
+def test_union_is_the_set_union_for_any_mix_of_ids_and_masks(members):
+    graph = bg.Graph.from_edges([0], [1], num_vertices=N, backend="numpy")
+    frontiers = []
+    for ids, dense in members:
+        ids = np.array(sorted(ids), dtype=np.int64)
+        if dense:
+            mask = np.zeros(N, dtype=bool)
+            mask[ids] = True
+            frontiers.append(fr.Frontier.from_mask(graph, mask))
+        else:
+            frontiers.append(fr.Frontier.from_ids(graph, np.random.default_rng(0).permutation(ids)))
+    union = fr.Frontier.union(graph, *frontiers)
+    expected = sorted(set().union(*(ids for ids, _ in members)))
+    assert sorted(union.ids.tolist()) == expected
+    assert len(union) == len(expected)
+    for f, (ids, _) in zip(frontiers, members):  # the parts are left as they were
+        assert sorted(f.ids.tolist()) == sorted(ids)
+
+
+def test_out_edges_travel_with_the_frontier_and_spare_the_count():
+    graph = bg.Graph.from_edges([0, 0, 1], [1, 2, 2], num_vertices=3, backend="numpy")
+    counted = fr.Frontier.from_ids(graph, [0], out_edges=7)  # a producer's (wrong) count is used
+    assert counted.out_edges == 7 and fr.Frontier.from_ids(graph, [0]).out_edges is None
+    from bspgraph.frontier.advance import _frontier_edges
+
+    assert _frontier_edges(graph, counted) == 7
+    assert _frontier_edges(graph, fr.Frontier.from_ids(graph, [0, 1])) == 3
