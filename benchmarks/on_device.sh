@@ -1,0 +1,57 @@
+#!/usr/bin/env bash
+# Every GPU check and measurement of this repository in one call on a GPU machine, for when
+# device time is scarce: run from the repository root, not installed (PYTHONPATH=.).
+#
+#   bash benchmarks/on_device.sh [OUTDIR]          # OUTDIR: default $OUT, else ./device-out
+#   STEPS="tests gpu" bash benchmarks/on_device.sh  # only some steps
+#
+# Steps (each under its own time limit; one that fails or runs out is reported, the next runs):
+#   tests   pytest -m gpu tests/test_gpu.py (CuPy = NumPy, fused = generic, row reduction)
+#   gpu     one GPU against plain cupyx, rmat 22 and 24, every algorithm but TC
+#   grid    the same on a 4096 x 4096 grid (BFS, SSSP, PageRank, CC)
+#   lanes   lanes per row of the row reduction (benchmarks.row_reduce)
+#   multi   with two or more GPUs: mpiexec, one rank per GPU over NCCL, rmat 25, and the model
+# Each step's output is OUTDIR/STEP.txt (the multi step's rows OUTDIR/multi.json too); the
+# summary (exit code and seconds per step, then each table) prints last.
+set -u
+out=${1:-${OUT:-device-out}}
+mkdir -p "$out"
+export PYTHONPATH=. PYTHONUNBUFFERED=1 NCCL_NVLS_ENABLE=0
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1  # the device image runs as root
+steps=${STEPS:-tests gpu grid lanes multi}
+gpus=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | wc -l)
+: > "$out/summary.txt"
+
+run_step() {  # name, seconds, command...
+  local name=$1 limit=$2 started=$SECONDS rc
+  shift 2
+  case " $steps " in *" $name "*) ;; *) return ;; esac
+  timeout "$limit" "$@" > "$out/$name.txt" 2>&1
+  rc=$?
+  echo "$name: exit $rc, $((SECONDS - started)) s" >> "$out/summary.txt"
+}
+
+run_step tests 200 python3 -m pytest -q -m gpu tests/test_gpu.py -p no:cacheprovider
+run_step gpu 300 python3 -W ignore -m benchmarks.gpu --scale 22 24 --repeat 3 \
+  --algorithms bfs sssp pagerank cc bc
+run_step grid 240 python3 -W ignore -m benchmarks.gpu --scale --grid 4096 \
+  --algorithms bfs sssp pagerank cc
+run_step lanes 120 python3 -W ignore -m benchmarks.row_reduce
+if [ "$gpus" -ge 2 ]; then
+  run_step multi 300 mpiexec -n "$gpus" --bind-to none python3 -W ignore -m benchmarks.multi_gpu \
+    --transport nccl --scale 25 --repeat 3 --partitioners edge_balanced \
+    --communicators selective butterfly --json "$out/multi.json"
+  [ -s "$out/multi.json" ] && python3 -m benchmarks.bsp_model "$out/multi.json" >> "$out/multi.txt" 2>&1
+fi
+
+echo "== $gpus GPU(s): $(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1)"
+cat "$out/summary.txt"
+for name in $steps; do
+  [ -f "$out/$name.txt" ] || continue
+  echo "== $name"
+  case $name in
+    tests) tail -n 1 "$out/$name.txt" ;;
+    gpu | grid) sed -n '/^graph /,$p' "$out/$name.txt" ;;
+    *) grep -v -i warn "$out/$name.txt" | tail -n 24 ;;
+  esac
+done
