@@ -268,7 +268,7 @@ def main(argv=None) -> None:
     for size in args.grid:
         graph = bg.generators.grid(size, size, weights=True, backend="cupy")
         # no TC (a grid has no triangles) and no BC: a grid's path counts overflow float64
-        # (PathCountOverflow past about 515 x 515)
+        # (PathCountOverflow from a corner past about 515 x 515, from anywhere past about 1,030)
         run_graph(
             f"grid{size}", graph, 1, rows, [a for a in args.algorithms if a not in ("tc", "bc")]
         )
