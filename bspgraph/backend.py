@@ -130,7 +130,7 @@ class Backend:
         ``values + weights`` (min-plus) or the sum of ``values * weights`` (plus-times). The
         identity (the dtype's largest value, or 0) for an empty row. NumPy gathers and
         ``reduceat``s a few million entries at a time (temporaries that stay in cache, no page
-        faults); CuPy reduces a row per warp, long rows in chunks (as :meth:`spmv`)."""
+        faults); CuPy reduces a row per group of lanes, long rows in pieces (as :meth:`spmv`)."""
         xp, count = self.xp, int(offsets.shape[0]) - 1
         if reduce not in ("min", "sum"):
             raise ValueError(f"gather_reduce(reduce={reduce!r}): expected 'min' or 'sum'")

@@ -16,8 +16,16 @@ idempotent (every writer stores the same value) or go through ``backend.scatter_
 """
 
 from . import functors
-from .advance import advance
+from .advance import advance, count_out_edges
 from .frontier import Frontier
 from .operators import compute, filter, neighbor_reduce  # noqa: A004
 
-__all__ = ["Frontier", "advance", "compute", "filter", "functors", "neighbor_reduce"]
+__all__ = [
+    "Frontier",
+    "advance",
+    "compute",
+    "count_out_edges",
+    "filter",
+    "functors",
+    "neighbor_reduce",
+]

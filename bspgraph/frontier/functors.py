@@ -76,7 +76,7 @@ class relax_min:  # noqa: N801
         return fused.relax_push(graph, ids, starts, degrees, self.distance)
 
     def fused_pull(self, graph, in_frontier, candidates):
-        """min.plus over each candidate's in-edges from the frontier: one gather-reduce (a warp
+        """min.plus over each candidate's in-edges from the frontier: one gather-reduce (lanes
         per row on the GPU, no atomics); the candidates it improves."""
         reverse, xp, distance = graph.reverse, graph.xp, self.distance
         offered = xp.where(in_frontier, distance if reverse.weights is not None else distance + 1,

@@ -39,8 +39,9 @@ def neighbor_reduce(
     ``sources`` (a sum of floats): over the edges to ``v`` in ``sources`` only.
 
     Gunrock's neighbor-reduce, GraphBLAS's ``A min.second values`` or ``A plus.times values``:
-    a sum of floats is one sparse product (scipy.sparse or cuSPARSE), a min one gather per edge
-    and a segmented reduction; no functor is called per edge. The product is taken over the
+    a sum of floats is one sparse product (scipy.sparse; on CuPy the row reduction of
+    ``Backend.spmv``, or cuSPARSE for a push), a min one gather per edge and a segmented
+    reduction; no functor is called per edge. The product is taken over the
     fewest edges: the frontier's rows (a pull), the sources' edges (a push: the product with
     the transpose of their rows), or every row when either holds most edges. On one device of
     several a push reads only the sources it owns: its sums are partial, to be added up.

@@ -51,14 +51,15 @@ class Forward(Primitive):
         return fr.advance(graph, frontier, count, unique=True, direction="push")
 
     def traversed_edges(self, graph, state):
-        return int(graph.out_degree()[state.depth != np.iinfo(state.depth.dtype).max].sum())
+        reached = state.depth != np.iinfo(state.depth.dtype).max
+        return graph.backend.masked_sum(graph.out_degree(), reached)
 
 
 def _heavy(graph, frontier) -> bool:
     """On one device (others do not see every depth), whether the level's out-edges are many
     (advance's BETA): then a sparse product beats a functor called on each edge."""
-    out_degree, _, edges = graph.cost_degrees()
-    return graph.owned is None and int(out_degree[frontier.ids].sum()) * BETA >= edges
+    edges = graph.cost_degrees()[2]
+    return graph.owned is None and fr.count_out_edges(graph, frontier) * BETA >= edges
 
 
 class Backward(Primitive):

@@ -30,11 +30,12 @@ class CC(Primitive):
         labels, xp = state.labels, graph.xp
         before = labels.copy()
         grandparent = labels[labels]  # FastSV: hook to the neighbours' grandparents
-        out_degree, _, edges = graph.cost_degrees()  # the whole graph's: the same choice everywhere
+        edges = graph.cost_degrees()[2]  # the whole graph's: the same choice on every device
         # The first superstep every label is new: pull. (On several devices each starts with
         # only its own vertices, so a choice by frontier could differ between devices, and a
         # device that pushes and one that pulls would both skip the edges between them.)
-        if graph.directed or iteration == 0 or _edges(out_degree, frontier) * SPARSE > edges:
+        if (graph.directed or iteration == 0
+                or fr.count_out_edges(graph, frontier) * SPARSE > edges):  # fmt: skip
             least = fr.neighbor_reduce(graph, grandparent, "min")  # the smallest next to a vertex
             if graph.directed:  # both ways: a directed edge joins like an undirected one
                 least = xp.minimum(
@@ -62,10 +63,6 @@ class CC(Primitive):
 
 
 SPARSE = 8  # a frontier with fewer than num_edges / SPARSE out-edges pushes its labels
-
-
-def _edges(out_degree, frontier) -> int:
-    return int(out_degree[frontier.ids].sum()) if len(frontier) else 0
 
 
 def connected_components(graph, **run) -> CCResult:

@@ -104,8 +104,9 @@ def triangle_count(graph, **run) -> TCResult:
     triangle has exactly one oriented wedge ``u -> v -> w`` closed by ``u -> w`` (GraphBLAST's
     masked SpGEMM, ``L .* (L @ L)``): on the GPU a thread per oriented edge ``u -> v``
     intersects the two out-lists, on NumPy rows mark their out-lists in a bitmap (or numba
-    intersects them); each triangle is credited to its three corners. Self-loops are ignored. On several devices the step reads the out-lists of
-    remote vertices, so every device holds the whole graph (``replicate_graph``).
+    intersects them); each triangle is credited to its three corners. Self-loops are ignored.
+    On several devices the step reads the out-lists of remote vertices, so every device holds
+    the whole graph (``replicate_graph``).
 
     Parameters
     ----------

@@ -37,7 +37,7 @@ def test_out_edges_travel_with_the_frontier_and_spare_the_count():
     graph = bg.Graph.from_edges([0, 0, 1], [1, 2, 2], num_vertices=3, backend="numpy")
     counted = fr.Frontier.from_ids(graph, [0], out_edges=7)  # a producer's (wrong) count is used
     assert counted.out_edges == 7 and fr.Frontier.from_ids(graph, [0]).out_edges is None
-    from bspgraph.frontier.advance import _frontier_edges
-
-    assert _frontier_edges(graph, counted) == 7
-    assert _frontier_edges(graph, fr.Frontier.from_ids(graph, [0, 1])) == 3
+    assert fr.count_out_edges(graph, counted) == 7
+    assert fr.count_out_edges(graph, fr.Frontier.from_ids(graph, [0, 1])) == 3
+    mask = np.array([True, True, False])
+    assert fr.count_out_edges(graph, fr.Frontier.from_mask(graph, mask)) == 3

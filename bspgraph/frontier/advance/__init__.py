@@ -56,7 +56,7 @@ def advance(
     if direction == "pull" and candidates is None:
         raise ValueError("advance(direction='pull'): pull needs candidates (a bool mask)")
     if direction == "auto":
-        frontier_edges = 0 if candidates is None else _frontier_edges(graph, frontier)
+        frontier_edges = 0 if candidates is None else count_out_edges(graph, frontier)
         if candidates is None or frontier_edges * BETA < graph.cost_degrees()[2]:
             direction = "push"  # a light frontier: pull would scan most in-edges for nothing
     if direction != "push" and callable(candidates):
@@ -86,7 +86,9 @@ class _Discard:
         return getattr(self.op, name)
 
 
-def _frontier_edges(graph, frontier: Frontier) -> int:
+def count_out_edges(graph, frontier: Frontier) -> int:
+    """The out-edges of ``frontier`` in the whole graph (``cost_degrees``: the same count on
+    every device): its producer's count when it made one, else a sum over its ids or mask."""
     if frontier.out_edges is not None:
         return frontier.out_edges
     out_degree = graph.cost_degrees()[0]
@@ -101,7 +103,7 @@ def choose_direction(graph, frontier: Frontier, candidates, frontier_edges=None,
     """Beamer's rule: "pull" when the frontier's out-edges exceed the candidates' in-edges /
     alpha (ALPHA on the GPU, SCAN_ALPHA for a pull without early exit, HOST_ALPHA on NumPy)."""
     if frontier_edges is None:
-        frontier_edges = _frontier_edges(graph, frontier)
+        frontier_edges = count_out_edges(graph, frontier)
     candidate_edges = graph.backend.masked_sum(graph.cost_degrees()[1], candidates)
     alpha = (ALPHA if early_exit else SCAN_ALPHA) if graph.backend.is_gpu else HOST_ALPHA
     return "pull" if frontier_edges * alpha > candidate_edges else "push"
