@@ -2,20 +2,25 @@
 
     python -m benchmarks.multi_gpu --scale 22 --devices 2              # one process, P GPUs
     mpiexec -n 2 python -m benchmarks.multi_gpu --scale 25 --transport nccl --json out.json
+    mpiexec -n 4 python -m benchmarks.multi_gpu --scale 26 --transport nccl --sizes 2 4 \
+        --communicators selective butterfly:1 butterfly:4
 
 Builds an R-MAT graph (edge factor 16, weights 1..64) on the GPU, runs each algorithm on one GPU
 and on P GPUs for each partitioner x communicator asked for, asserts the answers are equal
 (PageRank to rtol 1e-9), and prints the median of the whole call, of the BSP run
 (``stats.seconds``) and of its communication (the sum of ``comm_seconds`` over supersteps), and
 what moved. With ``--transport nccl`` (or ``mpi``) there is one process per GPU: every rank
-builds the same graph and runs the one-GPU reference on its own GPU; rank 0 prints. ``--json``
-writes every row with its supersteps, for ``benchmarks.bsp_model``.
+builds the same graph and runs the one-GPU reference on its own GPU; rank 0 prints. ``--sizes``
+runs several device counts in one job, each on the first P ranks (the others wait), so the graph
+is built once. A communicator is a name, or ``butterfly:F`` for the butterfly of fanout F.
+``--json`` writes every row with its supersteps, for ``benchmarks.bsp_model``.
 """
 
 from __future__ import annotations
 
 import argparse
 import dataclasses
+import itertools
 import json
 import statistics
 import time
@@ -50,6 +55,35 @@ def timed(fn, repeat: int):
             "comm_ms": median(comm) * 1e3, "setup_s": setup}, result  # fmt: skip
 
 
+def communicator(spec: str) -> bg.comm.Communicator:
+    """``butterfly:F`` is ``Butterfly(fanout=F)``; any other spec is a registry name."""
+    name, _, fanout = spec.partition(":")
+    return bg.comm.Butterfly(fanout=int(fanout)) if fanout else bg.comm.get(name)
+
+
+def transports(kind: str, backend: str, sizes: list[int] | None):
+    """The transport over every rank, and per device count P > 1 of ``sizes`` (default: every
+    rank) this rank's transport over the first P ranks, or None where it is not among them."""
+    from bspgraph.comm.mpi import MPITransport, _mpi
+    from bspgraph.comm.nccl import NCCLTransport
+
+    def make(comm=None):
+        return NCCLTransport(comm) if kind == "nccl" else MPITransport(comm, backend=backend)
+
+    world = make()
+    runs = {}
+    for parts in sorted(set(sizes or [world.size])):
+        if not 1 <= parts <= world.size:
+            raise SystemExit(f"--sizes {parts}: expected 1..{world.size} (the number of ranks)")
+        if parts == world.size:
+            runs[parts] = world
+        elif parts > 1:
+            inside = world.rank < parts
+            comm = world.comm.Split(0 if inside else _mpi().UNDEFINED, world.rank)
+            runs[parts] = make(comm) if inside else None
+    return world, runs
+
+
 def check_equal(field: str, got, expected) -> None:
     if field == "rank":
         np.testing.assert_allclose(got, expected, rtol=1e-9, atol=1e-12)
@@ -69,21 +103,25 @@ def main(argv=None) -> None:
     parser.add_argument(
         "--communicators", nargs="+", default=["selective", "butterfly", "broadcast"]
     )
+    parser.add_argument(
+        "--sizes",
+        type=int,
+        nargs="+",
+        help="device counts to run with --transport nccl/mpi (default: all ranks)",
+    )
     parser.add_argument("--json", help="write the rows, with their supersteps, here (rank 0)")
     args = parser.parse_args(argv)
     if args.transport == "local":
-        backend, rank, parts = get_backend(args.backend), 0, args.devices
-        many_run = {"backend": backend, "devices": parts}
+        backend, rank = get_backend(args.backend), 0
+        runs = {args.devices: {"backend": backend, "devices": args.devices}}
     else:
-        from bspgraph.comm.mpi import MPITransport
-        from bspgraph.comm.nccl import NCCLTransport
-
-        transport = (NCCLTransport() if args.transport == "nccl"
-                     else MPITransport(backend=args.backend))  # fmt: skip
-        backend, rank, parts = transport.backend, transport.rank, transport.size
-        many_run = {"transport": transport}
+        world, transports_by_size = transports(args.transport, args.backend, args.sizes)
+        backend, rank = world.backend, world.rank
+        runs = {parts: transport and {"transport": transport}
+                for parts, transport in transports_by_size.items()}  # fmt: skip
     say = print if rank == 0 else (lambda *a, **k: None)
-    say(f"{gpu_count()} GPUs visible; P = {parts} over transport {args.transport}", flush=True)
+    say(f"{gpu_count()} GPUs visible; P = {', '.join(map(str, runs))} over transport "
+        f"{args.transport}", flush=True)  # fmt: skip
     graph = bg.generators.rmat(args.scale, 16, seed=1, weights=True, backend=backend)
     source = int(np.argmax(to_host(graph.out_degree())))
     say(f"rmat{args.scale}: {graph.num_vertices} vertices, {graph.num_edges} edges, "
@@ -106,12 +144,14 @@ def main(argv=None) -> None:
         call, field = ALGORITHMS[name]
         one_times, one = timed(lambda c=call: c(graph, source, {"backend": backend}), args.repeat)
         record(name, 1, "-", "-", one_times, one.stats)
-        for partitioner in args.partitioners:
-            for communicator in args.communicators:
-                run = {**many_run, "partitioner": partitioner, "communicator": communicator}
+        for parts, many_run in runs.items():
+            if many_run is None:  # this rank is not among the first P
+                continue
+            for partitioner, spec in itertools.product(args.partitioners, args.communicators):
+                run = {**many_run, "partitioner": partitioner, "communicator": communicator(spec)}
                 times, many = timed(lambda c=call, r=run: c(graph, source, r), args.repeat)
                 check_equal(field, getattr(many, field), getattr(one, field))
-                record(name, parts, partitioner, communicator, times, many.stats)
+                record(name, parts, partitioner, spec, times, many.stats)
     say(
         "\nms: whole call; bsp: the BSP run (stats.seconds); comm: its exchanges; speed-up of "
         "bsp over P=1; setup: the first call's partitioning and upload (cached after)"

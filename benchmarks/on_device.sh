@@ -11,6 +11,9 @@
 #   grid    the same on a 4096 x 4096 grid (BFS, SSSP, PageRank, CC)
 #   lanes   lanes per row of the row reduction (benchmarks.row_reduce)
 #   multi   with two or more GPUs: mpiexec, one rank per GPU over NCCL, rmat 25, and the model
+#   scaling26 scaling25 scaling24  (not by default; with four or more GPUs) strong scaling on
+#           rmat 26 over 1, 2, 4 (8) GPUs, every communicator and fanout; rmat 25 on 2 and rmat 24
+#           on 2 and 4 for weak scaling (24 a GPU) and a smaller strong-scaling point
 # Each step's output is OUTDIR/STEP.txt (the multi step's rows OUTDIR/multi.json too); the
 # summary (exit code and seconds per step, then each table) prints last.
 set -u
@@ -43,6 +46,20 @@ if [ "$gpus" -ge 2 ]; then
     --communicators selective butterfly --json "$out/multi.json"
   [ -s "$out/multi.json" ] && python3 -m benchmarks.bsp_model "$out/multi.json" >> "$out/multi.txt" 2>&1
 fi
+if [ "$gpus" -ge 4 ]; then
+  sizes=$( ( echo 2 4; [ "$gpus" -ge 8 ] && echo 8; echo "$gpus") | tr ' ' '\n' | sort -nu | tr '\n' ' ')
+  scaling() {  # scale, seconds, then the communicators
+    local scale=$1 limit=$2
+    shift 2
+    run_step "scaling$scale" "$limit" mpiexec -n "$gpus" --bind-to none python3 -W ignore \
+      -m benchmarks.multi_gpu --transport nccl --scale "$scale" --sizes $sizes --repeat 3 \
+      --algorithms bfs-auto bfs-push sssp pagerank --partitioners edge_balanced \
+      --communicators "$@" --json "$out/scaling$scale.json"
+  }
+  scaling 26 330 selective broadcast butterfly:1 butterfly:2 butterfly:4
+  scaling 25 120 selective butterfly:2
+  scaling 24 100 selective butterfly:2
+fi
 
 echo "== $gpus GPU(s): $(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1)"
 cat "$out/summary.txt"
@@ -52,6 +69,7 @@ for name in $steps; do
   case $name in
     tests) tail -n 1 "$out/$name.txt" ;;
     gpu | grid) sed -n '/^graph /,$p' "$out/$name.txt" ;;
+    scaling*) sed -n '/^algorithm /,$p' "$out/$name.txt" | grep . || tail -n 12 "$out/$name.txt" ;;
     *) grep -v -i warn "$out/$name.txt" | tail -n 24 ;;
   esac
 done
