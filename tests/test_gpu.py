@@ -144,3 +144,21 @@ def test_row_reduce_equals_numpy(reduce, weighted, dtype, rows):
     result = gpu.gather_reduce(cp.asarray(values), cp.asarray(offsets), cp.asarray(indices),
                                reduce, weights=None if weights is None else cp.asarray(weights))  # fmt: skip
     np.testing.assert_allclose(result.get(), expected, rtol=1e-6)
+
+
+@pytest.mark.parametrize("directed", [False, True])
+@pytest.mark.parametrize("duplicates", ["min", "sum"])
+def test_build_cupy_equals_numpy(directed, duplicates):
+    """Merged duplicates (a NaN among them skipped by min, NaN where all are), self-loops."""
+    rng = np.random.default_rng(11)
+    src, dst = rng.integers(0, 300, 20_000), rng.integers(0, 300, 20_000)
+    weight = rng.integers(1, 9, 20_000).astype(np.float64)
+    weight[rng.integers(0, 20_000, 500)] = np.nan
+    weight[:3], src[:3], dst[:3] = np.nan, 5, 7  # the only copies of edge 5 -> 7
+    options = {"num_vertices": 301, "directed": directed, "duplicates": duplicates}
+    gpu = bg.Graph.from_edges(src, dst, weight, backend="cupy", **options)
+    cpu = bg.Graph.from_edges(src, dst, weight, backend="numpy", **options)
+    for name in ("offsets", "indices", "weights"):
+        got, expected = getattr(gpu.forward, name), getattr(cpu.forward, name)
+        np.testing.assert_array_equal(got.get(), expected, err_msg=name)
+    assert gpu.summary == cpu.summary

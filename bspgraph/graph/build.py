@@ -49,21 +49,16 @@ def build_graph(src, dst, weight, *, num_vertices, directed, duplicates, self_lo
         src, dst = src[keep], dst[keep]
         weight = None if weight is None else weight[keep]
         dropped, self_loop_count = self_loop_count, 0
-    if not directed:  # store both directions; a self-loop once
-        other = src != dst
-        src, dst = xp.concatenate([src, dst[other]]), xp.concatenate([dst, src[other]])
-        if weight is not None:
-            weight = xp.concatenate([weight, weight[other]])
-
+    del loops
     if num_vertices > MAX_VERTICES:
         raise ValueError(f"Graph.from_edges: {num_vertices} vertices; at most 3e9 supported")
-    key = src * max(num_vertices, 1) + dst
-    if weight is not None and duplicates == "min":
-        order = xp.argsort(weight, kind="stable")
-        order = order[xp.argsort(key[order], kind="stable")]
-    else:
-        order = xp.argsort(key, kind="stable")
+    key, weight = _edge_keys(src, dst, weight, max(num_vertices, 1), directed, xp)
+    del src, dst  # from here on only the keys: an edge's int64 once, not its ids twice
+    order = xp.argsort(key, kind="stable")
     key = key[order]
+    if weight is not None:
+        weight = weight[order]
+    del order
     first = xp.ones(key.shape, dtype=bool)
     first[1:] = key[1:] != key[:-1]
     if directed:
@@ -71,13 +66,11 @@ def build_graph(src, dst, weight, *, num_vertices, directed, duplicates, self_lo
     else:  # count each merged undirected edge once: in its src <= dst direction
         merged = int(((~first) & (key // max(num_vertices, 1) <= key % max(num_vertices, 1))).sum())
     if weight is not None:
-        weight = weight[order]
-        if duplicates == "sum" and merged:
-            weight = _segment_sum(weight, first, backend)
-        else:
-            weight = weight[first]
+        weight = _segment_reduce(weight, first, duplicates, backend) if merged else weight[first]
     key = key[first]
+    del first
     src, dst = key // max(num_vertices, 1), key % max(num_vertices, 1)
+    del key
     forward = _csr(src, dst, weight, num_vertices, xp)
     summary = Summary(num_vertices, int(dst.size), bool(directed), merged, self_loop_count, dropped)
     return Graph(forward, num_vertices, directed=directed, backend=backend, summary=summary)
@@ -112,11 +105,36 @@ def _check_ids(src, dst, num_vertices, xp) -> int:
     return num_vertices
 
 
-def _segment_sum(values, first, backend: Backend):
-    """Sums of ``values`` over runs that start where ``first`` is True."""
-    segment = backend.xp.cumsum(first) - 1
-    out = backend.xp.zeros(int(first.sum()), dtype=values.dtype)
-    backend.scatter_add(out, segment, values)
+def _edge_keys(src, dst, weight, num_vertices: int, directed: bool, xp):
+    """``src * num_vertices + dst`` per stored edge (both directions of an undirected edge, a
+    self-loop once) and the weights to match."""
+    key = src * num_vertices + dst
+    if directed:
+        return key, weight
+    other = src != dst
+    key = xp.concatenate([key, dst[other] * num_vertices + src[other]])
+    return key, (None if weight is None else xp.concatenate([weight, weight[other]]))
+
+
+def _segment_reduce(values, first, duplicates: str, backend: Backend):
+    """The min or sum (``duplicates``) of ``values`` over each run that starts where ``first``
+    is True. A min skips NaN (it is NaN only where every value of the run is)."""
+    xp = backend.xp
+    if not backend.is_gpu:
+        ufunc = np.fmin if duplicates == "min" else np.add
+        return ufunc.reduceat(values, np.flatnonzero(first))
+    segment = xp.cumsum(first, dtype=index_dtype(int(first.shape[0]))) - 1
+    count = int(segment[-1]) + 1
+    if duplicates == "sum":
+        out = xp.zeros(count, dtype=values.dtype)
+        backend.scatter_add(out, segment, values)
+        return out
+    number = ~xp.isnan(values)
+    out = xp.full(count, xp.inf, dtype=values.dtype)
+    backend.scatter_min(out, segment[number], values[number])
+    has_number = xp.zeros(count, dtype=bool)
+    has_number[segment[number]] = True
+    out[~has_number] = xp.nan
     return out
 
 
