@@ -38,7 +38,7 @@ _PULLS = {
     "BFS": lambda options: None if options.get("direction", "auto") == "push" else "fused",
     "SSSP": lambda options: None,
     "CC": lambda options: None,
-    "PageRank": lambda options: "generic",
+    "PageRank": lambda options: "fused",  # a row reduction (SpMV): no per-edge temporaries
     "TC": lambda options: None,
 }
 

@@ -408,19 +408,18 @@ def merge(primitive, update: Update) -> Update:
     return Update(ids[first], values)
 
 
-def _next_frontier(primitive, graph, state, output: Frontier, inbox: Update) -> Frontier:
-    """Combine ``inbox`` (one Update with distinct ids, as every communicator delivers) into
-    ``state``; the next frontier is what changed here or arrived: a union of two sets of
-    distinct ids (a mask when large, no sort)."""
+def _next_frontier(primitive, graph, state, output: Frontier, inbox: list[Update]) -> Frontier:
+    """Combine each Update of ``inbox`` (each with distinct ids, as communicators deliver)
+    into ``state`` in turn; the next frontier is what changed here or arrived: a union of sets
+    of distinct ids (a mask when large, no sort)."""
     mine = (
         output
         if primitive.needs_all
         else Frontier.from_ids(graph, output.ids[graph.owned[output.ids]])
     )
-    if not inbox.ids.size:
-        return mine
-    arrived = _combine(primitive, state, _to(graph.backend, inbox), graph.xp)
-    return Frontier.union(graph, mine, Frontier.from_ids(graph, arrived))
+    arrived = [Frontier.from_ids(graph, _combine(primitive, state, _to(graph.backend, update),
+                                                 graph.xp)) for update in inbox]  # fmt: skip
+    return Frontier.union(graph, mine, *arrived)
 
 
 def _to(backend, update: Update) -> Update:

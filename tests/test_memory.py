@@ -85,8 +85,15 @@ def test_estimate_counts_optional_state_and_generic_pull_temporaries():
     graph = shape(1000, 50_000)
     assert (memory.estimate(PRIMITIVES["bfs-parents"], graph)
             - memory.estimate(PRIMITIVES["bfs"], graph)) == 1000 * 4  # fmt: skip
-    pagerank = memory.estimate(PRIMITIVES["pagerank"], graph)
-    assert pagerank > 50_000 * memory.PULL_BYTES_PER_EDGE
+    pagerank = memory.estimate(PRIMITIVES["pagerank"], graph)  # an SpMV: no per-edge temporaries
+    assert pagerank < 50_000 * memory.PULL_BYTES_PER_EDGE
+
+    class GenericPull(PageRank):  # a primitive whose pull runs operators over every in-edge
+        pull_kind = "generic"
+
+    generic = memory.estimate(GenericPull(alpha=0.85, tol=1e-6, max_iter=100), graph)
+    pushed = min(50_000, push.CHUNK_EDGES) * memory.PUSH_BYTES_PER_EDGE  # replaced by the pull's
+    assert generic - pagerank == 50_000 * memory.PULL_BYTES_PER_EDGE - pushed
 
 
 def test_push_temporaries_are_bounded_by_the_chunk():

@@ -5,9 +5,10 @@ and are imported on demand (importing mpi4py starts MPI).
 
 A communicator is a pattern, a transport moves bytes; the pattern never knows which transport
 runs it. Every communicator has one contract (:class:`Communicator`): given what each device
-changed this superstep, return for each device one combined Update of what it must receive
-(its own vertices, or everything with ``to_all=True``), every other device's contribution
-counted exactly once, plus :class:`CommStats` (messages, bytes, rounds).
+changed this superstep, return for each device its inbox, a list of Updates (each with
+distinct ids) that holds what it must receive (its own vertices, or everything with
+``to_all=True``), every other device's contribution exactly once, plus :class:`CommStats`
+(messages, bytes, rounds).
 
 Examples
 --------
@@ -20,8 +21,8 @@ Examples
 ...     return comm.concat([a, b])
 >>> received, stats = comm.get("selective").exchange(
 ...     updates, owner=owner, combine=combine, transport=comm.Local(2))
->>> [r.ids.tolist() for r in received], stats.messages, stats.rounds
-([[0], [2]], 2, 1)
+>>> [[u.ids.tolist() for u in inbox] for inbox in received], stats.messages, stats.rounds
+([[[0]], [[2]]], 2, 1)
 """
 
 from __future__ import annotations

@@ -56,21 +56,24 @@ class Communicator(abc.ABC):
     * ``updates[d]`` is what device ``d`` produced this superstep: the ids it changed (each once)
       and their values. Only the entries of ``transport.local`` are read (the others may be
       None), and none is modified.
-    * The result's element ``d`` is **one** Update on device ``d``'s array module holding, once
-      per id, the ``combine`` of every contribution device ``d`` must receive:
+    * The result's element ``d`` is device ``d``'s inbox: a list of Updates on its array module,
+      each with distinct ids (an id may be in several), which together hold every contribution
+      device ``d`` must receive:
 
       - ``to_all=False``: the entries of every other device's update whose vertex ``d`` owns
         (``owner[id] == d``);
       - ``to_all=True``: every entry of every other device's update.
 
-      Each device's contribution enters that combination **exactly once** (never twice, never
-      its own), so non-idempotent combiners such as sum are safe. With nothing to receive it is
-      an empty Update (same value names and dtypes as ``updates[d]``). Elements of non-local
-      devices are None.
+      Each device's contribution is in it **exactly once** (never twice, never its own), so
+      non-idempotent combiners such as sum are safe: folding the list with ``combine`` (or
+      applying its Updates one after another to the state) gives the combined delivery. No
+      Update in it is empty; with nothing to receive it is ``[]``. Elements of non-local
+      devices are None. Receivers apply the Updates in turn, so a direct pattern (selective,
+      broadcast) sorts nothing on the way.
     * ``combine(a, b)`` gets two non-empty Updates on one device, each with distinct ids, and
       returns one with distinct ids (the union; an id in both gets the combined value). It must
       be associative and commutative up to the order of its entries. Communicators that
-      aggregate on the way (butterfly) call it on intermediate devices too.
+      aggregate on the way (butterfly) call it on intermediate devices.
 
     Subclasses set :attr:`name` and implement :meth:`exchange`.
     """
@@ -96,7 +99,7 @@ class Communicator(abc.ABC):
         to_all: bool = False,
         combine: Combine,
         transport: Transport,
-    ) -> tuple[list[Update | None], CommStats]:
+    ) -> tuple[list[list[Update] | None], CommStats]:
         """Deliver each device's update to the devices that need it.
 
         Parameters
@@ -114,8 +117,8 @@ class Communicator(abc.ABC):
 
         Returns
         -------
-        received : list of Update or None
-            ``received[d]``: one combined Update per local device.
+        received : list of (list of Update) or None
+            ``received[d]``: the inbox of each local device (see the class docstring).
         stats : CommStats
             Messages, bytes and rounds of this exchange.
 
@@ -126,9 +129,9 @@ class Communicator(abc.ABC):
         """
         num_vertices = self._check(updates, owner, transport)
         if transport.size == 1:  # nothing to send: each local device receives nothing
-            received: list[Update | None] = [None]
+            received: list[list[Update] | None] = [None]
             for d in transport.local:
-                received[d] = updates[d].empty()
+                received[d] = []
             return received, CommStats()
         return self._deliver(updates, owner=owner, to_all=to_all, combine=combine,
                              transport=transport, num_vertices=num_vertices)  # fmt: skip

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from .base import CommStats, Communicator, merge_all
+from .base import CommStats, Communicator
 from .message import Update
 
 
@@ -33,12 +33,12 @@ class Broadcast(Communicator):
 
     def _deliver(self, updates, *, owner, to_all, combine, transport, num_vertices):
         parts = transport.size
-        result: list[Update | None] = [None] * parts
+        result: list[list[Update] | None] = [None] * parts
         sends = [(d, o, updates[d]) for d in transport.local for o in range(parts) if o != d]
         inbox, stats = transport.exchange_round(sends, num_vertices=num_vertices)
         for d in transport.local:
             arrived = inbox[d]
             if not to_all:
                 arrived = [u.take(self._owner_like(owner, u.ids)[u.ids] == d) for u in arrived]
-            result[d] = merge_all(updates[d].empty(), arrived, combine)
+            result[d] = [update for update in arrived if len(update)]
         return result, CommStats.of([stats])

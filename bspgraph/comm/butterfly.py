@@ -232,9 +232,9 @@ class Butterfly(Communicator):
                     if e >= core:
                         (received[e],) = inbox[e]
 
-        result: list[Update | None] = [None] * transport.size
+        result: list[list[Update] | None] = [None] * transport.size
         for d in local:
-            result[d] = received[d]
+            result[d] = [received[d]] if len(received[d]) else []
         return result, CommStats.of(done)
 
     @staticmethod

@@ -3,8 +3,8 @@
 MPI starts the processes and carries everything small: the NCCL unique id (a broadcast), each
 round's message headers (ids and value shapes, an ``alltoall``), the scalars and the stop test
 of the enactor and the fingerprints. The payloads (the final result's too) never touch the
-host: each rank packs what it sends to a peer into one byte buffer on its GPU, and a grouped
-``ncclSend``/``ncclRecv`` per peer pair moves them. Faults are handled as by
+host: one NCCL group moves every column of every message straight from the array that holds
+it (no packing), into one receive buffer per peer cut into aligned columns. Faults are handled as by
 :class:`~bspgraph.comm.mpi.MPITransport` (abort on an exception, the launcher on a dead rank,
 the watchdog on a hang, which also covers the wait for NCCL to finish).
 
@@ -72,19 +72,25 @@ class NCCLTransport(MPITransport):
         outgoing = [[self._to_device(u) for u in per_peer] for per_peer in outgoing]
         headers = [[_header(u) for u in per_peer] for per_peer in outgoing]
         incoming = self._collective("alltoall", self.comm.alltoall, headers)
-        packed = {dst: _pack(cp, updates) for dst, updates in enumerate(outgoing) if updates}
-        buffers = {src: cp.empty(sum(_sizes(h)), dtype=cp.uint8)
+        columns = {dst: [cp.ascontiguousarray(column) for u in updates for column in _columns(u)]
+                   for dst, updates in enumerate(outgoing)}  # fmt: skip
+        buffers = {src: cp.empty(sum(p for _, p in _sizes(h)), dtype=cp.uint8)
                    for src, h in enumerate(incoming) if h}  # fmt: skip
         stream = cp.cuda.get_current_stream()
-        nccl.groupStart()
-        for dst, buffer in packed.items():
-            if buffer.size:
-                self.nccl.send(buffer.data.ptr, buffer.size, nccl.NCCL_UINT8, dst, stream.ptr)
+        nccl.groupStart()  # sends and receives of a pair match in order: column by column
+        for dst, arrays in columns.items():
+            for array in arrays:
+                if array.nbytes:
+                    self.nccl.send(array.data.ptr, array.nbytes, nccl.NCCL_UINT8, dst, stream.ptr)
         for src, buffer in buffers.items():
-            if buffer.size:
-                self.nccl.recv(buffer.data.ptr, buffer.size, nccl.NCCL_UINT8, src, stream.ptr)
+            offset = 0
+            for nbytes, padded in _sizes(incoming[src]):
+                if nbytes:
+                    self.nccl.recv(buffer.data.ptr + offset, nbytes, nccl.NCCL_UINT8, src,
+                                   stream.ptr)  # fmt: skip
+                offset += padded
         nccl.groupEnd()
-        self._collective("nccl send/recv", stream.synchronize)
+        self._collective("nccl send/recv", stream.synchronize)  # columns live until here
         arrived = [u for src, h in enumerate(incoming) if h for u in _unpack(cp, buffers[src], h)]
         return self._finish_round(arrived, counts)
 
@@ -92,30 +98,24 @@ class NCCLTransport(MPITransport):
 def _header(update: Update) -> tuple:
     """What a receiver needs to cut ``update`` out of a buffer: its length and, per column,
     the name, dtype and trailing shape."""
-    columns = [(None, update.ids)] + list(update.values.items())
-    return len(update), [(name, a.dtype.str, tuple(a.shape[1:])) for name, a in columns]
+    names = [None, *update.values]
+    return len(update), [(name, a.dtype.str, tuple(a.shape[1:]))
+                         for name, a in zip(names, _columns(update))]  # fmt: skip
 
 
-def _sizes(headers) -> list[int]:
-    """The padded byte size of every column of every message of ``headers``."""
+def _columns(update: Update) -> tuple:
+    """The arrays of ``update`` in the order they travel: ids, then each value."""
+    return (update.ids, *update.values.values())
+
+
+def _sizes(headers) -> list[tuple[int, int]]:
+    """(bytes, bytes padded to ``ALIGN``) of every column of every message of ``headers``."""
     sizes = []
     for length, columns in headers:
         for _name, dtype, shape in columns:
             nbytes = length * math.prod(shape) * np.dtype(dtype).itemsize
-            sizes.append(-(-nbytes // ALIGN) * ALIGN)
+            sizes.append((nbytes, -(-nbytes // ALIGN) * ALIGN))
     return sizes
-
-
-def _pack(cp, updates: list[Update]):
-    """One uint8 buffer with every column of every update, each padded to ``ALIGN`` bytes."""
-    pieces = []
-    for update in updates:
-        for column in (update.ids, *update.values.values()):
-            raw = cp.ascontiguousarray(column).reshape(-1).view(cp.uint8)
-            pieces.append(raw)
-            if raw.size % ALIGN:
-                pieces.append(cp.zeros(ALIGN - raw.size % ALIGN, dtype=cp.uint8))
-    return cp.concatenate(pieces) if pieces else cp.empty(0, dtype=cp.uint8)
 
 
 def _unpack(cp, buffer, headers) -> list[Update]:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from .base import CommStats, Communicator, merge_all, split
+from .base import CommStats, Communicator, split
 from .message import Update
 
 
@@ -29,7 +29,7 @@ class Selective(Communicator):
 
     def _deliver(self, updates, *, owner, to_all, combine, transport, num_vertices):
         parts = transport.size
-        result: list[Update | None] = [None] * parts
+        result: list[list[Update] | None] = [None] * parts
         sends = []
         for d in transport.local:
             update = updates[d]
@@ -40,5 +40,5 @@ class Selective(Communicator):
             sends += [(d, o, pieces[o]) for o in range(parts) if o != d and len(pieces[o])]
         inbox, stats = transport.exchange_round(sends, num_vertices=num_vertices)
         for d in transport.local:
-            result[d] = merge_all(updates[d].empty(), inbox[d], combine)
+            result[d] = [update for update in inbox[d] if len(update)]
         return result, CommStats.of([stats])

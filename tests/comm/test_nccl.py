@@ -1,13 +1,27 @@
-"""The NCCL transport's wire format, on NumPy: a packed buffer unpacks to the same Updates.
-(The transport itself runs in tests/comm/test_mpi.py::test_gpu_transports_on_two_gpus.)"""
+"""The NCCL transport's wire format, on NumPy: columns received where the headers say unpack
+to the same Updates. (The transport itself runs in tests/comm/test_mpi.py::
+test_gpu_transports_on_two_gpus.)"""
 
 import numpy as np
 
 from bspgraph.comm import Update
-from bspgraph.comm.nccl import ALIGN, _header, _pack, _sizes, _unpack
+from bspgraph.comm.nccl import ALIGN, _columns, _header, _sizes, _unpack
 
 
-def test_packed_updates_unpack_to_the_same_updates():
+def receive(updates, headers):
+    """One peer's receive buffer as the transport fills it: each column's bytes, in the order
+    the sender sends them, at the offsets ``_sizes`` gives."""
+    sizes = _sizes(headers)
+    buffer, offset = np.full(sum(padded for _, padded in sizes), 255, np.uint8), 0
+    columns = [np.ascontiguousarray(c) for u in updates for c in _columns(u)]
+    for column, (nbytes, padded) in zip(columns, sizes, strict=True):
+        assert column.nbytes == nbytes and padded % ALIGN == 0 and 0 <= padded - nbytes < ALIGN
+        buffer[offset : offset + nbytes] = column.reshape(-1).view(np.uint8)
+        offset += padded
+    return buffer
+
+
+def test_received_columns_unpack_to_the_same_updates():
     updates = [
         Update(
             np.array([3, 1, 4], np.int32),
@@ -20,10 +34,8 @@ def test_packed_updates_unpack_to_the_same_updates():
             np.array([9], np.int64), {"mass": np.array([[0.5, 0.25]]), "flag": np.array([True])}
         ),
     ]
-    buffer = _pack(np, updates)
     headers = [_header(u) for u in updates]
-    assert buffer.dtype == np.uint8 and buffer.size == sum(_sizes(headers))
-    assert all(size % ALIGN == 0 for size in _sizes(headers))
+    buffer = receive(updates, headers)
     for before, after in zip(updates, _unpack(np, buffer, headers)):
         np.testing.assert_array_equal(after.ids, before.ids)
         assert after.ids.dtype == before.ids.dtype and list(after.values) == list(before.values)
@@ -32,5 +44,5 @@ def test_packed_updates_unpack_to_the_same_updates():
             assert after.values[name].dtype == column.dtype
 
 
-def test_nothing_to_send_is_an_empty_buffer():
-    assert _pack(np, []).size == 0 and _unpack(np, np.empty(0, np.uint8), []) == []
+def test_nothing_to_receive_is_no_update():
+    assert receive([], []).size == 0 and _unpack(np, np.empty(0, np.uint8), []) == []
