@@ -57,7 +57,7 @@ if [ "$gpus" -ge 4 ]; then
       --communicators "$@" --json "$out/scaling$scale.json"
   }
   scaling 26 330 selective broadcast butterfly:1 butterfly:2 butterfly:4
-  scaling 25 120 selective butterfly:2
+  scaling 25 120 selective broadcast butterfly:2
   scaling 24 100 selective butterfly:2
 fi
 
