@@ -417,8 +417,12 @@ def _next_frontier(primitive, graph, state, output: Frontier, inbox: list[Update
         if primitive.needs_all
         else Frontier.from_ids(graph, output.ids[graph.owned[output.ids]])
     )
-    arrived = [Frontier.from_ids(graph, _combine(primitive, state, _to(graph.backend, update),
-                                                 graph.xp)) for update in inbox]  # fmt: skip
+    arrived = []
+    for update in inbox:
+        update = _to(graph.backend, update)
+        improved = _combine(primitive, state, update, graph.xp)
+        if len(mine) < graph.num_vertices:  # else every vertex is in the frontier already
+            arrived.append(Frontier.from_ids(graph, update.ids[improved]))
     return Frontier.union(graph, mine, *arrived)
 
 
@@ -429,11 +433,13 @@ def _to(backend, update: Update) -> Update:
 
 
 def _combine(primitive, state, update: Update, xp):
-    """Apply ``update`` to ``state`` with the declared combiners; return the ids that changed.
+    """Apply ``update`` (distinct ids) to ``state`` with the declared combiners; return a bool
+    per id, True where the vertex's state changed.
 
     min/max keep the better value (and its associates); "sum" state follows the first min/max
     key when there is one (taken when the key improves, added when it ties, dropped when it
-    loses), else adds; "replace" takes the owner's value.
+    loses), else adds; "replace" takes the owner's value. Every column is written whole at
+    ``ids`` (they are distinct): no compaction, no host synchronisation.
     """
     ids, combiners = update.ids, primitive.communicate
     key = next((n for n, c in combiners.items() if c in ("min", "max")), None)
@@ -444,26 +450,25 @@ def _combine(primitive, state, update: Update, xp):
     improved = xp.zeros(ids.size, dtype=bool)
     for name, combiner in combiners.items():
         local, incoming = getattr(state, name), update.values[name]
+        current = local[ids]
         if combiner == "sum" and key is not None:
-            local[ids[winners]] = incoming[winners]
-            local[ids[tied]] += incoming[tied]
+            local[ids] = xp.where(winners, incoming, xp.where(tied, current + incoming, current))
             improved |= winners | (tied & (incoming != 0))
-            continue
-        if combiner == "sum":
-            local[ids] += incoming
+        elif combiner == "sum":
+            local[ids] = current + incoming
             improved |= incoming != 0
-            continue
-        if combiner == "replace":  # the owner's value: written whole, no compaction
-            improved |= incoming != local[ids]
+        elif combiner == "replace":  # the owner's value
+            improved |= incoming != current
             local[ids] = incoming
-            continue
-        better = incoming < local[ids] if combiner == "min" else incoming > local[ids]
-        local[ids[better]] = incoming[better]
-        improved |= better
+        else:
+            better = incoming < current if combiner == "min" else incoming > current
+            local[ids] = xp.where(better, incoming, current)
+            improved |= better
     for name in primitive.associates:
         if getattr(state, name) is not None and key is not None:
-            getattr(state, name)[ids[winners]] = update.values[name][winners]
-    return ids[improved]
+            column = getattr(state, name)
+            column[ids] = xp.where(winners, update.values[name], column[ids])
+    return improved
 
 
 def _share_owned(primitive, devices, states, transport) -> None:
