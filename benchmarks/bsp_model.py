@@ -18,6 +18,8 @@ communicator's rounds per exchange; and s(P) the bytes each device sends as a fr
 superstep's updates: (P-1)/P when every device needs every update (the exchange is an
 all-gather), (P-1)/P^2 when only owners do (selective), and (r-1)/r * log_r(P) / P for an
 owner-only butterfly of radix r. Prints the fit and a table of measured and predicted times;
+Where the rows hold runs on more than two devices (same graph, algorithm, partitioner and
+communicator), their measured times print beside the predictions and the plot draws them.
 ``--plot`` draws them.
 """
 
@@ -90,23 +92,30 @@ def main(argv=None) -> None:
     print(f"g = {g * 1e9:.4f} ns/byte ({1 / g / 1e9 if g else float('inf'):.1f} GB/s), "
           f"l = {latency * 1e6:.0f} us/round")  # fmt: skip
     ones = {(r["graph"], r["algorithm"]): r for r in rows if r["P"] == 1}
+    measured = defaultdict(dict)  # (graph, algorithm, partitioner, communicator) -> {P: ms}
+    for r in rows:
+        measured[(r["graph"], r["algorithm"], r["partitioner"], r["communicator"])][r["P"]] = (
+            r["bsp_ms"])  # fmt: skip
     table = defaultdict(list)
-    print(f"\n{'graph':<7} {'algorithm':<9} {'partitioner':<13} {'communicator':<10} "
-          f"{'P=1 ms':>8} {'P=2 ms':>8} {'model 2':>8} {'model 4':>8} {'model 8':>8}")  # fmt: skip
+    print(f"\n{'graph':<7} {'algorithm':<9} {'partitioner':<13} {'communicator':<12} "
+          f"{'P=1 ms':>8} {'P=2 ms':>8} {'P=4 ms':>8} {'model 2':>8} {'model 4':>8} "
+          f"{'model 8':>8}")  # fmt: skip
     for two in (r for r in rows if r["P"] == 2):
         one = ones[(two["graph"], two["algorithm"])]
         model = [predict(one, two, g, latency, p) for p in PREDICT]
-        table[(two["graph"], two["algorithm"])].append((two, model))
+        runs = measured[(two["graph"], two["algorithm"], two["partitioner"], two["communicator"])]
+        table[(two["graph"], two["algorithm"])].append((two, model, runs))
+        four = f"{runs[4]:8.1f}" if 4 in runs else f"{'-':>8}"
         print(f"{two['graph']:<7} {two['algorithm']:<9} {two['partitioner']:<13} "
-              f"{two['communicator']:<10} {one['bsp_ms']:8.1f} {two['bsp_ms']:8.1f} "
+              f"{two['communicator']:<12} {one['bsp_ms']:8.1f} {two['bsp_ms']:8.1f} {four} "
               + " ".join(f"{m:8.1f}" for m in model))  # fmt: skip
     if args.plot:
         plot(table, ones, args.plot)
 
 
 def plot(table, ones, path: str) -> None:
-    """Per graph and algorithm, the fastest two-device configuration: measured P=1 and P=2,
-    predicted P=2, 4, 8, as speed-ups over one device."""
+    """Per graph and algorithm, the fastest configuration on the most devices measured: its
+    measured speed-ups over one device (o) and the model's from its two-device run (x)."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -119,9 +128,13 @@ def plot(table, ones, path: str) -> None:
         for (name, algorithm), runs in sorted(table.items()):
             if name != graph:
                 continue
-            two, model = min(runs, key=lambda run: run[0]["bsp_ms"])
+            most = max(max(measured) for _, _, measured in runs)
+            two, model, measured = min((run for run in runs if most in run[2]),
+                                       key=lambda run: run[2][most])  # fmt: skip
             one = ones[(graph, algorithm)]["bsp_ms"]
-            line = ax.plot([1, 2], [1, one / two["bsp_ms"]], "o-", label=f"{algorithm} "
+            parts = [1, *sorted(measured)]
+            speedups = [1] + [one / measured[p] for p in sorted(measured)]
+            line = ax.plot(parts, speedups, "o-", label=f"{algorithm} "
                            f"({two['communicator']}, {two['partitioner']})")[0]  # fmt: skip
             ax.plot(PREDICT, [one / m for m in model], "x--", color=line.get_color())
         ax.plot([1, 8], [1, 8], ":", color="grey", label="linear")
