@@ -38,13 +38,14 @@ NEEDS_ALL = {"bfs-push": False, "bfs-auto": True, "sssp": True, "pagerank": True
 PREDICT = (2, 4, 8)
 
 
-def fit(rows) -> tuple[float, float]:
-    """(g seconds/byte, l seconds/round) from every superstep of the P > 1 rows."""
+def fit(rows, parts: set[int] | None = None) -> tuple[float, float]:
+    """(g seconds/byte, l seconds/round) from every superstep of the P > 1 rows (of the device
+    counts ``parts`` only, when given)."""
     from scipy.optimize import nnls
 
     design, seconds = [], []
     for row in rows:
-        if row["P"] > 1:
+        if row["P"] > 1 and (parts is None or row["P"] in parts):
             for step in row["supersteps"]:
                 design.append([step["rounds"], step["bytes"] / row["P"]])
                 seconds.append(step["comm_seconds"])
@@ -86,9 +87,12 @@ def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("rows", nargs="+", help="JSON files from benchmarks.multi_gpu --json")
     parser.add_argument("--plot", help="write a PNG here (matplotlib)")
+    parser.add_argument("--fit-on", type=int, nargs="+", metavar="P",
+                        help="fit g and l to the runs on these device counts only (default: all "
+                             "P > 1), e.g. 2 to test the model's predictions for 4")  # fmt: skip
     args = parser.parse_args(argv)
     rows = [row for path in args.rows for row in json.load(open(path))]
-    g, latency = fit(rows)
+    g, latency = fit(rows, set(args.fit_on) if args.fit_on else None)
     print(f"g = {g * 1e9:.4f} ns/byte ({1 / g / 1e9 if g else float('inf'):.1f} GB/s), "
           f"l = {latency * 1e6:.0f} us/round")  # fmt: skip
     ones = {(r["graph"], r["algorithm"]): r for r in rows if r["P"] == 1}

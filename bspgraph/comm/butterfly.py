@@ -87,8 +87,10 @@ class Butterfly(Communicator):
     -----
     **Combining on the way.** A device forwards one Update: everything it holds, merged with the
     enactor's ``combine``, so every message has at most V distinct ids and a device receives at
-    most ``(f - 1)·V`` ids per round (the paper's O(f·V) buffers). Every device's contribution
-    reaches each receiver exactly once, so sum combiners are safe.
+    most ``(f - 1)·V`` ids per round (the paper's O(f·V) buffers). What arrives in the last
+    round is forwarded by nobody and is delivered as it came (the inbox holds up to f - 1
+    Updates more), unless extra devices wait for it. Every device's contribution reaches each
+    receiver exactly once, so sum combiners are safe.
 
     **to_all=True** is the paper's frontier synchronisation (an all-gather): a device sends what
     it holds to its group, whose members merge it. **to_all=False** routes instead (a
@@ -168,6 +170,10 @@ class Butterfly(Communicator):
         out = {d: updates[d] if to_all else updates[d].take(owners(updates[d]) != d) for d in local}
         received = {d: updates[d].empty() for d in local}  # what d has been sent so far
         held = {p: out[p] for p in local_core}  # what core device p forwards (or routes)
+        # What arrives in the core's last round is forwarded by nobody (unless extras wait for
+        # it): it is delivered as it came, uncombined, as the contract allows.
+        last = {p: [] for p in local_core}
+        final = len(schedule.radices) - 1 if not extras else -1
 
         # Fold-in: extra device Q + i hands its contribution to core device i.
         if extras:
@@ -186,7 +192,7 @@ class Butterfly(Communicator):
         if to_all:
             # All-gather: p sends all it holds to its group; ``gathered`` is what p got there.
             gathered = {p: updates[p].empty() for p in local_core}
-            for radix, stride in zip(schedule.radices, schedule.strides):
+            for step, (radix, stride) in enumerate(zip(schedule.radices, schedule.strides)):
                 sends = []
                 for p in local_core:
                     outgoing = merge(held[p], gathered[p], combine)
@@ -195,7 +201,10 @@ class Butterfly(Communicator):
                               for k in range(radix) if k != digit]  # fmt: skip
                 inbox = run(sends)
                 for p in local_core:
-                    gathered[p] = merge_all(gathered[p], inbox[p], combine)
+                    if step == final:
+                        last[p] = inbox[p]
+                    else:
+                        gathered[p] = merge_all(gathered[p], inbox[p], combine)
             for p in local_core:
                 received[p] = merge(received[p], gathered[p], combine)
             if extras:  # fold-out: everything but the extra's own contribution
@@ -207,7 +216,7 @@ class Butterfly(Communicator):
                         (received[e],) = inbox[e]
         else:
             # Reduce-scatter: each entry walks to its owner's position, one digit per round.
-            for radix, stride in zip(schedule.radices, schedule.strides):
+            for step, (radix, stride) in enumerate(zip(schedule.radices, schedule.strides)):
                 sends = []
                 for p in local_core:
                     digit = (p // stride) % radix
@@ -218,7 +227,10 @@ class Butterfly(Communicator):
                               for k in range(radix) if k != digit]  # fmt: skip
                 inbox = run(sends)
                 for p in local_core:
-                    held[p] = merge_all(held[p], inbox[p], combine)
+                    if step == final:
+                        last[p] = inbox[p]
+                    else:
+                        held[p] = merge_all(held[p], inbox[p], combine)
             # Now core device p holds exactly the entries owned by p or by its extra p + Q.
             sends = []
             for p in local_core:
@@ -234,7 +246,7 @@ class Butterfly(Communicator):
 
         result: list[list[Update] | None] = [None] * transport.size
         for d in local:
-            result[d] = [received[d]] if len(received[d]) else []
+            result[d] = [u for u in (received[d], *last.get(d, ())) if len(u)]
         return result, CommStats.of(done)
 
     @staticmethod
