@@ -142,11 +142,11 @@ def plot(table, ones, path: str) -> None:
                            f"({two['communicator']}, {two['partitioner']})")[0]  # fmt: skip
             ax.plot(PREDICT, [one / m for m in model], "x--", color=line.get_color())
         ax.plot([1, 8], [1, 8], ":", color="grey", label="linear")
-        ax.set(xscale="log", yscale="log", xticks=[1, 2, 4, 8],
+        ax.set(xscale="log", yscale="log", xticks=[1, 2, 4, 8], yticks=[0.125, 0.25, 0.5, 1, 2, 4, 8],
                xlabel="GPUs", ylabel="speed-up of the BSP run over 1 GPU",
                title=f"{graph}: measured (o) and BSP model (x)")  # fmt: skip
         ax.xaxis.set_major_formatter(matplotlib.ticker.ScalarFormatter())
-        ax.yaxis.set_major_formatter(matplotlib.ticker.ScalarFormatter())
+        ax.yaxis.set_major_formatter(matplotlib.ticker.FormatStrFormatter("%g"))
         ax.xaxis.set_minor_formatter(matplotlib.ticker.NullFormatter())
         ax.yaxis.set_minor_formatter(matplotlib.ticker.NullFormatter())
         ax.legend(fontsize=7)
