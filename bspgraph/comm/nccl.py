@@ -4,9 +4,9 @@ MPI starts the processes and carries everything small: the NCCL unique id (a bro
 round's message headers (ids and value shapes, an ``alltoall``), the scalars and the stop test
 of the enactor and the fingerprints. The payloads (the final result's too) never touch the
 host: one NCCL group moves every column of every message straight from the array that holds
-it (no packing), into one receive buffer per peer cut into aligned columns. Faults are handled as by
-:class:`~bspgraph.comm.mpi.MPITransport` (abort on an exception, the launcher on a dead rank,
-the watchdog on a hang, which also covers the wait for NCCL to finish).
+it (no packing), into one receive buffer per peer cut into aligned columns. Faults are handled
+as by :class:`~bspgraph.comm.mpi.MPITransport` (abort on an exception, the launcher on a dead
+rank, the watchdog on a hang, which also covers the wait for NCCL to finish).
 
 Launch as for MPI, one rank per GPU::
 
