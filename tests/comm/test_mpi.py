@@ -2,6 +2,7 @@
 with every communicator equals networkx and the in-process run; faults end every rank non-zero
 within a bounded time; ranks started with different inputs are told so on every rank."""
 
+import json
 import os
 import shutil
 import subprocess
@@ -171,3 +172,27 @@ def test_ranks_with_different_options_are_told_on_every_rank(graph_file):
     )  # fmt: skip
     assert code != 0
     assert err.count("'parameters' differs") == 2, err
+
+
+def test_multi_gpu_benchmark_runs_several_sizes_in_one_job(tmp_path):
+    """benchmarks.multi_gpu --sizes: P = 2 on the first two of three ranks (a sub-communicator;
+    the third waits), then P = 3; a fanout by name; every answer asserted equal to one device's
+    inside the job; the model reads the rows and prints the measured P = 3 beside nothing."""
+    from benchmarks import bsp_model
+
+    out = tmp_path / "rows.json"
+    code, stdout, err, _ = mpiexec(
+        3, sys.executable, "-m", "benchmarks.multi_gpu", "--transport", "mpi", "--backend",
+        "numpy", "--scale", "7", "--sizes", "2", "3", "--repeat", "1", "--algorithms",
+        "bfs-push", "sssp", "--partitioners", "random", "--communicators", "selective",
+        "butterfly:3", "--json", str(out),
+    )  # fmt: skip
+    assert code == 0, err
+    rows = json.loads(out.read_text())
+    assert [(r["algorithm"], r["P"], r["communicator"]) for r in rows] == [
+        (algorithm, p, c) for algorithm in ("bfs-push", "sssp")
+        for p, c in [(1, "-"), (2, "selective"), (2, "butterfly:3"), (3, "selective"),
+                     (3, "butterfly:3")]]  # fmt: skip
+    assert all(r["supersteps"][0]["rounds"] == (r["P"] > 1) for r in rows)  # fanout 3: one round
+    assert "P = 2, 3 over transport mpi" in stdout
+    bsp_model.main([str(out), "--fit-on", "2"])
