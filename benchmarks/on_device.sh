@@ -11,11 +11,11 @@
 #   grid    the same on a 4096 x 4096 grid (BFS, SSSP, PageRank, CC)
 #   lanes   lanes per row of the row reduction (benchmarks.row_reduce)
 #   multi   with two or more GPUs: mpiexec, one rank per GPU over NCCL, rmat 25, and the model
-#   scaling26 scaling25 scaling24  (not by default; with four or more GPUs) strong scaling on
-#           rmat 26 over 1, 2, 4 (8) GPUs, every communicator and fanout; rmat 25 on 2 and rmat 24
-#           on 2 and 4 for weak scaling (24 a GPU) and a smaller strong-scaling point
-# Each step's output is OUTDIR/STEP.txt (the multi step's rows OUTDIR/multi.json too); the
-# summary (exit code and seconds per step, then each table) prints last.
+#   scaling26 scaling25 scaling24  (not by default; with four or more GPUs) strong scaling over
+#           1, 2, 4 (8) GPUs in one MPI job per graph: rmat 26 with every communicator and
+#           fanout, rmat 25 and 24 with fewer (with rmat 26 on 4: weak scaling, rmat 24 a GPU)
+# Each step's output is OUTDIR/STEP.txt (the rows of multi and scaling* in OUTDIR/STEP.json
+# too); the summary (exit code and seconds per step, then each table) prints last.
 set -u
 out=${1:-${OUT:-device-out}}
 mkdir -p "$out"
