@@ -41,18 +41,21 @@ ALGORITHMS = {
 
 def timed(fn, repeat: int):
     """The first call's setup seconds, then medians over ``repeat`` calls of the whole call,
-    of stats.seconds and of the communication seconds; and the last result."""
+    of stats.seconds, of the communication seconds and of the seconds in the collectives over
+    processes (``sync``); and the last result."""
     setup = fn().stats.setup_seconds
-    whole, bsp, comm, result = [], [], [], None
+    whole, bsp, comm, sync, result = [], [], [], [], None
     for _ in range(repeat):
         start = time.perf_counter()
         result = fn()
         whole.append(time.perf_counter() - start)
         bsp.append(result.stats.seconds)
         comm.append(sum(s.comm_seconds for s in result.stats.supersteps))
+        sync.append(sum(s.sync_seconds for s in result.stats.supersteps))
     median = statistics.median
     return {"ms": median(whole) * 1e3, "bsp_ms": median(bsp) * 1e3,
-            "comm_ms": median(comm) * 1e3, "setup_s": setup}, result  # fmt: skip
+            "comm_ms": median(comm) * 1e3, "sync_ms": median(sync) * 1e3,
+            "setup_s": setup}, result  # fmt: skip
 
 
 def communicator(spec: str) -> bg.comm.Communicator:
@@ -135,7 +138,8 @@ def main(argv=None) -> None:
                      "partitioner": partitioner, "communicator": communicator, **times,
                      "supersteps": steps, "traversed_edges": stats.edges})  # fmt: skip
         say(f"  {algorithm} P={p} {partitioner} {communicator}: {times['ms']:.1f} ms, bsp "
-            f"{times['bsp_ms']:.1f} ms, comm {times['comm_ms']:.1f} ms", flush=True)  # fmt: skip
+            f"{times['bsp_ms']:.1f} ms, comm {times['comm_ms']:.1f} ms, sync "
+            f"{times['sync_ms']:.1f} ms", flush=True)  # fmt: skip
         if args.json and rank == 0:  # after every row: a run cut short keeps what it measured
             with open(args.json, "w") as out:
                 json.dump(rows, out, indent=1)
@@ -151,22 +155,28 @@ def main(argv=None) -> None:
                 run = {**many_run, "partitioner": partitioner, "communicator": communicator(spec)}
                 times, many = timed(lambda c=call, r=run: c(graph, source, r), args.repeat)
                 check_equal(field, getattr(many, field), getattr(one, field))
+                transport = run.get("transport")  # each rank's sync: the slowest waits least
+                times["sync_ms_ranks"] = (transport.allgather(times["sync_ms"]) if transport
+                                          else [times["sync_ms"]])  # fmt: skip
                 record(name, parts, partitioner, spec, times, many.stats)
     say(
-        "\nms: whole call; bsp: the BSP run (stats.seconds); comm: its exchanges; speed-up of "
-        "bsp over P=1; setup: the first call's partitioning and upload (cached after)"
+        "\nms: whole call; bsp: the BSP run (stats.seconds); comm: its exchanges; sync: the "
+        "collectives over processes, fewest-most ms over ranks (the slowest rank waits least); "
+        "speed-up of bsp over P=1; setup: the first call's partitioning and upload (cached after)"
     )
     say(f"{'algorithm':<9} {'P':>2} {'partitioner':<13} {'communicator':<10} {'ms':>8} "
-        f"{'bsp ms':>8} {'comm ms':>8} {'speed-up':>8} {'steps':>5} {'MB sent':>8} "
-        f"{'setup s':>7}")  # fmt: skip
+        f"{'bsp ms':>8} {'comm ms':>8} {'sync ms':>11} {'speed-up':>8} {'steps':>5} "
+        f"{'MB sent':>8} {'setup s':>7}")  # fmt: skip
     base = {}
     for row in rows:
         if row["P"] == 1:
             base[row["algorithm"]] = row["bsp_ms"]
         sent = sum(s["bytes"] for s in row["supersteps"]) / 1e6
+        ranks = row.get("sync_ms_ranks", [0.0])
+        sync = f"{min(ranks):.1f}-{max(ranks):.1f}"
         say(f"{row['algorithm']:<9} {row['P']:>2} {row['partitioner']:<13} "
             f"{row['communicator']:<10} {row['ms']:8.1f} {row['bsp_ms']:8.1f} "
-            f"{row['comm_ms']:8.1f} {base[row['algorithm']] / row['bsp_ms']:7.2f}x "
+            f"{row['comm_ms']:8.1f} {sync:>11} {base[row['algorithm']] / row['bsp_ms']:7.2f}x "
             f"{len(row['supersteps']):5d} {sent:8.1f} {row['setup_s']:7.2f}")  # fmt: skip
 
 

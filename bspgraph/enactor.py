@@ -56,7 +56,9 @@ class Scalar:
 class Superstep:
     """What one BSP superstep did: output frontier size, time, and communication (messages,
     bytes and rounds over all devices; ``comm_seconds``, this process's wall time from the end
-    of its devices' step kernels to the end of the exchange: packing, sending, receiving)."""
+    of its devices' step kernels to the end of the exchange: packing, sending, receiving;
+    ``sync_seconds``, its wall time in the superstep's collectives over processes, the scalars
+    and the stop test: mostly waiting for the slowest process; near 0 in one process)."""
 
     frontier: int
     seconds: float
@@ -64,6 +66,7 @@ class Superstep:
     bytes: int = 0
     rounds: int = 0
     comm_seconds: float = 0.0
+    sync_seconds: float = 0.0
 
 
 @dataclass

@@ -73,7 +73,9 @@ def _enact(primitive, graph, transport, backends, partitioner, communicator, see
     while not done:
         step_started = time.perf_counter()
         outputs = each(primitive.step, devices, frontiers, states, iteration)
+        sync_started = time.perf_counter()
         _reduce_scalars(primitive, states, transport)
+        sync_seconds = time.perf_counter() - sync_started
         for d in local:  # the step's kernels are done: what follows is communication
             backends[d].synchronize()
         comm_started = time.perf_counter()
@@ -92,13 +94,15 @@ def _enact(primitive, graph, transport, backends, partitioner, communicator, see
                          dict(enumerate(received)))  # fmt: skip
         iteration += 1
         converged = each(primitive.converged, devices, frontiers, states, iteration)
-        size, messages, nbytes, running = _sum(transport, [  # one collective a superstep
-            sum(len(f) for f in frontiers.values()), traffic.messages, traffic.bytes,
-            sum(not c for c in converged.values())])  # fmt: skip
+        counts = [sum(len(f) for f in frontiers.values()), traffic.messages, traffic.bytes,
+                  sum(not c for c in converged.values())]  # fmt: skip
+        sync_started = time.perf_counter()
+        size, messages, nbytes, running = _sum(transport, counts)  # one collective a superstep
+        sync_seconds += time.perf_counter() - sync_started
         done = running == 0
         stats.supersteps.append(Superstep(
-            size, time.perf_counter() - step_started,
-            messages=messages, bytes=nbytes, rounds=traffic.rounds, comm_seconds=comm_seconds,
+            size, time.perf_counter() - step_started, messages=messages, bytes=nbytes,
+            rounds=traffic.rounds, comm_seconds=comm_seconds, sync_seconds=sync_seconds,
         ))  # fmt: skip
     for d in local:
         backends[d].synchronize()

@@ -194,5 +194,7 @@ def test_multi_gpu_benchmark_runs_several_sizes_in_one_job(tmp_path):
         for p, c in [(1, "-"), (2, "selective"), (2, "butterfly:3"), (3, "selective"),
                      (3, "butterfly:3")]]  # fmt: skip
     assert all(r["supersteps"][0]["rounds"] == (r["P"] > 1) for r in rows)  # fanout 3: one round
+    assert [len(r["sync_ms_ranks"]) for r in rows if r["P"] > 1] == [2, 2, 3, 3] * 2
+    assert all(0 <= s["sync_seconds"] <= s["seconds"] for r in rows for s in r["supersteps"])
     assert "P = 2, 3 over transport mpi" in stdout
     bsp_model.main([str(out), "--fit-on", "2"])
