@@ -114,6 +114,9 @@ def main(argv=None) -> None:
     )
     parser.add_argument("--json", help="write the rows, with their supersteps, here (rank 0)")
     args = parser.parse_args(argv)
+    if args.sizes and args.transport == "local":
+        parser.error("--sizes needs --transport nccl or mpi (one process per device); "
+                     "in one process use --devices")  # fmt: skip
     if args.transport == "local":
         backend, rank = get_backend(args.backend), 0
         runs = {args.devices: {"backend": backend, "devices": args.devices}}
