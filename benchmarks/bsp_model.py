@@ -32,7 +32,7 @@ from collections import defaultdict
 
 import numpy as np
 
-from benchmarks.multi_gpu import communicator as communicator_of
+import bspgraph as bg
 
 NEEDS_ALL = {"bfs-push": False, "bfs-auto": True, "sssp": True, "pagerank": True, "cc": True}
 PREDICT = (2, 4, 8)
@@ -66,7 +66,7 @@ def share(algorithm: str, communicator: str, parts: int) -> float:
         return (parts - 1) / parts
     if communicator == "selective":
         return (parts - 1) / parts**2
-    radix = max(communicator_of(communicator).radix, 2)
+    radix = max(bg.comm.get(communicator).radix, 2)
     return (radix - 1) / radix * math.log(parts, radix) / parts
 
 
@@ -77,7 +77,7 @@ def predict(one, two, g: float, latency: float, parts: int) -> float:
     algorithm, communicator = two["algorithm"], two["communicator"]
     sent = sum(s["bytes"] for s in two["supersteps"]) / 2  # per device
     scaled = share(algorithm, communicator, parts) / share(algorithm, communicator, 2)
-    rounds = communicator_of(communicator).rounds(parts)
+    rounds = bg.comm.get(communicator).rounds(parts)
     seconds = (work / parts + max(overhead, 0.0) + g * sent * scaled
                + latency * len(two["supersteps"]) * rounds)  # fmt: skip
     return seconds * 1e3

@@ -58,12 +58,6 @@ def timed(fn, repeat: int):
             "setup_s": setup}, result  # fmt: skip
 
 
-def communicator(spec: str) -> bg.comm.Communicator:
-    """``butterfly:F`` is ``Butterfly(fanout=F)``; any other spec is a registry name."""
-    name, _, fanout = spec.partition(":")
-    return bg.comm.Butterfly(fanout=int(fanout)) if fanout else bg.comm.get(name)
-
-
 def transports(kind: str, backend: str, sizes: list[int] | None):
     """The transport over every rank, and per device count P > 1 of ``sizes`` (default: every
     rank) this rank's transport over the first P ranks, or None where it is not among them."""
@@ -155,7 +149,7 @@ def main(argv=None) -> None:
             if many_run is None:  # this rank is not among the first P
                 continue
             for partitioner, spec in itertools.product(args.partitioners, args.communicators):
-                run = {**many_run, "partitioner": partitioner, "communicator": communicator(spec)}
+                run = {**many_run, "partitioner": partitioner, "communicator": spec}
                 times, many = timed(lambda c=call, r=run: c(graph, source, r), args.repeat)
                 check_equal(field, getattr(many, field), getattr(one, field))
                 transport = run.get("transport")  # each rank's sync: the slowest waits least

@@ -11,18 +11,11 @@ from strategies import as_array, graphs
 import bspgraph as bg
 
 PARTITIONERS = ["random", "biased", "edge_balanced"]
-COMMUNICATORS = ["broadcast", "selective", "butterfly1", "butterfly2", "butterfly4"]
-
-
-def communicator(name):
-    if name.startswith("butterfly"):
-        return bg.comm.Butterfly(fanout=int(name[len("butterfly") :]))
-    return name
-
+COMMUNICATORS = ["broadcast", "selective", "butterfly:1", "butterfly:2", "butterfly:4"]
 
 runs = st.tuples(
     st.integers(1, 5), st.sampled_from(PARTITIONERS), st.sampled_from(COMMUNICATORS)
-).map(lambda r: {"devices": r[0], "partitioner": r[1], "communicator": communicator(r[2])})
+).map(lambda r: {"devices": r[0], "partitioner": r[1], "communicator": r[2]})
 
 
 @settings(max_examples=80)

@@ -48,14 +48,21 @@ def get(name_or_instance: str | Communicator) -> Communicator:
     Parameters
     ----------
     name_or_instance : str or Communicator
-        A key of :data:`REGISTRY` ("broadcast", "selective", "butterfly"), or an instance such
-        as ``Butterfly(fanout=4)``.
+        A key of :data:`REGISTRY` ("broadcast", "selective", "butterfly"), ``"butterfly:F"``
+        for ``Butterfly(fanout=F)``, or an instance such as ``Butterfly(fanout=4)``.
 
     Raises
     ------
     ValueError
-        An unknown name; the message lists the valid ones.
+        An unknown name (the message lists the valid ones), or a fanout that is not an integer
+        >= 1.
     """
+    if isinstance(name_or_instance, str) and name_or_instance.startswith("butterfly:"):
+        fanout = name_or_instance.partition(":")[2]
+        if not fanout.isdigit():
+            raise ValueError(f"communicator {name_or_instance!r}: expected 'butterfly:F' with "
+                             "F an integer >= 1")  # fmt: skip
+        return Butterfly(fanout=int(fanout))
     return lookup(REGISTRY, name_or_instance, Communicator, "communicator")
 
 

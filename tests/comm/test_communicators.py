@@ -372,7 +372,13 @@ def test_get_by_name_and_instance():
     assert isinstance(comm.get("butterfly"), Butterfly) and comm.get("butterfly").fanout == 2
     custom = comm.Butterfly(fanout=4)
     assert comm.get(custom) is custom and repr(custom) == "Butterfly(fanout=4)"
+    assert comm.get("butterfly:3").fanout == 3 and comm.get("butterfly:1").radix == 2
     assert set(comm.REGISTRY) == {"broadcast", "selective", "butterfly"}
+    for bad in ("butterfly:", "butterfly:x", "butterfly:-1"):
+        with pytest.raises(ValueError, match=r"expected 'butterfly:F' with F an integer"):
+            comm.get(bad)
+    with pytest.raises(ValueError, match=r"Butterfly\(fanout=0\)"):
+        comm.get("butterfly:0")
 
 
 def test_get_unknown_name_lists_the_valid_ones():
