@@ -177,7 +177,7 @@ def plain_tc(graph, block_products: int = 1 << 24):
 
 
 # ---- the harness ------------------------------------------------------------------------------
-def run_graph(name, graph, repeat, rows, algorithms):
+def run_graph(name, graph, repeat, rows, algorithms, levels=False):
     n = graph.num_vertices
     degree = to_host(graph.out_degree())
     source = int(np.argmax(degree))
@@ -191,6 +191,9 @@ def run_graph(name, graph, repeat, rows, algorithms):
         rows.append((name, algorithm, t, result.stats, base_t, peak, note))
         print(f"  {algorithm}: {t * 1e3:.2f} ms (bsp {result.stats.seconds * 1e3:.2f} ms), "
               f"baseline {base_t * 1e3:.2f} ms {note}", flush=True)  # fmt: skip
+        if levels:  # the last run's supersteps: output frontier size and ms
+            print("    " + " ".join(f"{s.frontier}:{s.seconds * 1e3:.3f}"
+                                    for s in result.stats.supersteps[:64]), flush=True)  # fmt: skip
 
     if "bfs" in algorithms:
         base = timed(lambda: plain_bfs(graph, source, pull), repeat)
@@ -250,6 +253,8 @@ def main(argv=None) -> None:
     parser.add_argument("--scale", type=int, nargs="*", default=[20])
     parser.add_argument("--grid", type=int, nargs="*", default=[])
     parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--levels", action="store_true",
+                        help="print each run's supersteps (frontier size:ms, the first 64)")  # fmt: skip
     parser.add_argument("--algorithms", nargs="+",
                         default=["bfs", "sssp", "pagerank", "cc", "bc", "tc"])  # fmt: skip
     args = parser.parse_args(argv)
@@ -263,7 +268,7 @@ def main(argv=None) -> None:
     rows = []
     for scale in args.scale:
         graph = bg.generators.rmat(scale, 16, seed=1, weights=True, backend="cupy")
-        run_graph(f"rmat{scale}", graph, args.repeat, rows, args.algorithms)
+        run_graph(f"rmat{scale}", graph, args.repeat, rows, args.algorithms, args.levels)
         del graph
     for size in args.grid:
         graph = bg.generators.grid(size, size, weights=True, backend="cupy")

@@ -35,6 +35,7 @@ def test_sssp_cupy_equals_numpy(rmat_pair):
     np.testing.assert_array_equal(bg.sssp(gpu, source, backend="cupy").distance, expected)
 
 
+@pytest.mark.parametrize("every", [7, 997])  # visit_push with its bitmap (7) and without
 @pytest.mark.parametrize(
     "name, direction",
     [
@@ -44,10 +45,10 @@ def test_sssp_cupy_equals_numpy(rmat_pair):
         ("relax_min", "pull"),
     ],  # fmt: skip
 )
-def test_fused_kernels_equal_generic_functors(rmat_pair, name, direction):
+def test_fused_kernels_equal_generic_functors(rmat_pair, name, direction, every):
     gpu, _ = rmat_pair
     xp = gpu.xp
-    frontier = fr.Frontier.from_ids(gpu, xp.arange(0, gpu.num_vertices, 7))
+    frontier = fr.Frontier.from_ids(gpu, xp.arange(0, gpu.num_vertices, every))
     results = []
     for fused in (True, False):
         if name == "visit_unvisited":

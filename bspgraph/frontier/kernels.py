@@ -52,11 +52,19 @@ _VISIT = (
     + r"""
 extern "C" __global__ void visit_push(const ID* ids, const OFF* starts, const long long* scan,
     long long n_frontier, const ID* indices, DEPTH* depth, DEPTH value, ID* parent,
-    const DEG* cost_degree, ID* out, unsigned long long* tally) {
+    unsigned int* visited, const DEG* cost_degree, ID* out, unsigned long long* tally) {
 """
     + _FOR_EACH_EDGE
     + r"""
-      if (depth[v] > value && atomicMin(&depth[v], value) > value) {
+      bool won;
+      if (visited) {  // claim v's bit (L2-resident); the one winner writes depth
+        const unsigned int bit = 1u << (v & 31);
+        won = !(__ldcg(&visited[v >> 5]) & bit) && !(atomicOr(&visited[v >> 5], bit) & bit);
+        if (won) depth[v] = value;
+      } else {
+        won = depth[v] > value && atomicMin(&depth[v], value) > value;
+      }
+      if (won) {
         if (parent) parent[v] = ids[lo];
         APPEND(v);
       }
@@ -65,6 +73,19 @@ extern "C" __global__ void visit_push(const ID* ids, const OFF* starts, const lo
 """
     + _FINISH
 )
+
+# Bit v of the bitmap: depth[v] <= value (visited before this level). One warp, one word.
+_VISITED_BITS = r"""
+extern "C" __global__ void visited_bits(const DEPTH* depth, long long n, DEPTH value,
+    unsigned int* bits) {
+  const long long padded = (n + 31) & ~31LL;  // whole warps in every iteration
+  for (long long v = blockIdx.x * (long long)blockDim.x + threadIdx.x; v < padded;
+       v += (long long)gridDim.x * blockDim.x) {
+    const unsigned int word = __ballot_sync(0xffffffffu, v < n && depth[v] <= value);
+    if ((threadIdx.x & 31) == 0) bits[v >> 5] = word;
+  }
+}
+"""
 
 _VISIT_PULL = r"""
 extern "C" __global__ void visit_pull(const bool* candidates, long long n,
@@ -130,13 +151,17 @@ def _launch(graph, kernel, ids, starts, degrees, *args, out_bound: int) -> Front
     cost_degree = graph.cost_degrees()[0]
     out = cp.empty(out_bound, dtype=graph.indices.dtype)
     tally = cp.zeros(2, dtype=cp.uint64)
-    average = graph.cost_degrees()[2] / max(graph.num_vertices, 1)
-    expected = int(ids.size * average) // (256 * EDGES_PER_THREAD) + 1
+    expected = _expected_edges(graph, ids) // (256 * EDGES_PER_THREAD) + 1
     blocks = min(max(_resident_blocks(cp), 2 * expected), 65536)  # a grid-stride loop
     kernel((blocks,), (256,), (ids, starts, scan, np.int64(ids.size), graph.indices, *args,
                                cost_degree, out, tally))  # fmt: skip
     count, edges = (int(x) for x in tally.get())
     return Frontier.from_ids(graph, out[:count], out_edges=edges)
+
+
+def _expected_edges(graph, ids) -> int:
+    """The out-edges of the frontier ``ids`` at the graph's average degree (no host read)."""
+    return int(ids.size * graph.cost_degrees()[2] / max(graph.num_vertices, 1))
 
 
 @functools.cache
@@ -147,13 +172,27 @@ def _resident_blocks(cupy) -> int:
 
 
 def visit_push(graph, ids, starts, degrees, depth, value, parent) -> Frontier:
-    """Fused push of :class:`functors.visit_unvisited`."""
+    """Fused push of :class:`functors.visit_unvisited`. A frontier with more expected edges
+    than num_vertices / BITMAP_RATIO first marks the visited vertices in a bitmap (one bit
+    each: it stays in L2, where a 4-byte depth does not); each edge then tests that bit and
+    claims it with one atomicOr, touching depth only for the vertex it wins."""
     cp = graph.xp
     kernel = _kernel(cp, _VISIT, "visit_push", id=graph.indices.dtype, off=starts.dtype,
                      depth=depth.dtype, deg=graph.cost_degrees()[0].dtype)  # fmt: skip
-    null = np.uintp(0) if parent is None else parent
-    return _launch(graph, kernel, ids, starts, degrees, depth, depth.dtype.type(value), null,
+    null = np.uintp(0)
+    value = depth.dtype.type(value)
+    visited = null
+    if _expected_edges(graph, ids) * BITMAP_RATIO > graph.num_vertices:
+        n = graph.num_vertices
+        visited = cp.empty((n + 31) // 32, dtype=cp.uint32)
+        bits = _kernel(cp, _VISITED_BITS, "visited_bits", depth=depth.dtype)
+        bits((min((n + 255) // 256, 1 << 16),), (256,), (depth, np.int64(n), value, visited))
+    return _launch(graph, kernel, ids, starts, degrees, depth, value,
+                   null if parent is None else parent, visited,
                    out_bound=graph.num_vertices)  # fmt: skip
+
+
+BITMAP_RATIO = 8  # the bitmap pays for its pass over depth past num_vertices / 8 edges
 
 
 def visit_pull(graph, in_frontier, candidates, depth, value, parent) -> Frontier:
