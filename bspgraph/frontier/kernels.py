@@ -1,9 +1,9 @@
 """Fused CUDA kernels for the built-in functors (compiled by CuPy at first use, per dtype).
 
-Work is split by edges, not vertices: a binary search of the inclusive degree scan finds each
-thread's first edge (a vertex of degree 10^6 spreads over many threads), then the functor's
-test and an atomic update; the single winner of each vertex appends it to the output queue, so
-the output is distinct without a separate filter.
+Work is split by edges, not vertices: tiles of edge slots, a block each, and a search of the
+degree scan for each slot's source (a vertex of degree 10^6 spreads over many blocks), then the
+functor's test and an atomic update; the single winner of each vertex appends it to the output
+(through the block's queue), so the output is distinct without a separate filter.
 """
 
 from __future__ import annotations
@@ -15,40 +15,81 @@ import numpy as np
 from ..backend import C_TYPES
 from .frontier import Frontier
 
-# Each thread takes EDGES_PER_THREAD consecutive edge slots: one binary search of the inclusive
-# degree scan finds the first slot's source, then it walks on (skipping zero-degree vertices).
+# Edge slots (the frontier's out-edges, in order) are cut into tiles of 256 * EDGES_PER_THREAD,
+# a block per tile (grid-stride): thread 0 finds the tile's first and last frontier vertex in
+# the inclusive degree scan, the block copies that piece of the scan to shared memory, and
+# thread t takes slots t, t + 256, ... (adjacent threads read adjacent edges), each finding its
+# source by a binary search of the shared piece. Vertices a thread wins go to a shared queue,
+# which the block appends to the output with one atomic per tile.
 EDGES_PER_THREAD = 8
 _FOR_EACH_EDGE = r"""
   const long long total = scan[n_frontier - 1];  // read here: the host never waits for it
   unsigned long long edges = 0;  // the out-degrees of the vertices this thread appends
-  const long long stride = (long long)gridDim.x * blockDim.x * PER_THREAD;
-  for (long long k = (blockIdx.x * (long long)blockDim.x + threadIdx.x) * PER_THREAD; k < total;
-       k += stride) {
-    long long lo = 0, hi = n_frontier - 1;
-    while (lo < hi) { long long mid = (lo + hi) >> 1; if (scan[mid] > k) hi = mid; else lo = mid + 1; }
-    long long e = (long long)starts[lo] + (k - (lo ? scan[lo - 1] : 0));
-    const long long end = k + PER_THREAD < total ? k + PER_THREAD : total;
-    for (long long slot = k; slot < end; ++slot, ++e) {
-      while (slot >= scan[lo]) { ++lo; e = starts[lo]; }
+  __shared__ long long piece[TILE + 1];  // scan[first - 1 .. last]
+  __shared__ ID queue[TILE];
+  __shared__ long long first, last;
+  __shared__ unsigned int queued;
+  __shared__ unsigned long long at;
+  for (long long base = blockIdx.x * (long long)TILE; base < total;
+       base += (long long)gridDim.x * TILE) {  // block-uniform: every thread syncs below
+    const long long end = base + TILE < total ? base + TILE : total;
+    if (threadIdx.x == 0) {
+      first = first_above(scan, n_frontier, base);
+      last = first_above(scan, n_frontier, end - 1);
+      queued = 0;
+    }
+    __syncthreads();
+    const long long count = last - first + 1;  // zero-degree vertices may make it > TILE
+    const bool shared = count <= TILE;
+    if (shared)
+      for (long long i = threadIdx.x; i <= count; i += blockDim.x)
+        piece[i] = first + i ? scan[first + i - 1] : 0;
+    __syncthreads();
+    for (long long slot = base + threadIdx.x; slot < end; slot += blockDim.x) {
+      long long lo, before;  // slot's frontier position, and the edge slots before its row
+      if (shared) {
+        long long a = 1, b = count;  // piece[a] = scan[first + a - 1]
+        while (a < b) { long long mid = (a + b) >> 1; if (piece[mid] > slot) b = mid; else a = mid + 1; }
+        lo = first + a - 1;
+        before = piece[a - 1];
+      } else {
+        lo = first_above(scan, n_frontier, slot);
+        before = lo ? scan[lo - 1] : 0;
+      }
+      const long long e = (long long)starts[lo] + (slot - before);
       const ID v = indices[e];
+      bool won;
 """
 
-# Append vertex v to the output queue (one atomic on one counter, as few as the work allows)
-# and add its out-degree (cost_degrees) to the thread's sum; each warp adds its sums to
-# tally[1] once at the end (a second atomic per vertex doubled the time of rmat levels of
-# millions), so that one 16-byte read tells the host the output's size and out-edges: the
-# next superstep's direction test needs no read of its own.
-_APPEND = r"""
-#define APPEND(v) do { out[atomicAdd(&tally[0], 1ULL)] = (v); edges += cost_degree[(v)]; } while (0)
-"""
-_FINISH = r"""
+# After the functor's test: a won vertex v joins the block's queue and its out-degree
+# (cost_degrees) the thread's sum; at the end of the tile one atomic reserves the queue's place
+# in the output. Each warp adds its sums to tally[1] once at the end, so that one 16-byte read
+# tells the host the output's size and out-edges: the next superstep's direction test needs no
+# read of its own.
+_APPEND_AND_FINISH = r"""
+      if (won) { queue[atomicAdd(&queued, 1u)] = v; edges += cost_degree[v]; }
+    }
+    __syncthreads();
+    if (threadIdx.x == 0) at = atomicAdd(&tally[0], (unsigned long long)queued);
+    __syncthreads();
+    for (unsigned int i = threadIdx.x; i < queued; i += blockDim.x) out[at + i] = queue[i];
+    __syncthreads();  // before thread 0 resets the queue for the next tile
+  }
   for (int s = 16; s > 0; s >>= 1) edges += __shfl_down_sync(0xffffffffu, edges, s);
   if ((threadIdx.x & 31) == 0 && edges) atomicAdd(&tally[1], edges);
 }
 """
+_FIRST_ABOVE = r"""
+#define TILE (256 * PER_THREAD)
+__device__ inline long long first_above(const long long* scan, long long n, long long x) {
+  long long lo = 0, hi = n - 1;  // the first position with scan[pos] > x (x < scan[n - 1])
+  while (lo < hi) { long long mid = (lo + hi) >> 1; if (scan[mid] > x) hi = mid; else lo = mid + 1; }
+  return lo;
+}
+"""
 
 _VISIT = (
-    _APPEND
+    _FIRST_ABOVE
     + r"""
 extern "C" __global__ void visit_push(const ID* ids, const OFF* starts, const long long* scan,
     long long n_frontier, const ID* indices, DEPTH* depth, DEPTH value, ID* parent,
@@ -56,7 +97,6 @@ extern "C" __global__ void visit_push(const ID* ids, const OFF* starts, const lo
 """
     + _FOR_EACH_EDGE
     + r"""
-      bool won;
       if (visited) {  // claim v's bit (L2-resident); the one winner writes depth
         const unsigned int bit = 1u << (v & 31);
         won = !(__ldcg(&visited[v >> 5]) & bit) && !(atomicOr(&visited[v >> 5], bit) & bit);
@@ -64,14 +104,9 @@ extern "C" __global__ void visit_push(const ID* ids, const OFF* starts, const lo
       } else {
         won = depth[v] > value && atomicMin(&depth[v], value) > value;
       }
-      if (won) {
-        if (parent) parent[v] = ids[lo];
-        APPEND(v);
-      }
-    }
-  }
+      if (won && parent) parent[v] = ids[lo];
 """
-    + _FINISH
+    + _APPEND_AND_FINISH
 )
 
 # Bit v of the bitmap: depth[v] <= value (visited before this level). One warp, one word.
@@ -108,7 +143,7 @@ extern "C" __global__ void visit_pull(const bool* candidates, long long n,
 """
 
 _RELAX = (
-    _APPEND
+    _FIRST_ABOVE
     + r"""
 __device__ inline float atomic_min_nonneg(float* a, float x) {
   return __int_as_float(atomicMin((int*)a, __float_as_int(x)));
@@ -117,19 +152,16 @@ __device__ inline double atomic_min_nonneg(double* a, double x) {
   return __longlong_as_double(atomicMin((long long*)a, __double_as_longlong(x)));
 }
 extern "C" __global__ void relax_push(const ID* ids, const OFF* starts, const long long* scan,
-    long long n_frontier, const ID* indices, const DIST* weights, DIST* distance, int* queued,
+    long long n_frontier, const ID* indices, const DIST* weights, DIST* distance, int* queued_at,
     const DEG* cost_degree, ID* out, unsigned long long* tally) {
 """
     + _FOR_EACH_EDGE
     + r"""
       DIST candidate = distance[ids[lo]] + (weights ? weights[e] : (DIST)1);
-      if (candidate < distance[v] && candidate < atomic_min_nonneg(&distance[v], candidate)) {
-        if (atomicExch(&queued[v], 1) == 0) APPEND(v);
-      }
-    }
-  }
+      won = candidate < distance[v] && candidate < atomic_min_nonneg(&distance[v], candidate)
+            && atomicExch(&queued_at[v], 1) == 0;
 """
-    + _FINISH
+    + _APPEND_AND_FINISH
 )
 
 
@@ -151,8 +183,8 @@ def _launch(graph, kernel, ids, starts, degrees, *args, out_bound: int) -> Front
     cost_degree = graph.cost_degrees()[0]
     out = cp.empty(out_bound, dtype=graph.indices.dtype)
     tally = cp.zeros(2, dtype=cp.uint64)
-    expected = _expected_edges(graph, ids) // (256 * EDGES_PER_THREAD) + 1
-    blocks = min(max(_resident_blocks(cp), 2 * expected), 65536)  # a grid-stride loop
+    tiles = _expected_edges(graph, ids) // (256 * EDGES_PER_THREAD) + 1
+    blocks = min(max(_resident_blocks(cp), tiles), 65536)  # a grid-stride loop over tiles
     kernel((blocks,), (256,), (ids, starts, scan, np.int64(ids.size), graph.indices, *args,
                                cost_degree, out, tally))  # fmt: skip
     count, edges = (int(x) for x in tally.get())
