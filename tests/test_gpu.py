@@ -62,7 +62,11 @@ def test_fused_kernels_equal_generic_functors(rmat_pair, name, direction, every)
         candidates = state > 1 if direction == "pull" else None
         out = fr.advance(gpu, frontier, op, unique=True, direction=direction,
                          candidates=candidates, early_exit=functor.early_exit)  # fmt: skip
-        results.append((np.sort(out.ids.get()), state.get()))
+        ids = out.ids.get()
+        assert len(out) == ids.size  # a count the kernel tallied, when it did
+        if out.out_edges is not None:
+            assert out.out_edges == int(np.diff(gpu.offsets.get())[ids].sum())
+        results.append((np.sort(ids), state.get()))
     np.testing.assert_array_equal(results[0][0], results[1][0])
     np.testing.assert_array_equal(results[0][1], results[1][1])
 
@@ -163,3 +167,13 @@ def test_build_cupy_equals_numpy(directed, duplicates):
         got, expected = getattr(gpu.forward, name), getattr(cpu.forward, name)
         np.testing.assert_array_equal(got.get(), expected, err_msg=name)
     assert gpu.summary == cpu.summary
+
+
+@pytest.mark.parametrize("dtype", [np.int32, np.int64])
+def test_masked_sum_equals_numpy(dtype):
+    rng = np.random.default_rng(7)
+    values = rng.integers(0, 2**30, 100_003).astype(dtype)
+    mask = rng.random(values.size) < 0.3
+    cupy = bg.backend.get_backend("cupy")
+    assert cupy.masked_sum(cupy.asarray(values), cupy.asarray(mask)) == int(values[mask].sum())
+    assert cupy.masked_sum(cupy.asarray(values[:0]), cupy.asarray(mask[:0])) == 0

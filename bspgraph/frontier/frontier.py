@@ -32,9 +32,14 @@ class Frontier:
         return cls(graph.num_vertices, graph.backend, ids=ids, out_edges=out_edges)
 
     @classmethod
-    def from_mask(cls, graph, mask) -> Frontier:
-        """The frontier of the vertices where the bool array ``mask`` is True."""
-        return cls(graph.num_vertices, graph.backend, mask=mask)
+    def from_mask(
+        cls, graph, mask, *, size: int | None = None, out_edges: int | None = None
+    ) -> Frontier:
+        """The frontier of the vertices where the bool array ``mask`` is True; ``size`` (its
+        count of True) and ``out_edges``, when the producer counted them, spare host reads."""
+        frontier = cls(graph.num_vertices, graph.backend, mask=mask, out_edges=out_edges)
+        frontier._size = size
+        return frontier
 
     @classmethod
     def all(cls, graph) -> Frontier:

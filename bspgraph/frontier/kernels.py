@@ -21,7 +21,7 @@ from .frontier import Frontier
 # thread t takes slots t, t + 256, ... (adjacent threads read adjacent edges), each finding its
 # source by a binary search of the shared piece. Vertices a thread wins go to a shared queue,
 # which the block appends to the output with one atomic per tile.
-EDGES_PER_THREAD = 8
+EDGES_PER_THREAD = 4  # 8 was slower on an H200 (its 25 KB of shared memory a block crowd L1)
 _FOR_EACH_EDGE = r"""
   const long long total = scan[n_frontier - 1];  // read here: the host never waits for it
   unsigned long long edges = 0;  // the out-degrees of the vertices this thread appends
@@ -97,9 +97,10 @@ extern "C" __global__ void visit_push(const ID* ids, const OFF* starts, const lo
 """
     + _FOR_EACH_EDGE
     + r"""
-      if (visited) {  // claim v's bit (L2-resident); the one winner writes depth
+      if (visited) {  // claim v's bit (L2-resident; a stale 0 read from L1 only costs the
+        // atomicOr); the one winner writes depth
         const unsigned int bit = 1u << (v & 31);
-        won = !(__ldcg(&visited[v >> 5]) & bit) && !(atomicOr(&visited[v >> 5], bit) & bit);
+        won = !(__ldca(&visited[v >> 5]) & bit) && !(atomicOr(&visited[v >> 5], bit) & bit);
         if (won) depth[v] = value;
       } else {
         won = depth[v] > value && atomicMin(&depth[v], value) > value;
@@ -125,7 +126,8 @@ extern "C" __global__ void visited_bits(const DEPTH* depth, long long n, DEPTH v
 _VISIT_PULL = r"""
 extern "C" __global__ void visit_pull(const bool* candidates, long long n,
     const OFF* offsets, const ID* indices, const bool* in_frontier, DEPTH* depth, DEPTH value,
-    ID* parent, bool* reached) {
+    ID* parent, bool* reached, const DEG* cost_degree, unsigned long long* tally) {
+  unsigned long long count = 0, edges = 0;  // the vertices this thread reached, their out-edges
   for (long long v = blockIdx.x * (long long)blockDim.x + threadIdx.x; v < n;
        v += (long long)gridDim.x * blockDim.x) {
     if (!candidates[v]) continue;
@@ -135,9 +137,19 @@ extern "C" __global__ void visit_pull(const bool* candidates, long long n,
         depth[v] = value;
         if (parent) parent[v] = u;
         reached[v] = true;
+        ++count;
+        edges += cost_degree[v];
         break;
       }
     }
+  }
+  for (int s = 16; s > 0; s >>= 1) {
+    count += __shfl_down_sync(0xffffffffu, count, s);
+    edges += __shfl_down_sync(0xffffffffu, edges, s);
+  }
+  if ((threadIdx.x & 31) == 0 && count) {
+    atomicAdd(&tally[0], count);
+    atomicAdd(&tally[1], edges);
   }
 }
 """
@@ -229,18 +241,23 @@ BITMAP_RATIO = 8  # the bitmap pays for its pass over depth past num_vertices / 
 
 def visit_pull(graph, in_frontier, candidates, depth, value, parent) -> Frontier:
     """Fused pull of :class:`functors.visit_unvisited`: a thread per vertex, skipping those that
-    are not candidates (no compaction, no host read), early exit at the first parent."""
+    are not candidates (no compaction), early exit at the first parent; one read after it: how
+    many it reached and their out-edges (no pass over the mask to count them)."""
     cp = graph.xp
     reverse = graph.reverse
+    cost_degree = graph.cost_degrees()[0]
     kernel = _kernel(cp, _VISIT_PULL, "visit_pull", id=reverse.indices.dtype,
-                     off=reverse.offsets.dtype, depth=depth.dtype)  # fmt: skip
+                     off=reverse.offsets.dtype, depth=depth.dtype, deg=cost_degree.dtype)  # fmt: skip
     n = graph.num_vertices
     reached = cp.zeros(n, dtype=bool)
+    tally = cp.zeros(2, dtype=cp.uint64)
     null = np.uintp(0) if parent is None else parent
     blocks = min((n + 255) // 256, 1 << 16)
     kernel((blocks,), (256,), (candidates, np.int64(n), reverse.offsets, reverse.indices,
-                               in_frontier, depth, depth.dtype.type(value), null, reached))  # fmt: skip
-    return Frontier.from_mask(graph, reached)
+                               in_frontier, depth, depth.dtype.type(value), null, reached,
+                               cost_degree, tally))  # fmt: skip
+    count, edges = (int(x) for x in tally.get())
+    return Frontier.from_mask(graph, reached, size=count, out_edges=edges)
 
 
 def relax_push(graph, ids, starts, degrees, distance) -> Frontier:
