@@ -1,7 +1,11 @@
 """CuPy answers equal NumPy answers on R-MAT graphs (run on a GPU: pytest -m gpu)."""
 
+import networkx as nx
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from strategies import as_array, graphs
 
 import bspgraph as bg
 from bspgraph import frontier as fr
@@ -177,3 +181,20 @@ def test_masked_sum_equals_numpy(dtype):
     cupy = bg.backend.get_backend("cupy")
     assert cupy.masked_sum(cupy.asarray(values), cupy.asarray(mask)) == int(values[mask].sum())
     assert cupy.masked_sum(cupy.asarray(values[:0]), cupy.asarray(mask[:0])) == 0
+
+
+@settings(max_examples=80, deadline=None)
+@given(graphs(), st.data(), st.sampled_from(["auto", "push", "pull"]))
+def test_bfs_and_sssp_on_cupy_match_networkx(case, data, direction):
+    """Small graphs: frontiers of one tile (each block scans it), sinks, self-loops, duplicates."""
+    graph, nx_graph = case
+    gpu = graph.to("cupy")
+    source = data.draw(st.integers(0, graph.num_vertices - 1))
+    expected = nx.single_source_shortest_path_length(nx_graph, source)
+    result = bg.bfs(gpu, source, parents=True, direction=direction, backend="cupy")
+    np.testing.assert_array_equal(result.depth, as_array(expected, graph.num_vertices, -1))
+    for vertex in np.flatnonzero(result.depth > 0):
+        assert nx_graph.has_edge(result.parent[vertex], vertex)
+    expected = nx.single_source_dijkstra_path_length(nx_graph, source)
+    np.testing.assert_allclose(bg.sssp(gpu, source, backend="cupy").distance,
+                               as_array(expected, graph.num_vertices, np.inf))  # fmt: skip

@@ -38,9 +38,9 @@ class visit_unvisited:  # noqa: N801 (a functor named like a function, as GraphB
             self.parent[dst[new]] = src[new]
         return new
 
-    def fused_push(self, graph, ids, starts, degrees):
+    def fused_push(self, graph, ids):
         fused = kernels if graph.backend.is_gpu else host
-        return fused.visit_push(graph, ids, starts, degrees, self.depth, self.value, self.parent)
+        return fused.visit_push(graph, ids, self.depth, self.value, self.parent)
 
     def fused_pull(self, graph, in_frontier, candidates):
         fused = kernels if graph.backend.is_gpu else host
@@ -71,9 +71,9 @@ class relax_min:  # noqa: N801
         self.backend.scatter_min(self.distance, dst[improved], candidate[improved])
         return improved
 
-    def fused_push(self, graph, ids, starts, degrees):
+    def fused_push(self, graph, ids):
         fused = kernels if graph.backend.is_gpu else host
-        return fused.relax_push(graph, ids, starts, degrees, self.distance)
+        return fused.relax_push(graph, ids, self.distance)
 
     def fused_pull(self, graph, in_frontier, candidates):
         """min.plus over each candidate's in-edges from the frontier: one gather-reduce (lanes

@@ -9,14 +9,14 @@ from __future__ import annotations
 import numpy as np
 
 from ..backend import row_positions as positions
-from .advance.push import DENSE_RATIO, _chunks
+from .advance.push import DENSE_RATIO, _chunks, rows_of
 from .frontier import Frontier, distinct
 
 HOST_CHUNK_EDGES = 1 << 22  # edges per pass: smaller temporaries, fewer page faults
 SPMV_SHARE = 4  # candidates holding > 1/SPMV_SHARE of the in-edges pull by one product
 
 
-def visit_push(graph, ids, starts, degrees, depth, value, parent) -> Frontier:
+def visit_push(graph, ids, depth, value, parent) -> Frontier:
     """``functors.visit_unvisited`` fused on NumPy: no edge ids or weights are gathered, and the
     output is deduplicated in a mask when it may be large, else by a sort. With numba
     installed, one compiled pass instead."""
@@ -26,6 +26,7 @@ def visit_push(graph, ids, starts, degrees, depth, value, parent) -> Frontier:
         null = graph.indices[:0] if parent is None else parent
         found = kernel(graph.offsets, graph.indices, ids, depth, value, null)
         return Frontier.from_ids(graph, found)
+    starts, degrees = rows_of(graph, ids)
     total = int(degrees.sum()) if ids.size else 0
     if total == 0:
         return Frontier.empty(graph)
@@ -57,10 +58,11 @@ def visit_push(graph, ids, starts, degrees, depth, value, parent) -> Frontier:
     )
 
 
-def relax_push(graph, ids, starts, degrees, distance) -> Frontier:
+def relax_push(graph, ids, distance) -> Frontier:
     """``functors.relax_min`` fused on NumPy: sources' distances repeated (not gathered per
     edge), one scatter-min of the improving candidates, the output deduplicated as above."""
     ids, n = ids.astype(np.intp, copy=False), graph.num_vertices
+    starts, degrees = rows_of(graph, ids)
     total = int(degrees.sum()) if ids.size else 0
     if total == 0:
         return Frontier.empty(graph)

@@ -13,35 +13,41 @@ import functools
 import numpy as np
 
 from ..backend import C_TYPES
+from .advance.push import rows_of
 from .frontier import Frontier
 
 # Edge slots (the frontier's out-edges, in order) are cut into tiles of 256 * EDGES_PER_THREAD,
 # a block per tile (grid-stride): thread 0 finds the tile's first and last frontier vertex in
 # the inclusive degree scan, the block copies that piece of the scan to shared memory, and
 # thread t takes slots t, t + 256, ... (adjacent threads read adjacent edges), each finding its
-# source by a binary search of the shared piece. Vertices a thread wins go to a shared queue,
-# which the block appends to the output with one atomic per tile.
+# source by a binary search of the shared piece. A frontier of at most one tile's vertices
+# comes without a scan: every block scans its degrees in shared memory (one launch a level,
+# where the host's launches of the scan would cost more than the level's edges). Vertices a
+# thread wins go to a shared queue, which the block appends to the output with one atomic per
+# tile; the output's out-edges are summed a block at a time.
 EDGES_PER_THREAD = 4  # 8 was slower on an H200 (its 25 KB of shared memory a block crowd L1)
 _FOR_EACH_EDGE = r"""
-  const long long total = scan[n_frontier - 1];  // read here: the host never waits for it
-  unsigned long long edges = 0;  // the out-degrees of the vertices this thread appends
   __shared__ long long piece[TILE + 1];  // scan[first - 1 .. last]
   __shared__ ID queue[TILE];
   __shared__ long long first, last;
   __shared__ unsigned int queued;
   __shared__ unsigned long long at;
+  const bool small = scan == nullptr;  // n_frontier <= TILE: piece = the whole scan, from here
+  if (small) scan_degrees(ids, n_frontier, offsets, piece);
+  const long long total = small ? piece[n_frontier] : scan[n_frontier - 1];  // no host read
+  unsigned long long edges = 0;  // the out-degrees of the vertices this thread appends
   for (long long base = blockIdx.x * (long long)TILE; base < total;
        base += (long long)gridDim.x * TILE) {  // block-uniform: every thread syncs below
     const long long end = base + TILE < total ? base + TILE : total;
     if (threadIdx.x == 0) {
-      first = first_above(scan, n_frontier, base);
-      last = first_above(scan, n_frontier, end - 1);
+      first = small ? 0 : first_above(scan, n_frontier, base);
+      last = small ? n_frontier - 1 : first_above(scan, n_frontier, end - 1);
       queued = 0;
     }
     __syncthreads();
     const long long count = last - first + 1;  // zero-degree vertices may make it > TILE
     const bool shared = count <= TILE;
-    if (shared)
+    if (shared && !small)
       for (long long i = threadIdx.x; i <= count; i += blockDim.x)
         piece[i] = first + i ? scan[first + i - 1] : 0;
     __syncthreads();
@@ -56,16 +62,15 @@ _FOR_EACH_EDGE = r"""
         lo = first_above(scan, n_frontier, slot);
         before = lo ? scan[lo - 1] : 0;
       }
-      const long long e = (long long)starts[lo] + (slot - before);
+      const long long e = (long long)(small ? offsets[ids[lo]] : starts[lo]) + (slot - before);
       const ID v = indices[e];
       bool won;
 """
 
 # After the functor's test: a won vertex v joins the block's queue and its out-degree
 # (cost_degrees) the thread's sum; at the end of the tile one atomic reserves the queue's place
-# in the output. Each warp adds its sums to tally[1] once at the end, so that one 16-byte read
-# tells the host the output's size and out-edges: the next superstep's direction test needs no
-# read of its own.
+# in the output. The sums go to tally[1] once a block, so that one 16-byte read tells the host
+# the output's size and out-edges: the next superstep's direction test needs no read of its own.
 _APPEND_AND_FINISH = r"""
       if (won) { queue[atomicAdd(&queued, 1u)] = v; edges += cost_degree[v]; }
     }
@@ -75,24 +80,77 @@ _APPEND_AND_FINISH = r"""
     for (unsigned int i = threadIdx.x; i < queued; i += blockDim.x) out[at + i] = queue[i];
     __syncthreads();  // before thread 0 resets the queue for the next tile
   }
-  for (int s = 16; s > 0; s >>= 1) edges += __shfl_down_sync(0xffffffffu, edges, s);
-  if ((threadIdx.x & 31) == 0 && edges) atomicAdd(&tally[1], edges);
+  add_block_sum(edges, &tally[1]);
 }
 """
-_FIRST_ABOVE = r"""
+_HELPERS = r"""
 #define TILE (256 * PER_THREAD)
 __device__ inline long long first_above(const long long* scan, long long n, long long x) {
   long long lo = 0, hi = n - 1;  // the first position with scan[pos] > x (x < scan[n - 1])
   while (lo < hi) { long long mid = (lo + hi) >> 1; if (scan[mid] > x) hi = mid; else lo = mid + 1; }
   return lo;
 }
+
+// One atomic a block: the sum of every thread's value (all threads of the block call it).
+__device__ inline void add_block_sum(unsigned long long value, unsigned long long* target) {
+  __shared__ unsigned long long warp_sums[32];
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  for (int s = 16; s > 0; s >>= 1) value += __shfl_down_sync(0xffffffffu, value, s);
+  if (lane == 0) warp_sums[warp] = value;
+  __syncthreads();
+  if (warp == 0) {
+    value = lane < (blockDim.x >> 5) ? warp_sums[lane] : 0;
+    for (int s = 16; s > 0; s >>= 1) value += __shfl_down_sync(0xffffffffu, value, s);
+    if (lane == 0 && value) atomicAdd(target, value);
+  }
+  __syncthreads();  // warp_sums is free for the next call
+}
+"""
+# piece[0] = 0, piece[i + 1] = the out-degrees of ids[0 .. i] summed, for n <= TILE frontier
+# vertices: PER_THREAD a thread, then a scan of the thread sums by warp shuffles (256 threads).
+_SCAN_DEGREES = r"""
+__device__ inline void scan_degrees(const ID* ids, long long n, const OFF* offsets,
+                                    long long* piece) {
+  __shared__ long long warp_totals[32];
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  long long running[PER_THREAD], sum = 0;
+  for (int j = 0; j < PER_THREAD; ++j) {
+    const long long i = (long long)threadIdx.x * PER_THREAD + j;
+    sum += i < n ? (long long)(offsets[ids[i] + 1] - offsets[ids[i]]) : 0;
+    running[j] = sum;
+  }
+  long long inclusive = sum;
+  for (int s = 1; s < 32; s <<= 1) {
+    const long long x = __shfl_up_sync(0xffffffffu, inclusive, s);
+    if (lane >= s) inclusive += x;
+  }
+  if (lane == 31) warp_totals[warp] = inclusive;
+  __syncthreads();
+  if (warp == 0) {
+    long long w = lane < (blockDim.x >> 5) ? warp_totals[lane] : 0;
+    for (int s = 1; s < 32; s <<= 1) {
+      const long long x = __shfl_up_sync(0xffffffffu, w, s);
+      if (lane >= s) w += x;
+    }
+    warp_totals[lane] = w;
+  }
+  __syncthreads();
+  const long long before = inclusive - sum + (warp ? warp_totals[warp - 1] : 0);
+  for (int j = 0; j < PER_THREAD; ++j) {
+    const long long i = (long long)threadIdx.x * PER_THREAD + j;
+    if (i < n) piece[i + 1] = before + running[j];
+  }
+  if (threadIdx.x == 0) piece[0] = 0;
+  __syncthreads();
+}
 """
 
 _VISIT = (
-    _FIRST_ABOVE
+    _HELPERS
+    + _SCAN_DEGREES
     + r"""
 extern "C" __global__ void visit_push(const ID* ids, const OFF* starts, const long long* scan,
-    long long n_frontier, const ID* indices, DEPTH* depth, DEPTH value, ID* parent,
+    long long n_frontier, const OFF* offsets, const ID* indices, DEPTH* depth, DEPTH value, ID* parent,
     unsigned int* visited, const DEG* cost_degree, ID* out, unsigned long long* tally) {
 """
     + _FOR_EACH_EDGE
@@ -123,7 +181,9 @@ extern "C" __global__ void visited_bits(const DEPTH* depth, long long n, DEPTH v
 }
 """
 
-_VISIT_PULL = r"""
+_VISIT_PULL = (
+    _HELPERS
+    + r"""
 extern "C" __global__ void visit_pull(const bool* candidates, long long n,
     const OFF* offsets, const ID* indices, const bool* in_frontier, DEPTH* depth, DEPTH value,
     ID* parent, bool* reached, const DEG* cost_degree, unsigned long long* tally) {
@@ -143,19 +203,15 @@ extern "C" __global__ void visit_pull(const bool* candidates, long long n,
       }
     }
   }
-  for (int s = 16; s > 0; s >>= 1) {
-    count += __shfl_down_sync(0xffffffffu, count, s);
-    edges += __shfl_down_sync(0xffffffffu, edges, s);
-  }
-  if ((threadIdx.x & 31) == 0 && count) {
-    atomicAdd(&tally[0], count);
-    atomicAdd(&tally[1], edges);
-  }
+  add_block_sum(count, &tally[0]);
+  add_block_sum(edges, &tally[1]);
 }
 """
+)
 
 _RELAX = (
-    _FIRST_ABOVE
+    _HELPERS
+    + _SCAN_DEGREES
     + r"""
 __device__ inline float atomic_min_nonneg(float* a, float x) {
   return __int_as_float(atomicMin((int*)a, __float_as_int(x)));
@@ -164,7 +220,7 @@ __device__ inline double atomic_min_nonneg(double* a, double x) {
   return __longlong_as_double(atomicMin((long long*)a, __double_as_longlong(x)));
 }
 extern "C" __global__ void relax_push(const ID* ids, const OFF* starts, const long long* scan,
-    long long n_frontier, const ID* indices, const DIST* weights, DIST* distance, int* queued_at,
+    long long n_frontier, const OFF* offsets, const ID* indices, const DIST* weights, DIST* distance, int* queued_at,
     const DEG* cost_degree, ID* out, unsigned long long* tally) {
 """
     + _FOR_EACH_EDGE
@@ -185,20 +241,24 @@ def _kernel(cupy, source: str, name: str, **types) -> object:
     return cupy.RawKernel(source, name)
 
 
-def _launch(graph, kernel, ids, starts, degrees, *args, out_bound: int) -> Frontier:
+def _launch(graph, kernel, ids, *args, out_bound: int) -> Frontier:
     """One push kernel over the out-edges of the frontier ``ids``, sized without a host read
     (the edge count stays on the device); one read after it: the output's size and out-edges."""
     cp = graph.xp
     if ids.size == 0:
         return Frontier.empty(graph)
-    scan = cp.cumsum(degrees, dtype=cp.int64)
+    null = np.uintp(0)
+    starts = scan = null  # a frontier of one tile's vertices: each block scans it
+    if ids.size > 256 * EDGES_PER_THREAD:
+        starts, degrees = rows_of(graph, ids)
+        scan = cp.cumsum(degrees, dtype=cp.int64)
     cost_degree = graph.cost_degrees()[0]
     out = cp.empty(out_bound, dtype=graph.indices.dtype)
     tally = cp.zeros(2, dtype=cp.uint64)
     tiles = _expected_edges(graph, ids) // (256 * EDGES_PER_THREAD) + 1
-    blocks = min(max(_resident_blocks(cp), tiles), 65536)  # a grid-stride loop over tiles
-    kernel((blocks,), (256,), (ids, starts, scan, np.int64(ids.size), graph.indices, *args,
-                               cost_degree, out, tally))  # fmt: skip
+    blocks = min(max(_resident_blocks(cp), tiles), 4 * _resident_blocks(cp))  # grid-stride
+    kernel((blocks,), (256,), (ids, starts, scan, np.int64(ids.size), graph.offsets,
+                               graph.indices, *args, cost_degree, out, tally))  # fmt: skip
     count, edges = (int(x) for x in tally.get())
     return Frontier.from_ids(graph, out[:count], out_edges=edges)
 
@@ -215,13 +275,13 @@ def _resident_blocks(cupy) -> int:
     return 8 * cupy.cuda.Device().attributes["MultiProcessorCount"]
 
 
-def visit_push(graph, ids, starts, degrees, depth, value, parent) -> Frontier:
+def visit_push(graph, ids, depth, value, parent) -> Frontier:
     """Fused push of :class:`functors.visit_unvisited`. A frontier with more expected edges
     than num_vertices / BITMAP_RATIO first marks the visited vertices in a bitmap (one bit
     each: it stays in L2, where a 4-byte depth does not); each edge then tests that bit and
     claims it with one atomicOr, touching depth only for the vertex it wins."""
     cp = graph.xp
-    kernel = _kernel(cp, _VISIT, "visit_push", id=graph.indices.dtype, off=starts.dtype,
+    kernel = _kernel(cp, _VISIT, "visit_push", id=graph.indices.dtype, off=graph.offsets.dtype,
                      depth=depth.dtype, deg=graph.cost_degrees()[0].dtype)  # fmt: skip
     null = np.uintp(0)
     value = depth.dtype.type(value)
@@ -231,7 +291,7 @@ def visit_push(graph, ids, starts, degrees, depth, value, parent) -> Frontier:
         visited = cp.empty((n + 31) // 32, dtype=cp.uint32)
         bits = _kernel(cp, _VISITED_BITS, "visited_bits", depth=depth.dtype)
         bits((min((n + 255) // 256, 1 << 16),), (256,), (depth, np.int64(n), value, visited))
-    return _launch(graph, kernel, ids, starts, degrees, depth, value,
+    return _launch(graph, kernel, ids, depth, value,
                    null if parent is None else parent, visited,
                    out_bound=graph.num_vertices)  # fmt: skip
 
@@ -252,7 +312,7 @@ def visit_pull(graph, in_frontier, candidates, depth, value, parent) -> Frontier
     reached = cp.zeros(n, dtype=bool)
     tally = cp.zeros(2, dtype=cp.uint64)
     null = np.uintp(0) if parent is None else parent
-    blocks = min((n + 255) // 256, 1 << 16)
+    blocks = min((n + 255) // 256, 4 * _resident_blocks(cp))
     kernel((blocks,), (256,), (candidates, np.int64(n), reverse.offsets, reverse.indices,
                                in_frontier, depth, depth.dtype.type(value), null, reached,
                                cost_degree, tally))  # fmt: skip
@@ -260,14 +320,14 @@ def visit_pull(graph, in_frontier, candidates, depth, value, parent) -> Frontier
     return Frontier.from_mask(graph, reached, size=count, out_edges=edges)
 
 
-def relax_push(graph, ids, starts, degrees, distance) -> Frontier:
+def relax_push(graph, ids, distance) -> Frontier:
     """Fused push of :class:`functors.relax_min` (distances are non-negative)."""
     cp = graph.xp
-    kernel = _kernel(cp, _RELAX, "relax_push", id=graph.indices.dtype, off=starts.dtype,
+    kernel = _kernel(cp, _RELAX, "relax_push", id=graph.indices.dtype, off=graph.offsets.dtype,
                      dist=distance.dtype, deg=graph.cost_degrees()[0].dtype)  # fmt: skip
     weights = (
         np.uintp(0) if graph.weights is None else graph.weights.astype(distance.dtype, copy=False)
     )
     queued = cp.zeros(graph.num_vertices, dtype=cp.int32)
-    return _launch(graph, kernel, ids, starts, degrees, weights, distance, queued,
+    return _launch(graph, kernel, ids, weights, distance, queued,
                    out_bound=graph.num_vertices)  # fmt: skip

@@ -17,13 +17,11 @@ def run(graph, frontier: Frontier, op, *, unique: bool) -> Frontier:
     Work is assigned per edge: an exclusive scan of the frontier's degrees and a search give
     each edge slot its source, so one vertex of degree 10^6 costs no more than 10^6 leaves.
     """
-    xp, offsets = graph.xp, graph.offsets
-    ids = frontier.ids
-    starts = offsets[ids]
-    degrees = offsets[ids + 1] - starts
+    xp, ids = graph.xp, frontier.ids
     fused = getattr(op, "fused_push", None)
     if fused is not None and graph.backend.name in op.fused_on:
-        return fused(graph, ids, starts, degrees)
+        return fused(graph, ids)
+    starts, degrees = rows_of(graph, ids)
     total = int(degrees.sum()) if ids.size else 0
     if total == 0:
         return Frontier.empty(graph)
@@ -37,6 +35,12 @@ def run(graph, frontier: Frontier, op, *, unique: bool) -> Frontier:
         ]
     dst = kept[0] if len(kept) == 1 else xp.concatenate(kept)
     return dedupe(graph, dst) if unique else Frontier.from_ids(graph, dst)
+
+
+def rows_of(graph, ids):
+    """Where the out-edges of the vertices ``ids`` start in ``graph``'s CSR, and how many."""
+    starts = graph.offsets[ids]
+    return starts, graph.offsets[ids + 1] - starts
 
 
 def _expand(graph, op, ids, starts, degrees):
