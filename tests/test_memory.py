@@ -246,7 +246,7 @@ class _RecordingCupy:
 )
 def test_fused_kernels_take_64_bit_ids(kernel, types):
     """The CUDA sources get 'long long' ids and offsets for int64 arrays, and no placeholder is
-    left; the edge index and the frontier scan are 64-bit whatever the id type."""
+    left; the edge index (e) and the frontier scan are 64-bit whatever the id type."""
     from bspgraph.frontier import kernels
 
     source, _ = kernels._kernel(_RecordingCupy(), getattr(kernels, kernel), "k", **types)
@@ -256,7 +256,7 @@ def test_fused_kernels_take_64_bit_ids(kernel, types):
     assert f"const {c_types[types['id']]}* indices" in source
     if kernel != "_VISIT_PULL":
         assert f"const {c_types[types['off']]}* starts" in source
-        assert "long long e = (long long)starts[lo]" in source  # 64-bit edge index
+        assert "long long e = (long long)(small ? offsets[ids[lo]] : starts[lo])" in source
         assert "const long long* scan" in source
 
 
