@@ -124,12 +124,10 @@ class Backend:
         picked = None if weights is None else weights[position]
         return sub.astype(offsets.dtype), indices[position], picked  # cuSPARSE: int32
 
-    def gather_reduce(self, values, offsets, indices, reduce: str, weights=None, sources=None):
+    def gather_reduce(self, values, offsets, indices, reduce: str, weights=None):
         """``out[i] = reduce(values[indices[offsets[i]:offsets[i + 1]]])`` (a CSR matrix's rows)
         with ``reduce`` "min" or "sum"; with ``weights`` (one per entry), the min of
-        ``values + weights`` (min-plus) or the sum of ``values * weights`` (plus-times); with
-        ``sources`` (a bool mask), over the entries whose column is in it only (CuPy tests the
-        mask before it gathers the value). The
+        ``values + weights`` (min-plus) or the sum of ``values * weights`` (plus-times). The
         identity (the dtype's largest value, or 0) for an empty row. NumPy gathers and
         ``reduceat``s a few million entries at a time (temporaries that stay in cache, no page
         faults); CuPy reduces a row per group of lanes, long rows in pieces (as :meth:`spmv`)."""
@@ -137,7 +135,7 @@ class Backend:
         if reduce not in ("min", "sum"):
             raise ValueError(f"gather_reduce(reduce={reduce!r}): expected 'min' or 'sum'")
         if self.is_gpu and values.dtype.str[1:] in _SHUFFLED:
-            return _row_reduce(xp, reduce, offsets, indices, weights, values, count, sources)
+            return _row_reduce(xp, reduce, offsets, indices, weights, values, count)
         out = xp.full(count, _identity(reduce, values.dtype), dtype=values.dtype)
         total = int(indices.shape[0])
         if total == 0:
@@ -147,8 +145,6 @@ class Backend:
         if self.is_gpu:  # bool: no warp shuffle; a scatter by row
             segment = self.segment_index(xp.diff(offsets), total)
             terms = values[indices] if weights is None else weigh(values[indices], weights)
-            if sources is not None:  # the other entries count as the identity
-                terms = xp.where(sources[indices], terms, _identity(reduce, values.dtype))
             (self.scatter_min if reduce == "min" else self.scatter_add)(out, segment, terms)
             return out
         rows = np.flatnonzero(np.diff(offsets))
@@ -160,9 +156,6 @@ class Backend:
                 gathered = np.take(values, indices[first:last])
                 if weights is not None:
                     gathered = weigh(gathered, weights[first:last], dtype=values.dtype)
-                if sources is not None:  # the other entries count as the identity
-                    identity = values.dtype.type(_identity(reduce, values.dtype))
-                    gathered = np.where(sources[indices[first:last]], gathered, identity)
                 out[rows[lo:hi]] = ufunc.reduceat(gathered, starts[lo:hi] - first)
         return out
 
@@ -415,8 +408,8 @@ _SHUFFLED = ("i4", "i8", "f4", "f8")  # the value types a warp shuffle moves
 LONG_ROW = 1 << 12  # entries: a longer row is cut into pieces of this size, a warp each
 _ROW_REDUCE = r"""
 extern "C" __global__ void row_reduce(const OFF* starts, const OFF* ends, const ID* indices,
-    const WEIGHT* weights, const VAL* values, const bool* sources, long long rows,
-    long long longest, VAL identity, VAL* out) {
+    const WEIGHT* weights, const VAL* values, long long rows, long long longest, VAL identity,
+    VAL* out) {
   const int lane = threadIdx.x & 31, member = lane & (GROUP - 1);
   const long long warps = ((long long)gridDim.x * blockDim.x) >> 5, per_warp = 32 / GROUP;
   for (long long first = ((blockIdx.x * (long long)blockDim.x + threadIdx.x) >> 5) * per_warp;
@@ -428,9 +421,7 @@ extern "C" __global__ void row_reduce(const OFF* starts, const OFF* ends, const 
     if (!here) end = start;
     VAL acc = identity;
     for (OFF e = start + member; e < end; e += GROUP) {
-      const ID column = indices[e];
-      if (sources && !sources[column]) continue;  // a bool in L2 before a value from memory
-      VAL term = values[column];
+      VAL term = values[indices[e]];
       if (weights) term = WEIGH(term, (VAL)weights[e]);
       acc = COMBINE(acc, term);
     }
@@ -448,20 +439,19 @@ _SEMIRING = {  # the row's reduction, and how an entry's weight enters its term
 }
 
 
-def _row_reduce(cupy, reduce: str, offsets, indices, weights, values, rows: int, sources=None):
+def _row_reduce(cupy, reduce: str, offsets, indices, weights, values, rows: int):
     """``out[i]``: the ``reduce`` ("sum" or "min") over row ``i``'s entries ``e`` of
     ``values[indices[e]]``, times ``weights[e]`` for a sum or plus it for a min when given;
     the identity (0 or the dtype's largest value) for an empty row. A group of lanes per row
     (4 to 32, after the average row length); rows longer than LONG_ROW (hubs) go in pieces
     to many warps, then their pieces are reduced the same way: no atomics, the same order
-    every run. ``sources``: a bool mask of the columns taken (None: all)."""
+    every run."""
     dtype = values.dtype
     out = cupy.empty(rows, dtype=dtype)
     if rows == 0:
         return out
     group = _group_size(indices.size, rows)
-    _reduce_ranges(cupy, reduce, offsets[:-1], offsets[1:], indices, weights, values, out, group,
-                   sources)  # fmt: skip
+    _reduce_ranges(cupy, reduce, offsets[:-1], offsets[1:], indices, weights, values, out, group)
     degrees = offsets[1:] - offsets[:-1]
     hubs = cupy.flatnonzero(degrees > LONG_ROW)
     if hubs.size:
@@ -472,7 +462,7 @@ def _row_reduce(cupy, reduce: str, offsets, indices, weights, values, rows: int,
         starts = offsets[hubs].astype(np.int64)[hub] + (piece - first[hub]) * LONG_ROW
         ends = cupy.minimum(starts + LONG_ROW, offsets[hubs + 1].astype(np.int64)[hub])
         partial = cupy.empty(piece.size, dtype=dtype)
-        _reduce_ranges(cupy, reduce, starts, ends, indices, weights, values, partial, 32, sources)
+        _reduce_ranges(cupy, reduce, starts, ends, indices, weights, values, partial, 32)
         out[hubs] = _row_reduce(cupy, reduce, first, piece, None, partial, int(hubs.size))
     return out
 
@@ -491,8 +481,7 @@ def _group_size(entries: int, rows: int) -> int:
     return min(32, max(4, 1 << max(0, average - 1).bit_length()))
 
 
-def _reduce_ranges(cupy, reduce, starts, ends, indices, weights, values, out, group,
-                   sources=None) -> None:  # fmt: skip
+def _reduce_ranges(cupy, reduce, starts, ends, indices, weights, values, out, group) -> None:
     """The row_reduce kernel over the entry ranges ``[starts[r], ends[r])`` of at most
     LONG_ROW entries (longer ones are skipped), ``group`` lanes per range."""
     dtype, rows = values.dtype, int(out.shape[0])
@@ -503,9 +492,8 @@ def _reduce_ranges(cupy, reduce, starts, ends, indices, weights, values, out, gr
         source = re.sub(rf"\b{token}\b", C_TYPES[token_dtype.str[1:]], source)
     kernel = _compiled(cupy, source, "row_reduce")
     blocks = min(-(-rows // (8 * 32 // group)), 1 << 16)  # 8 warps a block
-    null = np.uintp(0)
-    kernel((blocks,), (256,), (starts, ends, indices, null if weights is None else weights, values,
-                               null if sources is None else sources, np.int64(rows),
+    null = np.uintp(0) if weights is None else weights
+    kernel((blocks,), (256,), (starts, ends, indices, null, values, np.int64(rows),
                                np.int64(LONG_ROW), dtype.type(_identity(reduce, dtype)), out))  # fmt: skip
 
 

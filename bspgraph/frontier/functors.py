@@ -78,11 +78,11 @@ class relax_min:  # noqa: N801
     def fused_pull(self, graph, in_frontier, candidates):
         """min.plus over each candidate's in-edges from the frontier: one gather-reduce (lanes
         per row on the GPU, no atomics); the candidates it improves."""
-        reverse, distance = graph.reverse, self.distance
-        best = self.backend.gather_reduce(distance, reverse.offsets, reverse.indices, "min",
-                                          weights=reverse.weights, sources=in_frontier)  # fmt: skip
-        if reverse.weights is None:  # unweighted: each edge adds 1
-            best += 1
+        reverse, xp, distance = graph.reverse, graph.xp, self.distance
+        offered = xp.where(in_frontier, distance if reverse.weights is not None else distance + 1,
+                           xp.inf)  # fmt: skip
+        best = self.backend.gather_reduce(offered, reverse.offsets, reverse.indices, "min",
+                                          weights=reverse.weights)  # fmt: skip
         improved = candidates & (best < distance)
         distance[improved] = best[improved]
         return Frontier.from_mask(graph, improved)
