@@ -106,20 +106,16 @@ __device__ inline void add_block_sum(unsigned long long value, unsigned long lon
   __syncthreads();  // warp_sums is free for the next call
 }
 """
-# piece[0] = 0, piece[i + 1] = the out-degrees of ids[0 .. i] summed, for n <= TILE frontier
-# vertices: PER_THREAD a thread, then a scan of the thread sums by warp shuffles (256 threads).
-_SCAN_DEGREES = r"""
-__device__ inline void scan_degrees(const ID* ids, long long n, const OFF* offsets,
-                                    long long* piece) {
+# Scans of a frontier's out-degrees: block_exclusive_scan adds up one value a thread over the
+# block (warp shuffles, then the warp totals); scan_degrees fills a block's shared piece for a
+# frontier of at most one tile's vertices (PER_THREAD a thread, 256 threads); frontier_scan,
+# one block of 1024 threads, writes starts and the inclusive scan of a mid-sized frontier to
+# memory in one launch (in place of the row gathers and CuPy's scan).
+_SCANS = r"""
+__device__ inline long long block_exclusive_scan(long long value) {
   __shared__ long long warp_totals[32];
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-  long long running[PER_THREAD], sum = 0;
-  for (int j = 0; j < PER_THREAD; ++j) {
-    const long long i = (long long)threadIdx.x * PER_THREAD + j;
-    sum += i < n ? (long long)(offsets[ids[i] + 1] - offsets[ids[i]]) : 0;
-    running[j] = sum;
-  }
-  long long inclusive = sum;
+  long long inclusive = value;
   for (int s = 1; s < 32; s <<= 1) {
     const long long x = __shfl_up_sync(0xffffffffu, inclusive, s);
     if (lane >= s) inclusive += x;
@@ -135,7 +131,20 @@ __device__ inline void scan_degrees(const ID* ids, long long n, const OFF* offse
     warp_totals[lane] = w;
   }
   __syncthreads();
-  const long long before = inclusive - sum + (warp ? warp_totals[warp - 1] : 0);
+  const long long exclusive = inclusive - value + (warp ? warp_totals[warp - 1] : 0);
+  __syncthreads();  // warp_totals is free for the next call
+  return exclusive;
+}
+
+__device__ inline void scan_degrees(const ID* ids, long long n, const OFF* offsets,
+                                    long long* piece) {
+  long long running[PER_THREAD], sum = 0;  // piece[i + 1]: degrees of ids[0 .. i] summed
+  for (int j = 0; j < PER_THREAD; ++j) {
+    const long long i = (long long)threadIdx.x * PER_THREAD + j;
+    sum += i < n ? (long long)(offsets[ids[i] + 1] - offsets[ids[i]]) : 0;
+    running[j] = sum;
+  }
+  const long long before = block_exclusive_scan(sum);
   for (int j = 0; j < PER_THREAD; ++j) {
     const long long i = (long long)threadIdx.x * PER_THREAD + j;
     if (i < n) piece[i + 1] = before + running[j];
@@ -143,11 +152,26 @@ __device__ inline void scan_degrees(const ID* ids, long long n, const OFF* offse
   if (threadIdx.x == 0) piece[0] = 0;
   __syncthreads();
 }
+
+extern "C" __global__ void frontier_scan(const ID* ids, long long n, const OFF* offsets,
+                                         OFF* starts, long long* scan) {
+  const long long per = (n + blockDim.x - 1) / blockDim.x, lo = threadIdx.x * per;
+  const long long hi = lo + per < n ? lo + per : n;
+  long long sum = 0;
+  for (long long i = lo; i < hi; ++i) sum += offsets[ids[i] + 1] - offsets[ids[i]];
+  long long before = block_exclusive_scan(sum);
+  for (long long i = lo; i < hi; ++i) {
+    const OFF start = offsets[ids[i]];
+    starts[i] = start;
+    before += offsets[ids[i] + 1] - start;
+    scan[i] = before;
+  }
+}
 """
 
 _VISIT = (
     _HELPERS
-    + _SCAN_DEGREES
+    + _SCANS
     + r"""
 extern "C" __global__ void visit_push(const ID* ids, const OFF* starts, const long long* scan,
     long long n_frontier, const OFF* offsets, const ID* indices, DEPTH* depth, DEPTH value, ID* parent,
@@ -211,7 +235,7 @@ extern "C" __global__ void visit_pull(const bool* candidates, long long n,
 
 _RELAX = (
     _HELPERS
-    + _SCAN_DEGREES
+    + _SCANS
     + r"""
 __device__ inline float atomic_min_nonneg(float* a, float x) {
   return __int_as_float(atomicMin((int*)a, __float_as_int(x)));
@@ -249,7 +273,12 @@ def _launch(graph, kernel, ids, *args, out_bound: int) -> Frontier:
         return Frontier.empty(graph)
     null = np.uintp(0)
     starts = scan = null  # a frontier of one tile's vertices: each block scans it
-    if ids.size > 256 * EDGES_PER_THREAD:
+    if 256 * EDGES_PER_THREAD < ids.size <= MID_FRONTIER:
+        starts = cp.empty(ids.size, dtype=graph.offsets.dtype)
+        scan = cp.empty(ids.size, dtype=cp.int64)
+        frontier_scan = _kernel(cp, _SCANS, "frontier_scan", id=ids.dtype, off=starts.dtype)
+        frontier_scan((1,), (1024,), (ids, np.int64(ids.size), graph.offsets, starts, scan))
+    elif ids.size > MID_FRONTIER:
         starts, degrees = rows_of(graph, ids)
         scan = cp.cumsum(degrees, dtype=cp.int64)
     cost_degree = graph.cost_degrees()[0]
@@ -261,6 +290,9 @@ def _launch(graph, kernel, ids, *args, out_bound: int) -> Frontier:
                                graph.indices, *args, cost_degree, out, tally))  # fmt: skip
     count, edges = (int(x) for x in tally.get())
     return Frontier.from_ids(graph, out[:count], out_edges=edges)
+
+
+MID_FRONTIER = 1 << 16  # frontier vertices that one block scans (frontier_scan) in one launch
 
 
 def _expected_edges(graph, ids) -> int:
