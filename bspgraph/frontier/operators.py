@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from ..graph.graph import CSR
 from .frontier import Frontier
 
 
@@ -31,6 +32,7 @@ def neighbor_reduce(
     weighted: bool = False,
     frontier: Frontier | None = None,
     sources: Frontier | None = None,
+    sample: int | None = None,
 ):
     """For every vertex ``u``, the ``reduce`` ("min" or "sum") of ``values[v]`` over the edges
     ``u -> v`` that ``graph`` holds (``v -> u`` with ``direction="in"``), times the edge's weight
@@ -45,6 +47,8 @@ def neighbor_reduce(
     fewest edges: the frontier's rows (a pull), the sources' edges (a push: the product with
     the transpose of their rows), or every row when either holds most edges. On one device of
     several a push reads only the sources it owns: its sums are partial, to be added up.
+    With ``sample`` (k >= 1, every row, no ``frontier`` or ``sources``): over the first k
+    edges of each list only (Afforest's neighbour sampling; built once per graph, cached).
     """
     if direction not in ("out", "in"):
         raise ValueError(f"neighbor_reduce(direction={direction!r}): expected 'out' or 'in'")
@@ -53,6 +57,11 @@ def neighbor_reduce(
                          "'min' or 'sum' (only a sum is weighted)")  # fmt: skip
     backend, n = graph.backend, graph.num_vertices
     csr = graph.forward if direction == "out" else graph.reverse
+    if sample is not None:
+        if sample < 1 or frontier is not None or sources is not None:
+            raise ValueError(f"neighbor_reduce(sample={sample!r}): expected k >= 1, over every "
+                             "row (no frontier or sources)")  # fmt: skip
+        csr = _first_entries(graph, direction, sample)
     floats = reduce == "sum" and values.dtype.kind == "f"
     if weighted and not floats and csr.weights is not None:
         raise ValueError("neighbor_reduce(weighted=True): a weighted sum needs float values")
@@ -88,3 +97,18 @@ ROWS_SHARE = 4  # rows (or sources) holding > 1/ROWS_SHARE of the edges: the who
 
 def _row_edges(csr, ids) -> int:
     return int((csr.offsets[ids + 1] - csr.offsets[ids]).sum()) if ids.shape[0] else 0
+
+
+def _first_entries(graph, direction: str, k: int):
+    """The CSR of the first ``k`` entries of each of ``graph``'s out- (or in-) lists, cached."""
+    key = ("first entries", direction, k)
+    if key not in graph.cache:
+        csr = graph.forward if direction == "out" else graph.reverse
+        xp, offsets = graph.xp, csr.offsets
+        degrees = xp.minimum(xp.diff(offsets), k)
+        sampled = xp.zeros_like(offsets)
+        xp.cumsum(degrees, out=sampled[1:])
+        _, position = graph.backend.row_entries(offsets[:-1], degrees, int(sampled[-1]))
+        weights = None if csr.weights is None else csr.weights[position]
+        graph.cache[key] = CSR(sampled, csr.indices[position], weights)
+    return graph.cache[key]

@@ -2,6 +2,9 @@
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from strategies import graphs
 
 import bspgraph as bg
 from bspgraph import frontier as fr
@@ -82,3 +85,32 @@ def test_fused_relax_equals_the_generic_functor(direction):
         results.append((np.sort(out.ids), distance))
     np.testing.assert_array_equal(results[0][0], results[1][0])
     np.testing.assert_array_equal(results[0][1], results[1][1])
+
+
+@settings(max_examples=60, deadline=None)
+@given(graphs(), st.sampled_from(["min", "sum"]), st.sampled_from(["out", "in"]),
+       st.none() | st.integers(1, 3), st.booleans())  # fmt: skip
+def test_neighbor_reduce_over_each_list(case, reduce, direction, sample, weighted):
+    """Against a loop over the CSR: every list, or its first ``sample`` entries; weights multiply
+    a sum; an empty list gives the identity."""
+    graph, _ = case
+    weighted = weighted and reduce == "sum"
+    rng = np.random.default_rng(graph.num_edges)
+    values = rng.integers(0, 50, graph.num_vertices).astype(float if reduce == "sum" else np.int64)
+    got = fr.neighbor_reduce(graph, values, reduce, direction=direction, weighted=weighted,
+                             sample=sample)  # fmt: skip
+    csr = graph.forward if direction == "out" else graph.reverse
+    for u in range(graph.num_vertices):
+        entries = range(csr.offsets[u], csr.offsets[u + 1])[:sample]
+        terms = [values[csr.indices[e]] * (csr.weights[e] if weighted and csr.weights is not None
+                                            else 1) for e in entries]  # fmt: skip
+        expected = min(terms, default=np.iinfo(np.int64).max) if reduce == "min" else sum(terms)
+        assert got[u] == pytest.approx(expected)
+
+
+def test_neighbor_reduce_sample_needs_every_row(graph):
+    with pytest.raises(ValueError, match="sample"):
+        fr.neighbor_reduce(graph, np.zeros(5), "min", sample=0)
+    with pytest.raises(ValueError, match="sample"):
+        fr.neighbor_reduce(graph, np.zeros(5), "min", sample=2,
+                           frontier=fr.Frontier.from_ids(graph, [0]))  # fmt: skip
