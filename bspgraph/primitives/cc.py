@@ -60,6 +60,10 @@ class CC(Primitive):
             labels[...] = jumped
         return fr.Frontier.from_mask(graph, labels != before)
 
+    def converged(self, graph, frontier, state, iteration):
+        """No label changed, after the superstep that hooked along every edge."""
+        return iteration > SAMPLED and not frontier
+
     def traversed_edges(self, graph, state):
         return graph.num_edges
 
