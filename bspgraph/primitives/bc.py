@@ -164,10 +164,12 @@ def betweenness_centrality(
         dependency[~reached] = 0
         dependency[source] = reached.sum() - 1 if endpoints else 0
         total = dependency if total is None else total + dependency
-    centrality = np.zeros(n) if total is None else to_host(total)
+    if total is None:
+        return BCResult(np.zeros(n), Stats.combine(runs))
     k = None if len(sources) == n else len(sources)
-    return BCResult(_rescale(centrality, n, k, sources, normalized=normalized,
-                             directed=graph.directed, endpoints=endpoints), Stats.combine(runs))  # fmt: skip
+    centrality = _rescale(total, n, k, sources, normalized=normalized, directed=graph.directed,
+                          endpoints=endpoints)  # on the device: one copy of the result to the host
+    return BCResult(to_host(centrality), Stats.combine(runs))
 
 
 def _check_counts(forward: dict, source: int) -> None:
@@ -196,5 +198,6 @@ def _rescale(centrality, n, k, sources, *, normalized, directed, endpoints):
     if k is None or endpoints:
         return centrality * scale(pairs if k is None else k)
     out = centrality * scale(k)  # a sampled source never counts itself as a target
-    out[list(sources)] = centrality[list(sources)] * scale(k - 1) if k > 1 else np.nan
+    picked = backend_of(centrality).asarray(list(sources))
+    out[picked] = centrality[picked] * scale(k - 1) if k > 1 else np.nan
     return out
