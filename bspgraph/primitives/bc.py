@@ -167,8 +167,9 @@ def betweenness_centrality(
     if total is None:
         return BCResult(np.zeros(n), Stats.combine(runs))
     k = None if len(sources) == n else len(sources)
-    centrality = _rescale(total, n, k, sources, normalized=normalized, directed=graph.directed,
-                          endpoints=endpoints)  # on the device: one copy of the result to the host
+    centrality = _rescale(
+        total, n, k, sources, normalized=normalized, directed=graph.directed, endpoints=endpoints
+    )  # on the device: one copy of the result to the host
     return BCResult(to_host(centrality), Stats.combine(runs))
 
 

@@ -31,14 +31,15 @@ class CC(Primitive):
         before = labels.copy()
         grandparent = labels[labels]  # FastSV: hook to the neighbours' grandparents
         edges = graph.cost_degrees()[2]  # the whole graph's: the same choice on every device
-        # The first SAMPLED supersteps hook along each vertex's first SAMPLE edges only
+        # The first `sampled` supersteps hook along each vertex's first SAMPLE edges only
         # (Afforest: that joins most of a large component cheaply); the next, when every label
-        # may be new, along every edge: pull. (On several devices each starts with only its own vertices, so a
-        # choice by frontier could differ between devices, and a device that pushes and one
-        # that pulls would both skip the edges between them.)
-        if (graph.directed or iteration <= SAMPLED
+        # may be new, along every edge: pull. (On several devices each starts with only its
+        # own vertices, so a choice by frontier could differ between devices, and a device that
+        # pushes and one that pulls would both skip the edges between them.)
+        sampled = _sampled_supersteps(graph)
+        if (graph.directed or iteration <= sampled
                 or fr.count_out_edges(graph, frontier) * SPARSE > edges):  # fmt: skip
-            sample = SAMPLE if iteration < SAMPLED else None
+            sample = SAMPLE if iteration < sampled else None
             least = fr.neighbor_reduce(graph, grandparent, "min", sample=sample)
             if graph.directed:  # both ways: a directed edge joins like an undirected one
                 least = xp.minimum(least, fr.neighbor_reduce(graph, grandparent, "min",
@@ -62,15 +63,21 @@ class CC(Primitive):
 
     def converged(self, graph, frontier, state, iteration):
         """No label changed, after the superstep that hooked along every edge."""
-        return iteration > SAMPLED and not frontier
+        return iteration > _sampled_supersteps(graph) and not frontier
 
     def traversed_edges(self, graph, state):
         return graph.num_edges
 
 
 SPARSE = 8  # a frontier with fewer than num_edges / SPARSE out-edges pushes its labels
-SAMPLE = 2  # edges per vertex hooked in the first SAMPLED supersteps (Afforest samples 2)
+SAMPLE = 2  # edges per vertex hooked in the sampled supersteps (Afforest samples 2)
 SAMPLED = 3  # supersteps; on an H200, rmat24: 1 -> 21.6 ms, 2 -> 23.1, 3 -> 18.8 (no sampling 28.2)
+
+
+def _sampled_supersteps(graph) -> int:
+    """SAMPLED, on a graph whose lists average more than 4 * SAMPLE edges; else 0 (a grid's
+    first two edges are half its edges: sampling cost it 7.8 -> 10.6 ms on an H200)."""
+    return SAMPLED if graph.cost_degrees()[2] > 4 * SAMPLE * graph.num_vertices else 0
 
 
 def connected_components(graph, **run) -> CCResult:
@@ -79,9 +86,10 @@ def connected_components(graph, **run) -> CCResult:
     Each superstep hooks along every edge (``labels[labels[u]] = min(., labels[v])`` and the
     same from ``v``, by scatter-min) and then jumps pointers (``labels = labels[labels]``)
     until every tree is a star; it stops when a superstep changes no label (Soman et al.;
-    FastSV in GraphBLAST's terms). The first three supersteps hook along each vertex's first
-    two edges only (Afforest's sampling), the fourth along all; later ones, on an undirected
-    graph, along the edges of the vertices whose label changed when they are few. Edge directions are ignored, so a directed graph gets its
+    FastSV in GraphBLAST's terms). On a graph of more than 8 edges a vertex on average, the
+    first three supersteps hook along each vertex's first two edges only (Afforest's
+    sampling), the fourth along all; later ones, on an undirected graph, along the edges of
+    the vertices whose label changed when they are few. Edge directions are ignored, so a directed graph gets its
     weakly connected components.
 
     Parameters

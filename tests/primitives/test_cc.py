@@ -2,6 +2,7 @@
 
 import networkx as nx
 import numpy as np
+import pytest
 from hypothesis import given
 from strategies import graphs
 
@@ -44,3 +45,27 @@ def test_cc_literal_cases():
     assert bg.connected_components(isolated).labels.tolist() == [0, 0, 2, 2, 4]
     karate = bg.Graph.from_networkx(nx.karate_club_graph(), backend="numpy")
     assert (bg.connected_components(karate).labels == 0).all()
+
+
+@pytest.mark.parametrize("directed", [False, True])
+@pytest.mark.parametrize("seed", range(4))
+def test_cc_dense_graphs_sample_first(directed, seed):
+    """More than 8 edges a vertex on average: the first supersteps hook along each vertex's
+    first two edges only, and the answer is still networkx's (components of every size), on
+    one device and on several."""
+    rng = np.random.default_rng(seed)
+    n, m = 400, 5000
+    src, dst = rng.integers(0, 300, m), rng.integers(0, 300, m)  # 300..399 stay isolated
+    src[:40], dst[:40] = rng.integers(300, 330, 40), rng.integers(300, 330, 40)  # a small one
+    graph = bg.Graph.from_edges(src, dst, num_vertices=n, directed=directed, backend="numpy")
+    assert graph.num_edges > 8 * n
+    nx_graph = (nx.DiGraph if directed else nx.Graph)()
+    nx_graph.add_nodes_from(range(n))
+    nx_graph.add_edges_from(zip(src.tolist(), dst.tolist()))
+    result = bg.connected_components(graph)
+    np.testing.assert_array_equal(result.labels, expected_labels(nx_graph))
+    assert result.stats.iterations >= 4  # three sampled supersteps, one over every edge
+    for run in ({"devices": 3, "partitioner": "random"},
+                {"devices": 2, "partitioner": "edge_balanced", "communicator": "butterfly"}):  # fmt: skip
+        labels = bg.connected_components(graph, **run).labels
+        np.testing.assert_array_equal(labels, expected_labels(nx_graph))
