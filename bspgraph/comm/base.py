@@ -191,12 +191,19 @@ def merge_all(base: Update, updates: Sequence[Update], combine: Combine) -> Upda
     return parts[0]
 
 
+SPLIT_BY_MASKS = 4  # up to this many pieces: one mask each, not a sort
+
+
 def split(update: Update, keys, count: int) -> list[Update]:
     """``update`` split by ``keys`` (one int in ``[0, count)`` per entry): piece k holds the
-    entries whose key is k, in their original order. One sort, one host read of ``count`` sizes."""
+    entries whose key is k, in their original order. Up to SPLIT_BY_MASKS pieces, the
+    positions of each key (a compaction and a host read each); more, one sort and one host read
+    of ``count`` sizes."""
     if count == 1:
         return [update]
     xp = backend_of(update.ids).xp
+    if count <= SPLIT_BY_MASKS:
+        return [update.take(xp.flatnonzero(keys == k)) for k in range(count)]
     order = xp.argsort(keys, kind="stable")
     sizes = to_host(xp.bincount(keys, minlength=count)).tolist() if len(update) else [0] * count
     pieces, start = [], 0

@@ -457,3 +457,18 @@ def test_cupy_updates_equal_numpy(to_all):
             host = [Update(u.ids.get(), {n: v.get() for n, v in u.values.items()})
                     for u in received[d]]  # fmt: skip
             assert as_dict(host) == expected(updates, owner, to_all, d)
+
+
+@given(st.integers(1, 7), st.lists(st.integers(0, 6), max_size=40))
+def test_split_keeps_each_keys_entries_in_order(count, keys):
+    """By masks (up to SPLIT_BY_MASKS pieces) or by a sort (more): the same pieces."""
+    from bspgraph.comm.base import split
+
+    keys = np.array([k % count for k in keys], dtype=np.int32)
+    update = Update(np.arange(keys.size) * 3, {"value": np.arange(keys.size) * 0.5})
+    pieces = split(update, keys, count)
+    assert len(pieces) == count
+    for k, piece in enumerate(pieces):
+        where = np.flatnonzero(keys == k)
+        np.testing.assert_array_equal(piece.ids, where * 3)
+        np.testing.assert_array_equal(piece.values["value"], where * 0.5)
