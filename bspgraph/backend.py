@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import contextlib
 import functools
-import math
 import os
 import re
 import weakref
@@ -381,12 +380,16 @@ extern "C" __global__ void segment_index(const long long* scan, long long segmen
                                          long long total, long long* out) {
   const long long stride = (long long)gridDim.x * blockDim.x * 8;
   for (long long k = (blockIdx.x * (long long)blockDim.x + threadIdx.x) * 8; k < total;
-       k += stride) {  // one binary search per 8 slots, then walk on
+       k += stride) {  // one binary search per 8 slots, then walk on (a few segments at most)
     long long lo = 0, hi = segments - 1;
     while (lo < hi) { long long mid = (lo + hi) >> 1; if (scan[mid] > k) hi = mid; else lo = mid + 1; }
     const long long end = k + 8 < total ? k + 8 : total;
     for (long long slot = k; slot < end; ++slot) {
-      while (slot >= scan[lo]) ++lo;
+      for (int walked = 0; walked < 8 && slot >= scan[lo]; ++walked) ++lo;
+      if (slot >= scan[lo]) {  // a run of empty segments: search past it, do not walk it
+        long long last = segments - 1;
+        while (lo < last) { long long mid = (lo + last) >> 1; if (scan[mid] > slot) last = mid; else lo = mid + 1; }
+      }
       out[slot] = lo;
     }
   }
@@ -406,30 +409,60 @@ def _segment_index_kernel(cupy, scan, total: int):
 C_TYPES = {"i4": "int", "i8": "long long", "f4": "float", "f8": "double", "b1": "bool"}
 _SHUFFLED = ("i4", "i8", "f4", "f8")  # the value types a warp shuffle moves
 LONG_ROW = 1 << 12  # entries: a longer row is cut into pieces of this size, a warp each
+WARP_ROW = 32  # entries: a row this long is read by a whole warp, a shorter one by one lane
 _ROW_REDUCE = r"""
+__device__ __forceinline__ VAL term(const ID* indices, const WEIGHT* weights, const VAL* values,
+                                    OFF e) {
+  const VAL value = values[indices[e]];
+  return weights ? WEIGH(value, (VAL)weights[e]) : value;
+}
+
 extern "C" __global__ void row_reduce(const OFF* starts, const OFF* ends, const ID* indices,
     const WEIGHT* weights, const VAL* values, long long rows, long long longest, VAL identity,
     VAL* out) {
-  const int lane = threadIdx.x & 31, member = lane & (GROUP - 1);
-  const long long warps = ((long long)gridDim.x * blockDim.x) >> 5, per_warp = 32 / GROUP;
-  for (long long first = ((blockIdx.x * (long long)blockDim.x + threadIdx.x) >> 5) * per_warp;
-       first < rows; first += warps * per_warp) {  // warp-uniform: every lane shuffles below
-    const long long row = first + lane / GROUP;  // a group of GROUP lanes per row
+  // ROWS consecutive rows a warp, lane i holding row i's bounds: the whole warp reads each
+  // row of WARP_ROW entries or more in turn (adjacent lanes on adjacent entries), then each
+  // lane its own shorter row (no lane idles on a row of a few entries, none waits on an
+  // empty one).
+  const unsigned full = 0xffffffffu;
+  const int lane = threadIdx.x & 31;
+  const long long warps = ((long long)gridDim.x * blockDim.x) >> 5;
+  for (long long first = ((blockIdx.x * (long long)blockDim.x + threadIdx.x) >> 5) * ROWS;
+       first < rows; first += warps * ROWS) {  // warp-uniform: every lane shuffles below
+    const long long row = first + lane;
     OFF start = 0, end = 0;
-    if (row < rows) { start = starts[row]; end = ends[row]; }
-    const bool here = row < rows && end - start <= longest;  // else reduced in pieces
+    if (lane < ROWS && row < rows) { start = starts[row]; end = ends[row]; }
+    const bool here = lane < ROWS && row < rows && end - start <= longest;  // else in pieces
     if (!here) end = start;
     VAL acc = identity;
-    for (OFF e = start + member; e < end; e += GROUP) {
-      VAL term = values[indices[e]];
-      if (weights) term = WEIGH(term, (VAL)weights[e]);
-      acc = COMBINE(acc, term);
+    for (unsigned long_rows = __ballot_sync(full, end - start >= WARP_ROW); long_rows;
+         long_rows &= long_rows - 1) {
+      const int owner = __ffs(long_rows) - 1;
+      const OFF row_end = __shfl_sync(full, end, owner);
+      VAL sum = identity;
+      for (OFF e = __shfl_sync(full, start, owner) + lane; e < row_end; e += 4 * 32) {
+        VAL part[4];  // four loads in flight a lane
+#pragma unroll
+        for (int k = 0; k < 4; ++k)
+          part[k] = e + k * 32 < row_end ? term(indices, weights, values, e + k * 32) : identity;
+        const VAL low = COMBINE(part[0], part[1]), high = COMBINE(part[2], part[3]);
+        const VAL both = COMBINE(low, high);
+        sum = COMBINE(sum, both);
+      }
+      for (int s = 16; s > 0; s >>= 1) {  // (COMBINE may name its arguments twice)
+        const VAL other = __shfl_xor_sync(full, sum, s);
+        sum = COMBINE(sum, other);
+      }
+      if (lane == owner) acc = sum;
     }
-    for (int s = GROUP / 2; s > 0; s >>= 1) {
-      const VAL other = __shfl_down_sync(0xffffffffu, acc, s, GROUP);
-      acc = COMBINE(acc, other);
+    if (end - start < WARP_ROW) {
+#pragma unroll 4
+      for (OFF e = start; e < end; ++e) {
+        const VAL entry = term(indices, weights, values, e);
+        acc = COMBINE(acc, entry);
+      }
     }
-    if (here && member == 0) out[row] = acc;
+    if (here) out[row] = acc;
   }
 }
 """
@@ -442,29 +475,52 @@ _SEMIRING = {  # the row's reduction, and how an entry's weight enters its term
 def _row_reduce(cupy, reduce: str, offsets, indices, weights, values, rows: int):
     """``out[i]``: the ``reduce`` ("sum" or "min") over row ``i``'s entries ``e`` of
     ``values[indices[e]]``, times ``weights[e]`` for a sum or plus it for a min when given;
-    the identity (0 or the dtype's largest value) for an empty row. A group of lanes per row
-    (4 to 32, after the average row length); rows longer than LONG_ROW (hubs) go in pieces
-    to many warps, then their pieces are reduced the same way: no atomics, the same order
-    every run."""
+    the identity (0 or the dtype's largest value) for an empty row. 32 rows a warp (see the
+    kernel); rows longer than LONG_ROW (hubs) go in pieces, a warp each, then their pieces
+    are reduced the same way: no atomics, the same order every run."""
     dtype = values.dtype
     out = cupy.empty(rows, dtype=dtype)
     if rows == 0:
         return out
-    group = _group_size(indices.size, rows)
-    _reduce_ranges(cupy, reduce, offsets[:-1], offsets[1:], indices, weights, values, out, group)
+    _reduce_ranges(cupy, reduce, offsets[:-1], offsets[1:], indices, weights, values, out, 32)
+    hubs = _hub_pieces(cupy, offsets)
+    if hubs is not None:
+        rows_of_hubs, first, starts, ends = hubs
+        partial = cupy.empty(starts.size, dtype=dtype)
+        _reduce_ranges(cupy, reduce, starts, ends, indices, weights, values, partial, 1)
+        pieces = cupy.arange(starts.size, dtype=np.int64)
+        out[rows_of_hubs] = _row_reduce(cupy, reduce, first, pieces, None, partial, first.size - 1)
+    return out
+
+
+_HUB_PIECES: dict = {}  # id(offsets) -> (weak reference to offsets, its hub pieces or None)
+
+
+def _hub_pieces(cupy, offsets):
+    """``(hubs, first, starts, ends)`` of a CSR with ``offsets``: the rows of more than
+    LONG_ROW entries, and the entry ranges ``[starts[p], ends[p])`` of their pieces of at most
+    LONG_ROW, hub ``h``'s from ``first[h]`` to ``first[h + 1]``; None without hubs. Cached
+    while ``offsets`` lives: a product per superstep does not search the rows again."""
+    cached = _HUB_PIECES.get(id(offsets))
+    if cached is not None and cached[0]() is offsets:
+        return cached[1]
     degrees = offsets[1:] - offsets[:-1]
     hubs = cupy.flatnonzero(degrees > LONG_ROW)
+    pieces = None
     if hubs.size:
-        pieces = (degrees[hubs].astype(np.int64) + LONG_ROW - 1) // LONG_ROW
-        first = cupy.concatenate([cupy.zeros(1, dtype=np.int64), cupy.cumsum(pieces)])
+        count = (degrees[hubs].astype(np.int64) + LONG_ROW - 1) // LONG_ROW
+        first = cupy.concatenate([cupy.zeros(1, dtype=np.int64), cupy.cumsum(count)])
         piece = cupy.arange(int(first[-1]), dtype=np.int64)
         hub = cupy.searchsorted(first[1:], piece, side="right")  # the hub of each piece
         starts = offsets[hubs].astype(np.int64)[hub] + (piece - first[hub]) * LONG_ROW
         ends = cupy.minimum(starts + LONG_ROW, offsets[hubs + 1].astype(np.int64)[hub])
-        partial = cupy.empty(piece.size, dtype=dtype)
-        _reduce_ranges(cupy, reduce, starts, ends, indices, weights, values, partial, 32)
-        out[hubs] = _row_reduce(cupy, reduce, first, piece, None, partial, int(hubs.size))
-    return out
+        pieces = (hubs, first, starts, ends)
+    key = id(offsets)
+    _HUB_PIECES[key] = (
+        weakref.ref(offsets, lambda _r, key=key: _HUB_PIECES.pop(key, None)),
+        pieces,
+    )
+    return pieces
 
 
 def _identity(reduce: str, dtype: np.dtype):
@@ -474,24 +530,18 @@ def _identity(reduce: str, dtype: np.dtype):
     return np.inf if dtype.kind == "f" else (True if dtype.kind == "b" else np.iinfo(dtype).max)
 
 
-def _group_size(entries: int, rows: int) -> int:
-    """Lanes per row: the average row length rounded up to a power of two, 4 to 32 (a warp
-    per row leaves most lanes idle on rows of a few entries, as on a grid)."""
-    average = math.ceil(entries / rows) if rows else 0
-    return min(32, max(4, 1 << max(0, average - 1).bit_length()))
-
-
-def _reduce_ranges(cupy, reduce, starts, ends, indices, weights, values, out, group) -> None:
+def _reduce_ranges(cupy, reduce, starts, ends, indices, weights, values, out, per_warp) -> None:
     """The row_reduce kernel over the entry ranges ``[starts[r], ends[r])`` of at most
-    LONG_ROW entries (longer ones are skipped), ``group`` lanes per range."""
+    LONG_ROW entries (longer ones are skipped), ``per_warp`` (1 to 32) ranges a warp."""
     dtype, rows = values.dtype, int(out.shape[0])
     types = {"OFF": starts.dtype, "ID": indices.dtype, "VAL": dtype,
              "WEIGHT": np.dtype(np.float32) if weights is None else weights.dtype}  # fmt: skip
-    source = f"#define GROUP {group}\n" + _SEMIRING[reduce] + _ROW_REDUCE
+    source = f"#define ROWS {per_warp}\n#define WARP_ROW {WARP_ROW}\n" + _SEMIRING[reduce]
+    source += _ROW_REDUCE
     for token, token_dtype in types.items():
         source = re.sub(rf"\b{token}\b", C_TYPES[token_dtype.str[1:]], source)
     kernel = _compiled(cupy, source, "row_reduce")
-    blocks = min(-(-rows // (8 * 32 // group)), 1 << 16)  # 8 warps a block
+    blocks = min(-(-rows // (8 * per_warp)), 1 << 16)  # 8 warps a block
     null = np.uintp(0) if weights is None else weights
     kernel((blocks,), (256,), (starts, ends, indices, null, values, np.int64(rows),
                                np.int64(LONG_ROW), dtype.type(_identity(reduce, dtype)), out))  # fmt: skip

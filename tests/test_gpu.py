@@ -127,13 +127,28 @@ def test_two_gpus_equal_one(communicator):
     np.testing.assert_allclose(bg.pagerank(graph, **run).rank, bg.pagerank(graph).rank, rtol=1e-9)
 
 
+def test_segment_index_across_long_runs_of_empty_segments():
+    """Runs of a million empty segments between short ones (isolated vertices in a frontier):
+    the same slots as NumPy's repeat, searched past rather than walked."""
+    import cupy as cp
+
+    from bspgraph.backend import get_backend
+
+    counts = np.zeros(3_000_000, dtype=np.int64)
+    counts[[0, 5, 6, 1_000_000, 2_999_999]] = [3, 1, 9, 2, 4]
+    expected = get_backend("numpy").segment_index(counts, int(counts.sum()))
+    result = get_backend("cupy").segment_index(cp.asarray(counts), int(counts.sum()))
+    np.testing.assert_array_equal(result.get(), expected)
+
+
 @pytest.mark.parametrize("reduce", ["min", "sum"])
 @pytest.mark.parametrize("weighted", [False, True])
 @pytest.mark.parametrize("dtype", [np.int32, np.int64, np.float32, np.float64])
-@pytest.mark.parametrize("rows", ["hubs", "short", "medium"])
+@pytest.mark.parametrize("rows", ["hubs", "short", "medium", "mixed"])
 def test_row_reduce_equals_numpy(reduce, weighted, dtype, rows):
-    """Rows far longer than LONG_ROW (reduced in pieces), empty rows and short ones; and many
-    rows of a few entries (4 or 16 lanes a row, several rows a warp, a partial last warp)."""
+    """Rows far longer than LONG_ROW (reduced in pieces), empty rows and short ones; many rows
+    of a few entries (a lane each, a partial last warp); rows a warp reads (WARP_ROW or more
+    entries) beside rows a lane reads, in the same warp."""
     import cupy as cp
 
     from bspgraph.backend import LONG_ROW, get_backend
@@ -143,6 +158,7 @@ def test_row_reduce_equals_numpy(reduce, weighted, dtype, rows):
         "hubs": np.array([0, 3 * LONG_ROW + 5, 1, 0, LONG_ROW, LONG_ROW + 1, 40, 100 * LONG_ROW]),
         "short": rng.integers(0, 8, 10_001),
         "medium": rng.integers(0, 24, 5_003),
+        "mixed": rng.integers(0, 100, 3_001),
     }[rows]
     offsets = np.concatenate([[0], np.cumsum(degrees)]).astype(np.int64)
     indices = rng.integers(0, 1000, offsets[-1]).astype(np.int32)

@@ -33,24 +33,26 @@ class CC(Primitive):
         edges = graph.cost_degrees()[2]  # the whole graph's: the same choice on every device
         # The first `sampled` supersteps hook along each vertex's first SAMPLE edges only
         # (Afforest: that joins most of a large component cheaply); the next, when every label
-        # may be new, along every edge: pull. (On several devices each starts with only its
+        # may be new, along every edge but those inside the largest component, as later ones
+        # where many labels changed. (On several devices each starts with only its
         # own vertices, so a choice by frontier could differ between devices, and a device that
         # pushes and one that pulls would both skip the edges between them.)
         sampled = _sampled_supersteps(graph)
-        if (graph.directed or iteration <= sampled
-                or fr.count_out_edges(graph, frontier) * SPARSE > edges):  # fmt: skip
-            sample = SAMPLE if iteration < sampled else None
-            least = fr.neighbor_reduce(graph, grandparent, "min", sample=sample)
-            if graph.directed:  # both ways: a directed edge joins like an undirected one
-                least = xp.minimum(least, fr.neighbor_reduce(graph, grandparent, "min",
-                                                             direction="in", sample=sample))  # fmt: skip
-        else:  # undirected, few labels changed: only their neighbours can hook lower
+        if (not graph.directed and iteration > sampled
+                and fr.count_out_edges(graph, frontier) * SPARSE <= edges):  # fmt: skip
+            # undirected, few labels changed: only their neighbours can hook lower
             least = xp.full(graph.num_vertices, xp.iinfo(labels.dtype).max, dtype=labels.dtype)
 
             def offer(src, dst, eid, weight):
                 graph.backend.scatter_min(least, dst, grandparent[src])
 
             fr.advance(graph, frontier, offer, direction="push", output="none")
+        elif iteration < sampled:
+            least = _least_neighbour(graph, grandparent, sample=SAMPLE)
+        elif sampled:  # Afforest: the largest component sits out (an edge inside joins nothing)
+            least = _least_outside_largest(graph, labels, grandparent)
+        else:
+            least = _least_neighbour(graph, grandparent)
         lower = xp.flatnonzero(least < labels)
         graph.backend.scatter_min(labels, labels[lower], least[lower])  # hook the parent ...
         labels[lower] = xp.minimum(labels[lower], least[lower])  # ... and the vertex itself
@@ -74,6 +76,46 @@ SAMPLE = 2  # edges per vertex hooked in the sampled supersteps (Afforest sample
 SAMPLED = 3  # supersteps; on an H200, rmat24: 1 -> 21.6 ms, 2 -> 23.1, 3 -> 18.8 (no sampling 28.2)
 
 
+def _least_neighbour(graph, values, *, frontier=None, sample=None):
+    """The least of ``values`` over each vertex's neighbours (of ``frontier``'s vertices only,
+    in its order), both ways along a directed edge."""
+    least = fr.neighbor_reduce(graph, values, "min", frontier=frontier, sample=sample)
+    if graph.directed:
+        least = graph.xp.minimum(least, fr.neighbor_reduce(graph, values, "min", direction="in",
+                                                           frontier=frontier, sample=sample))  # fmt: skip
+    return least
+
+
+def _least_outside_largest(graph, labels, grandparent):
+    """What hooking along every edge needs, read from the edges of the vertices outside the
+    most common label ``c`` only (Afforest's skip: after sampling, ``c`` is the giant
+    component; an edge inside it joins nothing), isolated vertices left out. A vertex outside ``c`` gets its neighbours'
+    least grandparent; ``c`` itself the least label of the vertices outside it that have a
+    neighbour in it, so that ``c`` hooks lower when one of them has a smaller label."""
+    xp, n = graph.xp, graph.num_vertices
+    largest = _most_common(graph, labels)
+    least = xp.full(n, xp.iinfo(labels.dtype).max, dtype=labels.dtype)
+    out_degree, in_degree, _ = graph.cost_degrees()  # a vertex without edges joins nothing
+    others = fr.Frontier.from_mask(graph, (labels != largest) & ((out_degree | in_degree) > 0))
+    if not others:
+        return least
+    ids = others.ids
+    least[ids] = _least_neighbour(graph, grandparent, frontier=others)
+    outside = (grandparent != largest).astype(labels.dtype)  # 0 for a neighbour in c
+    beside = ids[_least_neighbour(graph, outside, frontier=others) == 0]
+    if beside.shape[0]:
+        least[largest] = labels[beside].min()
+    return least
+
+
+def _most_common(graph, labels) -> int:
+    """The most common label among 1,024 vertices spread evenly over the ids (Afforest picks
+    them at random; a fixed stride gives every device the same vertices)."""
+    picked = labels[:: max(1, graph.num_vertices // 1024)]
+    values, counts = graph.xp.unique(picked, return_counts=True)
+    return int(values[int(counts.argmax())])
+
+
 def _sampled_supersteps(graph) -> int:
     """SAMPLED, on a graph whose lists average more than 4 * SAMPLE edges; else 0 (a grid's
     first two edges are half its edges: sampling cost it 7.8 -> 10.6 ms on an H200)."""
@@ -88,7 +130,7 @@ def connected_components(graph, **run) -> CCResult:
     until every tree is a star; it stops when a superstep changes no label (Soman et al.;
     FastSV in GraphBLAST's terms). On a graph of more than 8 edges a vertex on average, the
     first three supersteps hook along each vertex's first two edges only (Afforest's
-    sampling), the fourth along all; later ones, on an undirected graph, along the edges of
+    sampling), the fourth along all but those inside the most common label; later ones, on an undirected graph, along the edges of
     the vertices whose label changed when they are few. Edge directions are ignored, so a directed graph gets its
     weakly connected components.
 

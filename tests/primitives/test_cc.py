@@ -69,3 +69,28 @@ def test_cc_dense_graphs_sample_first(directed, seed):
                 {"devices": 2, "partitioner": "edge_balanced", "communicator": "butterfly"}):  # fmt: skip
         labels = bg.connected_components(graph, **run).labels
         np.testing.assert_array_equal(labels, expected_labels(nx_graph))
+
+
+@pytest.mark.parametrize("directed", [False, True])
+def test_cc_largest_component_hooks_under_a_smaller_label(directed):
+    """After sampling, the giant component (label 1) sits out of the superstep over every edge;
+    a vertex outside it with a smaller label (5, in {0, 5, 7}) touches it by an edge that no
+    sampled list holds (5's first two neighbours are 0 and 7; 300's are 1 and 2): the giant
+    must hook under 0, read from 5's side."""
+    rng = np.random.default_rng(7)
+    giant = np.setdiff1d(np.arange(1, 400), [5, 7])
+    src, dst = rng.choice(giant, 6000), rng.choice(giant, 6000)
+    src = np.concatenate([src, [0, 0, 5, 300, 300, 5]])
+    dst = np.concatenate([dst, [5, 7, 7, 1, 2, 300]])
+    graph = bg.Graph.from_edges(src, dst, num_vertices=400, directed=directed, backend="numpy")
+    nx_graph = (nx.DiGraph if directed else nx.Graph)()
+    nx_graph.add_nodes_from(range(400))
+    nx_graph.add_edges_from(zip(src.tolist(), dst.tolist()))
+    expected = expected_labels(nx_graph)
+    assert (expected == 0).all()
+    for run in (
+        {},
+        {"devices": 3, "partitioner": "random"},
+        {"devices": 2, "communicator": "butterfly"},
+    ):
+        np.testing.assert_array_equal(bg.connected_components(graph, **run).labels, expected)
