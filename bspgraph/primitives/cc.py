@@ -7,6 +7,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .. import frontier as fr
+from ..backend import to_host
 from ..enactor import Primitive, State, Stats, enact
 
 
@@ -111,9 +112,9 @@ def _least_outside_largest(graph, labels, grandparent):
 def _most_common(graph, labels) -> int:
     """The most common label among 1,024 vertices spread evenly over the ids (Afforest picks
     them at random; a fixed stride gives every device the same vertices)."""
-    picked = labels[:: max(1, graph.num_vertices // 1024)]
-    values, counts = graph.xp.unique(picked, return_counts=True)
-    return int(values[int(counts.argmax())])
+    picked = to_host(labels[:: max(1, graph.num_vertices // 1024)])  # one small copy
+    values, counts = np.unique(picked, return_counts=True)
+    return int(values[counts.argmax()])
 
 
 def _sampled_supersteps(graph) -> int:
