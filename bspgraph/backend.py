@@ -85,7 +85,7 @@ class Backend:
     def spmv(self, offsets, indices, weights, x, num_rows: int):
         """``y[i] = sum of weights[e] * x[indices[e]]`` over row ``i``'s entries ``e`` of a CSR
         matrix, in ``x``'s dtype; ``weights`` None means ones. scipy.sparse on NumPy; on CuPy a
-        group of lanes per row (no atomics, a fixed order: the same sums every run)."""
+        warp per 32 rows (no atomics, a fixed order: the same sums every run)."""
         if self.is_gpu:
             return _row_reduce(self.xp, "sum", offsets, indices, weights, x, num_rows)
         import scipy.sparse as sparse
@@ -129,7 +129,7 @@ class Backend:
         ``values + weights`` (min-plus) or the sum of ``values * weights`` (plus-times). The
         identity (the dtype's largest value, or 0) for an empty row. NumPy gathers and
         ``reduceat``s a few million entries at a time (temporaries that stay in cache, no page
-        faults); CuPy reduces a row per group of lanes, long rows in pieces (as :meth:`spmv`)."""
+        faults); CuPy reduces 32 rows a warp, long rows in pieces (as :meth:`spmv`)."""
         xp, count = self.xp, int(offsets.shape[0]) - 1
         if reduce not in ("min", "sum"):
             raise ValueError(f"gather_reduce(reduce={reduce!r}): expected 'min' or 'sum'")
@@ -388,7 +388,10 @@ extern "C" __global__ void segment_index(const long long* scan, long long segmen
       for (int walked = 0; walked < 8 && slot >= scan[lo]; ++walked) ++lo;
       if (slot >= scan[lo]) {  // a run of empty segments: search past it, do not walk it
         long long last = segments - 1;
-        while (lo < last) { long long mid = (lo + last) >> 1; if (scan[mid] > slot) last = mid; else lo = mid + 1; }
+        while (lo < last) {
+          const long long mid = (lo + last) >> 1;
+          if (scan[mid] > slot) last = mid; else lo = mid + 1;
+        }
       }
       out[slot] = lo;
     }

@@ -90,9 +90,10 @@ def _least_neighbour(graph, values, *, frontier=None, sample=None):
 def _least_outside_largest(graph, labels, grandparent):
     """What hooking along every edge needs, read from the edges of the vertices outside the
     most common label ``c`` only (Afforest's skip: after sampling, ``c`` is the giant
-    component; an edge inside it joins nothing), isolated vertices left out. A vertex outside ``c`` gets its neighbours'
-    least grandparent; ``c`` itself the least label of the vertices outside it that have a
-    neighbour in it, so that ``c`` hooks lower when one of them has a smaller label."""
+    component; an edge inside it joins nothing; isolated vertices join nothing either). A
+    vertex outside ``c`` gets its neighbours' least grandparent; ``c`` itself the least label
+    of the vertices outside it that have a neighbour in it, so that ``c`` hooks lower when
+    one of them has a smaller label."""
     xp, n = graph.xp, graph.num_vertices
     largest = _most_common(graph, labels)
     least = xp.full(n, xp.iinfo(labels.dtype).max, dtype=labels.dtype)
