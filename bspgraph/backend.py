@@ -17,7 +17,24 @@ from .exceptions import DeviceError
 NAMES = ("numpy", "cupy")
 ENV_VAR = "BSPGRAPH_BACKEND"
 ACCELERATE = os.environ.get("BSPGRAPH_NUMBA", "1") != "0"  # numba kernels where they win (NumPy)
-_EDGE_VALUES: dict = {}  # (id(source), ones?, dtype) -> (weak reference to source, read-only array)
+_WHILE_ALIVE: dict = {}  # (id(source), what) -> (weak reference to source, what was computed)
+
+
+def _while_alive(source, what: tuple, compute):
+    """``compute()``, cached under ``what`` while the array ``source`` lives (arrays it was
+    computed from, such as a CSR's, are never written in place)."""
+    key = (id(source), *what)
+    cached = _WHILE_ALIVE.get(key)
+    if cached is not None and cached[0]() is source:
+        return cached[1]
+    value = compute()
+    _WHILE_ALIVE[key] = (
+        weakref.ref(source, lambda _r, key=key: _WHILE_ALIVE.pop(key, None)),
+        value,
+    )
+    return value
+
+
 GATHER_CHUNK = 1 << 22  # entries gathered at once by gather_reduce on NumPy
 PINNED_BYTES = 1 << 20  # device arrays this large come to the host through pinned memory
 
@@ -177,17 +194,13 @@ class Backend:
             return (
                 self.xp.ones(indices.shape[0], dtype) if weights is None else weights.astype(dtype)
             )
-        key = (id(source), weights is None, np.dtype(dtype).str)
-        cached = _EDGE_VALUES.get(key)
-        if cached is not None and cached[0]() is source:
-            return cached[1]
-        values = np.ones(indices.shape[0], dtype) if weights is None else weights.astype(dtype)
-        values.flags.writeable = False
-        _EDGE_VALUES[key] = (
-            weakref.ref(source, lambda _r, key=key: _EDGE_VALUES.pop(key, None)),
-            values,
-        )
-        return values
+
+        def filled():
+            values = np.ones(indices.shape[0], dtype) if weights is None else weights.astype(dtype)
+            values.flags.writeable = False
+            return values
+
+        return _while_alive(source, ("edge values", weights is None, np.dtype(dtype).str), filled)
 
     def segment_index(self, counts, total: int):
         """For each of ``total = sum(counts)`` slots, the index of the segment it falls in.
@@ -488,42 +501,34 @@ def _row_reduce(cupy, reduce: str, offsets, indices, weights, values, rows: int)
     _reduce_ranges(cupy, reduce, offsets[:-1], offsets[1:], indices, weights, values, out, 32)
     hubs = _hub_pieces(cupy, offsets)
     if hubs is not None:
-        rows_of_hubs, first, starts, ends = hubs
+        rows_of_hubs, first, pieces, starts, ends = hubs
         partial = cupy.empty(starts.size, dtype=dtype)
         _reduce_ranges(cupy, reduce, starts, ends, indices, weights, values, partial, 1)
-        pieces = cupy.arange(starts.size, dtype=np.int64)
         out[rows_of_hubs] = _row_reduce(cupy, reduce, first, pieces, None, partial, first.size - 1)
     return out
 
 
-_HUB_PIECES: dict = {}  # id(offsets) -> (weak reference to offsets, its hub pieces or None)
-
-
 def _hub_pieces(cupy, offsets):
-    """``(hubs, first, starts, ends)`` of a CSR with ``offsets``: the rows of more than
+    """``(hubs, first, pieces, starts, ends)`` of a CSR with ``offsets``: the rows of more than
     LONG_ROW entries, and the entry ranges ``[starts[p], ends[p])`` of their pieces of at most
-    LONG_ROW, hub ``h``'s from ``first[h]`` to ``first[h + 1]``; None without hubs. Cached
-    while ``offsets`` lives: a product per superstep does not search the rows again."""
-    cached = _HUB_PIECES.get(id(offsets))
-    if cached is not None and cached[0]() is offsets:
-        return cached[1]
-    degrees = offsets[1:] - offsets[:-1]
-    hubs = cupy.flatnonzero(degrees > LONG_ROW)
-    pieces = None
-    if hubs.size:
+    LONG_ROW, hub ``h``'s from ``first[h]`` to ``first[h + 1]`` (``pieces``: 0, 1, ...); None
+    without hubs. Cached while ``offsets`` lives: a product per superstep does not search the
+    rows again."""
+
+    def find():
+        degrees = offsets[1:] - offsets[:-1]
+        hubs = cupy.flatnonzero(degrees > LONG_ROW)
+        if not hubs.size:
+            return None
         count = (degrees[hubs].astype(np.int64) + LONG_ROW - 1) // LONG_ROW
         first = cupy.concatenate([cupy.zeros(1, dtype=np.int64), cupy.cumsum(count)])
-        piece = cupy.arange(int(first[-1]), dtype=np.int64)
-        hub = cupy.searchsorted(first[1:], piece, side="right")  # the hub of each piece
-        starts = offsets[hubs].astype(np.int64)[hub] + (piece - first[hub]) * LONG_ROW
+        pieces = cupy.arange(int(first[-1]), dtype=np.int64)
+        hub = cupy.searchsorted(first[1:], pieces, side="right")  # the hub of each piece
+        starts = offsets[hubs].astype(np.int64)[hub] + (pieces - first[hub]) * LONG_ROW
         ends = cupy.minimum(starts + LONG_ROW, offsets[hubs + 1].astype(np.int64)[hub])
-        pieces = (hubs, first, starts, ends)
-    key = id(offsets)
-    _HUB_PIECES[key] = (
-        weakref.ref(offsets, lambda _r, key=key: _HUB_PIECES.pop(key, None)),
-        pieces,
-    )
-    return pieces
+        return hubs, first, pieces, starts, ends
+
+    return _while_alive(offsets, ("hub pieces",), find)
 
 
 def _identity(reduce: str, dtype: np.dtype):

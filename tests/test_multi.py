@@ -49,13 +49,50 @@ def test_sssp_on_devices(case, run, data):
 @given(graphs(), runs)
 def test_connected_components_on_devices(case, run):
     graph, nx_graph = case
-    components = (nx.weakly_connected_components if graph.directed else nx.connected_components)(
-        nx_graph
+    np.testing.assert_array_equal(
+        bg.connected_components(graph, **run).labels, component_minima(nx_graph)
     )
-    expected = np.empty(graph.num_vertices, dtype=np.int64)
+
+
+@st.composite
+def dense_graphs(draw):
+    """More than 8 edges a vertex on average (CC samples, then skips the largest component):
+    a dense core on random ids, a few edges anywhere, isolated vertices, either direction."""
+    n = draw(st.integers(20, 40))
+    core = draw(st.integers(int((12 * n) ** 0.5) + 2, n))  # enough distinct pairs
+    directed = draw(st.booleans())
+    rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
+    members = rng.permutation(n)[:core]
+    count = 20 * n
+    src, dst = members[rng.integers(0, core, count)], members[rng.integers(0, core, count)]
+    extra = draw(st.integers(0, 6))
+    src = np.concatenate([src, rng.integers(0, n, extra)])
+    dst = np.concatenate([dst, rng.integers(0, n, extra)])
+    graph = bg.Graph.from_edges(src, dst, num_vertices=n, directed=directed, backend="numpy")
+    nx_graph = (nx.DiGraph if directed else nx.Graph)()
+    nx_graph.add_nodes_from(range(n))
+    nx_graph.add_edges_from(zip(src.tolist(), dst.tolist()))
+    return graph, nx_graph
+
+
+@settings(max_examples=40)
+@given(dense_graphs(), runs)
+def test_connected_components_of_dense_graphs_on_devices(case, run):
+    graph, nx_graph = case
+    assert graph.num_edges > 8 * graph.num_vertices  # the sampled path, then the skip
+    np.testing.assert_array_equal(
+        bg.connected_components(graph, **run).labels, component_minima(nx_graph)
+    )
+
+
+def component_minima(nx_graph) -> np.ndarray:
+    """Each vertex's label: the smallest id of its (weakly) connected component."""
+    directed = nx_graph.is_directed()
+    components = (nx.weakly_connected_components if directed else nx.connected_components)(nx_graph)
+    labels = np.empty(nx_graph.number_of_nodes(), dtype=np.int64)
     for component in components:
-        expected[list(component)] = min(component)
-    np.testing.assert_array_equal(bg.connected_components(graph, **run).labels, expected)
+        labels[list(component)] = min(component)
+    return labels
 
 
 @settings(max_examples=40)

@@ -35,8 +35,8 @@ class CC(Primitive):
         # The first `sampled` supersteps hook along each vertex's first SAMPLE edges only
         # (Afforest: that joins most of a large component cheaply); the next, when every label
         # may be new, along every edge but those inside the largest component, as later ones
-        # where many labels changed. (On several devices each starts with only its
-        # own vertices, so a choice by frontier could differ between devices, and a device that
+        # where many labels changed. (On several devices each starts with only its own
+        # vertices, so a choice by frontier could differ between devices, and a device that
         # pushes and one that pulls would both skip the edges between them.)
         sampled = _sampled_supersteps(graph)
         if (not graph.directed and iteration > sampled
@@ -132,9 +132,10 @@ def connected_components(graph, **run) -> CCResult:
     until every tree is a star; it stops when a superstep changes no label (Soman et al.;
     FastSV in GraphBLAST's terms). On a graph of more than 8 edges a vertex on average, the
     first three supersteps hook along each vertex's first two edges only (Afforest's
-    sampling), the fourth along all but those inside the most common label; later ones, on an undirected graph, along the edges of
-    the vertices whose label changed when they are few. Edge directions are ignored, so a directed graph gets its
-    weakly connected components.
+    sampling); the pulls after them skip the edges inside the most common label (Afforest's
+    skip of the giant component). Later supersteps of an undirected graph push along the
+    edges of the vertices whose label changed when they are few. Edge directions are
+    ignored, so a directed graph gets its weakly connected components.
 
     Parameters
     ----------
