@@ -202,6 +202,34 @@ class Backend:
 
         return _while_alive(source, ("edge values", weights is None, np.dtype(dtype).str), filled)
 
+    def link(self, parent, offsets, indices, rows=None) -> None:
+        """Union-find along a CSR's entries: afterwards, for every entry ``v`` of row ``u``
+        (the rows ``rows``, vertex ids, or all), ``u`` and ``v`` have the same root in the
+        forest ``parent``, given and kept with ``parent[x] <= x``, so that a root (its own
+        parent) is its tree's least id. Trees are joined root under smaller vertex; paths are
+        halved, not flattened. CuPy: Afforest's lock-free link, a compare-and-swap of a root,
+        32 rows a warp, hubs in pieces (as :meth:`spmv`); NumPy: numba's sequential
+        union-find, or without it hooking root under least root until every entry's ends
+        share one."""
+        if self.is_gpu:
+            return _link_rows(self.xp, parent, offsets, indices, rows)
+        rows = np.arange(offsets.shape[0] - 1, dtype=indices.dtype) if rows is None else rows
+        kernel = self.accelerated("link")
+        if kernel is not None:
+            return kernel(parent, offsets, indices, rows)
+        starts = offsets[rows]
+        degrees = offsets[rows + 1] - starts
+        segment, position = self.row_entries(starts, degrees, int(degrees.sum()))
+        tails, heads = rows[segment], indices[position]
+        while True:
+            while (parent[parent] != parent).any():  # every vertex to its root
+                parent[...] = parent[parent]
+            ends = parent[tails], parent[heads]
+            apart = ends[0] != ends[1]
+            if not apart.any():
+                return None
+            self.scatter_min(parent, np.maximum(*ends)[apart], np.minimum(*ends)[apart])
+
     def segment_index(self, counts, total: int):
         """For each of ``total = sum(counts)`` slots, the index of the segment it falls in.
 
@@ -501,7 +529,7 @@ def _row_reduce(cupy, reduce: str, offsets, indices, weights, values, rows: int)
     _reduce_ranges(cupy, reduce, offsets[:-1], offsets[1:], indices, weights, values, out, 32)
     hubs = _hub_pieces(cupy, offsets)
     if hubs is not None:
-        rows_of_hubs, first, pieces, starts, ends = hubs
+        rows_of_hubs, first, pieces, starts, ends, _ = hubs
         partial = cupy.empty(starts.size, dtype=dtype)
         _reduce_ranges(cupy, reduce, starts, ends, indices, weights, values, partial, 1)
         out[rows_of_hubs] = _row_reduce(cupy, reduce, first, pieces, None, partial, first.size - 1)
@@ -509,9 +537,10 @@ def _row_reduce(cupy, reduce: str, offsets, indices, weights, values, rows: int)
 
 
 def _hub_pieces(cupy, offsets):
-    """``(hubs, first, pieces, starts, ends)`` of a CSR with ``offsets``: the rows of more than
-    LONG_ROW entries, and the entry ranges ``[starts[p], ends[p])`` of their pieces of at most
-    LONG_ROW, hub ``h``'s from ``first[h]`` to ``first[h + 1]`` (``pieces``: 0, 1, ...); None
+    """``(hubs, first, pieces, starts, ends, hub)`` of a CSR with ``offsets``: the rows of more
+    than LONG_ROW entries, and the entry ranges ``[starts[p], ends[p])`` of their pieces of at
+    most LONG_ROW, hub ``h``'s from ``first[h]`` to ``first[h + 1]`` (``pieces``: 0, 1, ...;
+    ``hub[p]``: the hub of piece ``p``); None
     without hubs. Cached while ``offsets`` lives: a product per superstep does not search the
     rows again."""
 
@@ -526,7 +555,7 @@ def _hub_pieces(cupy, offsets):
         hub = cupy.searchsorted(first[1:], pieces, side="right")  # the hub of each piece
         starts = offsets[hubs].astype(np.int64)[hub] + (pieces - first[hub]) * LONG_ROW
         ends = cupy.minimum(starts + LONG_ROW, offsets[hubs + 1].astype(np.int64)[hub])
-        return hubs, first, pieces, starts, ends
+        return hubs, first, pieces, starts, ends, hub
 
     return _while_alive(offsets, ("hub pieces",), find)
 
@@ -553,6 +582,83 @@ def _reduce_ranges(cupy, reduce, starts, ends, indices, weights, values, out, pe
     null = np.uintp(0) if weights is None else weights
     kernel((blocks,), (256,), (starts, ends, indices, null, values, np.int64(rows),
                                np.int64(LONG_ROW), dtype.type(_identity(reduce, dtype)), out))  # fmt: skip
+
+
+_LINK = r"""
+__device__ __forceinline__ int swap_if(int* at, int expected, int value) {
+  return atomicCAS(at, expected, value);
+}
+__device__ __forceinline__ long long swap_if(long long* at, long long expected, long long value) {
+  return (long long)atomicCAS((unsigned long long*)at, (unsigned long long)expected,
+                              (unsigned long long)value);
+}
+
+__device__ __forceinline__ void link(ID u, ID v, ID* parent) {  // Afforest's (Sutton et al.)
+  volatile ID* seen = parent;  // another thread may have moved a root since the last read
+  ID a = seen[u], b = seen[v];
+  while (a != b) {
+    const ID high = a > b ? a : b, low = a > b ? b : a;
+    const ID above = seen[high];
+    if (above == low) return;  // already joined
+    if (above == high && swap_if(parent + high, high, low) == high) return;  // a root: hooked
+    a = seen[seen[high]];  // someone moved high first: climb and retry
+    b = seen[low];
+  }
+}
+
+extern "C" __global__ void link_rows(const OFF* starts, const OFF* ends, const ID* rows,
+    const ID* indices, long long count, long long longest, ID* parent) {
+  // ROWS ranges a warp, lane i holding range i (row rows[i], or i without rows): the whole
+  // warp walks each range of WARP_ROW entries or more in turn, then each lane its own
+  // shorter one; a range past `longest` entries is skipped (it comes in pieces).
+  const unsigned full = 0xffffffffu;
+  const int lane = threadIdx.x & 31;
+  const long long warps = ((long long)gridDim.x * blockDim.x) >> 5;
+  for (long long first = ((blockIdx.x * (long long)blockDim.x + threadIdx.x) >> 5) * ROWS;
+       first < count; first += warps * ROWS) {  // warp-uniform: every lane shuffles below
+    const long long r = first + lane;
+    OFF start = 0, end = 0;
+    ID u = 0;
+    if (lane < ROWS && r < count) { start = starts[r]; end = ends[r]; u = rows ? rows[r] : (ID)r; }
+    if (end - start > longest) end = start;
+    for (unsigned long_rows = __ballot_sync(full, end - start >= WARP_ROW); long_rows;
+         long_rows &= long_rows - 1) {
+      const int owner = __ffs(long_rows) - 1;
+      const OFF row_end = __shfl_sync(full, end, owner);
+      const ID row = __shfl_sync(full, u, owner);
+      for (OFF e = __shfl_sync(full, start, owner) + lane; e < row_end; e += 32)
+        link(row, indices[e], parent);
+    }
+    if (end - start < WARP_ROW)
+      for (OFF e = start; e < end; ++e) link(u, indices[e], parent);
+  }
+}
+"""
+
+
+def _link_rows(cupy, parent, offsets, indices, rows) -> None:
+    """Backend.link on CuPy: every row (hubs past LONG_ROW in pieces, a warp each), or the
+    rows ``rows`` whole."""
+    if rows is None:
+        ranges = [(offsets[:-1], offsets[1:], None, LONG_ROW, 32)]
+        hubs = _hub_pieces(cupy, offsets)
+        if hubs is not None:
+            rows_of_hubs, _, _, starts, ends, hub = hubs
+            ranges.append((starts, ends, rows_of_hubs.astype(indices.dtype)[hub], LONG_ROW, 1))
+    else:
+        longest = np.iinfo(np.int64).max
+        ranges = [(offsets[rows], offsets[rows + 1], rows.astype(indices.dtype), longest, 32)]
+    for starts, ends, ids, longest, per_warp in ranges:
+        count = int(starts.shape[0])
+        if count == 0:
+            continue
+        source = f"#define ROWS {per_warp}\n#define WARP_ROW {WARP_ROW}\n" + _LINK
+        for token, token_dtype in {"OFF": starts.dtype, "ID": indices.dtype}.items():
+            source = re.sub(rf"\b{token}\b", C_TYPES[token_dtype.str[1:]], source)
+        kernel = _compiled(cupy, source, "link_rows")
+        blocks = min(-(-count // (8 * per_warp)), 1 << 16)  # 8 warps a block
+        kernel((blocks,), (256,), (starts, ends, np.uintp(0) if ids is None else ids, indices,
+                                   np.int64(count), np.int64(longest), parent))  # fmt: skip
 
 
 _INTERSECT = r"""

@@ -171,6 +171,51 @@ def test_row_reduce_equals_numpy(reduce, weighted, dtype, rows):
     np.testing.assert_allclose(result.get(), expected, rtol=1e-6)
 
 
+@pytest.mark.parametrize("dtype", [np.int32, np.int64])
+@pytest.mark.parametrize("rows", ["hubs", "short", "mixed", "some rows"])
+def test_link_equals_numpy(dtype, rows):
+    """Afforest's lock-free link on CuPy joins the same trees as NumPy's union-find: rows in
+    pieces (hubs), a lane's rows and a warp's, or a few rows named by id; the forest given
+    is not flat (parent[x] <= x, chains), and the roots after it (by pointer jumping) are
+    each component's least id."""
+    import cupy as cp
+
+    from bspgraph.backend import LONG_ROW, get_backend
+
+    rng = np.random.default_rng(11)
+    degrees = {
+        "hubs": np.array([0, 3 * LONG_ROW + 5, 1, 0, LONG_ROW, LONG_ROW + 1, 40, 30 * LONG_ROW]),
+        "short": rng.integers(0, 3, 20_001),
+        "mixed": rng.integers(0, 100, 3_001),
+        "some rows": rng.integers(0, 100, 3_001),
+    }[rows]
+    n = 200_000
+    offsets = np.concatenate([[0], np.cumsum(degrees)]).astype(np.int64)
+    indices = rng.integers(0, n, offsets[-1]).astype(dtype)
+    parent = np.arange(n, dtype=dtype)
+    chained = rng.random(n) < 0.3
+    parent[chained] = (rng.random(chained.sum()) * np.flatnonzero(chained)).astype(dtype)
+    ids = None
+    if rows == "some rows":
+        ids = rng.choice(degrees.size, 500, replace=False).astype(dtype)
+
+    def roots(forest):
+        while bool((forest[forest] != forest).any()):
+            forest = forest[forest]
+        return forest
+
+    host, gpu = get_backend("numpy"), get_backend("cupy")
+    expected = parent.copy()
+    host.link(expected, offsets, indices, ids)
+    result = cp.asarray(parent)
+    gpu.link(
+        result, cp.asarray(offsets), cp.asarray(indices), None if ids is None else cp.asarray(ids)
+    )
+    assert (result <= cp.arange(n, dtype=dtype)).all()
+    np.testing.assert_array_equal(roots(result).get(), roots(expected))
+    assert not np.array_equal(roots(expected), roots(parent))  # it joined some
+
+
 @pytest.mark.parametrize("directed", [False, True])
 @pytest.mark.parametrize("duplicates", ["min", "sum"])
 def test_build_cupy_equals_numpy(directed, duplicates):

@@ -1,4 +1,4 @@
-"""Frontiers and the operators on them: advance, filter, compute, neighbor_reduce.
+"""Frontiers and the operators on them: advance, filter, compute, neighbor_reduce, link.
 
 A functor is a plain function of whole arrays, written with the array module so one body runs
 on NumPy and CuPy. An advance functor maps ``(src, dst, eid, weight)`` to a keep-mask (None: keep
@@ -18,7 +18,7 @@ idempotent (every writer stores the same value) or go through ``backend.scatter_
 from . import functors
 from .advance import advance, count_out_edges
 from .frontier import Frontier
-from .operators import compute, filter, neighbor_reduce  # noqa: A004
+from .operators import compute, filter, link, neighbor_reduce  # noqa: A004
 
 __all__ = [
     "Frontier",
@@ -27,5 +27,6 @@ __all__ = [
     "count_out_edges",
     "filter",
     "functors",
+    "link",
     "neighbor_reduce",
 ]

@@ -1,4 +1,4 @@
-"""The filter, compute and neighbor-reduce operators."""
+"""The filter, compute, neighbor-reduce and link operators."""
 
 from __future__ import annotations
 
@@ -50,18 +50,11 @@ def neighbor_reduce(
     With ``sample`` (k >= 1, every row, no ``frontier`` or ``sources``): over the first k
     edges of each list only (Afforest's neighbour sampling; built once per graph, cached).
     """
-    if direction not in ("out", "in"):
-        raise ValueError(f"neighbor_reduce(direction={direction!r}): expected 'out' or 'in'")
     if reduce not in ("min", "sum") or (weighted and reduce != "sum"):
         raise ValueError(f"neighbor_reduce(reduce={reduce!r}, weighted={weighted}): expected "
                          "'min' or 'sum' (only a sum is weighted)")  # fmt: skip
     backend, n = graph.backend, graph.num_vertices
-    csr = graph.forward if direction == "out" else graph.reverse
-    if sample is not None:
-        if sample < 1 or frontier is not None or sources is not None:
-            raise ValueError(f"neighbor_reduce(sample={sample!r}): expected k >= 1, over every "
-                             "row (no frontier or sources)")  # fmt: skip
-        csr = _first_entries(graph, direction, sample)
+    csr = _lists(graph, direction, sample, "neighbor_reduce", frontier, sources)
     floats = reduce == "sum" and values.dtype.kind == "f"
     if weighted and not floats and csr.weights is not None:
         raise ValueError("neighbor_reduce(weighted=True): a weighted sum needs float values")
@@ -73,10 +66,11 @@ def neighbor_reduce(
         across = graph.reverse if direction == "out" else graph.forward  # v's rows list the u
         pushed = _row_edges(across, sources.ids)
         if pushed < rows and pushed * ROWS_SHARE <= total:  # push: the sources' edges
-            ids = sources.ids
-            data = backend.edge_values(across.indices, across.weights if weighted else None,
-                                       values.dtype)  # fmt: skip
-            offsets, indices, data = backend.csr_rows(across.offsets, across.indices, data, ids, n)
+            ids = sources.ids  # their rows first: the data of only their entries is built
+            offsets, indices, weights = backend.csr_rows(across.offsets, across.indices,
+                                                         across.weights if weighted else None,
+                                                         ids, n)  # fmt: skip
+            data = backend.edge_values(indices, weights, values.dtype)
             out = backend.spmv_transposed(offsets, indices, data, values[ids], n)
             return out if frontier is None else out[frontier.ids]
         values = graph.xp.where(sources.mask, values, 0)  # pull: the others count as 0
@@ -90,6 +84,38 @@ def neighbor_reduce(
     if floats:
         return backend.spmv(offsets, indices, weights, values, int(ids.shape[0]))
     return backend.gather_reduce(values, offsets, indices, reduce)
+
+
+def link(
+    graph,
+    parent,
+    *,
+    direction: str = "out",
+    frontier: Frontier | None = None,
+    sample: int | None = None,
+) -> None:
+    """Union-find: join the trees of the forest ``parent`` along the edges ``u -> v`` that
+    ``graph`` holds (``v -> u`` with ``direction="in"``), from every vertex ``u`` or those of
+    ``frontier``, over the first ``sample`` edges of each list only with ``sample``. Afterwards
+    both ends of each such edge have the same root. ``parent`` holds ``parent[x] <= x``
+    before and after (a root is its own parent and its tree's least id); paths are not
+    flattened: jump pointers to read the roots. Afforest's link on CuPy (a compare-and-swap
+    of a root per join, no rounds); see :meth:`Backend.link`."""
+    csr = _lists(graph, direction, sample, "link", frontier)
+    graph.backend.link(parent, csr.offsets, csr.indices, None if frontier is None else frontier.ids)
+
+
+def _lists(graph, direction: str, sample: int | None, where: str, *restrictions):
+    """The CSR of the out- (or in-) lists, of their first ``sample`` entries when given (over
+    every row: no ``restrictions``, frontier or sources); ValueError naming ``where`` else."""
+    if direction not in ("out", "in"):
+        raise ValueError(f"{where}(direction={direction!r}): expected 'out' or 'in'")
+    if sample is None:
+        return graph.forward if direction == "out" else graph.reverse
+    if sample < 1 or any(r is not None for r in restrictions):
+        raise ValueError(f"{where}(sample={sample!r}): expected k >= 1, over every row (no "
+                         "frontier or sources)")  # fmt: skip
+    return _first_entries(graph, direction, sample)
 
 
 ROWS_SHARE = 4  # rows (or sources) holding > 1/ROWS_SHARE of the edges: the whole product

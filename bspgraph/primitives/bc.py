@@ -75,35 +75,29 @@ class Backward(Primitive):
     needs_all = True  # a vertex reads the dependencies of its successors, owned or not
 
     def init_frontier(self, graph, state, *, depth, sigma):
-        xp = graph.xp
         state.depth[...] = graph.backend.asarray(depth)
         state.sigma[...] = graph.backend.asarray(sigma)
-        self.order = xp.argsort(state.depth, kind="stable")  # by level, then id: a slice a level
-        marks = xp.arange(-1, self.options["deepest"] + 2)
-        self.bounds = [int(b) for b in xp.searchsorted(state.depth[self.order], marks)]
-        return self._level(graph, state, 0)
-
-    def _ids(self, level: int):  # the vertices at ``level`` (the source is level 0)
-        return self.order[self.bounds[level + 1] : self.bounds[level + 2]]
-
-    def _level(self, graph, state, iteration):  # the vertices of the level done in `iteration`
-        return fr.Frontier.from_ids(graph, self._ids(self.options["deepest"] - 1 - iteration))
+        return _at_depth(graph, state, self.options["deepest"] - 1)
 
     def step(self, graph, frontier, state, iteration):
-        xp = graph.xp  # plus.times over the out-edges into the level below: (1 + delta) / sigma
-        below = self._ids(self.options["deepest"] - iteration)
-        share = xp.zeros(graph.num_vertices)
-        share[below] = (1 + state.delta[below]) / state.sigma[below]
-        level = self._level(graph, state, iteration)  # known from the depths, on every device
+        deepest = self.options["deepest"]  # plus.times over the out-edges into the level below
+        below = _at_depth(graph, state, deepest - iteration)
+        share = graph.xp.zeros(graph.num_vertices)  # (1 + delta) / sigma, there only
+        share[below.ids] = (1 + state.delta[below.ids]) / state.sigma[below.ids]
+        level = _at_depth(graph, state, deepest - 1 - iteration)  # the same on every device
         ids = level.ids  # a vertex's out-edges are on its owner: elsewhere its sum is 0, replaced
-        children = fr.Frontier.from_ids(graph, below) if graph.owned is None else None  # push?
         state.delta[ids] = state.sigma[ids] * fr.neighbor_reduce(
-            graph, share, "sum", frontier=level, sources=children
-        )
+            graph, share, "sum", frontier=level, sources=below if graph.owned is None else None
+        )  # one device: a push from ``below`` when its edges are fewer
         return level  # their dependencies are final: the enactor sends them
 
     def converged(self, graph, frontier, state, iteration):
         return self.options["deepest"] - 1 - iteration < 1  # level 0 is the source: no delta
+
+
+def _at_depth(graph, state, depth: int):
+    """The vertices at ``depth`` (the source is at 0), in id order."""
+    return fr.Frontier.from_ids(graph, graph.xp.flatnonzero(state.depth == depth))
 
 
 def betweenness_centrality(

@@ -1,4 +1,4 @@
-"""Connected components by hooking and pointer jumping: label = smallest vertex id of the component."""
+"""Connected components by union-find and pointer jumping: label = least vertex id of the component."""
 
 from __future__ import annotations
 
@@ -20,43 +20,32 @@ class CCResult:
 
 
 class CC(Primitive):
-    state = (State("labels", "vertex", init="id"),)  # labels[v] <= v, a vertex of v's component
+    state = (State("labels", "vertex", init="id"),)  # labels[v] <= v: a forest, roots least
     communicate = {"labels": "min"}
-    needs_all = True  # hooking writes, and pointer jumping reads, any vertex's label
+    needs_all = True  # linking writes, and pointer jumping reads, any vertex's label
 
     def init_frontier(self, graph, state):
         return fr.Frontier.all(graph)
 
     def step(self, graph, frontier, state, iteration):
-        labels, xp = state.labels, graph.xp
+        labels = state.labels
         before = labels.copy()
-        grandparent = labels[labels]  # FastSV: hook to the neighbours' grandparents
-        edges = graph.cost_degrees()[2]  # the whole graph's: the same choice on every device
-        # The first `sampled` supersteps hook along each vertex's first SAMPLE edges only
-        # (Afforest: that joins most of a large component cheaply); the next, when every label
-        # may be new, along every edge but those inside the largest component, as later ones
-        # where many labels changed. (On several devices each starts with only its own
-        # vertices, so a choice by frontier could differ between devices, and a device that
-        # pushes and one that pulls would both skip the edges between them.)
+        # The first superstep links along each vertex's first SAMPLE edges only (Afforest's
+        # sampling: that joins most of a large component cheaply); the next along every edge
+        # but those inside the largest component (Afforest's skip), as later ones where many
+        # labels changed. (On several devices each starts with only its own vertices, so a
+        # choice by frontier could differ between devices, and a device that pushes and one
+        # that pulls would both skip the edges between them.)
         sampled = _sampled_supersteps(graph)
         if (not graph.directed and iteration > sampled
-                and fr.count_out_edges(graph, frontier) * SPARSE <= edges):  # fmt: skip
-            # undirected, few labels changed: only their neighbours can hook lower
-            least = xp.full(graph.num_vertices, xp.iinfo(labels.dtype).max, dtype=labels.dtype)
-
-            def offer(src, dst, eid, weight):
-                graph.backend.scatter_min(least, dst, grandparent[src])
-
-            fr.advance(graph, frontier, offer, direction="push", output="none")
+                and fr.count_out_edges(graph, frontier) * SPARSE <= graph.cost_degrees()[2]):  # fmt: skip
+            fr.link(graph, labels, frontier=frontier)  # few labels changed: only their edges
         elif iteration < sampled:
-            least = _least_neighbour(graph, grandparent, sample=SAMPLE)
-        elif sampled:  # Afforest: the largest component sits out (an edge inside joins nothing)
-            least = _least_outside_largest(graph, labels, grandparent)
+            _link(graph, labels, sample=SAMPLE)
+        elif sampled:  # an edge inside the largest component joins nothing
+            _link(graph, labels, frontier=_outside_largest(graph, labels))
         else:
-            least = _least_neighbour(graph, grandparent)
-        lower = xp.flatnonzero(least < labels)
-        graph.backend.scatter_min(labels, labels[lower], least[lower])  # hook the parent ...
-        labels[lower] = xp.minimum(labels[lower], least[lower])  # ... and the vertex itself
+            _link(graph, labels)
         while True:  # pointer jumping until every tree is a star
             jumped = labels[labels]
             if not bool((jumped != labels).any()):
@@ -65,49 +54,35 @@ class CC(Primitive):
         return fr.Frontier.from_mask(graph, labels != before)
 
     def converged(self, graph, frontier, state, iteration):
-        """No label changed, after the superstep that hooked along every edge."""
-        return iteration > _sampled_supersteps(graph) and not frontier
+        """After the superstep that linked along every edge: at once on one device (its
+        union-find saw every edge), else when no label changed (another device's links
+        arrive as smaller labels)."""
+        done = iteration > _sampled_supersteps(graph)
+        return done and (graph.owned is None or not frontier)
 
     def traversed_edges(self, graph, state):
         return graph.num_edges
 
 
-SPARSE = 8  # a frontier with fewer than num_edges / SPARSE out-edges pushes its labels
-SAMPLE = 2  # edges per vertex hooked in the sampled supersteps (Afforest samples 2)
-SAMPLED = 3  # supersteps; on an H200, rmat24: 1 -> 21.6 ms, 2 -> 23.1, 3 -> 18.8 (no sampling 28.2)
+SPARSE = 8  # a frontier with fewer than num_edges / SPARSE out-edges links along its edges only
+SAMPLE = 2  # edges per vertex linked in the sampled superstep (Afforest samples 2)
 
 
-def _least_neighbour(graph, values, *, frontier=None, sample=None):
-    """The least of ``values`` over each vertex's neighbours (of ``frontier``'s vertices only,
-    in its order), both ways along a directed edge."""
-    least = fr.neighbor_reduce(graph, values, "min", frontier=frontier, sample=sample)
+def _link(graph, labels, *, frontier=None, sample=None) -> None:
+    """Link along the edges of ``frontier``'s vertices (or all), both ways on a directed graph."""
+    fr.link(graph, labels, frontier=frontier, sample=sample)
     if graph.directed:
-        least = graph.xp.minimum(least, fr.neighbor_reduce(graph, values, "min", direction="in",
-                                                           frontier=frontier, sample=sample))  # fmt: skip
-    return least
+        fr.link(graph, labels, direction="in", frontier=frontier, sample=sample)
 
 
-def _least_outside_largest(graph, labels, grandparent):
-    """What hooking along every edge needs, read from the edges of the vertices outside the
-    most common label ``c`` only (Afforest's skip: after sampling, ``c`` is the giant
-    component; an edge inside it joins nothing; isolated vertices join nothing either). A
-    vertex outside ``c`` gets its neighbours' least grandparent; ``c`` itself the least label
-    of the vertices outside it that have a neighbour in it, so that ``c`` hooks lower when
-    one of them has a smaller label."""
-    xp, n = graph.xp, graph.num_vertices
-    largest = _most_common(graph, labels)
-    least = xp.full(n, xp.iinfo(labels.dtype).max, dtype=labels.dtype)
-    out_degree, in_degree, _ = graph.cost_degrees()  # a vertex without edges joins nothing
-    others = fr.Frontier.from_mask(graph, (labels != largest) & ((out_degree | in_degree) > 0))
-    if not others:
-        return least
-    ids = others.ids
-    least[ids] = _least_neighbour(graph, grandparent, frontier=others)
-    outside = (grandparent != largest).astype(labels.dtype)  # 0 for a neighbour in c
-    beside = ids[_least_neighbour(graph, outside, frontier=others) == 0]
-    if beside.shape[0]:
-        least[largest] = labels[beside].min()
-    return least
+def _outside_largest(graph, labels):
+    """The vertices that have edges and are outside the most common label (Afforest's skip:
+    after sampling, that label is the giant component's; an edge between two of its vertices
+    joins nothing, and one from it to a vertex outside is in that vertex's lists)."""
+    out_degree, in_degree, _ = graph.cost_degrees()
+    return fr.Frontier.from_mask(
+        graph, (labels != _most_common(graph, labels)) & ((out_degree | in_degree) > 0)
+    )
 
 
 def _most_common(graph, labels) -> int:
@@ -119,23 +94,23 @@ def _most_common(graph, labels) -> int:
 
 
 def _sampled_supersteps(graph) -> int:
-    """SAMPLED, on a graph whose lists average more than 4 * SAMPLE edges; else 0 (a grid's
-    first two edges are half its edges: sampling cost it 7.8 -> 10.6 ms on an H200)."""
-    return SAMPLED if graph.cost_degrees()[2] > 4 * SAMPLE * graph.num_vertices else 0
+    """1 on a graph whose lists average more than 4 * SAMPLE edges; else 0 (a grid's first
+    two edges are half its edges: sampling cost it 7.8 -> 10.6 ms on an H200)."""
+    return 1 if graph.cost_degrees()[2] > 4 * SAMPLE * graph.num_vertices else 0
 
 
 def connected_components(graph, **run) -> CCResult:
     """Label every vertex with the smallest vertex id of its connected component.
 
-    Each superstep hooks along every edge (``labels[labels[u]] = min(., labels[v])`` and the
-    same from ``v``, by scatter-min) and then jumps pointers (``labels = labels[labels]``)
-    until every tree is a star; it stops when a superstep changes no label (Soman et al.;
-    FastSV in GraphBLAST's terms). On a graph of more than 8 edges a vertex on average, the
-    first three supersteps hook along each vertex's first two edges only (Afforest's
-    sampling); the pulls after them skip the edges inside the most common label (Afforest's
-    skip of the giant component). Later supersteps of an undirected graph push along the
-    edges of the vertices whose label changed when they are few. Edge directions are
-    ignored, so a directed graph gets its weakly connected components.
+    Afforest (Sutton et al.): union-find links the two ends of edges (``fr.link``: a tree's
+    root hooks under a smaller vertex), then pointer jumping (``labels = labels[labels]``)
+    flattens every tree to a star. On a graph of more than 8 edges a vertex on average, the
+    first superstep links along each vertex's first two edges only (sampling); the next skips
+    the edges inside the most common label, the giant component. On one device that is the
+    answer; on several, each links its own edges and the labels meet by min, so supersteps go
+    on until none changes (an undirected graph then links along the edges of the vertices
+    whose label changed, when they are few). Edge directions are ignored, so a directed graph
+    gets its weakly connected components.
 
     Parameters
     ----------
