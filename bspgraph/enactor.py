@@ -238,8 +238,10 @@ def _enact_one(primitive, graph, params, keep_on_device=False):
     while not primitive.converged(graph, frontier, state, iteration):
         step_started = time.perf_counter()
         frontier = primitive.step(graph, frontier, state, iteration)
-        iteration += 1
-        stats.supersteps.append(Superstep(len(frontier), time.perf_counter() - step_started))
+        sizes = (*frontier.passed, len(frontier))  # a repeated advance ran several levels
+        iteration += len(sizes)
+        seconds = (time.perf_counter() - step_started) / len(sizes)  # shared out evenly
+        stats.supersteps.extend(Superstep(size, seconds) for size in sizes)
     graph.backend.synchronize()
     stats.seconds = time.perf_counter() - started
     stats.iterations = iteration

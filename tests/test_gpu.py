@@ -32,6 +32,49 @@ def test_bfs_cupy_equals_numpy(rmat_pair, direction):
     assert cpu.to_scipy()[src, dst].all()
 
 
+def _broom(handle: int, leaves: int, tail: int):
+    """A path of ``handle`` vertices, its last joined to ``leaves`` leaves, the last leaf
+    starting a path of ``tail`` more (undirected)."""
+    path = np.arange(handle - 1)
+    hub, first = handle - 1, handle
+    leaf = np.arange(first, first + leaves)
+    rest = np.arange(first + leaves - 1, first + leaves + tail - 1)
+    src = np.concatenate([path, np.full(leaves, hub), rest])
+    dst = np.concatenate([path + 1, leaf, rest + 1])
+    return bg.Graph.from_edges(src, dst, directed=False, backend="cupy")
+
+
+@pytest.mark.parametrize("shape", ["grid", "path", "broom"])
+@pytest.mark.parametrize("direction", ["push", "auto"])
+def test_bfs_levels_in_one_launch_equal_numpy(shape, direction):
+    """Small frontiers run many levels in one launch (visit_levels): the depths, valid parents
+    and every level's frontier size are NumPy's, over more levels than a launch takes (a path
+    of 2,600), through a hub (a warp reads its row), and when a frontier outgrows the kernel
+    midway (a broom's 40,000 leaves)."""
+    from bspgraph.frontier.kernels import LEVEL_VERTICES, MAX_LEVELS
+
+    gpu = {
+        "grid": lambda: bg.generators.grid(300, 200, backend="cupy"),
+        "path": lambda: bg.Graph.from_edges(np.arange(2599), np.arange(1, 2600), backend="cupy"),
+        "broom": lambda: _broom(50, 40_000, 100),
+    }[shape]()
+    cpu = gpu.to("numpy")
+    result = bg.bfs(gpu, 0, direction=direction, parents=True)
+    expected = bg.bfs(cpu, 0, direction=direction)
+    np.testing.assert_array_equal(result.depth, expected.depth)
+    sizes = [s.frontier for s in result.stats.supersteps]
+    assert sizes == [s.frontier for s in expected.stats.supersteps]
+    assert result.stats.iterations == expected.stats.iterations
+    if shape == "path":
+        assert result.stats.iterations > 2 * MAX_LEVELS
+    if shape == "broom":
+        assert max(sizes) > LEVEL_VERTICES
+    reached = result.depth > 0
+    child, parent = np.flatnonzero(reached), result.parent[reached]
+    assert (result.depth[parent] == result.depth[child] - 1).all()
+    assert cpu.to_scipy()[parent, child].all()
+
+
 def test_sssp_cupy_equals_numpy(rmat_pair):
     gpu, cpu = rmat_pair
     source = int(np.argmax(np.diff(cpu.offsets)))

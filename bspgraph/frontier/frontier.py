@@ -15,7 +15,7 @@ class Frontier:
     Build one with :meth:`from_ids`, :meth:`from_mask`, :meth:`all` or :meth:`empty`.
     """
 
-    __slots__ = ("num_vertices", "backend", "_ids", "_mask", "_size", "out_edges")
+    __slots__ = ("num_vertices", "backend", "_ids", "_mask", "_size", "out_edges", "passed")
 
     def __init__(self, num_vertices: int, backend, *, ids=None, mask=None, out_edges=None):
         if ids is None and mask is None:
@@ -23,6 +23,7 @@ class Frontier:
         self.num_vertices, self.backend = int(num_vertices), backend
         self._ids, self._mask, self._size = ids, mask, None
         self.out_edges = out_edges  # the members' out-degrees (cost_degrees) summed, if known
+        self.passed: tuple[int, ...] = ()  # a repeated advance: the sizes of the levels before
 
     @classmethod
     def from_ids(cls, graph, ids, *, out_edges: int | None = None) -> Frontier:

@@ -4,7 +4,9 @@ Each is a GraphBLAS-like fixed operation: ``visit_unvisited`` is the ``any_pair`
 under a "not yet visited" mask (BFS), ``relax_min`` is ``min_plus`` (SSSP), ``accumulate_sum``
 is ``plus_times`` (PageRank). The generic ``__call__`` runs on NumPy and CuPy alike;
 ``fused_push`` / ``fused_pull`` do the whole advance in one kernel (or one sparse product) on
-the backends named in ``fused_on`` and must agree with it.
+the backends named in ``fused_on`` and must agree with it. ``fused_repeat`` (backends in
+``repeat_on``) advances again from its own output, level after level, on the device: what
+``advance(..., repeat=True)`` asks for; it returns None where it does not apply.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ class visit_unvisited:  # noqa: N801 (a functor named like a function, as GraphB
     name = "visit_unvisited"
     early_exit = True
     fused_on = ("numpy", "cupy")
+    repeat_on = ("cupy",)  # fused_repeat: levels value, value + 1, ... in one launch
 
     def __init__(self, depth, value: int, parent=None):
         self.depth, self.value, self.parent = depth, value, parent
@@ -46,6 +49,9 @@ class visit_unvisited:  # noqa: N801 (a functor named like a function, as GraphB
         fused = kernels if graph.backend.is_gpu else host
         return fused.visit_pull(graph, in_frontier, candidates, self.depth, self.value,
                                 self.parent)  # fmt: skip
+
+    def fused_repeat(self, graph, frontier):
+        return kernels.visit_levels(graph, frontier, self.depth, self.value, self.parent)
 
 
 class relax_min:  # noqa: N801

@@ -224,6 +224,118 @@ extern "C" __global__ void visited_bits(const DEPTH* depth, long long n, DEPTH v
 }
 """
 
+# Level after level in one cooperative launch (Merrill et al. ran small frontiers in one
+# block; one block was too slow here: 68 us a level of a 4,096-wide grid's frontier). Every
+# block stays resident; a warp takes 32 frontier vertices, a row of 32 or more out-edges read
+# by the whole warp in turn, a shorter one by its lane; winners append to the other half of
+# `queue` by one atomic per group of lanes; a grid-wide barrier ends the level, and every
+# thread reads the same counters (level % 3: a counter is reset a level before its next use,
+# a level after its last read) and takes the same decision: go on while the frontier holds
+# at most LEVEL_VERTICES vertices and LEVEL_EDGES out-edges. result: levels run, the last
+# frontier's size, its out-edges, its offset in `queue`, then every level's size.
+_VISIT_LEVELS = (
+    _HELPERS
+    + r"""
+#include <cooperative_groups.h>
+namespace cg = cooperative_groups;
+
+__device__ __forceinline__ void visit(ID u, ID v, DEPTH* depth, DEPTH value, ID* parent,
+    ID* out, unsigned long long* found, const DEG* cost_degree, unsigned long long& edges) {
+  if (depth[v] > value && atomicMin(&depth[v], value) > value) {
+    if (parent) parent[v] = u;
+    cg::coalesced_group winners = cg::coalesced_threads();
+    unsigned long long at = 0;
+    if (winners.thread_rank() == 0) at = atomicAdd(found, (unsigned long long)winners.size());
+    out[winners.shfl(at, 0) + winners.thread_rank()] = v;
+    edges += cost_degree[v];
+  }
+}
+
+extern "C" __global__ void visit_levels(const ID* ids, long long n_frontier, const OFF* offsets,
+    const ID* indices, DEPTH* depth, DEPTH value, ID* parent, const DEG* cost_degree,
+    ID* queue, long long n, long long max_vertices, long long max_edges, long long max_levels,
+    unsigned long long* counters, long long* result) {
+  cg::grid_group grid = cg::this_grid();
+  const unsigned full = 0xffffffffu;
+  const int lane = threadIdx.x & 31;
+  const long long warp = (blockIdx.x * (long long)blockDim.x + threadIdx.x) >> 5;
+  const long long warps = ((long long)gridDim.x * blockDim.x) >> 5;
+  const ID* current = ids;
+  long long count = n_frontier, level = 0;
+  ID* out = queue;
+  for (;;) {
+    unsigned long long* found = counters + 2 * (level % 3);  // found, then out-edges
+    if (grid.thread_rank() == 0) { counters[2 * ((level + 1) % 3)] = 0; counters[2 * ((level + 1) % 3) + 1] = 0; }
+    unsigned long long edges = 0;
+    for (long long first = warp * 32; first < count; first += warps * 32) {  // warp-uniform
+      OFF start = 0, end = 0;
+      ID u = 0;
+      if (first + lane < count) { u = current[first + lane]; start = offsets[u]; end = offsets[u + 1]; }
+      for (unsigned long_rows = __ballot_sync(full, end - start >= 32); long_rows;
+           long_rows &= long_rows - 1) {
+        const int owner = __ffs(long_rows) - 1;
+        const OFF row_end = __shfl_sync(full, end, owner);
+        const ID row = __shfl_sync(full, u, owner);
+        for (OFF e = __shfl_sync(full, start, owner) + lane; e < row_end; e += 32)
+          visit(row, indices[e], depth, value, parent, out, found, cost_degree, edges);
+      }
+      if (end - start < 32)
+        for (OFF e = start; e < end; ++e)
+          visit(u, indices[e], depth, value, parent, out, found, cost_degree, edges);
+    }
+    add_block_sum(edges, found + 1);
+    grid.sync();
+    const long long next = ((volatile unsigned long long*)found)[0];
+    const long long next_edges = ((volatile unsigned long long*)found)[1];
+    if (grid.thread_rank() == 0) result[4 + level] = next;
+    ++level;
+    if (next == 0 || next > max_vertices || next_edges > max_edges || level == max_levels) {
+      if (grid.thread_rank() == 0) {
+        result[0] = level; result[1] = next; result[2] = next_edges; result[3] = out - queue;
+      }
+      return;
+    }
+    current = out;
+    count = next;
+    out = out == queue ? queue + n : queue;
+    value += 1;
+  }
+}
+"""
+)
+LEVEL_VERTICES = 1 << 15  # the largest frontier visit_levels takes on ...
+LEVEL_EDGES = 1 << 17  # ... and its most out-edges
+MAX_LEVELS = 1024  # levels a launch (then one host read, and on)
+
+
+def visit_levels(graph, frontier, depth, value, parent) -> Frontier | None:
+    """Fused push of :class:`functors.visit_unvisited`, repeated: ``value``, ``value + 1``, ...
+    level after level in one cooperative launch while the frontier holds at most
+    LEVEL_VERTICES vertices and LEVEL_EDGES out-edges, up to MAX_LEVELS; one host read after
+    it. The last level's frontier comes back with the sizes of those before it
+    (``Frontier.passed``); None when ``frontier`` is too large to start."""
+    cp, ids = graph.xp, frontier.ids
+    edges = frontier.out_edges
+    if not 0 < ids.size <= LEVEL_VERTICES or edges is None or edges > LEVEL_EDGES:
+        return None
+    cost_degree = graph.cost_degrees()[0]
+    kernel = _kernel(cp, _VISIT_LEVELS, "visit_levels", cooperative=True, id=graph.indices.dtype,
+                     off=graph.offsets.dtype, depth=depth.dtype, deg=cost_degree.dtype)  # fmt: skip
+    n = graph.num_vertices
+    queue = cp.empty(2 * n, dtype=graph.indices.dtype)
+    counters = cp.zeros(6, dtype=cp.uint64)
+    result = cp.empty(4 + MAX_LEVELS, dtype=cp.int64)
+    blocks = cp.cuda.Device().attributes["MultiProcessorCount"]  # one resident block an SM
+    kernel((blocks,), (512,), (ids, np.int64(ids.size), graph.offsets, graph.indices, depth,
+                               depth.dtype.type(value), np.uintp(0) if parent is None else parent,
+                               cost_degree, queue, np.int64(n), np.int64(LEVEL_VERTICES),
+                               np.int64(LEVEL_EDGES), np.int64(MAX_LEVELS), counters, result))  # fmt: skip
+    levels, count, out_edges, at, *sizes = result.get().tolist()  # one read
+    out = Frontier.from_ids(graph, queue[at : at + count], out_edges=out_edges)
+    out.passed = tuple(sizes[: levels - 1])
+    return out
+
+
 _VISIT_PULL = (
     _HELPERS
     + r"""
@@ -277,11 +389,11 @@ extern "C" __global__ void relax_push(const ID* ids, const OFF* starts, const lo
 
 
 @functools.cache
-def _kernel(cupy, source: str, name: str, **types) -> object:
+def _kernel(cupy, source: str, name: str, cooperative: bool = False, **types) -> object:
     for key, dtype in types.items():
         source = source.replace(key.upper(), C_TYPES[np.dtype(dtype).str[1:]])
     source = source.replace("PER_THREAD", str(EDGES_PER_THREAD))
-    return cupy.RawKernel(source, name)
+    return cupy.RawKernel(source, name, enable_cooperative_groups=cooperative)
 
 
 def _launch(graph, kernel, ids, *args, out_bound: int) -> Frontier:

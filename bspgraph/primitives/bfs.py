@@ -44,7 +44,7 @@ class BFS(Primitive):
             return state.depth > iteration + 1
 
         return fr.advance(graph, frontier, visit, unique=True, candidates=unvisited,
-                          direction=self.options.get("direction", "auto"))  # fmt: skip
+                          direction=self.options.get("direction", "auto"), repeat=True)  # fmt: skip
 
     def traversed_edges(self, graph, state):
         reached = state.depth != np.iinfo(state.depth.dtype).max

@@ -28,6 +28,7 @@ def advance(
     unique: bool = False,
     early_exit: bool | None = None,
     output: Literal["vertices", "none"] = "vertices",
+    repeat: bool = False,
 ) -> Frontier:
     """Visit the edges leaving ``frontier``; return the frontier of destinations ``op`` keeps.
 
@@ -40,7 +41,10 @@ def advance(
     (default: ``op.early_exit``, else False), and always returns distinct vertices; push returns
     distinct vertices when ``unique`` (advance and filter fused). With ``output="none"`` the
     functor runs only for its side effects and the result is empty (Gunrock's output type
-    none). Advance keeps self-loops.
+    none). Advance keeps self-loops. With ``repeat`` (one device, a pushed functor with a
+    ``fused_repeat``: ``visit_unvisited`` on CuPy) a small frontier may be advanced again from
+    its own output, level after level, in one launch; the frontier returned is the last
+    level's, with the sizes of those before it in ``passed`` (each a superstep to the caller).
 
     Raises
     ------
@@ -66,6 +70,11 @@ def advance(
         direction = choose_direction(graph, frontier, candidates, frontier_edges, exit_first)
     if direction == "pull":
         result = pull.run(graph, frontier, op, candidates=candidates, early_exit=exit_first)
+    elif (repeat and graph.owned is None
+          and graph.backend.name in getattr(op, "repeat_on", ())):  # fmt: skip
+        result = op.fused_repeat(graph, frontier)
+        if result is None:  # too large a frontier to start
+            result = push.run(graph, frontier, op, unique=unique)
     else:
         result = push.run(graph, frontier, op, unique=unique)
     return Frontier.empty(graph) if output == "none" else result
