@@ -32,16 +32,40 @@ def test_bfs_cupy_equals_numpy(rmat_pair, direction):
     assert cpu.to_scipy()[src, dst].all()
 
 
-def _broom(handle: int, leaves: int, tail: int):
+def _broom(handle: int, leaves: int, tail: int, weight=None):
     """A path of ``handle`` vertices, its last joined to ``leaves`` leaves, the last leaf
-    starting a path of ``tail`` more (undirected)."""
+    starting a path of ``tail`` more (undirected; ``weight(count)`` gives edge weights)."""
     path = np.arange(handle - 1)
     hub, first = handle - 1, handle
     leaf = np.arange(first, first + leaves)
     rest = np.arange(first + leaves - 1, first + leaves + tail - 1)
     src = np.concatenate([path, np.full(leaves, hub), rest])
     dst = np.concatenate([path + 1, leaf, rest + 1])
-    return bg.Graph.from_edges(src, dst, directed=False, backend="cupy")
+    weights = None if weight is None else weight(src.size)
+    return bg.Graph.from_edges(src, dst, weights, directed=False, backend="cupy")
+
+
+@pytest.mark.parametrize("shape", ["grid", "path", "broom"])
+def test_sssp_levels_in_one_launch_equal_numpy(shape):
+    """Bellman-Ford rounds of small frontiers in one launch (relax_levels): NumPy's distances,
+    weighted, over more rounds than a launch takes and through a hub."""
+    rng = np.random.default_rng(5)
+
+    def weight(count):
+        return rng.integers(1, 64, count).astype(np.float32)
+
+    n = 2600
+    gpu = {
+        "grid": lambda: bg.generators.grid(120, 90, weights=True, backend="cupy"),
+        "path": lambda: bg.Graph.from_edges(
+            np.arange(n - 1), np.arange(1, n), weight(n - 1), backend="cupy"
+        ),  # fmt: skip
+        "broom": lambda: _broom(50, 40_000, 100, weight),
+    }[shape]()
+    result = bg.sssp(gpu, 0)
+    np.testing.assert_array_equal(result.distance, bg.sssp(gpu.to("numpy"), 0).distance)
+    if shape == "path":
+        assert result.stats.iterations == n
 
 
 @pytest.mark.parametrize("shape", ["grid", "path", "broom"])

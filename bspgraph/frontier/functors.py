@@ -64,6 +64,7 @@ class relax_min:  # noqa: N801
     name = "relax_min"
     early_exit = False
     fused_on = ("numpy", "cupy")
+    repeat_on = ("cupy",)  # fused_repeat: relaxes again from the vertices it improved
 
     def __init__(self, distance, backend):
         self.distance, self.backend = distance, backend
@@ -80,6 +81,9 @@ class relax_min:  # noqa: N801
     def fused_push(self, graph, ids):
         fused = kernels if graph.backend.is_gpu else host
         return fused.relax_push(graph, ids, self.distance)
+
+    def fused_repeat(self, graph, frontier):
+        return kernels.relax_levels(graph, frontier, self.distance)
 
     def fused_pull(self, graph, in_frontier, candidates):
         """min.plus over each candidate's in-edges from the frontier: one gather-reduce (lanes

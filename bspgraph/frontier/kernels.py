@@ -227,34 +227,30 @@ extern "C" __global__ void visited_bits(const DEPTH* depth, long long n, DEPTH v
 # Level after level in one cooperative launch (Merrill et al. ran small frontiers in one
 # block; one block was too slow here: 68 us a level of a 4,096-wide grid's frontier). Every
 # block stays resident; a warp takes 32 frontier vertices, a row of 32 or more out-edges read
-# by the whole warp in turn, a shorter one by its lane; winners append to the other half of
-# `queue` by one atomic per group of lanes; a grid-wide barrier ends the level, and every
-# thread reads the same counters (level % 3: a counter is reset a level before its next use,
-# a level after its last read) and takes the same decision: go on while the frontier holds
-# at most LEVEL_VERTICES vertices and LEVEL_EDGES out-edges. result: levels run, the last
-# frontier's size, its out-edges, its offset in `queue`, then every level's size.
-_VISIT_LEVELS = (
-    _HELPERS
-    + r"""
+# by the whole warp in turn, a shorter one by its lane; an edge the functor's WIN(u, v, e)
+# keeps appends v to the other half of `queue` (one atomic per group of lanes); a grid-wide
+# barrier ends the level, and every thread reads the same counters (level % 3: a counter is
+# reset a level before its next use, a level after its last read) and takes the same
+# decision: go on while the frontier holds at most max_vertices vertices and max_edges
+# out-edges. result: levels run, the last frontier's size, its out-edges, its offset in
+# `queue`, then every level's size. FUNCTOR_PARAMS and NEXT_LEVEL come with WIN.
+_LEVELS = r"""
 #include <cooperative_groups.h>
 namespace cg = cooperative_groups;
 
-__device__ __forceinline__ void visit(ID u, ID v, DEPTH* depth, DEPTH value, ID* parent,
-    ID* out, unsigned long long* found, const DEG* cost_degree, unsigned long long& edges) {
-  if (depth[v] > value && atomicMin(&depth[v], value) > value) {
-    if (parent) parent[v] = u;
-    cg::coalesced_group winners = cg::coalesced_threads();
-    unsigned long long at = 0;
-    if (winners.thread_rank() == 0) at = atomicAdd(found, (unsigned long long)winners.size());
-    out[winners.shfl(at, 0) + winners.thread_rank()] = v;
-    edges += cost_degree[v];
-  }
+__device__ __forceinline__ void append(ID v, ID* out, unsigned long long* found,
+                                       const DEG* cost_degree, unsigned long long& edges) {
+  cg::coalesced_group winners = cg::coalesced_threads();
+  unsigned long long at = 0;
+  if (winners.thread_rank() == 0) at = atomicAdd(found, (unsigned long long)winners.size());
+  out[winners.shfl(at, 0) + winners.thread_rank()] = v;
+  edges += cost_degree[v];
 }
 
-extern "C" __global__ void visit_levels(const ID* ids, long long n_frontier, const OFF* offsets,
-    const ID* indices, DEPTH* depth, DEPTH value, ID* parent, const DEG* cost_degree,
-    ID* queue, long long n, long long max_vertices, long long max_edges, long long max_levels,
-    unsigned long long* counters, long long* result) {
+extern "C" __global__ void levels(const ID* ids, long long n_frontier, const OFF* offsets,
+    const ID* indices, const DEG* cost_degree, ID* queue, long long n, long long max_vertices,
+    long long max_edges, long long max_levels, unsigned long long* counters, long long* result,
+    FUNCTOR_PARAMS) {
   cg::grid_group grid = cg::this_grid();
   const unsigned full = 0xffffffffu;
   const int lane = threadIdx.x & 31;
@@ -265,7 +261,10 @@ extern "C" __global__ void visit_levels(const ID* ids, long long n_frontier, con
   ID* out = queue;
   for (;;) {
     unsigned long long* found = counters + 2 * (level % 3);  // found, then out-edges
-    if (grid.thread_rank() == 0) { counters[2 * ((level + 1) % 3)] = 0; counters[2 * ((level + 1) % 3) + 1] = 0; }
+    if (grid.thread_rank() == 0) {
+      counters[2 * ((level + 1) % 3)] = 0;
+      counters[2 * ((level + 1) % 3) + 1] = 0;
+    }
     unsigned long long edges = 0;
     for (long long first = warp * 32; first < count; first += warps * 32) {  // warp-uniform
       OFF start = 0, end = 0;
@@ -276,12 +275,16 @@ extern "C" __global__ void visit_levels(const ID* ids, long long n_frontier, con
         const int owner = __ffs(long_rows) - 1;
         const OFF row_end = __shfl_sync(full, end, owner);
         const ID row = __shfl_sync(full, u, owner);
-        for (OFF e = __shfl_sync(full, start, owner) + lane; e < row_end; e += 32)
-          visit(row, indices[e], depth, value, parent, out, found, cost_degree, edges);
+        for (OFF e = __shfl_sync(full, start, owner) + lane; e < row_end; e += 32) {
+          const ID v = indices[e];
+          if (WIN(row, v, e)) append(v, out, found, cost_degree, edges);
+        }
       }
       if (end - start < 32)
-        for (OFF e = start; e < end; ++e)
-          visit(u, indices[e], depth, value, parent, out, found, cost_degree, edges);
+        for (OFF e = start; e < end; ++e) {
+          const ID v = indices[e];
+          if (WIN(u, v, e)) append(v, out, found, cost_degree, edges);
+        }
     }
     add_block_sum(edges, found + 1);
     grid.sync();
@@ -298,38 +301,57 @@ extern "C" __global__ void visit_levels(const ID* ids, long long n_frontier, con
     current = out;
     count = next;
     out = out == queue ? queue + n : queue;
-    value += 1;
+    NEXT_LEVEL;
   }
 }
 """
+_VISIT_LEVELS = (
+    _HELPERS
+    + r"""
+#define FUNCTOR_PARAMS DEPTH* depth, DEPTH value, ID* parent
+#define WIN(u, v, e) claim(u, v, depth, value, parent)
+#define NEXT_LEVEL value += 1
+__device__ __forceinline__ bool claim(ID u, ID v, DEPTH* depth, DEPTH value, ID* parent) {
+  if (!(depth[v] > value && atomicMin(&depth[v], value) > value)) return false;
+  if (parent) parent[v] = u;
+  return true;
+}
+"""
+    + _LEVELS
 )
-LEVEL_VERTICES = 1 << 15  # the largest frontier visit_levels takes on ...
+LEVEL_VERTICES = 1 << 15  # the largest frontier a repeated advance takes on ...
 LEVEL_EDGES = 1 << 17  # ... and its most out-edges
 MAX_LEVELS = 1024  # levels a launch (then one host read, and on)
 
 
 def visit_levels(graph, frontier, depth, value, parent) -> Frontier | None:
     """Fused push of :class:`functors.visit_unvisited`, repeated: ``value``, ``value + 1``, ...
-    level after level in one cooperative launch while the frontier holds at most
-    LEVEL_VERTICES vertices and LEVEL_EDGES out-edges, up to MAX_LEVELS; one host read after
-    it. The last level's frontier comes back with the sizes of those before it
-    (``Frontier.passed``); None when ``frontier`` is too large to start."""
+    level after level in one cooperative launch (see :func:`_levels`)."""
+    kernel = _kernel(graph.xp, _VISIT_LEVELS, "levels", cooperative=True,
+                     id=graph.indices.dtype, off=graph.offsets.dtype, depth=depth.dtype,
+                     deg=graph.cost_degrees()[0].dtype)  # fmt: skip
+    return _levels(graph, frontier, kernel, depth, depth.dtype.type(value),
+                   np.uintp(0) if parent is None else parent)  # fmt: skip
+
+
+def _levels(graph, frontier, kernel, *functor_args) -> Frontier | None:
+    """Run a levels kernel from ``frontier`` while frontiers hold at most LEVEL_VERTICES
+    vertices and LEVEL_EDGES out-edges, up to MAX_LEVELS; one host read after it. The last
+    level's frontier comes back with the sizes of those before it (``Frontier.passed``); None
+    when ``frontier`` is too large to start."""
     cp, ids = graph.xp, frontier.ids
     edges = frontier.out_edges
     if not 0 < ids.size <= LEVEL_VERTICES or edges is None or edges > LEVEL_EDGES:
         return None
-    cost_degree = graph.cost_degrees()[0]
-    kernel = _kernel(cp, _VISIT_LEVELS, "visit_levels", cooperative=True, id=graph.indices.dtype,
-                     off=graph.offsets.dtype, depth=depth.dtype, deg=cost_degree.dtype)  # fmt: skip
     n = graph.num_vertices
     queue = cp.empty(2 * n, dtype=graph.indices.dtype)
     counters = cp.zeros(6, dtype=cp.uint64)
     result = cp.empty(4 + MAX_LEVELS, dtype=cp.int64)
     blocks = cp.cuda.Device().attributes["MultiProcessorCount"]  # one resident block an SM
-    kernel((blocks,), (512,), (ids, np.int64(ids.size), graph.offsets, graph.indices, depth,
-                               depth.dtype.type(value), np.uintp(0) if parent is None else parent,
-                               cost_degree, queue, np.int64(n), np.int64(LEVEL_VERTICES),
-                               np.int64(LEVEL_EDGES), np.int64(MAX_LEVELS), counters, result))  # fmt: skip
+    kernel((blocks,), (512,), (ids, np.int64(ids.size), graph.offsets, graph.indices,
+                               graph.cost_degrees()[0], queue, np.int64(n),
+                               np.int64(LEVEL_VERTICES), np.int64(LEVEL_EDGES),
+                               np.int64(MAX_LEVELS), counters, result, *functor_args))  # fmt: skip
     levels, count, out_edges, at, *sizes = result.get().tolist()  # one read
     out = Frontier.from_ids(graph, queue[at : at + count], out_edges=out_edges)
     out.passed = tuple(sizes[: levels - 1])
@@ -364,16 +386,19 @@ extern "C" __global__ void visit_pull(const bool* candidates, long long n,
 """
 )
 
-_RELAX = (
-    _HELPERS
-    + _SCANS
-    + r"""
+_ATOMIC_MIN_NONNEG = r"""
 __device__ inline float atomic_min_nonneg(float* a, float x) {
   return __int_as_float(atomicMin((int*)a, __float_as_int(x)));
 }
 __device__ inline double atomic_min_nonneg(double* a, double x) {
   return __longlong_as_double(atomicMin((long long*)a, __double_as_longlong(x)));
 }
+"""
+_RELAX = (
+    _HELPERS
+    + _SCANS
+    + _ATOMIC_MIN_NONNEG
+    + r"""
 extern "C" __global__ void relax_push(const ID* ids, const OFF* starts, const long long* scan,
     long long n_frontier, const OFF* offsets, const ID* indices, const DIST* weights, DIST* distance, int* queued_at,
     const DEG* cost_degree, ID* out, unsigned long long* tally) {
@@ -481,6 +506,38 @@ def visit_pull(graph, in_frontier, candidates, depth, value, parent) -> Frontier
                                cost_degree, tally))  # fmt: skip
     count, edges = (int(x) for x in tally.get())
     return Frontier.from_mask(graph, reached, size=count, out_edges=edges)
+
+
+_RELAX_LEVELS = (
+    _HELPERS
+    + _ATOMIC_MIN_NONNEG
+    + r"""
+#define FUNCTOR_PARAMS const DIST* weights, DIST* distance, int* queued_at, int stamp
+#define WIN(u, v, e) relax(u, v, e, weights, distance, queued_at, stamp)
+#define NEXT_LEVEL stamp += 1
+__device__ __forceinline__ bool relax(ID u, ID v, OFF e, const DIST* weights, DIST* distance,
+                                      int* queued_at, int stamp) {  // queued once a level
+  const DIST candidate = distance[u] + (weights ? weights[e] : (DIST)1);
+  return candidate < distance[v] && candidate < atomic_min_nonneg(&distance[v], candidate)
+         && atomicExch(&queued_at[v], stamp) != stamp;
+}
+"""
+    + _LEVELS
+)
+
+
+def relax_levels(graph, frontier, distance) -> Frontier | None:
+    """Fused push of :class:`functors.relax_min`, repeated from its own output level after
+    level in one cooperative launch (see :func:`_levels`)."""
+    cp = graph.xp
+    kernel = _kernel(cp, _RELAX_LEVELS, "levels", cooperative=True, id=graph.indices.dtype,
+                     off=graph.offsets.dtype, dist=distance.dtype,
+                     deg=graph.cost_degrees()[0].dtype)  # fmt: skip
+    weights = (
+        np.uintp(0) if graph.weights is None else graph.weights.astype(distance.dtype, copy=False)
+    )
+    queued = cp.zeros(graph.num_vertices, dtype=cp.int32)  # the level stamp a vertex last got
+    return _levels(graph, frontier, kernel, weights, distance, queued, np.int32(1))
 
 
 def relax_push(graph, ids, distance) -> Frontier:

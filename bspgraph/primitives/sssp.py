@@ -52,8 +52,9 @@ class SSSP(Primitive):
         def every_vertex():  # the candidates of a pull: any vertex may improve (the same
             return graph.xp.ones(graph.num_vertices, dtype=bool)  # on every device)
 
-        improved = fr.advance(graph, near, relax, unique=True, candidates=every_vertex)
-        return fr.Frontier.union(graph, improved, later)
+        improved = fr.advance(graph, near, relax, unique=True, candidates=every_vertex,
+                              repeat=not later)  # fmt: skip
+        return fr.Frontier.union(graph, improved, later) if later else improved  # (its levels)
 
     def traversed_edges(self, graph, state):
         return graph.backend.masked_sum(graph.out_degree(), state.distance < np.inf)
