@@ -231,7 +231,7 @@ def test_estimate_uses_int64_ids_past_2_31():
 class _RecordingCupy:
     """Stands in for cupy: RawKernel returns the source it would compile."""
 
-    def RawKernel(self, source, name):  # noqa: N802 (cupy's spelling)
+    def RawKernel(self, source, name, **options):  # noqa: N802 (cupy's spelling)
         return source, name
 
 
@@ -242,6 +242,8 @@ class _RecordingCupy:
         ("_VISIT_PULL", {"id": np.int64, "off": np.int64, "depth": np.int64}),
         ("_RELAX", {"id": np.int64, "off": np.int64, "dist": np.float64}),
         ("_VISIT", {"id": np.int32, "off": np.int64, "depth": np.int32}),
+        ("_VISIT_LEVELS", {"id": np.int64, "off": np.int64, "depth": np.int64, "deg": np.int64}),
+        ("_RELAX_LEVELS", {"id": np.int64, "off": np.int64, "dist": np.float64, "deg": np.int64}),
     ],
 )
 def test_fused_kernels_take_64_bit_ids(kernel, types):
@@ -254,7 +256,9 @@ def test_fused_kernels_take_64_bit_ids(kernel, types):
     for placeholder in ("ID", "OFF", "DEPTH", "DIST"):
         assert not __import__("re").search(rf"\b{placeholder}\b", source)
     assert f"const {c_types[types['id']]}* indices" in source
-    if kernel != "_VISIT_PULL":
+    if kernel.endswith("_LEVELS"):  # a row's bounds and its entries' positions are OFF
+        assert f"{c_types[types['off']]} start = 0, end = 0;" in source
+    elif kernel != "_VISIT_PULL":
         assert f"const {c_types[types['off']]}* starts" in source
         assert "long long e = (long long)(small ? offsets[ids[lo]] : starts[lo])" in source
         assert "const long long* scan" in source
