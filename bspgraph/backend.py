@@ -207,8 +207,8 @@ class Backend:
         (the rows ``rows``, vertex ids, or all), ``u`` and ``v`` have the same root in the
         forest ``parent``, given and kept with ``parent[x] <= x``, so that a root (its own
         parent) is its tree's least id. Trees are joined root under smaller vertex; paths are
-        halved, not flattened. CuPy: Afforest's lock-free link, a compare-and-swap of a root,
-        32 rows a warp, hubs in pieces (as :meth:`spmv`); NumPy: numba's sequential
+        halved, not flattened. CuPy: ECL-CC's lock-free hooking (a compare-and-swap of a root,
+        finds that halve paths), 32 rows a warp, hubs in pieces (as :meth:`spmv`); NumPy: numba's sequential
         union-find, or without it hooking root under least root until every entry's ends
         share one."""
         if self.is_gpu:
@@ -593,16 +593,27 @@ __device__ __forceinline__ long long swap_if(long long* at, long long expected, 
                               (unsigned long long)value);
 }
 
-__device__ __forceinline__ void link(ID u, ID v, ID* parent) {  // Afforest's (Sutton et al.)
-  volatile ID* seen = parent;  // another thread may have moved a root since the last read
-  ID a = seen[u], b = seen[v];
-  while (a != b) {
-    const ID high = a > b ? a : b, low = a > b ? b : a;
-    const ID above = seen[high];
-    if (above == low) return;  // already joined
-    if (above == high && swap_if(parent + high, high, low) == high) return;  // a root: hooked
-    a = seen[seen[high]];  // someone moved high first: climb and retry
-    b = seen[low];
+__device__ __forceinline__ ID find(ID x, ID* parent) {  // the root, halving the path to it
+  volatile ID* seen = parent;  // another thread may move a root or halve a path meanwhile
+  ID current = seen[x];
+  if (current != x) {
+    ID next, previous = x;  // below a root, parent[y] < y: a pointer to an ancestor
+    while (current > (next = seen[current])) {
+      seen[previous] = next;  // an ancestor's ancestor: still in the tree
+      previous = current;
+      current = next;
+    }
+  }
+  return current;
+}
+
+__device__ __forceinline__ void link(ID u, ID v, ID* parent) {  // ECL-CC's hooking (Jaiganesh
+  ID a = find(u, parent), b = find(v, parent);  // and Burtscher): a root swaps to a smaller
+  while (a != b) {  // vertex only if it is still a root, else climb from what it points to
+    if (a > b) { const ID t = a; a = b; b = t; }
+    const ID seen = swap_if(parent + b, b, a);
+    if (seen == b) return;
+    b = seen;
   }
 }
 

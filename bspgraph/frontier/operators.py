@@ -99,8 +99,8 @@ def link(
     ``frontier``, over the first ``sample`` edges of each list only with ``sample``. Afterwards
     both ends of each such edge have the same root. ``parent`` holds ``parent[x] <= x``
     before and after (a root is its own parent and its tree's least id); paths are not
-    flattened: jump pointers to read the roots. Afforest's link on CuPy (a compare-and-swap
-    of a root per join, no rounds); see :meth:`Backend.link`."""
+    flattened: jump pointers to read the roots. Lock-free on CuPy (a compare-and-swap of a
+    root per join, no rounds); see :meth:`Backend.link`."""
     csr = _lists(graph, direction, sample, "link", frontier)
     graph.backend.link(parent, csr.offsets, csr.indices, None if frontier is None else frontier.ids)
 
