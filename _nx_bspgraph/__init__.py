@@ -14,7 +14,7 @@ _FUNCTIONS = {
         ),
     },
     "connected_components": {
-        "additional_docs": "Hooking and pointer jumping (FastSV-style) on the whole graph at once.",
+        "additional_docs": "Afforest: union-find over sampled edges, then the rest, on the whole graph.",
     },
     "pagerank": {
         "additional_docs": (

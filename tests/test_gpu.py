@@ -241,7 +241,7 @@ def test_row_reduce_equals_numpy(reduce, weighted, dtype, rows):
 @pytest.mark.parametrize("dtype", [np.int32, np.int64])
 @pytest.mark.parametrize("rows", ["hubs", "short", "mixed", "some rows"])
 def test_link_equals_numpy(dtype, rows):
-    """Afforest's lock-free link on CuPy joins the same trees as NumPy's union-find: rows in
+    """The lock-free link on CuPy joins the same trees as NumPy's union-find: rows in
     pieces (hubs), a lane's rows and a warp's, or a few rows named by id; the forest given
     is not flat (parent[x] <= x, chains), and the roots after it (by pointer jumping) are
     each component's least id."""

@@ -119,7 +119,7 @@ def single_source_shortest_path_length(G, source, cutoff=None):
 # --- components ---------------------------------------------------------------------------------
 @networkx_algorithm
 def connected_components(G):
-    """hooking and pointer jumping (:func:`bspgraph.connected_components`), computed when
+    """union-find and pointer jumping (:func:`bspgraph.connected_components`), computed when
     called; the sets come in networkx's order (by their first node)."""
     G = _backend_graph(G)
     if G.is_directed():
