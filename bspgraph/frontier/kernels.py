@@ -327,6 +327,8 @@ MAX_LEVELS = 1024  # levels a launch (then one host read, and on)
 def visit_levels(graph, frontier, depth, value, parent) -> Frontier | None:
     """Fused push of :class:`functors.visit_unvisited`, repeated: ``value``, ``value + 1``, ...
     level after level in one cooperative launch (see :func:`_levels`)."""
+    if not _startable(frontier):
+        return None
     kernel = _kernel(graph.xp, _VISIT_LEVELS, "levels", cooperative=True,
                      id=graph.indices.dtype, off=graph.offsets.dtype, depth=depth.dtype,
                      deg=graph.cost_degrees()[0].dtype)  # fmt: skip
@@ -334,15 +336,19 @@ def visit_levels(graph, frontier, depth, value, parent) -> Frontier | None:
                    np.uintp(0) if parent is None else parent)  # fmt: skip
 
 
-def _levels(graph, frontier, kernel, *functor_args) -> Frontier | None:
-    """Run a levels kernel from ``frontier`` while frontiers hold at most LEVEL_VERTICES
-    vertices and LEVEL_EDGES out-edges, up to MAX_LEVELS; one host read after it. The last
-    level's frontier comes back with the sizes of those before it (``Frontier.passed``); None
-    when ``frontier`` is too large to start."""
-    cp, ids = graph.xp, frontier.ids
+def _startable(frontier) -> bool:
+    """Whether a levels kernel takes ``frontier`` on (checked before anything is allocated:
+    a wide frontier, as most of a grid's Bellman-Ford rounds, goes the usual way)."""
     edges = frontier.out_edges
-    if not 0 < ids.size <= LEVEL_VERTICES or edges is None or edges > LEVEL_EDGES:
-        return None
+    return edges is not None and edges <= LEVEL_EDGES and 0 < len(frontier) <= LEVEL_VERTICES
+
+
+def _levels(graph, frontier, kernel, *functor_args) -> Frontier:
+    """Run a levels kernel from ``frontier`` (:func:`_startable`) while frontiers hold at most
+    LEVEL_VERTICES vertices and LEVEL_EDGES out-edges, up to MAX_LEVELS; one host read after
+    it. The last level's frontier comes back with the sizes of those before it
+    (``Frontier.passed``)."""
+    cp, ids = graph.xp, frontier.ids
     n = graph.num_vertices
     queue = cp.empty(2 * n, dtype=graph.indices.dtype)
     counters = cp.zeros(6, dtype=cp.uint64)
@@ -529,6 +535,8 @@ __device__ __forceinline__ bool relax(ID u, ID v, OFF e, const DIST* weights, DI
 def relax_levels(graph, frontier, distance) -> Frontier | None:
     """Fused push of :class:`functors.relax_min`, repeated from its own output level after
     level in one cooperative launch (see :func:`_levels`)."""
+    if not _startable(frontier):
+        return None
     cp = graph.xp
     kernel = _kernel(cp, _RELAX_LEVELS, "levels", cooperative=True, id=graph.indices.dtype,
                      off=graph.offsets.dtype, dist=distance.dtype,
