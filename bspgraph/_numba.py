@@ -62,22 +62,3 @@ def close_wedges(offsets, heads, ids, num_vertices):
         for e in range(first, last):
             mark[heads[e]] = 0
     return tally
-
-
-@_jit
-def link(parent, offsets, indices, rows):
-    """Union-find along the entries of ``rows`` (Backend.link): find with path halving, the
-    larger root hooked under the smaller (so ``parent[x] <= x`` holds)."""
-    for u in rows:
-        for e in range(offsets[u], offsets[u + 1]):
-            a, b = u, indices[e]
-            while parent[a] != a:
-                parent[a] = parent[parent[a]]
-                a = parent[a]
-            while parent[b] != b:
-                parent[b] = parent[parent[b]]
-                b = parent[b]
-            if a < b:
-                parent[b] = a
-            elif b < a:
-                parent[a] = b

@@ -206,17 +206,14 @@ class Backend:
         """Union-find along a CSR's entries: afterwards, for every entry ``v`` of row ``u``
         (the rows ``rows``, vertex ids, or all), ``u`` and ``v`` have the same root in the
         forest ``parent``, given and kept with ``parent[x] <= x``, so that a root (its own
-        parent) is its tree's least id. Trees are joined root under smaller vertex; paths are
-        halved, not flattened. CuPy: ECL-CC's lock-free hooking (a compare-and-swap of a root,
-        finds that halve paths), 32 rows a warp, hubs in pieces (as :meth:`spmv`); NumPy: numba's sequential
-        union-find, or without it hooking root under least root until every entry's ends
-        share one."""
+        parent) is its tree's least id; a root is joined under a smaller vertex. CuPy:
+        ECL-CC's lock-free hooking (a compare-and-swap of a root; finds halve the paths they
+        climb), 32 rows a warp, hubs in pieces (as :meth:`spmv`); NumPy: rounds that flatten
+        every tree and hook each root under the least root across an entry, until none is
+        apart."""
         if self.is_gpu:
             return _link_rows(self.xp, parent, offsets, indices, rows)
         rows = np.arange(offsets.shape[0] - 1, dtype=indices.dtype) if rows is None else rows
-        kernel = self.accelerated("link")
-        if kernel is not None:
-            return kernel(parent, offsets, indices, rows)
         starts = offsets[rows]
         degrees = offsets[rows + 1] - starts
         segment, position = self.row_entries(starts, degrees, int(degrees.sum()))

@@ -74,13 +74,3 @@ def test_triangles_by_bitmap_blocks_match_networkx(case):
     for result in results:
         np.testing.assert_array_equal(result.per_vertex,
                                       [expected[v] for v in range(graph.num_vertices)])  # fmt: skip
-
-
-@settings(max_examples=40)
-@given(graphs())
-def test_components_are_the_same_with_and_without_numba(case):
-    """The numba union-find and NumPy's rounds of hooking give the same labels."""
-    graph, _ = case
-    fast, plain = both(lambda: bg.connected_components(graph))
-    np.testing.assert_array_equal(fast.labels, plain.labels)
-    assert fast.stats.iterations == plain.stats.iterations
