@@ -208,6 +208,21 @@ def test_segment_index_across_long_runs_of_empty_segments():
     np.testing.assert_array_equal(result.get(), expected)
 
 
+def _offsets(rows: str, rng):
+    """CSR offsets of the row kernels' tests: rows far longer than LONG_ROW (in pieces), empty
+    and short ones ("hubs"); many rows of a few entries, a lane each ("short"); rows a warp
+    reads (WARP_ROW or more entries) beside rows a lane reads, in the same warp."""
+    from bspgraph.backend import LONG_ROW
+
+    degrees = {
+        "hubs": np.array([0, 3 * LONG_ROW + 5, 1, 0, LONG_ROW, LONG_ROW + 1, 40, 30 * LONG_ROW]),
+        "short": rng.integers(0, 8, 10_001),
+        "medium": rng.integers(0, 24, 5_003),
+        "mixed": rng.integers(0, 100, 3_001),
+    }[rows]
+    return np.concatenate([[0], np.cumsum(degrees)]).astype(np.int64)
+
+
 @pytest.mark.parametrize("reduce", ["min", "sum"])
 @pytest.mark.parametrize("weighted", [False, True])
 @pytest.mark.parametrize("dtype", [np.int32, np.int64, np.float32, np.float64])
@@ -218,16 +233,10 @@ def test_row_reduce_equals_numpy(reduce, weighted, dtype, rows):
     entries) beside rows a lane reads, in the same warp."""
     import cupy as cp
 
-    from bspgraph.backend import LONG_ROW, get_backend
+    from bspgraph.backend import get_backend
 
     rng = np.random.default_rng(7)
-    degrees = {
-        "hubs": np.array([0, 3 * LONG_ROW + 5, 1, 0, LONG_ROW, LONG_ROW + 1, 40, 100 * LONG_ROW]),
-        "short": rng.integers(0, 8, 10_001),
-        "medium": rng.integers(0, 24, 5_003),
-        "mixed": rng.integers(0, 100, 3_001),
-    }[rows]
-    offsets = np.concatenate([[0], np.cumsum(degrees)]).astype(np.int64)
+    offsets = _offsets(rows, rng)
     indices = rng.integers(0, 1000, offsets[-1]).astype(np.int32)
     values = rng.integers(-50, 50, 1000).astype(dtype)
     weights = rng.integers(1, 4, offsets[-1]).astype(dtype) if weighted else None
@@ -247,24 +256,18 @@ def test_link_equals_numpy(dtype, rows):
     each component's least id."""
     import cupy as cp
 
-    from bspgraph.backend import LONG_ROW, get_backend
+    from bspgraph.backend import get_backend
 
     rng = np.random.default_rng(11)
-    degrees = {
-        "hubs": np.array([0, 3 * LONG_ROW + 5, 1, 0, LONG_ROW, LONG_ROW + 1, 40, 30 * LONG_ROW]),
-        "short": rng.integers(0, 3, 20_001),
-        "mixed": rng.integers(0, 100, 3_001),
-        "some rows": rng.integers(0, 100, 3_001),
-    }[rows]
     n = 200_000
-    offsets = np.concatenate([[0], np.cumsum(degrees)]).astype(np.int64)
+    offsets = _offsets("mixed" if rows == "some rows" else rows, rng)
     indices = rng.integers(0, n, offsets[-1]).astype(dtype)
     parent = np.arange(n, dtype=dtype)
     chained = rng.random(n) < 0.3
     parent[chained] = (rng.random(chained.sum()) * np.flatnonzero(chained)).astype(dtype)
     ids = None
     if rows == "some rows":
-        ids = rng.choice(degrees.size, 500, replace=False).astype(dtype)
+        ids = rng.choice(offsets.size - 1, 500, replace=False).astype(dtype)
 
     def roots(forest):
         while bool((forest[forest] != forest).any()):
