@@ -58,7 +58,8 @@ class Superstep:
     bytes and rounds over all devices; ``comm_seconds``, this process's wall time from the end
     of its devices' step kernels to the end of the exchange: packing, sending, receiving;
     ``sync_seconds``, its wall time in the superstep's collectives over processes, the scalars
-    and the stop test: mostly waiting for the slowest process; near 0 in one process)."""
+    and the stop test: mostly waiting for the slowest process; near 0 in one process). The
+    levels of a repeated advance (several supersteps in one launch) share its time evenly."""
 
     frontier: int
     seconds: float

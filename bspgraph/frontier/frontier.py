@@ -12,6 +12,8 @@ class Frontier:
 
     Sparse form: ``ids`` (unique vertex ids, any order). Dense form: ``mask`` (bool per vertex).
     Each is computed from the other on first use and cached; neither is modified in place.
+    ``out_edges`` and ``passed`` are what a producer knew: the members' out-edges, and the
+    sizes of the levels a repeated advance went through before this one (each a superstep).
     Build one with :meth:`from_ids`, :meth:`from_mask`, :meth:`all` or :meth:`empty`.
     """
 
