@@ -1,5 +1,6 @@
 """advance / filter / compute semantics on small literal graphs, push and pull alike."""
 
+import networkx as nx
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -114,3 +115,44 @@ def test_neighbor_reduce_sample_needs_every_row(graph):
     with pytest.raises(ValueError, match="sample"):
         fr.neighbor_reduce(graph, np.zeros(5), "min", sample=2,
                            frontier=fr.Frontier.from_ids(graph, [0]))  # fmt: skip
+
+
+@settings(max_examples=60, deadline=None)
+@given(graphs(), st.sampled_from(["out", "in"]), st.none() | st.integers(1, 3), st.data())
+def test_link_joins_the_ends_of_each_edge(case, direction, sample, data):
+    """From a forest with parent[x] <= x (chains, not flat): afterwards both ends of every
+    edge linked (every list, its first ``sample`` entries, or the lists of a frontier) share
+    a root; the roots are networkx's components of the forest's and those edges' union, each
+    labelled by its least id; parent[x] <= x still."""
+    graph, _ = case
+    n = graph.num_vertices
+    rng = np.random.default_rng(n + graph.num_edges)
+    parent = np.arange(n)
+    chained = rng.random(n) < 0.4
+    parent[chained] = (rng.random(chained.sum()) * np.flatnonzero(chained)).astype(np.int64)
+    parent = parent.astype(graph.indices.dtype)
+    members = None
+    if sample is None and n:
+        members = data.draw(st.none() | st.lists(st.integers(0, n - 1), unique=True))
+    frontier = None if members is None else fr.Frontier.from_ids(graph, members)
+    forest = nx.Graph()
+    forest.add_nodes_from(range(n))
+    forest.add_edges_from((x, int(parent[x])) for x in range(n))
+    csr = graph.forward if direction == "out" else graph.reverse
+    for u in range(n) if members is None else members:
+        entries = range(csr.offsets[u], csr.offsets[u + 1])[:sample]
+        forest.add_edges_from((u, int(csr.indices[e])) for e in entries)
+    fr.link(graph, parent, direction=direction, frontier=frontier, sample=sample)
+    assert (parent <= np.arange(n)).all()
+    roots = parent.copy()
+    while (roots[roots] != roots).any():
+        roots = roots[roots]
+    for component in nx.connected_components(forest):
+        assert set(roots[list(component)].tolist()) == {min(component)}
+
+
+def test_link_checks_its_arguments(graph):
+    with pytest.raises(ValueError, match="direction"):
+        fr.link(graph, np.arange(5), direction="both")
+    with pytest.raises(ValueError, match="sample"):
+        fr.link(graph, np.arange(5), sample=1, frontier=fr.Frontier.from_ids(graph, [0]))
