@@ -1,7 +1,8 @@
 """Optional numba kernels for the NumPy backend, used only where they win clearly over the
 vectorised NumPy path (see benchmarks/RESULTS.md): a push superstep of BFS on a small
-frontier, where NumPy's per-call overhead dominates, and triangle counting, where NumPy must
-materialise every wedge. Importing this module raises ImportError without numba; reach the
+frontier, where NumPy's per-call overhead dominates, BFS levels one after the other in one
+call while frontiers stay small (a grid's thousand levels), and triangle counting, where
+NumPy must materialise every wedge. Importing this module raises ImportError without numba; reach the
 kernels through :meth:`bspgraph.backend.Backend.accelerated`, which returns None then (or when
 ``BSPGRAPH_NUMBA=0``) and the caller keeps its NumPy path. Each kernel is single-threaded, as
 NumPy is, and must agree exactly with the path it replaces.
@@ -62,3 +63,37 @@ def close_wedges(offsets, heads, ids, num_vertices):
         for e in range(first, last):
             mark[heads[e]] = 0
     return tally
+
+
+@_jit
+def visit_levels(offsets, indices, ids, depth, value, parent, cost_degree, max_vertices,
+                 max_edges, max_levels):  # fmt: skip
+    """BFS push levels ``value``, ``value + 1``, ... from ``ids`` (as :func:`visit_push`, each
+    level's vertices in the order found) while a level finds at most ``max_vertices``
+    vertices with at most ``max_edges`` out-edges (``cost_degree``), up to ``max_levels``:
+    returns the last level's vertices, their out-edges and every level's size."""
+    sizes = np.empty(max_levels, dtype=np.int64)
+    keep_parent = parent.shape[0] > 0
+    current, levels = ids, 0
+    while True:
+        total = 0
+        for u in current:
+            total += offsets[u + 1] - offsets[u]
+        found = np.empty(total, dtype=ids.dtype)
+        count = edges = 0
+        for u in current:
+            for e in range(offsets[u], offsets[u + 1]):
+                v = indices[e]
+                if depth[v] > value:
+                    depth[v] = value
+                    if keep_parent:
+                        parent[v] = u
+                    found[count] = v
+                    count += 1
+                    edges += cost_degree[v]
+        sizes[levels] = count
+        levels += 1
+        current = found[:count]
+        if count == 0 or count > max_vertices or edges > max_edges or levels == max_levels:
+            return current, edges, sizes[:levels]
+        value += 1

@@ -52,25 +52,40 @@ def test_triangles_are_the_same_with_and_without_numba(case):
     assert fast.total == plain.total
 
 
-def test_grid_bfs_levels_with_and_without_numba():
-    grid = bg.generators.grid(30, 40, backend="numpy")
-    fast, plain = both(lambda: bg.bfs(grid, 0).depth)
-    np.testing.assert_array_equal(fast, plain)
-    assert fast.max() == 29 + 39
+@pytest.mark.parametrize("shape", ["grid", "path"])
+def test_bfs_levels_at_once_with_and_without_numba(shape, monkeypatch):
+    """With numba, small frontiers run level after level in one call (as the GPU's levels
+    kernel, over more levels than one call takes on a path): the same depths, every level a
+    superstep of the same size, and valid parents."""
+    from bspgraph.frontier import host
+    from bspgraph.frontier.kernels import MAX_LEVELS
 
+    at_once = []  # the levels of each call that ran several
 
-@settings(max_examples=40)
-@given(graphs(directed=False))
-def test_triangles_by_bitmap_blocks_match_networkx(case):
-    """The NumPy path without numba, forced to use its bitmap blocks even on small graphs."""
-    graph, nx_graph = case
-    saved = backend.ACCELERATE, backend.WEDGE_MIN_BLOCK, backend.WEDGE_ROWS
-    try:
-        backend.ACCELERATE, backend.WEDGE_MIN_BLOCK, backend.WEDGE_ROWS = False, 0, 3
-        results = [bg.triangle_count(graph), bg.triangle_count(graph, devices=2)]  # rows cut
-    finally:
-        backend.ACCELERATE, backend.WEDGE_MIN_BLOCK, backend.WEDGE_ROWS = saved
-    expected = nx.triangles(nx_graph)
-    for result in results:
-        np.testing.assert_array_equal(result.per_vertex,
-                                      [expected[v] for v in range(graph.num_vertices)])  # fmt: skip
+    def counted(*args):
+        out = visit_levels(*args)
+        if out is not None:
+            at_once.append(len(out.passed) + 1)
+        return out
+
+    visit_levels = host.visit_levels
+    monkeypatch.setattr(host, "visit_levels", counted)
+
+    graph = {
+        "grid": lambda: bg.generators.grid(30, 40, backend="numpy"),
+        "path": lambda: bg.Graph.from_edges(np.arange(2599), np.arange(1, 2600), backend="numpy"),
+    }[shape]()
+    fast, plain = both(lambda: bg.bfs(graph, 0, parents=True))
+    np.testing.assert_array_equal(fast.depth, plain.depth)
+    assert [s.frontier for s in fast.stats.supersteps] == [
+        s.frontier for s in plain.stats.supersteps
+    ]
+    assert fast.stats.iterations == plain.stats.iterations == fast.depth.max() + 1
+    assert sum(at_once) >= fast.stats.iterations - 2  # all but the first (and the last)
+    if shape == "path":
+        assert fast.stats.iterations > 2 * MAX_LEVELS
+        assert max(at_once) == MAX_LEVELS
+    else:
+        assert fast.depth.max() == 29 + 39
+    child = np.flatnonzero(fast.depth > 0)
+    assert (fast.depth[fast.parent[child]] == fast.depth[child] - 1).all()

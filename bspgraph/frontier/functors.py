@@ -26,7 +26,7 @@ class visit_unvisited:  # noqa: N801 (a functor named like a function, as GraphB
     name = "visit_unvisited"
     early_exit = True
     fused_on = ("numpy", "cupy")
-    repeat_on = ("cupy",)  # fused_repeat: levels value, value + 1, ... in one launch
+    repeat_on = ("numpy", "cupy")  # fused_repeat: levels value, value + 1, ... at once
 
     def __init__(self, depth, value: int, parent=None):
         self.depth, self.value, self.parent = depth, value, parent
@@ -51,7 +51,8 @@ class visit_unvisited:  # noqa: N801 (a functor named like a function, as GraphB
                                 self.parent)  # fmt: skip
 
     def fused_repeat(self, graph, frontier):
-        return kernels.visit_levels(graph, frontier, self.depth, self.value, self.parent)
+        fused = kernels if graph.backend.is_gpu else host
+        return fused.visit_levels(graph, frontier, self.depth, self.value, self.parent)
 
 
 class relax_min:  # noqa: N801

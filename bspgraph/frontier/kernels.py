@@ -327,7 +327,7 @@ MAX_LEVELS = 1024  # levels a launch (then one host read, and on)
 def visit_levels(graph, frontier, depth, value, parent) -> Frontier | None:
     """Fused push of :class:`functors.visit_unvisited`, repeated: ``value``, ``value + 1``, ...
     level after level in one cooperative launch (see :func:`_levels`)."""
-    if not _startable(frontier):
+    if not startable(frontier):
         return None
     kernel = _kernel(graph.xp, _VISIT_LEVELS, "levels", cooperative=True,
                      id=graph.indices.dtype, off=graph.offsets.dtype, depth=depth.dtype,
@@ -336,7 +336,7 @@ def visit_levels(graph, frontier, depth, value, parent) -> Frontier | None:
                    np.uintp(0) if parent is None else parent)  # fmt: skip
 
 
-def _startable(frontier) -> bool:
+def startable(frontier) -> bool:
     """Whether a levels kernel takes ``frontier`` on (checked before anything is allocated:
     a wide frontier, as most of a grid's Bellman-Ford rounds, goes the usual way)."""
     edges = frontier.out_edges
@@ -344,7 +344,7 @@ def _startable(frontier) -> bool:
 
 
 def _levels(graph, frontier, kernel, *functor_args) -> Frontier:
-    """Run a levels kernel from ``frontier`` (:func:`_startable`) while frontiers hold at most
+    """Run a levels kernel from ``frontier`` (:func:`startable`) while frontiers hold at most
     LEVEL_VERTICES vertices and LEVEL_EDGES out-edges, up to MAX_LEVELS; one host read after
     it. The last level's frontier comes back with the sizes of those before it
     (``Frontier.passed``)."""
@@ -535,7 +535,7 @@ __device__ __forceinline__ bool relax(ID u, ID v, OFF e, const DIST* weights, DI
 def relax_levels(graph, frontier, distance) -> Frontier | None:
     """Fused push of :class:`functors.relax_min`, repeated from its own output level after
     level in one cooperative launch (see :func:`_levels`)."""
-    if not _startable(frontier):
+    if not startable(frontier):
         return None
     cp = graph.xp
     kernel = _kernel(cp, _RELAX_LEVELS, "levels", cooperative=True, id=graph.indices.dtype,
