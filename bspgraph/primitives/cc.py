@@ -95,7 +95,8 @@ def _most_common(graph, labels) -> int:
 
 def _sampled_supersteps(graph) -> int:
     """1 on a graph whose lists average more than 4 * SAMPLE edges; else 0 (a grid's first
-    two edges are half its edges: sampling cost it 7.8 -> 10.6 ms on an H200)."""
+    two edges are half of its edges: a sampled superstep would cost about as much as one
+    over every edge)."""
     return 1 if graph.cost_degrees()[2] > 4 * SAMPLE * graph.num_vertices else 0
 
 
