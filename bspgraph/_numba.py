@@ -20,12 +20,19 @@ _jit = numba.njit(cache=True, nogil=True)
 def visit_push(offsets, indices, ids, depth, value, parent):
     """BFS push from ``ids``: every out-neighbour ``v`` with ``depth[v] > value`` gets ``value``
     (and ``parent[v]``, unless ``parent`` is empty); returns those ``v``, each once."""
+    return _push(offsets, indices, ids, depth, value, parent, offsets[:0])[0]
+
+
+@_jit
+def _push(offsets, indices, ids, depth, value, parent, cost_degree):
+    """:func:`visit_push`, and the out-degrees (``cost_degree``, unless empty) of what it
+    found, summed."""
     total = 0
     for u in ids:
         total += offsets[u + 1] - offsets[u]
-    out = np.empty(total, dtype=ids.dtype)
-    count = 0
-    keep_parent = parent.shape[0] > 0
+    found = np.empty(total, dtype=ids.dtype)
+    count = edges = 0
+    keep_parent, sum_edges = parent.shape[0] > 0, cost_degree.shape[0] > 0
     for u in ids:
         for e in range(offsets[u], offsets[u + 1]):
             v = indices[e]
@@ -33,9 +40,11 @@ def visit_push(offsets, indices, ids, depth, value, parent):
                 depth[v] = value
                 if keep_parent:
                     parent[v] = u
-                out[count] = v
+                found[count] = v
                 count += 1
-    return out[:count]
+                if sum_edges:
+                    edges += cost_degree[v]
+    return found[:count], edges
 
 
 @_jit
@@ -73,27 +82,11 @@ def visit_levels(offsets, indices, ids, depth, value, parent, cost_degree, max_v
     vertices with at most ``max_edges`` out-edges (``cost_degree``), up to ``max_levels``:
     returns the last level's vertices, their out-edges and every level's size."""
     sizes = np.empty(max_levels, dtype=np.int64)
-    keep_parent = parent.shape[0] > 0
     current, levels = ids, 0
     while True:
-        total = 0
-        for u in current:
-            total += offsets[u + 1] - offsets[u]
-        found = np.empty(total, dtype=ids.dtype)
-        count = edges = 0
-        for u in current:
-            for e in range(offsets[u], offsets[u + 1]):
-                v = indices[e]
-                if depth[v] > value:
-                    depth[v] = value
-                    if keep_parent:
-                        parent[v] = u
-                    found[count] = v
-                    count += 1
-                    edges += cost_degree[v]
-        sizes[levels] = count
+        current, edges = _push(offsets, indices, current, depth, value, parent, cost_degree)
+        sizes[levels] = count = current.shape[0]
         levels += 1
-        current = found[:count]
         if count == 0 or count > max_vertices or edges > max_edges or levels == max_levels:
             return current, edges, sizes[:levels]
         value += 1
