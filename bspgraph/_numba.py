@@ -17,22 +17,16 @@ _jit = numba.njit(cache=True, nogil=True)
 
 
 @_jit
-def visit_push(offsets, indices, ids, depth, value, parent):
+def visit_push(offsets, indices, ids, depth, value, parent, cost_degree):
     """BFS push from ``ids``: every out-neighbour ``v`` with ``depth[v] > value`` gets ``value``
-    (and ``parent[v]``, unless ``parent`` is empty); returns those ``v``, each once."""
-    return _push(offsets, indices, ids, depth, value, parent, offsets[:0])[0]
-
-
-@_jit
-def _push(offsets, indices, ids, depth, value, parent, cost_degree):
-    """:func:`visit_push`, and the out-degrees (``cost_degree``, unless empty) of what it
-    found, summed."""
+    (and ``parent[v]``, unless ``parent`` is empty); returns those ``v``, each once, and their
+    out-degrees (``cost_degree``) summed."""
     total = 0
     for u in ids:
         total += offsets[u + 1] - offsets[u]
     found = np.empty(total, dtype=ids.dtype)
     count = edges = 0
-    keep_parent, sum_edges = parent.shape[0] > 0, cost_degree.shape[0] > 0
+    keep_parent = parent.shape[0] > 0
     for u in ids:
         for e in range(offsets[u], offsets[u + 1]):
             v = indices[e]
@@ -42,8 +36,7 @@ def _push(offsets, indices, ids, depth, value, parent, cost_degree):
                     parent[v] = u
                 found[count] = v
                 count += 1
-                if sum_edges:
-                    edges += cost_degree[v]
+                edges += cost_degree[v]
     return found[:count], edges
 
 
@@ -84,7 +77,7 @@ def visit_levels(offsets, indices, ids, depth, value, parent, cost_degree, max_v
     sizes = np.empty(max_levels, dtype=np.int64)
     current, levels = ids, 0
     while True:
-        current, edges = _push(offsets, indices, current, depth, value, parent, cost_degree)
+        current, edges = visit_push(offsets, indices, current, depth, value, parent, cost_degree)
         sizes[levels] = count = current.shape[0]
         levels += 1
         if count == 0 or count > max_vertices or edges > max_edges or levels == max_levels:

@@ -20,13 +20,14 @@ SPMV_SHARE = 4  # candidates holding > 1/SPMV_SHARE of the in-edges pull by one 
 def visit_push(graph, ids, depth, value, parent) -> Frontier:
     """``functors.visit_unvisited`` fused on NumPy: no edge ids or weights are gathered, and the
     output is deduplicated in a mask when it may be large, else by a sort. With numba
-    installed, one compiled pass instead."""
+    installed, one compiled pass instead, which also counts the output's out-edges."""
     ids = ids.astype(np.intp, copy=False)  # NumPy indexes with intp ~4x faster than int32
     kernel = graph.backend.accelerated("visit_push")
     if kernel is not None:
         null = graph.indices[:0] if parent is None else parent
-        found = kernel(graph.offsets, graph.indices, ids, depth, value, null)
-        return Frontier.from_ids(graph, found)
+        found, edges = kernel(graph.offsets, graph.indices, ids, depth, value, null,
+                              graph.cost_degrees()[0])  # fmt: skip
+        return Frontier.from_ids(graph, found, out_edges=int(edges))
     starts, degrees = rows_of(graph, ids)
     total = int(degrees.sum()) if ids.size else 0
     if total == 0:
@@ -64,15 +65,10 @@ def visit_levels(graph, frontier, depth, value, parent) -> Frontier | None:
     of the GPU's (:func:`kernels.visit_levels`: the same levels become supersteps); None
     without numba or when ``frontier`` is too large to start."""
     kernel = graph.backend.accelerated("visit_levels")
-    if kernel is None:
-        return None
-    if frontier.out_edges is None:  # a NumPy push does not count them; here it is cheap
-        frontier.out_edges = int(graph.cost_degrees()[0][frontier.ids].sum())
-    if not startable(frontier):
+    if kernel is None or not startable(frontier):
         return None
     null = graph.indices[:0] if parent is None else parent
-    found, edges, sizes = kernel(graph.offsets, graph.indices,
-                                 frontier.ids.astype(graph.indices.dtype, copy=False), depth,
+    found, edges, sizes = kernel(graph.offsets, graph.indices, frontier.ids, depth,
                                  depth.dtype.type(value), null, graph.cost_degrees()[0],
                                  LEVEL_VERTICES, LEVEL_EDGES, MAX_LEVELS)  # fmt: skip
     out = Frontier.from_ids(graph, found, out_edges=int(edges))

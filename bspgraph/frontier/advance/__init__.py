@@ -42,9 +42,10 @@ def advance(
     distinct vertices when ``unique`` (advance and filter fused). With ``output="none"`` the
     functor runs only for its side effects and the result is empty (Gunrock's output type
     none). Advance keeps self-loops. With ``repeat`` (one device, a pushed functor with a
-    ``fused_repeat``: ``visit_unvisited`` on CuPy) a small frontier may be advanced again from
-    its own output, level after level, in one launch; the frontier returned is the last
-    level's, with the sizes of those before it in ``passed`` (each a superstep to the caller).
+    ``fused_repeat``: ``visit_unvisited`` on CuPy or with numba, ``relax_min`` on CuPy) a small
+    frontier may be advanced again from its own output, level after level, in one call; the
+    frontier returned is the last level's, with the sizes of those before it in ``passed``
+    (each a superstep to the caller).
 
     Raises
     ------
