@@ -163,6 +163,21 @@ def test_pagerank_cupy_equals_numpy(rmat18):
     )
 
 
+def test_ordered_columns_give_the_same_sums(rmat18, monkeypatch):
+    """rmat18 is below ORDERED_VERTICES: lowered, its pulls gather through columns in degree
+    order, each row's terms in the same order (the same ranks and distances, to the bit)."""
+    gpu, _ = rmat18
+    plain = bg.pagerank(gpu).rank, bg.sssp(gpu, 0).distance
+    monkeypatch.setattr(fr.operators, "ORDERED_VERTICES", 1)
+    gpu.cache.clear()
+    np.testing.assert_array_equal(bg.pagerank(gpu).rank, plain[0])
+    np.testing.assert_array_equal(bg.sssp(gpu, 0).distance, plain[1])
+    assert any(
+        key[0] == "ordered columns" and ordered is not None for key, ordered in gpu.cache.items()
+    )
+    gpu.cache.clear()
+
+
 def test_betweenness_cupy_equals_numpy(rmat18):
     gpu, cpu = rmat18
     sources = [0, 1, 2, 3]
@@ -305,9 +320,10 @@ def test_build_cupy_equals_numpy(directed, duplicates):
 
 
 @pytest.mark.parametrize("dtype", [np.int32, np.int64])
-def test_masked_sum_equals_numpy(dtype):
+@pytest.mark.parametrize("size", [100_003, 40_000_001])  # the second: more than a grid's pass
+def test_masked_sum_equals_numpy(dtype, size):
     rng = np.random.default_rng(7)
-    values = rng.integers(0, 2**30, 100_003).astype(dtype)
+    values = rng.integers(0, 2**30, size).astype(dtype)
     mask = rng.random(values.size) < 0.3
     cupy = bg.backend.get_backend("cupy")
     assert cupy.masked_sum(cupy.asarray(values), cupy.asarray(mask)) == int(values[mask].sum())

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from . import host, kernels
 from .frontier import Frontier
+from .operators import gathered
 
 
 class visit_unvisited:  # noqa: N801 (a functor named like a function, as GraphBLAS ops are)
@@ -92,7 +93,8 @@ class relax_min:  # noqa: N801
         reverse, xp, distance = graph.reverse, graph.xp, self.distance
         offered = xp.where(in_frontier, distance if reverse.weights is not None else distance + 1,
                            xp.inf)  # fmt: skip
-        best = self.backend.gather_reduce(offered, reverse.offsets, reverse.indices, "min",
+        indices, offered = gathered(graph, "in", offered)
+        best = self.backend.gather_reduce(offered, reverse.offsets, indices, "min",
                                           weights=reverse.weights)  # fmt: skip
         improved = candidates & (best < distance)
         distance[improved] = best[improved]
