@@ -109,6 +109,7 @@ def test_neighbor_reduce_over_each_list(case, reduce, direction, sample, weighte
         assert got[u] == pytest.approx(expected)
     with pytest.MonkeyPatch.context() as patch:  # through degree-ordered lists: the same sums
         patch.setattr(fr.operators, "ORDERED_VERTICES", 1)
+        patch.setattr(fr.operators, "ORDER_AFTER", 1)
         patch.setattr(fr.operators, "SKEW", 1)
         graph.cache.clear()
         hot = fr.neighbor_reduce(graph, values, reduce, direction=direction, weighted=weighted,
@@ -119,7 +120,7 @@ def test_neighbor_reduce_over_each_list(case, reduce, direction, sample, weighte
 
 def test_ordered_columns_leave_pulls_unchanged():
     """Pulls (PageRank's sums, relax_min's min-plus) gather through columns renamed in degree
-    order once ORDERED_VERTICES and SKEW allow: the same results, to the last bit."""
+    order once ORDERED_VERTICES, SKEW and ORDER_AFTER allow: the same results, to the bit."""
     graph = bg.generators.rmat(10, 8, seed=3, weights=True)
 
     def pulls():
@@ -133,12 +134,23 @@ def test_ordered_columns_leave_pulls_unchanged():
     plain = pulls()
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(fr.operators, "ORDERED_VERTICES", 1)
+        patch.setattr(fr.operators, "ORDER_AFTER", 1)
         patch.setattr(fr.operators, "SKEW", 1)
         graph.cache.clear()  # the plain run cached "not ordered"
         ordered = pulls()
-    assert graph.cache[("ordered columns", "out")] is not None  # undirected: one CSR
+    assert isinstance(graph.cache[("ordered columns", "out")], tuple)  # undirected: one CSR
     np.testing.assert_array_equal(ordered[0], plain[0])
     np.testing.assert_array_equal(ordered[1], plain[1])
+
+
+def test_columns_are_ordered_at_the_order_after_th_pull(monkeypatch):
+    graph = bg.generators.rmat(8, 8, seed=3)
+    monkeypatch.setattr(fr.operators, "ORDERED_VERTICES", 1)
+    monkeypatch.setattr(fr.operators, "SKEW", 1)
+    for call in range(1, fr.operators.ORDER_AFTER + 1):
+        fr.neighbor_reduce(graph, np.ones(graph.num_vertices), "sum", direction="in")
+        ordered = graph.cache[("ordered columns", "out")]
+        assert isinstance(ordered, tuple) == (call == fr.operators.ORDER_AFTER)
 
 
 def test_neighbor_reduce_sample_needs_every_row(graph):
