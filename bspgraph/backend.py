@@ -568,13 +568,10 @@ def _reduce_ranges(cupy, reduce, starts, ends, indices, weights, values, out, pe
     """The row_reduce kernel over the entry ranges ``[starts[r], ends[r])`` of at most
     LONG_ROW entries (longer ones are skipped), ``per_warp`` (1 to 32) ranges a warp."""
     dtype, rows = values.dtype, int(out.shape[0])
-    types = {"OFF": starts.dtype, "ID": indices.dtype, "VAL": dtype,
-             "WEIGHT": np.dtype(np.float32) if weights is None else weights.dtype}  # fmt: skip
     source = f"#define ROWS {per_warp}\n#define WARP_ROW {WARP_ROW}\n" + _SEMIRING[reduce]
-    source += _ROW_REDUCE
-    for token, token_dtype in types.items():
-        source = re.sub(rf"\b{token}\b", C_TYPES[token_dtype.str[1:]], source)
-    kernel = _compiled(cupy, source, "row_reduce")
+    weight = np.dtype(np.float32) if weights is None else weights.dtype
+    kernel = _compiled(cupy, source + _ROW_REDUCE, "row_reduce", OFF=_c(starts), ID=_c(indices),
+                       VAL=_c(values), WEIGHT=C_TYPES[weight.str[1:]])  # fmt: skip
     blocks = min(-(-rows // (8 * per_warp)), 1 << 16)  # 8 warps a block
     null = np.uintp(0) if weights is None else weights
     kernel((blocks,), (256,), (starts, ends, indices, null, values, np.int64(rows),
@@ -661,9 +658,7 @@ def _link_rows(cupy, parent, offsets, indices, rows) -> None:
         if count == 0:
             continue
         source = f"#define ROWS {per_warp}\n#define WARP_ROW {WARP_ROW}\n" + _LINK
-        for token, token_dtype in {"OFF": starts.dtype, "ID": indices.dtype}.items():
-            source = re.sub(rf"\b{token}\b", C_TYPES[token_dtype.str[1:]], source)
-        kernel = _compiled(cupy, source, "link_rows")
+        kernel = _compiled(cupy, source, "link_rows", OFF=_c(starts), ID=_c(indices))
         blocks = min(-(-count // (8 * per_warp)), 1 << 16)  # 8 warps a block
         kernel((blocks,), (256,), (starts, ends, np.uintp(0) if ids is None else ids, indices,
                                    np.int64(count), np.int64(longest), parent))  # fmt: skip
@@ -702,8 +697,7 @@ def _intersect_lists(backend, offsets, heads, ids, n: int):
     if total:
         segment, edges = backend.row_entries(starts, degrees, total)
         tails = ids.astype(np.int64)[segment]
-        source = re.sub(r"\bID\b", C_TYPES[heads.dtype.str[1:]], _INTERSECT)
-        kernel = _compiled(cupy, source, "intersect_lists")
+        kernel = _compiled(cupy, _INTERSECT, "intersect_lists", ID=_c(heads))
         blocks = min((total + 255) // 256, 1 << 16)
         kernel((blocks,), (256,), (tails, edges, np.int64(total), offsets, heads, tally))
     return tally.astype(np.int64)
@@ -726,8 +720,7 @@ def _masked_sum(cupy, values, mask) -> int:
     """One pass, one atomic a warp (CuPy's ReductionKernel reduces to a scalar in one block)."""
     if values.dtype.kind != "i" or values.dtype.itemsize not in (4, 8):
         return int(cupy.where(mask, values, 0).sum(dtype=np.int64))
-    kernel = _compiled(cupy, _MASKED_SUM.replace("VALUE", C_TYPES[values.dtype.str[1:]]),
-                       "masked_sum")  # fmt: skip
+    kernel = _compiled(cupy, _MASKED_SUM, "masked_sum", VALUE=_c(values))
     n, total = values.shape[0], cupy.zeros(1, dtype=np.uint64)
     values, mask = cupy.ascontiguousarray(values), cupy.ascontiguousarray(mask, dtype=bool)
     kernel((min(max((n + 255) // 256, 1), 1024),), (256,), (values, mask, np.int64(n), total))
@@ -735,8 +728,17 @@ def _masked_sum(cupy, values, mask) -> int:
 
 
 @functools.cache
-def _compiled(cupy, source: str, name: str):
+def _compiled(cupy, source: str, name: str, **types: str):
+    """The kernel ``name`` of ``source`` with each whole-word token of ``types`` replaced by its
+    C type, built once per key (a row reduction is called thousands of times a run)."""
+    for token, c_type in types.items():
+        source = re.sub(rf"\b{token}\b", c_type, source)
     return cupy.RawKernel(source, name)
+
+
+def _c(array) -> str:
+    """The C type of ``array``'s elements."""
+    return C_TYPES[array.dtype.str[1:]]
 
 
 def _scatter(ufunc, legacy: str, target, index, values) -> None:
