@@ -2,6 +2,7 @@
 
 :func:`estimate` adds up what the just-enough scheme allocates on one device: the graph (CSR, and
 the reverse CSR when the primitive may pull on a directed graph), the cached degree arrays, the
+lists' columns in degree order (a large graph that pulls every list: ``operators.gathered``), the
 primitive's state, two frontiers (ids and mask each), the fused kernels' output buffers and the
 per-superstep temporaries of an advance (push works in chunks of
 ``frontier.advance.push.CHUNK_EDGES`` edges; a generic pull has every in-edge in flight).
@@ -21,6 +22,7 @@ import math
 import numpy as np
 
 from .exceptions import OutOfDeviceMemory
+from .frontier import operators
 from .frontier.advance import push
 from .graph.graph import index_dtype
 
@@ -36,7 +38,7 @@ QUEUED_BYTES = 4  # the relax kernel's int32 "queued" flag per vertex
 # attributes if they define them, else "generic" when ``needs_all`` (the conservative guess).
 _PULLS = {
     "BFS": lambda options: None if options.get("direction", "auto") == "push" else "fused",
-    "SSSP": lambda options: None,
+    "SSSP": lambda options: "fused",  # relax_min's pull: a min-plus row reduction
     "CC": lambda options: None,
     "PageRank": lambda options: "fused",  # a row reduction (SpMV): no per-edge temporaries
     "TC": lambda options: None,
@@ -72,6 +74,8 @@ def estimate(primitive, graph, *, devices: int = 1, edges: int | None = None) ->
         total += csr(edges, edge_ids=False) + n * offsets
     elif graph.directed and pull is not None:  # built on the first pull, with edge ids
         total += csr(edges, edge_ids=True) + n * offsets
+    if pull is not None and n >= operators.ORDERED_VERTICES:  # whole-list pulls may rename
+        total += (edges + n) * ids  # the lists' columns in degree order, and that order
     total += n * _state_itemsize(primitive, graph)
     total += 2 * n * (ids + 1)  # current and next frontier: ids and mask each
     total += n * (ids + QUEUED_BYTES + 8)  # fused output (<= n ids), queued flags, degree scan

@@ -12,6 +12,7 @@ import bspgraph as bg
 from bspgraph import memory
 from bspgraph.backend import Backend
 from bspgraph.exceptions import DeviceError, OutOfDeviceMemory
+from bspgraph.frontier import operators
 from bspgraph.frontier.advance import push
 from bspgraph.graph import graph as graph_module
 from bspgraph.graph.build import _check_ids
@@ -63,6 +64,9 @@ def test_estimate_by_hand_for_sssp():
         (n + 1) * 4  # offsets
         + m * (4 + 8)  # int32 ids, float64 weights
         + n * 4  # out-degrees
+        + (n + 1) * 4
+        + m * (4 + 8 + 4)
+        + n * 4  # directed: the in-CSR its pulls build, degrees
         + n * 8  # distance (the weight dtype)
         + 2 * n * (4 + 1)  # two frontiers, ids and mask
         + n * (4 + 4 + 8)  # fused output, queued flags, degree scan
@@ -96,9 +100,17 @@ def test_estimate_counts_optional_state_and_generic_pull_temporaries():
     assert generic - pagerank == 50_000 * memory.PULL_BYTES_PER_EDGE - pushed
 
 
+def test_estimate_counts_columns_in_degree_order_on_large_graphs(monkeypatch):
+    graph = shape(1000, 50_000, directed=False)
+    plain = {name: memory.estimate(PRIMITIVES[name], graph) for name in ("pagerank", "cc")}
+    monkeypatch.setattr(operators, "ORDERED_VERTICES", 1000)
+    assert memory.estimate(PRIMITIVES["pagerank"], graph) - plain["pagerank"] == 51_000 * 4
+    assert memory.estimate(PRIMITIVES["cc"], graph) == plain["cc"]  # CC never pulls
+
+
 def test_push_temporaries_are_bounded_by_the_chunk():
     small, large = shape(10, push.CHUNK_EDGES), shape(10, 4 * push.CHUNK_EDGES)
-    csr_growth = 3 * push.CHUNK_EDGES * 4  # only the stored edges grow, not the temporaries
+    csr_growth = 3 * push.CHUNK_EDGES * (4 + 4 + 4)  # only the stored out- and in-lists grow
     assert memory.estimate(SSSP(), large) - memory.estimate(SSSP(), small) == csr_growth
 
 
