@@ -43,6 +43,7 @@ _PULLS = {
     "PageRank": lambda options: "fused",  # a row reduction (SpMV): no per-edge temporaries
     "TC": lambda options: None,
 }
+_REDUCES_EVERY_LIST = ("SSSP", "PageRank")  # pulls that gather through operators.gathered
 
 
 def estimate(primitive, graph, *, devices: int = 1, edges: int | None = None) -> int:
@@ -74,7 +75,8 @@ def estimate(primitive, graph, *, devices: int = 1, edges: int | None = None) ->
         total += csr(edges, edge_ids=False) + n * offsets
     elif graph.directed and pull is not None:  # built on the first pull, with edge ids
         total += csr(edges, edge_ids=True) + n * offsets
-    if pull is not None and n >= operators.ORDERED_VERTICES:  # whole-list pulls may rename
+    reduces = type(primitive).__name__ in _REDUCES_EVERY_LIST or pull == "generic"
+    if reduces and n >= operators.ORDERED_VERTICES:  # its pulls may rename the lists' columns
         total += (edges + n) * ids  # the lists' columns in degree order, and that order
     total += n * _state_itemsize(primitive, graph)
     total += 2 * n * (ids + 1)  # current and next frontier: ids and mask each
