@@ -219,8 +219,10 @@ class Backend:
         segment, position = self.row_entries(starts, degrees, int(degrees.sum()))
         tails, heads = rows[segment], indices[position]
         while True:
-            while (parent[parent] != parent).any():  # every vertex to its root
-                parent[...] = parent[parent]
+            jumped = parent[parent]
+            while (jumped != parent).any():  # every vertex to its root
+                parent[...] = jumped
+                jumped = parent[parent]
             ends = parent[tails], parent[heads]
             apart = ends[0] != ends[1]
             if not apart.any():
