@@ -175,6 +175,35 @@ class Backend:
                 out[rows[lo:hi]] = ufunc.reduceat(gathered, starts[lo:hi] - first)
         return out
 
+    # CuPy's own element-wise kernels (a thread an element, 128 a block) move about 0.8 TB/s on
+    # an H200, where a grid-stride loop moves 3.4 (a 16.7M-entry int32 fill: 82 against 20 us):
+    # full, greater and nonzero take the second on the GPU, for the O(V) passes of a superstep.
+    def full(self, size: int, value, dtype):
+        """A new array of ``size`` copies of ``value``, as ``dtype`` (``numpy.full``)."""
+        if self.is_gpu:
+            out = self.xp.empty(size, dtype=dtype)
+            _stream(self.xp, _FILL, "fill", size, out, out.dtype.type(value), T=_c(out))
+            return out
+        return np.full(size, value, dtype=dtype)
+
+    def greater(self, values, threshold):
+        """The bool mask ``values > threshold`` (a scalar)."""
+        if self.is_gpu:
+            out = self.xp.empty(values.shape[0], dtype=bool)
+            values = self.xp.ascontiguousarray(values)
+            _stream(self.xp, _GREATER, "greater", values.shape[0], values,
+                    values.dtype.type(threshold), out, T=_c(values))  # fmt: skip
+            return out
+        return values > threshold
+
+    def nonzero(self, mask, dtype, count: int | None = None):
+        """The positions of the True entries of the bool ``mask``, ascending, as ``dtype``
+        (``numpy.flatnonzero``). ``count``, their number when the caller knows it, spares the
+        GPU a host read; it must be exact."""
+        if self.is_gpu:
+            return _nonzero(self.xp, self.xp.ascontiguousarray(mask), np.dtype(dtype), count)
+        return np.flatnonzero(mask).astype(dtype, copy=False)
+
     def masked_sum(self, values, mask) -> int:
         """``int(values[mask].sum())`` for a bool ``mask``; NumPy takes a dot product instead of
         compacting (several times faster on a random mask of a million vertices); CuPy sums in
@@ -716,6 +745,98 @@ extern "C" __global__ void masked_sum(const VALUE* values, const bool* mask, lon
   if ((threadIdx.x & 31) == 0 && sum) atomicAdd(total, sum);
 }
 """
+
+
+_FILL = r"""
+extern "C" __global__ void fill(T* out, long long n, T value) {
+  for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n;
+       i += (long long)gridDim.x * blockDim.x)
+    out[i] = value;
+}
+"""
+_GREATER = r"""
+extern "C" __global__ void greater(const T* values, long long n, T threshold, bool* out) {
+  for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n;
+       i += (long long)gridDim.x * blockDim.x)
+    out[i] = values[i] > threshold;
+}
+"""
+STREAM_BLOCKS = 1024  # blocks of 256 threads for a grid-stride pass (a few per SM)
+
+
+def _stream(cupy, source: str, name: str, size: int, *args, **types) -> None:
+    """Launch the grid-stride kernel ``name`` over ``size`` entries: (first, size, rest...)."""
+    if size:
+        kernel = _compiled(cupy, source, name, **types)
+        kernel((min((size + 255) // 256, STREAM_BLOCKS),), (256,),
+               (args[0], np.int64(size), *args[1:]))  # fmt: skip
+
+
+# Positions of a mask's True entries, in order, in two launches and no host read when their
+# count is known: block b counts the Trues of its chunk of the mask, then lists them from
+# the counts of the blocks before it (a warp's lanes by ballot, the block's warps in turn).
+_NONZERO = r"""
+__device__ inline unsigned long long block_sum(unsigned long long value) {
+  __shared__ unsigned long long warp_sums[8];
+  for (int s = 16; s > 0; s >>= 1) value += __shfl_down_sync(0xffffffffu, value, s);
+  if ((threadIdx.x & 31) == 0) warp_sums[threadIdx.x >> 5] = value;
+  __syncthreads();
+  unsigned long long total = 0;
+  for (int w = 0; w < 8; ++w) total += warp_sums[w];
+  __syncthreads();
+  return total;
+}
+
+extern "C" __global__ void count_true(const bool* mask, long long n, long long chunk,
+                                      unsigned long long* counts) {
+  const long long lo = blockIdx.x * chunk, hi = lo + chunk < n ? lo + chunk : n;
+  unsigned long long count = 0;
+  for (long long i = lo + threadIdx.x; i < hi; i += 256) count += mask[i];
+  count = block_sum(count);
+  if (threadIdx.x == 0) counts[blockIdx.x] = count;
+}
+
+extern "C" __global__ void list_true(const bool* mask, long long n, long long chunk,
+                                     const unsigned long long* counts, T* out) {
+  __shared__ unsigned int warp_before[8];
+  const long long lo = blockIdx.x * chunk, hi = lo + chunk < n ? lo + chunk : n;
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  unsigned long long before = 0;
+  for (long long b = threadIdx.x; b < blockIdx.x; b += 256) before += counts[b];
+  unsigned long long at = block_sum(before);
+  for (long long base = lo; base < hi; base += 256) {  // block-uniform
+    const long long i = base + threadIdx.x;
+    const bool set = i < hi && mask[i];
+    const unsigned int lanes = __ballot_sync(0xffffffffu, set);
+    if (lane == 0) warp_before[warp] = __popc(lanes);
+    __syncthreads();
+    unsigned int mine = 0, total = 0;
+    for (int w = 0; w < 8; ++w) { mine += w < warp ? warp_before[w] : 0; total += warp_before[w]; }
+    if (set) out[at + mine + __popc(lanes & ((1u << lane) - 1))] = (T)i;
+    at += total;
+    __syncthreads();  // warp_before is free for the next round
+  }
+}
+"""
+
+
+def _nonzero(cupy, mask, dtype, count: int | None):
+    n = mask.shape[0]
+    blocks = min((n + 255) // 256, STREAM_BLOCKS)
+    if blocks == 0:
+        return cupy.zeros(0, dtype=dtype)
+    chunk = -(-n // (blocks * 256)) * 256  # a multiple of the block's 256 threads
+    counts = cupy.empty(blocks, dtype=np.uint64)
+    _compiled(cupy, _NONZERO, "count_true", T=_c(np.empty(0, dtype)))(
+        (blocks,), (256,), (mask, np.int64(n), np.int64(chunk), counts)
+    )
+    if count is None:
+        count = int(counts.sum())
+    out = cupy.empty(count, dtype=dtype)
+    _compiled(cupy, _NONZERO, "list_true", T=_c(out))(
+        (blocks,), (256,), (mask, np.int64(n), np.int64(chunk), counts, out)
+    )
+    return out
 
 
 def _masked_sum(cupy, values, mask) -> int:

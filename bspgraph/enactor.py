@@ -152,7 +152,7 @@ def allocate(primitive: Primitive, graph) -> SimpleNamespace:
         if spec.init == "id":
             arrays[spec.name] = xp.arange(n, dtype=dtype)
         else:
-            arrays[spec.name] = xp.full(n, _initial_value(spec, dtype), dtype=dtype)
+            arrays[spec.name] = graph.backend.full(n, _initial_value(spec, dtype), dtype)
     for scalar in primitive.scalars:
         arrays[scalar.name] = xp.asarray(scalar.init, dtype=scalar.dtype)
     return SimpleNamespace(**arrays)

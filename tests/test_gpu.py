@@ -332,6 +332,26 @@ def test_masked_sum_equals_numpy(dtype, size):
     assert cupy.masked_sum(cupy.asarray(values[:0]), cupy.asarray(mask[:0])) == 0
 
 
+@pytest.mark.parametrize("size", [0, 1, 255, 257, 1_000_003, 20_000_001])
+def test_grid_stride_passes_equal_numpy(size):
+    """full, greater and nonzero (with and without the count) against NumPy, across a
+    block's 256 entries and past one grid's pass."""
+    cupy = bg.backend.get_backend("cupy")
+    rng = np.random.default_rng(size)
+    for dtype, value in [(np.int32, np.iinfo(np.int32).max), (np.int64, -3), (np.float64, np.inf)]:
+        np.testing.assert_array_equal(cupy.full(size, value, dtype).get(),
+                                      np.full(size, value, dtype))  # fmt: skip
+        values = rng.integers(-5, 5, size).astype(dtype)
+        np.testing.assert_array_equal(cupy.greater(cupy.asarray(values), 2).get(), values > 2)
+    for density in (0.0, 0.001, 0.5, 1.0):
+        mask = rng.random(size) < density
+        expected = np.flatnonzero(mask)
+        for dtype, count in [(np.int32, int(mask.sum())), (np.int64, None)]:
+            got = cupy.nonzero(cupy.asarray(mask), dtype, count)
+            assert got.dtype == dtype
+            np.testing.assert_array_equal(got.get(), expected)
+
+
 @settings(max_examples=80, deadline=None)
 @given(graphs(), st.data(), st.sampled_from(["auto", "push", "pull"]))
 def test_bfs_and_sssp_on_cupy_match_networkx(case, data, direction):

@@ -12,12 +12,14 @@ class Frontier:
 
     Sparse form: ``ids`` (unique vertex ids, any order). Dense form: ``mask`` (bool per vertex).
     Each is computed from the other on first use and cached; neither is modified in place.
-    ``out_edges`` and ``passed`` are what a producer knew: the members' out-edges, and the
-    sizes of the levels a repeated advance went through before this one (each a superstep).
+    ``out_edges``, ``passed`` and ``pulled_from`` are what a producer knew: the members'
+    out-edges, the sizes of the levels a repeated advance went through before this one (each a
+    superstep), and the size of the frontier an early-exit pull made this one from.
     Build one with :meth:`from_ids`, :meth:`from_mask`, :meth:`all` or :meth:`empty`.
     """
 
-    __slots__ = ("num_vertices", "backend", "_ids", "_mask", "_size", "out_edges", "passed")
+    __slots__ = ("num_vertices", "backend", "_ids", "_mask", "_size", "out_edges", "passed",
+                 "pulled_from")  # fmt: skip
 
     def __init__(self, num_vertices: int, backend, *, ids=None, mask=None, out_edges=None):
         if ids is None and mask is None:
@@ -26,6 +28,7 @@ class Frontier:
         self._ids, self._mask, self._size = ids, mask, None
         self.out_edges = out_edges  # the members' out-degrees (cost_degrees) summed, if known
         self.passed: tuple[int, ...] = ()  # a repeated advance: the sizes of the levels before
+        self.pulled_from: int | None = None  # an early-exit pull (one device): its input's size
 
     @classmethod
     def from_ids(cls, graph, ids, *, out_edges: int | None = None) -> Frontier:
@@ -85,8 +88,8 @@ class Frontier:
     def ids(self):
         """Vertex ids (ascending when converted from the mask)."""
         if self._ids is None:
-            dtype = index_dtype(self.num_vertices)
-            self._ids = self.xp.flatnonzero(self._mask).astype(dtype, copy=False)
+            dtype = index_dtype(self.num_vertices)  # a known size spares the GPU a host read
+            self._ids = self.backend.nonzero(self._mask, dtype, self._size)
         return self._ids
 
     @property

@@ -42,6 +42,10 @@ class visit_unvisited:  # noqa: N801 (a functor named like a function, as GraphB
             self.parent[dst[new]] = src[new]
         return new
 
+    def candidates(self, graph):
+        """The vertices this functor may still visit (``depth > value``): a pull's candidates."""
+        return graph.backend.greater(self.depth, self.value)
+
     def fused_push(self, graph, ids):
         fused = kernels if graph.backend.is_gpu else host
         return fused.visit_push(graph, ids, self.depth, self.value, self.parent)

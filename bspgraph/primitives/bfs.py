@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from typing import Literal
 
@@ -39,10 +40,7 @@ class BFS(Primitive):
 
     def step(self, graph, frontier, state, iteration):
         visit = fr.functors.visit_unvisited(state.depth, iteration + 1, state.parent)
-
-        def unvisited():  # the candidates of a pull step, built only if pull is considered
-            return state.depth > iteration + 1
-
+        unvisited = functools.partial(visit.candidates, graph)  # built only if pull is considered
         return fr.advance(graph, frontier, visit, unique=True, candidates=unvisited,
                           direction=self.options.get("direction", "auto"), repeat=True)  # fmt: skip
 

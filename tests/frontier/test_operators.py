@@ -1,5 +1,7 @@
 """advance / filter / compute semantics on small literal graphs, push and pull alike."""
 
+import importlib
+
 import networkx as nx
 import numpy as np
 import pytest
@@ -67,6 +69,38 @@ def test_cost_model_pulls_on_a_large_frontier():
 
     assert choose_direction(graph, everything, few) == "pull"
     assert choose_direction(graph, fr.Frontier.from_ids(graph, [0]), ~few) == "push"
+
+
+def test_after_an_early_exit_pull_the_frontier_size_alone_picks_the_direction(monkeypatch):
+    """Beamer's switch back: pull again while the frontier grows or holds more than
+    n / BACK_BETA vertices, without counting the candidates' in-edges."""
+    advance = importlib.import_module("bspgraph.frontier.advance")
+    graph = bg.generators.rmat(10, 16, seed=1, backend="numpy")
+    n = graph.num_vertices
+    depth = np.full(n, np.iinfo(np.int32).max, dtype=np.int32)
+    depth[:2] = 0
+    op = fr.functors.visit_unvisited(depth, 1)
+    pulled = fr.advance(graph, fr.Frontier.from_ids(graph, [0, 1]), op, direction="pull",
+                        candidates=depth > 1)  # fmt: skip
+    assert pulled.pulled_from == 2  # an early-exit pull on one device records its input's size
+    assert fr.advance(graph, pulled, lambda *a: None, direction="push").pulled_from is None
+
+    def no_count(*args):
+        raise AssertionError("the candidates' in-edges were counted after a pull")
+
+    monkeypatch.setattr(advance, "choose_direction", no_count)
+    for size, came_from, expected in [(n // 40, n // 80, "pull"),  # grew
+                                      (n // 10, n // 5, "pull"),  # more than n / BACK_BETA
+                                      (n // 40, n // 20, "push")]:  # fmt: skip
+        frontier = fr.Frontier.from_ids(graph, np.arange(size))
+        frontier.pulled_from = came_from
+        assert advance.stays_pulled(graph, frontier) == (expected == "pull")
+        ran = []
+        for name in ("push", "pull"):
+            monkeypatch.setattr(getattr(advance, name), "run",
+                                lambda *a, name=name, ran=ran, **k: ran.append(name) or pulled)  # fmt: skip
+        fr.advance(graph, frontier, op, candidates=depth > 1)
+        assert ran == [expected]
 
 
 @pytest.mark.parametrize("direction", ["push", "pull"])

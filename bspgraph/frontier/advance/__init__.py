@@ -16,6 +16,10 @@ ALPHA = 14  # Beamer: pull once the frontier's out-edges exceed the candidates' 
 SCAN_ALPHA = 4
 HOST_ALPHA = 2  # on NumPy, where a pull scans whole in-lists at about push's cost per edge
 BETA = 64  # ... considered only while the frontier's out-edges exceed num_edges / BETA
+# After an early-exit pull, Beamer's (and GAPBS's) rule by the frontier's size alone: pull
+# again while the frontier grows or holds more than num_vertices / BACK_BETA vertices (no pass
+# over the candidates to count their in-edges). GAPBS's beta.
+BACK_BETA = 18
 
 
 def advance(
@@ -37,7 +41,9 @@ def advance(
     ``candidates`` (a bool mask of the vertices whose state may still change, or a function
     returning one, called only when pull is considered) scan its in-edges
     for frontier members. ``direction="auto"`` picks pull by Beamer's cost model when
-    ``candidates`` is given and the frontier's out-edges exceed ``num_edges / BETA``. Pull stops a candidate at its first kept edge when ``early_exit``
+    ``candidates`` is given and the frontier's out-edges exceed ``num_edges / BETA``; after
+    an early-exit pull it pulls again by the frontier's size alone (:func:`stays_pulled`).
+    Pull stops a candidate at its first kept edge when ``early_exit``
     (default: ``op.early_exit``, else False), and always returns distinct vertices; push returns
     distinct vertices when ``unique`` (advance and filter fused). With ``output="none"`` the
     functor runs only for its side effects and the result is empty (Gunrock's output type
@@ -60,17 +66,21 @@ def advance(
         op = _Discard(op)
     if direction == "pull" and candidates is None:
         raise ValueError("advance(direction='pull'): pull needs candidates (a bool mask)")
+    exit_first = getattr(op, "early_exit", False) if early_exit is None else early_exit
+    if direction == "auto" and candidates is not None and exit_first and frontier.pulled_from:
+        direction = "pull" if stays_pulled(graph, frontier) else "push"
     if direction == "auto":
         frontier_edges = 0 if candidates is None else count_out_edges(graph, frontier)
         if candidates is None or frontier_edges * BETA < graph.cost_degrees()[2]:
             direction = "push"  # a light frontier: pull would scan most in-edges for nothing
     if direction != "push" and callable(candidates):
         candidates = candidates()
-    exit_first = getattr(op, "early_exit", False) if early_exit is None else early_exit
     if direction == "auto":
         direction = choose_direction(graph, frontier, candidates, frontier_edges, exit_first)
     if direction == "pull":
         result = pull.run(graph, frontier, op, candidates=candidates, early_exit=exit_first)
+        if exit_first and graph.owned is None:  # one device: every device decides alike
+            result.pulled_from = len(frontier)
     elif (repeat and graph.owned is None
           and graph.backend.name in getattr(op, "repeat_on", ())):  # fmt: skip
         result = op.fused_repeat(graph, frontier)
@@ -106,6 +116,13 @@ def count_out_edges(graph, frontier: Frontier) -> int:
         return graph.backend.masked_sum(out_degree, frontier.mask)
     ids = frontier.ids
     return int(graph.xp.take(out_degree, ids).sum(dtype=np.int64)) if ids.shape[0] else 0
+
+
+def stays_pulled(graph, frontier: Frontier) -> bool:
+    """Beamer's rule after an early-exit pull: pull again while the frontier grows (it holds
+    at least ``frontier.pulled_from`` vertices) or holds more than num_vertices / BACK_BETA."""
+    size = len(frontier)
+    return size >= frontier.pulled_from or size * BACK_BETA > graph.num_vertices
 
 
 def choose_direction(graph, frontier: Frontier, candidates, frontier_edges=None,
