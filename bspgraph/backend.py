@@ -209,8 +209,14 @@ class Backend:
         compacting (several times faster on a random mask of a million vertices); CuPy sums in
         int64. On NumPy integer ``values`` must not overflow their dtype (degrees sum to E)."""
         if self.is_gpu:  # one fused pass (no temporary, no compaction), one host read
-            return _masked_sum(self.xp, values, mask)
+            return _masked_sum(self.xp, values, mask, None)
         return int(np.dot(mask, values))
+
+    def sum_at(self, values, ids) -> int:
+        """``int(values[ids].sum())`` for integer ``values`` (CuPy: one pass, one host read)."""
+        if self.is_gpu:
+            return _masked_sum(self.xp, values, None, ids)
+        return int(values[ids].sum(dtype=np.int64))
 
     def edge_values(self, indices, weights, dtype):
         """The data of a sparse product over a CSR with ``indices``: ``weights`` as ``dtype``, or
@@ -735,12 +741,13 @@ def _intersect_lists(backend, offsets, heads, ids, n: int):
 
 
 _MASKED_SUM = r"""
-extern "C" __global__ void masked_sum(const VALUE* values, const bool* mask, long long n,
-                                      unsigned long long* total) {
+extern "C" __global__ void masked_sum(const VALUE* values, const bool* mask, const ID* ids,
+                                      long long n, unsigned long long* total) {
   unsigned long long sum = 0;  // two's complement: signed values add up alike
   for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n;
        i += (long long)gridDim.x * blockDim.x)
-    if (mask[i]) sum += (unsigned long long)(long long)values[i];
+    if (ids) sum += (unsigned long long)(long long)values[ids[i]];
+    else if (mask[i]) sum += (unsigned long long)(long long)values[i];
   for (int s = 16; s > 0; s >>= 1) sum += __shfl_down_sync(0xffffffffu, sum, s);
   if ((threadIdx.x & 31) == 0 && sum) atomicAdd(total, sum);
 }
@@ -839,14 +846,21 @@ def _nonzero(cupy, mask, dtype, count: int | None):
     return out
 
 
-def _masked_sum(cupy, values, mask) -> int:
-    """One pass, one atomic a warp (CuPy's ReductionKernel reduces to a scalar in one block)."""
+def _masked_sum(cupy, values, mask, ids) -> int:
+    """The sum of ``values`` where ``mask``, or at ``ids``: one pass, one atomic a warp (CuPy's
+    ReductionKernel reduces to a scalar in one block)."""
     if values.dtype.kind != "i" or values.dtype.itemsize not in (4, 8):
+        if ids is not None:
+            return int(values[ids].sum(dtype=np.int64))
         return int(cupy.where(mask, values, 0).sum(dtype=np.int64))
-    kernel = _compiled(cupy, _MASKED_SUM, "masked_sum", VALUE=_c(values))
-    n, total = values.shape[0], cupy.zeros(1, dtype=np.uint64)
-    values, mask = cupy.ascontiguousarray(values), cupy.ascontiguousarray(mask, dtype=bool)
-    kernel((min(max((n + 255) // 256, 1), 1024),), (256,), (values, mask, np.int64(n), total))
+    values, total = cupy.ascontiguousarray(values), cupy.zeros(1, dtype=np.uint64)
+    if ids is None:
+        n, mask, ids = values.shape[0], cupy.ascontiguousarray(mask, dtype=bool), np.uintp(0)
+    else:
+        n, ids, mask = ids.shape[0], cupy.ascontiguousarray(ids), np.uintp(0)
+    id_type = _c(ids) if isinstance(ids, cupy.ndarray) else "int"  # (no ids: any type)
+    kernel = _compiled(cupy, _MASKED_SUM, "masked_sum", VALUE=_c(values), ID=id_type)
+    kernel((min(max((n + 255) // 256, 1), 1024),), (256,), (values, mask, ids, np.int64(n), total))
     return int(total.view(np.int64).get()[0])
 
 

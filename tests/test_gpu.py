@@ -330,6 +330,9 @@ def test_masked_sum_equals_numpy(dtype, size):
     cupy = bg.backend.get_backend("cupy")
     assert cupy.masked_sum(cupy.asarray(values), cupy.asarray(mask)) == int(values[mask].sum())
     assert cupy.masked_sum(cupy.asarray(values[:0]), cupy.asarray(mask[:0])) == 0
+    ids = rng.integers(0, size, size // 3)
+    assert cupy.sum_at(cupy.asarray(values), cupy.asarray(ids)) == int(values[ids].sum())
+    assert cupy.sum_at(cupy.asarray(values), cupy.asarray(ids[:0])) == 0
 
 
 @pytest.mark.parametrize("size", [0, 1, 255, 257, 1_000_003, 20_000_001])

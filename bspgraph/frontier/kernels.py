@@ -13,7 +13,6 @@ import functools
 import numpy as np
 
 from ..backend import C_TYPES
-from .advance.push import rows_of
 from .frontier import Frontier
 
 # Edge slots (the frontier's out-edges, in order) are cut into tiles of 256 * EDGES_PER_THREAD,
@@ -128,8 +127,10 @@ __device__ inline void add_block_sum(unsigned long long value, unsigned long lon
 # Scans of a frontier's out-degrees: block_exclusive_scan adds up one value a thread over the
 # block (warp shuffles, then the warp totals); scan_degrees fills a block's shared piece for a
 # frontier of at most one tile's vertices (PER_THREAD a thread, 256 threads); frontier_scan,
-# one block of 1024 threads, writes starts and the inclusive scan of a mid-sized frontier to
-# memory in one launch (in place of the row gathers and CuPy's scan).
+# blocks of 1024 threads, writes starts and the inclusive scan of a larger frontier to memory:
+# block b scans its chunk of the frontier, starting from the degrees of the chunks before it
+# (summed by frontier_sums, a launch before; none for a frontier that one block takes), in
+# place of four row gathers and CuPy's scan.
 _SCANS = r"""
 __device__ inline long long block_exclusive_scan(long long value) {
   __shared__ long long warp_totals[32];
@@ -172,18 +173,36 @@ __device__ inline void scan_degrees(const ID* ids, long long n, const OFF* offse
   __syncthreads();
 }
 
-extern "C" __global__ void frontier_scan(const ID* ids, long long n, const OFF* offsets,
-                                         OFF* starts, long long* scan) {
-  const long long per = (n + blockDim.x - 1) / blockDim.x, lo = threadIdx.x * per;
-  const long long hi = lo + per < n ? lo + per : n;
+extern "C" __global__ void frontier_sums(const ID* ids, long long n, const OFF* offsets,
+                                         long long chunk, long long* sums) {
+  const long long first = blockIdx.x * chunk, end = first + chunk < n ? first + chunk : n;
   long long sum = 0;
-  for (long long i = lo; i < hi; ++i) sum += offsets[ids[i] + 1] - offsets[ids[i]];
-  long long before = block_exclusive_scan(sum);
-  for (long long i = lo; i < hi; ++i) {
-    const OFF start = offsets[ids[i]];
-    starts[i] = start;
-    before += offsets[ids[i] + 1] - start;
-    scan[i] = before;
+  for (long long i = first + threadIdx.x; i < end; i += blockDim.x)
+    sum += offsets[ids[i] + 1] - offsets[ids[i]];
+  sum += block_exclusive_scan(sum);  // the last thread holds the block's total
+  if (threadIdx.x == blockDim.x - 1) sums[blockIdx.x] = sum;
+}
+
+extern "C" __global__ void frontier_scan(const ID* ids, long long n, const OFF* offsets,
+                                         long long chunk, const long long* sums, OFF* starts,
+                                         long long* scan) {
+  __shared__ long long running;  // the degrees of the frontier before this round
+  const long long first = blockIdx.x * chunk, end = first + chunk < n ? first + chunk : n;
+  long long earlier = 0;  // the degrees of the chunks before this block's
+  for (long long b = threadIdx.x; b < blockIdx.x; b += blockDim.x) earlier += sums[b];
+  earlier += block_exclusive_scan(earlier);  // the last thread holds the total
+  if (threadIdx.x == blockDim.x - 1) running = earlier;
+  __syncthreads();
+  for (long long base = first; base < end; base += blockDim.x) {  // block-uniform
+    const long long i = base + threadIdx.x;  // a vertex a thread: coalesced reads and writes
+    OFF start = 0;
+    long long degree = 0;
+    if (i < end) { start = offsets[ids[i]]; degree = offsets[ids[i] + 1] - start; }
+    const long long inclusive = running + block_exclusive_scan(degree) + degree;
+    if (i < end) { starts[i] = start; scan[i] = inclusive; }
+    __syncthreads();  // every thread has read running
+    if (threadIdx.x == blockDim.x - 1) running = inclusive;
+    __syncthreads();
   }
 }
 """
@@ -435,14 +454,19 @@ def _launch(graph, kernel, ids, *args, out_bound: int) -> Frontier:
         return Frontier.empty(graph)
     null = np.uintp(0)
     starts = scan = null  # a frontier of one tile's vertices: each block scans it
-    if 256 * EDGES_PER_THREAD < ids.size <= MID_FRONTIER:
+    if ids.size > 256 * EDGES_PER_THREAD:
         starts = cp.empty(ids.size, dtype=graph.offsets.dtype)
         scan = cp.empty(ids.size, dtype=cp.int64)
+        blocks = -(-ids.size // SCAN_CHUNK)
+        chunk, sums = -(-ids.size // blocks), null
+        if blocks > 1:
+            sums = cp.empty(blocks, dtype=cp.int64)
+            frontier_sums = _kernel(cp, _SCANS, "frontier_sums", id=ids.dtype, off=starts.dtype)
+            frontier_sums((blocks,), (1024,), (ids, np.int64(ids.size), graph.offsets,
+                                               np.int64(chunk), sums))  # fmt: skip
         frontier_scan = _kernel(cp, _SCANS, "frontier_scan", id=ids.dtype, off=starts.dtype)
-        frontier_scan((1,), (1024,), (ids, np.int64(ids.size), graph.offsets, starts, scan))
-    elif ids.size > MID_FRONTIER:
-        starts, degrees = rows_of(graph, ids)
-        scan = cp.cumsum(degrees, dtype=cp.int64)
+        frontier_scan((blocks,), (1024,), (ids, np.int64(ids.size), graph.offsets,
+                                           np.int64(chunk), sums, starts, scan))  # fmt: skip
     cost_degree = graph.cost_degrees()[0]
     out = cp.empty(out_bound, dtype=graph.indices.dtype)
     tally = cp.zeros(2, dtype=cp.uint64)
@@ -454,7 +478,7 @@ def _launch(graph, kernel, ids, *args, out_bound: int) -> Frontier:
     return Frontier.from_ids(graph, out[:count], out_edges=edges)
 
 
-MID_FRONTIER = 1 << 16  # frontier vertices that one block scans (frontier_scan) in one launch
+SCAN_CHUNK = 1 << 13  # frontier vertices a block of frontier_scan takes (8 a thread)
 
 
 def _expected_edges(graph, ids) -> int:

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 from typing import Literal
 
-import numpy as np
-
 from ..frontier import Frontier
 from . import pull, push
 
@@ -114,8 +112,7 @@ def count_out_edges(graph, frontier: Frontier) -> int:
     out_degree = graph.cost_degrees()[0]
     if frontier.is_dense:  # after a pull: no ids needed
         return graph.backend.masked_sum(out_degree, frontier.mask)
-    ids = frontier.ids
-    return int(graph.xp.take(out_degree, ids).sum(dtype=np.int64)) if ids.shape[0] else 0
+    return graph.backend.sum_at(out_degree, frontier.ids)
 
 
 def stays_pulled(graph, frontier: Frontier) -> bool:
