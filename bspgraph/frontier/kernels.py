@@ -372,7 +372,7 @@ def _levels(graph, frontier, kernel, *functor_args) -> Frontier:
     queue = cp.empty(2 * n, dtype=graph.indices.dtype)
     counters = cp.zeros(6, dtype=cp.uint64)
     result = cp.empty(4 + MAX_LEVELS, dtype=cp.int64)
-    blocks = cp.cuda.Device().attributes["MultiProcessorCount"]  # one resident block an SM
+    blocks = _multiprocessors(cp)  # one resident block an SM
     kernel((blocks,), (512,), (ids, np.int64(ids.size), graph.offsets, graph.indices,
                                graph.cost_degrees()[0], queue, np.int64(n),
                                np.int64(LEVEL_VERTICES), np.int64(LEVEL_EDGES),
@@ -487,10 +487,15 @@ def _expected_edges(graph, ids) -> int:
 
 
 @functools.cache
+def _multiprocessors(cupy) -> int:
+    """The current GPU's SM count (read once: ``Device().attributes`` reads every attribute)."""
+    return cupy.cuda.Device().attributes["MultiProcessorCount"]
+
+
 def _resident_blocks(cupy) -> int:
     """Blocks of 256 threads that fill the current GPU once (a floor for a launch whose edge
     count the host does not know)."""
-    return 8 * cupy.cuda.Device().attributes["MultiProcessorCount"]
+    return 8 * _multiprocessors(cupy)
 
 
 def visit_push(graph, ids, depth, value, parent) -> Frontier:

@@ -97,7 +97,7 @@ class Backward(Primitive):
 
 def _at_depth(graph, state, depth: int):
     """The vertices at ``depth`` (the source is at 0), in id order."""
-    return fr.Frontier.from_ids(graph, graph.xp.flatnonzero(state.depth == depth))
+    return fr.Frontier.from_mask(graph, state.depth == depth)
 
 
 def betweenness_centrality(
