@@ -13,6 +13,7 @@ after a warm-up; after a warm-up of more than 10 s (the TC baselines) one call i
 from __future__ import annotations
 
 import argparse
+import os
 import statistics
 import time
 
@@ -27,8 +28,9 @@ sparse = None  # cupyx.scipy.sparse
 
 def timed(fn, repeat: int):
     """Median seconds of ``repeat`` calls after a warm-up (one call when the warm-up took more
-    than LONG_CALL seconds), the last result, and the memory pool's bytes. The warm-up is never
-    timed: on a fresh machine it compiles every kernel (22.6 s for BC on rmat22)."""
+    than LONG_CALL seconds), the last result, the memory pool's bytes, and the median of the
+    results' BSP loops (``stats.seconds``; None for a baseline). The warm-up is never timed:
+    on a fresh machine it compiles every kernel (22.6 s for BC on rmat22)."""
     cp.cuda.Device().synchronize()
     start = time.perf_counter()
     out = fn()  # warm-up: kernel compilation, allocator pools
@@ -36,14 +38,17 @@ def timed(fn, repeat: int):
     if time.perf_counter() - start > LONG_CALL:
         repeat = 1
     cp.get_default_memory_pool().free_all_blocks()
-    times = []
+    times, loops = [], []
     for _ in range(repeat):
         cp.cuda.Device().synchronize()
         start = time.perf_counter()
         out = fn()
         cp.cuda.Device().synchronize()
         times.append(time.perf_counter() - start)
-    return statistics.median(times), out, cp.get_default_memory_pool().total_bytes()
+        if hasattr(out, "stats"):
+            loops.append(out.stats.seconds)
+    loop = statistics.median(loops) if loops else None
+    return statistics.median(times), out, cp.get_default_memory_pool().total_bytes(), loop
 
 
 LONG_CALL = 10.0  # seconds: a warm-up this long is followed by one timed call, not ``repeat``
@@ -207,10 +212,10 @@ def run_graph(name, graph, repeat, rows, algorithms, levels=False):
     print(f"{name}: {n} vertices, {graph.num_edges} directed edges, source {source}", flush=True)
 
     def record(algorithm, ours, base, agree, note=""):
-        (t, result, peak), (base_t, base_out, _) = ours, base
+        (t, result, peak, loop), (base_t, base_out, *_) = ours, base
         assert agree(result, base_out), f"{name} {algorithm}: bspgraph and baseline disagree"
-        rows.append((name, algorithm, t, result.stats, base_t, peak, note))
-        print(f"  {algorithm}: {t * 1e3:.2f} ms (bsp {result.stats.seconds * 1e3:.2f} ms), "
+        rows.append((name, algorithm, t, result.stats, loop, base_t, peak, note))
+        print(f"  {algorithm}: {t * 1e3:.2f} ms (bsp {loop * 1e3:.2f} ms), "
               f"baseline {base_t * 1e3:.2f} ms {note}", flush=True)  # fmt: skip
         if levels:  # the last run's supersteps: output frontier size and ms
             print("    " + " ".join(f"{s.frontier}:{s.seconds * 1e3:.3f}"
@@ -260,7 +265,7 @@ def run_graph(name, graph, repeat, rows, algorithms, levels=False):
         try:
             base, failure = timed(lambda: plain_tc(graph), repeat), ""
         except (cp.cuda.memory.OutOfMemoryError, RuntimeError) as error:  # cuSPARSE's too
-            base, failure = (float("nan"), None, 0), f"(baseline failed: {error})"
+            base, failure = (float("nan"), None, 0, None), f"(baseline failed: {error})"
         ours = timed(lambda: bg.triangle_count(graph), repeat)
         record("tc", ours, base, lambda r, b: b is None or r.total == b,
                f"({ours[1].total} triangles) {failure}")  # fmt: skip
@@ -270,7 +275,7 @@ def copy_bandwidth() -> float:
     """Bytes read + written per second by a 1 GiB device-to-device copy."""
     a = cp.ones(1 << 28, dtype=cp.float32)
     b = cp.empty_like(a)
-    seconds, _, _ = timed(lambda: cp.copyto(b, a), 5)
+    seconds, *_ = timed(lambda: cp.copyto(b, a), 5)
     return 2 * a.nbytes / seconds
 
 
@@ -284,7 +289,12 @@ def main(argv=None) -> None:
                         help="print each run's supersteps (frontier size:ms, the first 64)")  # fmt: skip
     parser.add_argument("--algorithms", nargs="+",
                         default=["bfs", "sssp", "pagerank", "cc", "bc", "tc"])  # fmt: skip
+    parser.add_argument("--cpu", type=int, default=None,
+                        help="pin this process to one CPU core (the host work of a small "
+                             "superstep is most of its time: it then does not migrate)")  # fmt: skip
     args = parser.parse_args(argv)
+    if args.cpu is not None:
+        os.sched_setaffinity(0, {args.cpu})
     cp = get_backend("cupy").xp
     import cupyx.scipy.sparse
 
@@ -304,12 +314,13 @@ def main(argv=None) -> None:
         run_graph(
             f"grid{size}", graph, 1, rows, [a for a in args.algorithms if a not in ("tc", "bc")]
         )
-    print("\nms: whole call, result on the host; bsp ms: the BSP loop (stats.seconds)")
+    print("\nms: whole call, result on the host; bsp ms: the BSP loop (stats.seconds); "
+          "each the median of the timed calls")  # fmt: skip
     print(f"{'graph':<9} {'algorithm':<9} {'ms':>9} {'GTEPS':>7} {'bsp ms':>9} {'GTEPS':>7} "
           f"{'steps':>6} {'base ms':>9} {'speed-up':>8} {'peak GB':>7}")  # fmt: skip
-    for name, algorithm, seconds, stats, base, peak, note in rows:
+    for name, algorithm, seconds, stats, loop, base, peak, note in rows:
         print(f"{name:<9} {algorithm:<9} {seconds * 1e3:9.2f} {stats.edges / seconds / 1e9:7.2f} "
-              f"{stats.seconds * 1e3:9.2f} {stats.gteps:7.2f} {stats.iterations:6d} "
+              f"{loop * 1e3:9.2f} {stats.edges / loop / 1e9:7.2f} {stats.iterations:6d} "
               f"{base * 1e3:9.2f} {base / seconds:7.2f}x {peak / 1e9:7.2f} {note}")  # fmt: skip
 
 
