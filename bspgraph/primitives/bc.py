@@ -77,11 +77,12 @@ class Backward(Primitive):
     def init_frontier(self, graph, state, *, depth, sigma):
         state.depth[...] = graph.backend.asarray(depth)
         state.sigma[...] = graph.backend.asarray(sigma)
-        return _at_depth(graph, state, self.options["deepest"] - 1)
+        return _at_depth(graph, state, self.options["deepest"])  # delta 0: final already
 
     def step(self, graph, frontier, state, iteration):
         deepest = self.options["deepest"]  # plus.times over the out-edges into the level below
-        below = _at_depth(graph, state, deepest - iteration)
+        # the level below: the frontier itself on one device (on several, what changed there)
+        below = frontier if graph.owned is None else _at_depth(graph, state, deepest - iteration)
         share = graph.xp.zeros(graph.num_vertices)  # (1 + delta) / sigma, there only
         share[below.ids] = (1 + state.delta[below.ids]) / state.sigma[below.ids]
         level = _at_depth(graph, state, deepest - 1 - iteration)  # the same on every device
