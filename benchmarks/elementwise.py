@@ -9,24 +9,13 @@ mean of 200 calls after 20, on 2^24 entries (an rmat24 state array), with the by
 
 from __future__ import annotations
 
-import time
-
 import numpy as np
 
 from bspgraph.backend import get_backend
 
+from .row_reduce import mean_ms
+
 SIZE = 1 << 24
-
-
-def mean_us(cp, fn, calls: int = 200) -> float:
-    for _ in range(20):
-        fn()
-    cp.cuda.Device().synchronize()
-    start = time.perf_counter()
-    for _ in range(calls):
-        fn()
-    cp.cuda.Device().synchronize()
-    return (time.perf_counter() - start) / calls * 1e6
 
 
 def main() -> None:
@@ -44,7 +33,7 @@ def main() -> None:
     ]  # fmt: skip
     print(f"{'operation':<18} {'MB':>6} {'cupy us':>8} {'TB/s':>5} {'backend us':>10} {'TB/s':>5}")
     for name, moved, plain, ours in rows:
-        a, b = mean_us(cp, plain), mean_us(cp, ours)
+        a, b = (mean_ms(cp, fn, calls=200, warmup=20) * 1e3 for fn in (plain, ours))
         print(f"{name:<18} {moved / 1e6:6.1f} {a:8.1f} {moved / a / 1e6:5.2f} {b:10.1f} "
               f"{moved / b / 1e6:5.2f}")  # fmt: skip
 

@@ -25,8 +25,10 @@ GRAPHS = {
 }
 
 
-def mean_ms(cp, fn, calls: int = 10) -> float:
-    fn()
+def mean_ms(cp, fn, calls: int = 10, warmup: int = 1) -> float:
+    """Mean ms of ``calls`` calls of ``fn`` after ``warmup`` untimed ones."""
+    for _ in range(warmup):
+        fn()
     cp.cuda.Device().synchronize()
     start = time.perf_counter()
     for _ in range(calls):
