@@ -48,11 +48,8 @@ class SSSP(Primitive):
                 near = fr.Frontier.from_ids(graph, ids[graph.xp.flatnonzero(close)])
                 later = fr.Frontier.from_ids(graph, ids[graph.xp.flatnonzero(~close)])
         relax = fr.functors.relax_min(state.distance, graph.backend)
-
-        def every_vertex():  # the candidates of a pull: any vertex may improve (the same
-            return graph.xp.ones(graph.num_vertices, dtype=bool)  # on every device)
-
-        improved = fr.advance(graph, near, relax, unique=True, candidates=every_vertex,
+        # a pull's candidates: any vertex may improve (the same on every device)
+        improved = fr.advance(graph, near, relax, unique=True, candidates="all",
                               repeat=not later)  # fmt: skip
         return fr.Frontier.union(graph, improved, later) if later else improved  # (its levels)
 

@@ -103,6 +103,26 @@ def test_after_an_early_exit_pull_the_frontier_size_alone_picks_the_direction(mo
         assert ran == [expected]
 
 
+@pytest.mark.parametrize("direction", ["auto", "pull"])
+def test_candidates_all_is_every_vertex_counted_without_a_pass(direction, monkeypatch):
+    advance = importlib.import_module("bspgraph.frontier.advance")
+    graph = bg.generators.rmat(9, 16, seed=2, weights=True, backend="numpy")
+    start = fr.Frontier.from_ids(graph, np.arange(graph.num_vertices))  # heavy: auto pulls
+    results = []
+    for candidates in (np.ones(graph.num_vertices, dtype=bool), "all"):
+        distance = np.full(graph.num_vertices, np.inf)
+        distance[: graph.num_vertices // 2] = np.arange(graph.num_vertices // 2)
+        relax = fr.functors.relax_min(distance, graph.backend)
+        if isinstance(candidates, str):
+            monkeypatch.setattr(type(graph.backend), "masked_sum", None)  # no counting pass
+        out = fr.advance(graph, start, relax, direction=direction, candidates=candidates)
+        results.append((out.ids.tolist(), distance.tolist()))
+    assert results[0] == results[1]
+    assert advance.choose_direction(graph, start, "all") == "pull"
+    with pytest.raises(ValueError, match="candidates='every'"):
+        fr.advance(graph, start, relax, candidates="every")
+
+
 @pytest.mark.parametrize("direction", ["push", "pull"])
 def test_fused_relax_equals_the_generic_functor(direction):
     graph = bg.generators.rmat(10, 8, seed=4, weights=True, backend="numpy")

@@ -36,9 +36,9 @@ def advance(
 
     ``op(src, dst, eid, weight) -> keep-mask`` (None: keep all; False: none) runs on whole arrays,
     possibly in several chunks. Push expands the frontier's out-edges; pull makes each vertex of
-    ``candidates`` (a bool mask of the vertices whose state may still change, or a function
-    returning one, called only when pull is considered) scan its in-edges
-    for frontier members. ``direction="auto"`` picks pull by Beamer's cost model when
+    ``candidates`` (a bool mask of the vertices whose state may still change, a function
+    returning one, called only when pull is considered, or "all": every vertex, whose in-edges
+    the cost model counts without a pass) scan its in-edges for frontier members. ``direction="auto"`` picks pull by Beamer's cost model when
     ``candidates`` is given and the frontier's out-edges exceed ``num_edges / BETA``; after
     an early-exit pull it pulls again by the frontier's size alone (:func:`stays_pulled`).
     Pull stops a candidate at its first kept edge when ``early_exit``
@@ -54,7 +54,8 @@ def advance(
     Raises
     ------
     ValueError
-        An unknown ``direction``, or ``direction="pull"`` without ``candidates``.
+        An unknown ``direction``, ``direction="pull"`` without ``candidates``, or
+        ``candidates`` a string other than "all".
     """
     if direction not in DIRECTIONS:
         raise ValueError(f"advance(direction={direction!r}): expected one of {DIRECTIONS}")
@@ -64,6 +65,9 @@ def advance(
         op = _Discard(op)
     if direction == "pull" and candidates is None:
         raise ValueError("advance(direction='pull'): pull needs candidates (a bool mask)")
+    if isinstance(candidates, str) and candidates != "all":
+        raise ValueError(f"advance(candidates={candidates!r}): expected a bool mask, a "
+                         "function returning one, or 'all'")  # fmt: skip
     exit_first = getattr(op, "early_exit", False) if early_exit is None else early_exit
     if direction == "auto" and candidates is not None and exit_first and frontier.pulled_from:
         direction = "pull" if stays_pulled(graph, frontier) else "push"
@@ -75,6 +79,8 @@ def advance(
         candidates = candidates()
     if direction == "auto":
         direction = choose_direction(graph, frontier, candidates, frontier_edges, exit_first)
+    if direction == "pull" and isinstance(candidates, str):
+        candidates = graph.xp.ones(graph.num_vertices, dtype=bool)
     if direction == "pull":
         result = pull.run(graph, frontier, op, candidates=candidates, early_exit=exit_first)
         if exit_first and graph.owned is None:  # one device: every device decides alike
@@ -124,10 +130,14 @@ def stays_pulled(graph, frontier: Frontier) -> bool:
 
 def choose_direction(graph, frontier: Frontier, candidates, frontier_edges=None,
                      early_exit: bool = True) -> str:  # fmt: skip
-    """Beamer's rule: "pull" when the frontier's out-edges exceed the candidates' in-edges /
-    alpha (ALPHA on the GPU, SCAN_ALPHA for a pull without early exit, HOST_ALPHA on NumPy)."""
+    """Beamer's rule: "pull" when the frontier's out-edges exceed the candidates' (a bool mask,
+    or "all") in-edges / alpha (ALPHA on the GPU, SCAN_ALPHA for a pull without early exit,
+    HOST_ALPHA on NumPy)."""
     if frontier_edges is None:
         frontier_edges = count_out_edges(graph, frontier)
-    candidate_edges = graph.backend.masked_sum(graph.cost_degrees()[1], candidates)
+    if isinstance(candidates, str):  # "all": every in-edge
+        candidate_edges = graph.cost_degrees()[2]
+    else:
+        candidate_edges = graph.backend.masked_sum(graph.cost_degrees()[1], candidates)
     alpha = (ALPHA if early_exit else SCAN_ALPHA) if graph.backend.is_gpu else HOST_ALPHA
     return "pull" if frontier_edges * alpha > candidate_edges else "push"
