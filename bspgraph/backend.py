@@ -180,15 +180,15 @@ class Backend:
     # full, greater and nonzero take the second on the GPU, for the O(V) passes of a superstep.
     def full(self, size: int, value, dtype):
         """A new array of ``size`` copies of ``value``, as ``dtype`` (``numpy.full``)."""
-        if self.is_gpu:
+        if self.is_gpu and np.dtype(dtype).str[1:] in _STREAMED:
             out = self.xp.empty(size, dtype=dtype)
             _stream(self.xp, _FILL, "fill", size, out, out.dtype.type(value), T=_c(out))
             return out
-        return np.full(size, value, dtype=dtype)
+        return self.xp.full(size, value, dtype=dtype)
 
     def greater(self, values, threshold):
         """The bool mask ``values > threshold`` (a scalar)."""
-        if self.is_gpu:
+        if self.is_gpu and values.dtype.str[1:] in _STREAMED:
             out = self.xp.empty(values.shape[0], dtype=bool)
             values = self.xp.ascontiguousarray(values)
             _stream(self.xp, _GREATER, "greater", values.shape[0], values,
@@ -769,6 +769,7 @@ extern "C" __global__ void greater(const T* values, long long n, T threshold, bo
 }
 """
 STREAM_BLOCKS = 1024  # blocks of 256 threads for a grid-stride pass (a few per SM)
+_STREAMED = ("i4", "i8", "f4", "f8")  # the dtypes it takes (others: CuPy's own kernels)
 
 
 def _stream(cupy, source: str, name: str, size: int, *args, **types) -> None:

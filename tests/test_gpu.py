@@ -341,10 +341,16 @@ def test_grid_stride_passes_equal_numpy(size):
     block's 256 entries and past one grid's pass."""
     cupy = bg.backend.get_backend("cupy")
     rng = np.random.default_rng(size)
-    for dtype, value in [(np.int32, np.iinfo(np.int32).max), (np.int64, -3), (np.float64, np.inf)]:
+    for dtype, value in [
+        (np.int32, np.iinfo(np.int32).max),
+        (np.int64, -3),
+        (np.float64, np.inf),
+        (np.uint8, 7),
+        (np.bool_, True),
+    ]:  # the last two: CuPy's kernels
         np.testing.assert_array_equal(cupy.full(size, value, dtype).get(),
                                       np.full(size, value, dtype))  # fmt: skip
-        values = rng.integers(-5, 5, size).astype(dtype)
+        values = rng.integers(0, 5, size).astype(dtype)
         np.testing.assert_array_equal(cupy.greater(cupy.asarray(values), 2).get(), values > 2)
     for density in (0.0, 0.001, 0.5, 1.0):
         mask = rng.random(size) < density
