@@ -201,7 +201,8 @@ class Backend:
         (``numpy.flatnonzero``). ``count``, their number when the caller knows it, spares the
         GPU a host read; it must be exact."""
         if self.is_gpu:
-            return _nonzero(self.xp, self.xp.ascontiguousarray(mask), np.dtype(dtype), count)
+            mask = self.xp.ascontiguousarray(mask, dtype=bool)
+            return _nonzero(self.xp, mask, np.dtype(dtype), count)
         return np.flatnonzero(mask).astype(dtype, copy=False)
 
     def masked_sum(self, values, mask) -> int:
