@@ -1,11 +1,12 @@
 """The multi-device benchmark and the BSP cost model, run small on NumPy."""
 
 import json
+import subprocess
 
 import numpy as np
 import pytest
 
-from benchmarks import bsp_model, multi_gpu
+from benchmarks import ab, bsp_model, multi_gpu
 
 
 def test_multi_gpu_benchmark_checks_answers_and_writes_supersteps(tmp_path, capsys):
@@ -42,3 +43,19 @@ def test_bsp_model_reproduces_two_devices_and_shrinks_only_the_work():
     # W / P falls by 25 ms; an all-gather sends (P-1)/P of the updates: 1.5x the bytes of P=2
     assert at[4] - at[2] == pytest.approx(-25 + 2 * 2.0 * (0.75 / 0.5 - 1))
     assert np.isfinite(at[8]) and at[8] < at[4]
+
+
+def test_ab_runs_each_commit_s_own_code_in_turn(capsys):
+    try:
+        subprocess.run(["git", "rev-parse", "HEAD"], check=True, capture_output=True)
+    except (OSError, subprocess.CalledProcessError):
+        pytest.skip("not a git checkout")
+    ab.main(["HEAD", "HEAD", "--rounds", "2", "--grep", "^code", "--", "-c",
+             "import bspgraph; print('code', bspgraph.__file__); print('other')"])  # fmt: skip
+    lines = capsys.readouterr().out.splitlines()
+    runs = [line.split("\t") for line in lines if "\t" in line]
+    assert [label for label, _ in runs] == ["before", "after", "before", "after"]
+    assert all(text.startswith("code ") and f"/{label}/bspgraph/" in text for label, text in runs)
+    with pytest.raises(SystemExit, match="after: exit 3"):
+        ab.main(["HEAD", "HEAD", "--rounds", "1", "--", "-c",
+                 "import os, sys; sys.exit(3 if os.getcwd().endswith('after') else 0)"])  # fmt: skip
