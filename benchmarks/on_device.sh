@@ -10,6 +10,7 @@
 #   gpu     one GPU against plain cupyx, rmat 22 and 24, every algorithm but TC
 #   grid    the same on a 4096 x 4096 grid (BFS, SSSP, PageRank, CC)
 #   lanes   lanes per row of the row reduction (benchmarks.row_reduce)
+#   elementwise  CuPy's element-wise kernels against the backend's grid-stride passes
 #   multi   with two or more GPUs: mpiexec, one rank per GPU over NCCL, rmat 25, and the model
 #   scaling26 scaling25 scaling24  (not by default; with four or more GPUs) strong scaling over
 #           1, 2, 4 (8) GPUs in one MPI job per graph: rmat 26 with every communicator and
@@ -21,7 +22,7 @@ out=${1:-${OUT:-device-out}}
 mkdir -p "$out"
 export PYTHONPATH=. PYTHONUNBUFFERED=1 NCCL_NVLS_ENABLE=0
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1  # the device image runs as root
-steps=${STEPS:-tests gpu grid lanes multi}
+steps=${STEPS:-tests gpu grid lanes elementwise multi}
 gpus=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | wc -l)
 : > "$out/summary.txt"
 
@@ -40,6 +41,7 @@ run_step gpu 300 python3 -W ignore -m benchmarks.gpu --scale 22 24 --repeat 3 \
 run_step grid 240 python3 -W ignore -m benchmarks.gpu --scale --grid 4096 \
   --algorithms bfs sssp pagerank cc
 run_step lanes 120 python3 -W ignore -m benchmarks.row_reduce
+run_step elementwise 60 python3 -W ignore -m benchmarks.elementwise
 if [ "$gpus" -ge 2 ]; then
   run_step multi 300 mpiexec -n "$gpus" --bind-to none python3 -W ignore -m benchmarks.multi_gpu \
     --transport nccl --scale 25 --repeat 3 --partitioners edge_balanced \
