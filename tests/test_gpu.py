@@ -163,6 +163,22 @@ def test_pagerank_cupy_equals_numpy(rmat18):
     )
 
 
+def test_pagerank_fused_update_equals_numpy():
+    """Directed, weighted, personalised, with sinks and isolated vertices, and more vertices
+    than one pass of the fused update's grid (each thread takes several)."""
+    rng = np.random.default_rng(3)
+    n, m = 300_001, 1_200_000
+    src, dst = rng.integers(0, n - 1000, (2, m))  # the last 1,000 vertices: isolated sinks
+    cpu = bg.Graph.from_edges(src, dst, rng.random(m) + 0.1, num_vertices=n, directed=True)
+    gpu = cpu.to("cupy")
+    personalization = rng.random(n)
+    for run in ({}, {"personalization": personalization}):
+        on_gpu, on_cpu = bg.pagerank(gpu, **run), bg.pagerank(cpu, **run)
+        np.testing.assert_allclose(on_gpu.rank, on_cpu.rank, rtol=1e-9)
+        assert on_gpu.stats.iterations == on_cpu.stats.iterations
+        np.testing.assert_array_equal(bg.pagerank(gpu, **run).rank, on_gpu.rank)  # every run
+
+
 def test_ordered_columns_give_the_same_sums(rmat18, monkeypatch):
     """rmat18 is below ORDERED_VERTICES: lowered, its pulls gather through columns in degree
     order, each row's terms in the same order (the same ranks and distances, to the bit)."""

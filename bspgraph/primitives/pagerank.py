@@ -42,20 +42,17 @@ class PageRank(Primitive):
         return fr.Frontier.all(graph)
 
     def step(self, graph, frontier, state, iteration):
-        alpha, mine = self.options["alpha"], _owned(graph)
-        if iteration > 0:  # superstep 0 only publishes the contributions of the start vector
-            # plus.times over every in-edge (owned source or not): one sparse product
+        update = fr.functors.damped_update(
+            state.rank, state.contribution, state.scale, state.sink,
+            state.teleport if self.uniform is None else self.uniform,
+            state.error, state.dangling, self.options["alpha"],
+        )  # fmt: skip
+        if iteration == 0:  # superstep 0 only publishes the contributions of the start vector
+            state.rank = update(graph)
+        else:  # plus.times over every in-edge (owned source or not): one sparse product
             pulled = fr.neighbor_reduce(graph, state.contribution, "sum", direction="in",
-                                        weighted=True)[mine]  # fmt: skip
-            pulled *= alpha
-            teleport = state.teleport[mine] if self.uniform is None else self.uniform
-            pulled += (alpha * state.dangling + (1 - alpha)) * teleport
-            change = pulled - state.rank[mine]
-            state.error[...] = graph.xp.abs(change, out=change).sum()
-            state.rank[mine] = pulled
-        rank = state.rank[mine]  # publish: contributions, and the rank held by dangling vertices
-        state.contribution[mine] = rank * state.scale[mine]
-        state.dangling[...] = (rank * state.sink[mine]).sum()  # (not BLAS: its threads spin)
+                                        weighted=True)  # fmt: skip
+            state.rank = update(graph, pulled)
         return fr.Frontier.all(graph)
 
     def converged(self, graph, frontier, state, iteration):
@@ -72,11 +69,6 @@ class PageRank(Primitive):
 
     def traversed_edges(self, graph, state):
         return graph.num_edges
-
-
-def _owned(graph):
-    """The vertices ``graph`` owns, as an index: a slice on one device (views, no gathers)."""
-    return slice(None) if graph.owned is None else graph.owned_ids()
 
 
 def pagerank(
