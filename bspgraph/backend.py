@@ -742,8 +742,8 @@ def _intersect_lists(backend, offsets, heads, ids, n: int):
 
 
 _MASKED_SUM = r"""
-extern "C" __global__ void masked_sum(const VALUE* values, const bool* mask, const ID* ids,
-                                      long long n, unsigned long long* total) {
+extern "C" __global__ void masked_sum(const VALUE* values, long long n, const bool* mask,
+                                      const ID* ids, unsigned long long* total) {
   unsigned long long sum = 0;  // two's complement: signed values add up alike
   for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n;
        i += (long long)gridDim.x * blockDim.x)
@@ -836,7 +836,7 @@ def _nonzero(cupy, mask, dtype, count: int | None):
         return cupy.zeros(0, dtype=dtype)
     chunk = -(-n // (blocks * 256)) * 256  # a multiple of the block's 256 threads
     counts = cupy.empty(blocks, dtype=np.uint64)
-    _compiled(cupy, _NONZERO, "count_true", T=_c(np.empty(0, dtype)))(
+    _compiled(cupy, _NONZERO, "count_true", T=C_TYPES[dtype.str[1:]])(
         (blocks,), (256,), (mask, np.int64(n), np.int64(chunk), counts)
     )
     if count is None:
@@ -861,8 +861,8 @@ def _masked_sum(cupy, values, mask, ids) -> int:
     else:
         n, ids, mask = ids.shape[0], cupy.ascontiguousarray(ids), np.uintp(0)
     id_type = _c(ids) if isinstance(ids, cupy.ndarray) else "int"  # (no ids: any type)
-    kernel = _compiled(cupy, _MASKED_SUM, "masked_sum", VALUE=_c(values), ID=id_type)
-    kernel((min(max((n + 255) // 256, 1), 1024),), (256,), (values, mask, ids, np.int64(n), total))
+    _stream(cupy, _MASKED_SUM, "masked_sum", n, values, mask, ids, total, VALUE=_c(values),
+            ID=id_type)  # fmt: skip
     return int(total.view(np.int64).get()[0])
 
 

@@ -163,6 +163,21 @@ def test_pagerank_cupy_equals_numpy(rmat18):
     )
 
 
+def test_wide_levels_on_short_lists_equal_numpy(rmat18):
+    """A grid's lists are short: its repeated advances take frontiers wider than
+    LEVEL_VERTICES (Bellman-Ford rounds of a 2,048-wide grid); rmat18's hubs keep the narrow
+    limits. The distances are NumPy's."""
+    from bspgraph.frontier.kernels import LEVEL_EDGES, LEVEL_VERTICES, WIDE_LEVELS, level_limits
+
+    gpu = bg.generators.grid(2048, 2048, weights=True, seed=1, backend="cupy")
+    cpu = gpu.to("numpy")
+    assert level_limits(gpu) == WIDE_LEVELS
+    assert level_limits(rmat18[0]) == (LEVEL_VERTICES, LEVEL_EDGES)
+    result, expected = bg.sssp(gpu, 2049), bg.sssp(cpu, 2049)
+    np.testing.assert_array_equal(result.distance, expected.distance)
+    assert max(s.frontier for s in result.stats.supersteps) > LEVEL_VERTICES
+
+
 def test_pagerank_fused_update_equals_numpy():
     """Directed, weighted, personalised, with sinks and isolated vertices, and more vertices
     than one pass of the fused update's grid (each thread takes several)."""

@@ -11,7 +11,7 @@ import numpy as np
 from ..backend import row_positions as positions
 from .advance.push import DENSE_RATIO, _chunks, rows_of
 from .frontier import Frontier, distinct
-from .kernels import LEVEL_EDGES, LEVEL_VERTICES, MAX_LEVELS, startable
+from .kernels import MAX_LEVELS, level_limits, startable
 
 HOST_CHUNK_EDGES = 1 << 22  # edges per pass: smaller temporaries, fewer page faults
 SPMV_SHARE = 4  # candidates holding > 1/SPMV_SHARE of the in-edges pull by one product
@@ -65,12 +65,12 @@ def visit_levels(graph, frontier, depth, value, parent) -> Frontier | None:
     of the GPU's (:func:`kernels.visit_levels`: the same levels become supersteps); None
     without numba or when ``frontier`` is too large to start."""
     kernel = graph.backend.accelerated("visit_levels")
-    if kernel is None or not startable(frontier):
+    if kernel is None or not startable(graph, frontier):
         return None
     null = graph.indices[:0] if parent is None else parent
     found, edges, sizes = kernel(graph.offsets, graph.indices, frontier.ids, depth,
                                  depth.dtype.type(value), null, graph.cost_degrees()[0],
-                                 LEVEL_VERTICES, LEVEL_EDGES, MAX_LEVELS)  # fmt: skip
+                                 *level_limits(graph), MAX_LEVELS)  # fmt: skip
     out = Frontier.from_ids(graph, found, out_edges=int(edges))
     out.passed = tuple(sizes[:-1].tolist())
     return out
