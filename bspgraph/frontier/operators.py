@@ -167,7 +167,7 @@ def _order_columns(graph, direction: str):
     csr, xp = _lists(graph, direction, None, "neighbor_reduce"), graph.xp
     n, entries = graph.num_vertices, int(csr.indices.shape[0])
     if direction == "in" or not graph.directed:  # how often each vertex is an entry: its degree
-        frequency = graph.out_degree()  # (on a device part, of its rows only: still an order)
+        frequency = graph.cost_degrees()[0]  # the whole graph's, on a device part as well
     else:
         frequency = xp.bincount(csr.indices, minlength=n)
     if not entries or int(frequency.max()) * n < SKEW * entries:
