@@ -144,7 +144,7 @@ class damped_update:  # noqa: N801
     (the start vector), each vertex publishes ``contribution = rank * scale`` and ``dangling``
     becomes the rank held by sinks, ``sum(rank * sink)``. ``teleport``: an array, or a float
     when uniform; ``error`` and ``dangling`` are 0-d arrays. Returns the rank array: ``rank``
-    updated in place, or on one GPU a new one (one fused pass, 3x faster than in place)."""
+    updated in place, or on a GPU a new one (one fused pass, 3x faster than in place)."""
 
     name = "damped_update"
 
@@ -156,7 +156,7 @@ class damped_update:  # noqa: N801
         return f"functors.{self.name}"
 
     def __call__(self, graph, pulled=None):
-        if graph.backend.is_gpu and graph.owned is None:
+        if graph.backend.is_gpu:
             return kernels.damped_update(graph, pulled, self.rank, self.contribution, self.scale,
                                          self.sink, self.teleport, self.error, self.dangling,
                                          self.alpha)  # fmt: skip
