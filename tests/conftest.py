@@ -1,5 +1,6 @@
 """Test options: a reproducible seed (BSPGRAPH_TEST_SEED), GPU tests skipped without a GPU,
-slow tests skipped unless asked for (--slow or -m slow)."""
+slow tests skipped unless asked for (--slow or -m slow), hypothesis profiles chosen by
+HYPOTHESIS_PROFILE ("default", "ci", or "deep": 1,000 examples a property)."""
 
 import os
 
@@ -9,6 +10,7 @@ from hypothesis import settings
 
 settings.register_profile("default", deadline=None, max_examples=60, derandomize=False)
 settings.register_profile("ci", deadline=None, max_examples=40, derandomize=True)
+settings.register_profile("deep", deadline=None, max_examples=1000)  # a long search for bugs
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "default"))
 
 SEED = int(os.environ.get("BSPGRAPH_TEST_SEED", np.random.SeedSequence().entropy % 2**32))
