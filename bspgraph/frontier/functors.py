@@ -1,9 +1,9 @@
 """Built-in functors: named, vectorised, with a fused CuPy kernel picked up on the GPU.
 
 Each is a GraphBLAS-like fixed operation: ``visit_unvisited`` is the ``any_pair`` semiring
-under a "not yet visited" mask (BFS), ``relax_min`` is ``min_plus`` (SSSP), ``accumulate_sum``
-is ``plus_times`` (PageRank). The generic ``__call__`` runs on NumPy and CuPy alike;
-``fused_push`` / ``fused_pull`` do the whole advance in one kernel (or one sparse product) on
+under a "not yet visited" mask (BFS), ``relax_min`` is ``min_plus`` (SSSP). The generic
+``__call__`` runs on NumPy and CuPy alike;
+``fused_push`` / ``fused_pull`` do the whole advance in one kernel (or one gather-reduce) on
 the backends named in ``fused_on`` and must agree with it. ``fused_repeat`` (backends in
 ``repeat_on``) advances again from its own output, level after level, on the device: what
 ``advance(..., repeat=True)`` asks for; it returns None where it does not apply.
@@ -104,37 +104,6 @@ class relax_min:  # noqa: N801
         improved = candidates & (best < distance)
         distance[improved] = best[improved]
         return Frontier.from_mask(graph, improved)
-
-
-class accumulate_sum:  # noqa: N801
-    """``total[dst] += values[src] * weight`` (weight 1 when unweighted); keeps nothing.
-
-    Pulled over every in-edge of the candidates (no early exit), this is a sparse
-    matrix-vector product, which ``fused_pull`` hands to scipy.sparse or cuSPARSE.
-    """
-
-    name = "accumulate_sum"
-    early_exit = False
-    fused_on = ("numpy", "cupy")
-
-    def __init__(self, total, values, backend):
-        self.total, self.values, self.backend = total, values, backend
-
-    def __repr__(self) -> str:
-        return f"functors.{self.name}"
-
-    def __call__(self, src, dst, eid, weight):
-        terms = self.values[src]
-        self.backend.scatter_add(self.total, dst, terms if weight is None else terms * weight)
-        return False
-
-    def fused_pull(self, graph, in_frontier, candidates):
-        reverse, xp = graph.reverse, graph.xp
-        sources = xp.where(in_frontier, self.values, 0)
-        pulled = self.backend.spmv(reverse.offsets, reverse.indices, reverse.weights, sources,
-                                   graph.num_vertices)  # fmt: skip
-        self.total += xp.where(candidates, pulled, 0)
-        return None  # keeps nothing
 
 
 class damped_update:  # noqa: N801

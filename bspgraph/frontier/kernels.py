@@ -607,8 +607,8 @@ def relax_push(graph, ids, distance) -> Frontier:
                    out_bound=graph.num_vertices)  # fmt: skip
 
 
-# PageRank's vertex step in one grid-stride pass (CuPy's element-wise kernels, a thread an
-# element, would take ten passes at a quarter of the bandwidth): each block adds up its
+# PageRank's vertex step in one grid-stride pass (with CuPy's element-wise kernels, ten passes:
+# 0.77 against 0.21 ms on 16.7M vertices on an H200): each block adds up its
 # vertices' L1 change and sink rank, then one block adds the blocks' sums in a fixed order
 # (no atomics: the same sums every run).
 _DAMPED_UPDATE = r"""
