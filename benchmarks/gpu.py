@@ -237,9 +237,10 @@ def run_graph(name, graph, repeat, rows, algorithms, levels=False):
         # one iteration: the median superstep after the first (which only publishes the start
         # vector), against the median of the baseline's loop bodies; both end with a host read
         iteration = statistics.median(s.seconds for s in ours[1].stats.supersteps[1:])
-        # the bytes an iteration must move: the in-edge lists once, offsets, and the
-        # contribution read, the rank read and written once each (float64)
-        compulsory = graph.indices.nbytes + graph.offsets.nbytes + 3 * 8 * n
+        # the bytes an iteration must move: the in-edge lists and their weights once, offsets,
+        # and the contribution read, the rank read and written once each (float64)
+        weights = 0 if graph.weights is None else graph.weights.nbytes
+        compulsory = graph.indices.nbytes + weights + graph.offsets.nbytes + 3 * 8 * n
         record("pagerank", ours, base, lambda r, b: np.allclose(r.rank, to_host(b[0]), atol=1e-9),
                f"(baseline {iterations} iterations; one iteration: {iteration * 1e3:.3f} vs "
                f"{base_iteration * 1e3:.3f} ms, {base_iteration / iteration:.2f}x; compulsory "
