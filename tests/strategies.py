@@ -1,10 +1,20 @@
 """Hypothesis strategies: random graphs with the awkward cases drawn often."""
 
+import os
+
 import networkx as nx
 import numpy as np
+from hypothesis import settings
 from hypothesis import strategies as st
 
 import bspgraph as bg
+
+DEEP = 16 if os.environ.get("HYPOTHESIS_PROFILE") == "deep" else 1  # 60 -> about 1,000
+
+
+def examples(n: int) -> settings:
+    """Settings for ``n`` examples (no deadline), DEEP times as many under the deep profile."""
+    return settings(max_examples=n * DEEP, deadline=None)
 
 
 @st.composite

@@ -1,8 +1,9 @@
 """Backend reductions on NumPy against plain Python loops (the CuPy side: tests/test_gpu.py)."""
 
 import numpy as np
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
+from strategies import examples
 
 from bspgraph.backend import get_backend
 
@@ -23,7 +24,7 @@ def ragged_rows(draw):
     return offsets, indices, values, weights
 
 
-@settings(max_examples=60, deadline=None)
+@examples(60)
 @given(ragged_rows(), st.sampled_from(["min", "sum"]), st.booleans())
 def test_gather_reduce_is_a_semiring_row_reduction(case, reduce, weighted):
     offsets, indices, values, weights = case
@@ -40,7 +41,7 @@ def test_gather_reduce_is_a_semiring_row_reduction(case, reduce, weighted):
         assert got[row] == expected
 
 
-@settings(max_examples=30, deadline=None)
+@examples(30)
 @given(ragged_rows())
 def test_spmv_reads_missing_weights_as_ones(case):
     offsets, indices, values, weights = case

@@ -3,9 +3,9 @@
 import networkx as nx
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
-from strategies import as_array, graphs
+from strategies import as_array, examples, graphs
 
 import bspgraph as bg
 from bspgraph import frontier as fr
@@ -392,7 +392,7 @@ def test_grid_stride_passes_equal_numpy(size):
             np.testing.assert_array_equal(got.get(), expected)
 
 
-@settings(max_examples=80, deadline=None)
+@examples(80)
 @given(graphs(), st.data(), st.sampled_from(["auto", "push", "pull"]))
 def test_bfs_and_sssp_on_cupy_match_networkx(case, data, direction):
     """Small graphs: frontiers of one tile (each block scans it), sinks, self-loops, duplicates."""

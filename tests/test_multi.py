@@ -4,9 +4,9 @@ communicator (NumPy, one process)."""
 import networkx as nx
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
-from strategies import as_array, graphs
+from strategies import as_array, examples, graphs
 
 import bspgraph as bg
 
@@ -18,7 +18,7 @@ runs = st.tuples(
 ).map(lambda r: {"devices": r[0], "partitioner": r[1], "communicator": r[2]})
 
 
-@settings(max_examples=80)
+@examples(80)
 @given(graphs(), runs, st.data())
 def test_bfs_on_devices(case, run, data):
     graph, nx_graph = case
@@ -34,7 +34,7 @@ def test_bfs_on_devices(case, run, data):
         assert nx_graph.has_edge(result.parent[vertex], vertex)
 
 
-@settings(max_examples=60)
+@examples(60)
 @given(graphs(), runs, st.data())
 def test_sssp_on_devices(case, run, data):
     graph, nx_graph = case
@@ -45,7 +45,7 @@ def test_sssp_on_devices(case, run, data):
     np.testing.assert_allclose(bg.sssp(graph, source, **run).distance, expected)
 
 
-@settings(max_examples=60)
+@examples(60)
 @given(graphs(), runs)
 def test_connected_components_on_devices(case, run):
     graph, nx_graph = case
@@ -75,7 +75,7 @@ def dense_graphs(draw):
     return graph, nx_graph
 
 
-@settings(max_examples=40)
+@examples(40)
 @given(dense_graphs(), runs)
 def test_connected_components_of_dense_graphs_on_devices(case, run):
     graph, nx_graph = case
@@ -95,7 +95,7 @@ def component_minima(nx_graph) -> np.ndarray:
     return labels
 
 
-@settings(max_examples=40)
+@examples(40)
 @given(graphs(), runs)
 def test_pagerank_on_devices(case, run):
     graph, nx_graph = case
@@ -104,7 +104,7 @@ def test_pagerank_on_devices(case, run):
     np.testing.assert_allclose(rank, expected, rtol=1e-5, atol=1e-8)
 
 
-@settings(max_examples=30)
+@examples(30)
 @given(graphs(max_vertices=12, max_edges=30), runs)
 def test_betweenness_on_devices(case, run):
     graph, nx_graph = case
@@ -115,7 +115,7 @@ def test_betweenness_on_devices(case, run):
     )
 
 
-@settings(max_examples=30)
+@examples(30)
 @given(graphs(directed=False), runs)
 def test_triangles_on_devices(case, run):
     graph, nx_graph = case

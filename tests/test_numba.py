@@ -3,8 +3,8 @@
 import networkx as nx
 import numpy as np
 import pytest
-from hypothesis import given, settings
-from strategies import graphs
+from hypothesis import given
+from strategies import examples, graphs
 
 import bspgraph as bg
 from bspgraph import backend
@@ -29,7 +29,7 @@ def test_accelerated_names_a_kernel_only_on_numpy_when_enabled():
     assert both(lambda: numpy.accelerated("visit_push") is not None) == (True, False)
 
 
-@settings(max_examples=40)
+@examples(40)
 @given(graphs())
 def test_bfs_push_is_the_same_with_and_without_numba(case):
     graph, _ = case
@@ -41,7 +41,7 @@ def test_bfs_push_is_the_same_with_and_without_numba(case):
             assert (result.depth[result.parent[child]] == result.depth[child] - 1).all()
 
 
-@settings(max_examples=40)
+@examples(40)
 @given(graphs(directed=False))
 def test_triangles_are_the_same_with_and_without_numba(case):
     graph, nx_graph = case

@@ -5,9 +5,9 @@ import importlib
 import networkx as nx
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
-from strategies import graphs
+from strategies import examples, graphs
 
 import bspgraph as bg
 from bspgraph import frontier as fr
@@ -142,7 +142,7 @@ def test_fused_relax_equals_the_generic_functor(direction):
     np.testing.assert_array_equal(results[0][1], results[1][1])
 
 
-@settings(max_examples=60, deadline=None)
+@examples(60)
 @given(graphs(), st.sampled_from(["min", "sum"]), st.sampled_from(["out", "in"]),
        st.none() | st.integers(1, 3), st.booleans())  # fmt: skip
 def test_neighbor_reduce_over_each_list(case, reduce, direction, sample, weighted):
@@ -215,7 +215,7 @@ def test_neighbor_reduce_sample_needs_every_row(graph):
                            frontier=fr.Frontier.from_ids(graph, [0]))  # fmt: skip
 
 
-@settings(max_examples=60, deadline=None)
+@examples(60)
 @given(graphs(), st.sampled_from(["out", "in"]), st.none() | st.integers(1, 3), st.data())
 def test_link_joins_the_ends_of_each_edge(case, direction, sample, data):
     """From a forest with parent[x] <= x (chains, not flat): afterwards both ends of every

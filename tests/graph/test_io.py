@@ -10,8 +10,9 @@ import networkx as nx
 import numpy as np
 import pytest
 import scipy.io
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
+from strategies import examples
 
 import bspgraph.graph.io as graph_io
 from bspgraph.exceptions import GraphFormatError
@@ -466,13 +467,13 @@ def read_all_ways(path: Path) -> None:
                 assert same_outcome(result, outcome(read, path))
 
 
-@settings(max_examples=200, deadline=None)
+@examples(200)
 @given(mutated_texts())
 def test_fuzz_mutated_mtx(tmp_path_factory, data):
     read_all_ways(write(tmp_path_factory.mktemp("fuzz"), "f.mtx", data))
 
 
-@settings(max_examples=200, deadline=None)
+@examples(200)
 @given(st.binary(max_size=300))
 def test_fuzz_random_bytes(tmp_path_factory, data):
     read_all_ways(write(tmp_path_factory.mktemp("fuzz"), "f.mtx", data))
@@ -690,14 +691,14 @@ def check_expected(read, path: Path, expected, **options) -> None:
         assert same_weights(edge_weights(graph), edges)
 
 
-@settings(max_examples=300, deadline=None)
+@examples(300)
 @given(mtx_files())
 def test_fuzz_mtx_grammar(tmp_path_factory, case):
     data, expected = case
     check_expected(read_mtx, write(tmp_path_factory.mktemp("fuzz"), "g.mtx", data), expected)
 
 
-@settings(max_examples=300, deadline=None)
+@examples(300)
 @given(edge_list_files())
 def test_fuzz_edge_list_grammar(tmp_path_factory, case):
     data, options, expected = case
