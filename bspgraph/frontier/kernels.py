@@ -348,14 +348,20 @@ MAX_LEVELS = 1024  # levels a launch (then one host read, and on)
 def level_limits(graph) -> tuple[int, int]:
     """The most vertices and out-edges of a frontier that a repeated advance takes on:
     WIDE_LEVELS on a graph whose out-lists are all short (a 4,096-wide grid's SSSP: 1,209 ->
-    835 ms on an H200, most of its Bellman-Ford rounds in the kernel), else LEVEL_VERTICES
-    and LEVEL_EDGES (one warp reads a hub's row: a long one would hold a wide level up).
-    Read once per graph."""
+    835 ms on an H200, most of its Bellman-Ford rounds in the kernel), at most num_edges /
+    ALPHA out-edges (the kernel pushes: no level that a BFS would rather pull), else
+    LEVEL_VERTICES and LEVEL_EDGES (one warp reads a hub's row: a long one would hold a wide
+    level up). Read once per graph."""
     if "level limits" not in graph.cache:
-        degrees = graph.cost_degrees()[0]
+        from .advance import ALPHA
+
+        degrees, _, edges = graph.cost_degrees()
         longest = int(degrees.max()) if degrees.shape[0] else 0
-        wide = longest <= SHORT_ROW
-        graph.cache["level limits"] = WIDE_LEVELS if wide else (LEVEL_VERTICES, LEVEL_EDGES)
+        vertices, most = WIDE_LEVELS
+        wide = (vertices, max(min(most, edges // ALPHA), LEVEL_EDGES))
+        graph.cache["level limits"] = (
+            wide if longest <= SHORT_ROW else (LEVEL_VERTICES, LEVEL_EDGES)
+        )
     return graph.cache["level limits"]
 
 

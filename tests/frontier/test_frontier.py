@@ -41,3 +41,18 @@ def test_out_edges_travel_with_the_frontier_and_spare_the_count():
     assert fr.count_out_edges(graph, fr.Frontier.from_ids(graph, [0, 1])) == 3
     mask = np.array([True, True, False])
     assert fr.count_out_edges(graph, fr.Frontier.from_mask(graph, mask)) == 3
+
+
+def test_level_limits_widen_only_where_every_list_is_short():
+    """A repeated advance takes wide frontiers on a graph of short lists, at most
+    num_edges / ALPHA out-edges (levels that a BFS would push anyway), never narrower than
+    the default; one hub keeps the default limits."""
+    from bspgraph.frontier.advance import ALPHA
+    from bspgraph.frontier.kernels import LEVEL_EDGES, LEVEL_VERTICES, WIDE_LEVELS, level_limits
+
+    grid = bg.generators.grid(1000, 1000, backend="numpy")  # 3,996,000 edges, degree <= 4
+    assert level_limits(grid) == (WIDE_LEVELS[0], grid.num_edges // ALPHA)
+    small = bg.generators.grid(100, 100, backend="numpy")
+    assert level_limits(small) == (WIDE_LEVELS[0], LEVEL_EDGES)
+    star = bg.Graph.from_edges(np.zeros(40, int), np.arange(1, 41), backend="numpy")
+    assert level_limits(star) == (LEVEL_VERTICES, LEVEL_EDGES)
