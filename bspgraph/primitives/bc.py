@@ -132,7 +132,8 @@ def betweenness_centrality(
     Raises
     ------
     ValueError
-        ``sources`` is empty, repeats a vertex, or holds an id that is not a vertex.
+        ``sources`` is not a sequence (an int: networkx's k is a count), is empty, repeats a
+        vertex, or holds an id that is not a vertex.
     PathCountOverflow
         A source has more shortest paths to some vertex than float64 holds (large grids).
     """
@@ -141,6 +142,11 @@ def betweenness_centrality(
         sources = range(n)
     else:
         where = "betweenness_centrality"
+        if isinstance(sources, (int, np.integer)) or np.ndim(sources) > 1:  # (networkx's k)
+            raise ValueError(
+                f"{where}(sources={sources!r}): expected a sequence of vertex ids (for "
+                "networkx's k, pass k sampled vertices, e.g. rng.choice(n, k, replace=False))"
+            )
         sources = [graph.check_vertex(s, name="sources", where=where) for s in sources]
         if not sources or len(set(sources)) != len(sources):
             raise ValueError(

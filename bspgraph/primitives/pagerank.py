@@ -109,19 +109,39 @@ def pagerank(
     Raises
     ------
     ValueError
-        A negative or NaN edge weight, or a bad ``personalization`` (wrong length, unknown
-        vertex, negative, or all zero).
+        ``alpha`` outside [0, 1], ``tol`` negative or not finite, ``max_iter`` not an integer
+        >= 0, a negative, infinite or NaN edge weight, or a bad ``personalization`` (wrong
+        length, unknown vertex, negative, infinite or NaN, or all zero).
     ConvergenceError
         No convergence within ``max_iter`` iterations (networkx's PowerIterationFailedConvergence).
     """
-    if graph.weights is not None and not bool((graph.weights >= 0).all()):
-        raise ValueError("pagerank: edge weights must be non-negative numbers (no NaN)")
+    options = _options(alpha, tol, max_iter)
+    weights = graph.weights
+    if weights is not None and not bool(((weights >= 0) & (weights < np.inf)).all()):
+        raise ValueError("pagerank: edge weights must be finite non-negative numbers (no NaN)")
     if graph.num_vertices == 0:
         return PageRankResult(np.zeros(0), Stats())
     teleport = _teleport(graph, personalization)
-    primitive = PageRank(alpha=float(alpha), tol=float(tol), max_iter=int(max_iter))
+    primitive = PageRank(**options)
     state, stats = enact(primitive, graph, teleport=teleport, **run)
     return PageRankResult(state["rank"], stats)
+
+
+def _options(alpha, tol, max_iter) -> dict:
+    """``alpha``, ``tol`` and ``max_iter`` as the primitive takes them; ValueError naming the
+    first that is out of its range."""
+    for name, value in (("alpha", alpha), ("tol", tol)):
+        if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.number)):
+            raise ValueError(f"pagerank({name}={value!r}): expected a number")
+    if not 0 <= alpha <= 1:  # (False for NaN)
+        raise ValueError(f"pagerank(alpha={alpha!r}): expected a damping factor in [0, 1]")
+    if not 0 <= tol < np.inf:
+        raise ValueError(f"pagerank(tol={tol!r}): expected a finite tolerance >= 0")
+    if isinstance(max_iter, (bool, np.bool_)) or not isinstance(max_iter, (int, np.integer)):
+        raise ValueError(f"pagerank(max_iter={max_iter!r}): expected an integer >= 0")
+    if max_iter < 0:
+        raise ValueError(f"pagerank(max_iter={max_iter!r}): expected an integer >= 0")
+    return {"alpha": float(alpha), "tol": float(tol), "max_iter": int(max_iter)}
 
 
 def _teleport(graph, personalization) -> np.ndarray:
@@ -138,6 +158,6 @@ def _teleport(graph, personalization) -> np.ndarray:
         p = np.asarray(personalization, dtype=np.float64)
         if p.shape != (n,):
             raise ValueError(f"pagerank: personalization has shape {p.shape}, expected ({n},)")
-    if not (p >= 0).all() or p.sum() <= 0:
-        raise ValueError("pagerank: personalization must be non-negative and not all zero")
+    if not ((p >= 0) & (p < np.inf)).all() or p.sum() <= 0:
+        raise ValueError("pagerank: personalization must be finite, non-negative and not all zero")
     return p / p.sum()

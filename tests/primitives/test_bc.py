@@ -53,8 +53,10 @@ def test_bc_literal_cases():
 
 
 @pytest.mark.parametrize(
-    "sources, message", [([], "at least one"), ([1, 1], "distinct"), ([9], "range")]
-)
+    "sources, message",
+    [([], "at least one"), ([1, 1], "distinct"), ([9], "range"), (2, "networkx's k"),
+     ([[0, 1]], "sequence")],
+)  # fmt: skip
 def test_bc_rejects_bad_sources(sources, message):
     graph = bg.Graph.from_edges([0, 1], [1, 2], backend="numpy")
     with pytest.raises(ValueError, match=message):

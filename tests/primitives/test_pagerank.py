@@ -58,8 +58,9 @@ def test_pagerank_raises_convergence_error():
 
 @pytest.mark.parametrize(
     "personalization, message",
-    [({7: 1.0}, "out of range"), ([1.0, 2.0], "shape"), ([0.0, 0.0, 0.0], "not all zero")],
-)
+    [({7: 1.0}, "out of range"), ([1.0, 2.0], "shape"), ([0.0, 0.0, 0.0], "not all zero"),
+     ([np.inf, 1.0, 1.0], "finite"), ({0: np.nan}, "finite")],
+)  # fmt: skip
 def test_pagerank_rejects_bad_personalization(personalization, message):
     graph = bg.Graph.from_edges([0, 1], [1, 2], backend="numpy")
     with pytest.raises(ValueError, match=message):
@@ -70,3 +71,41 @@ def test_pagerank_rejects_negative_weights():
     graph = bg.Graph.from_edges([0, 1], [1, 2], [1.0, -1.0], backend="numpy")
     with pytest.raises(ValueError, match="non-negative"):
         bg.pagerank(graph)
+
+
+@pytest.mark.parametrize(
+    "options, message",
+    [({"alpha": 2.0}, r"alpha=2.0\): expected a damping factor in \[0, 1\]"),
+     ({"alpha": -0.1}, "alpha=-0.1"), ({"alpha": float("nan")}, "alpha=nan"),
+     ({"alpha": "0.85"}, "alpha='0.85'.*a number"), ({"tol": -1.0}, "tol=-1.0"),
+     ({"tol": float("inf")}, "tol=inf"), ({"tol": True}, "tol=True"),
+     ({"max_iter": -3}, "max_iter=-3"), ({"max_iter": 10.0}, "max_iter=10.0")],
+)  # fmt: skip
+def test_pagerank_rejects_bad_options(options, message):
+    """A damping factor outside [0, 1] gave negative "ranks" (alpha=2), silently; a negative
+    tolerance ran to max_iter and reported non-convergence."""
+    graph = bg.Graph.from_edges([0, 1, 2], [1, 2, 0], num_vertices=4, backend="numpy")
+    with pytest.raises(ValueError, match=message):
+        bg.pagerank(graph, **options)
+
+
+def test_pagerank_rejects_infinite_weights():
+    graph = bg.Graph.from_edges([0, 1], [1, 2], [1.0, np.inf], backend="numpy")
+    with pytest.raises(ValueError, match="finite non-negative"):
+        bg.pagerank(graph)
+
+
+def test_pagerank_takes_the_ends_of_its_ranges():
+    """alpha 0 (teleport only) and 1 (no teleport); tol 0 and max_iter 0 are accepted and
+    never converge, as in networkx (its test is a strict ``err < N * tol``)."""
+    import networkx as nx
+
+    graph = bg.Graph.from_edges([0, 1, 2], [1, 2, 0], num_vertices=3, backend="numpy")
+    cycle = nx.cycle_graph(3, create_using=nx.DiGraph)
+    np.testing.assert_allclose(bg.pagerank(graph, alpha=0.0).rank, [1 / 3] * 3)
+    np.testing.assert_allclose(bg.pagerank(graph, alpha=1.0).rank, [1 / 3] * 3)
+    for options in ({"tol": 0.0}, {"max_iter": 0}):
+        with pytest.raises(bg.ConvergenceError, match="no convergence"):
+            bg.pagerank(graph, **options)
+        with pytest.raises(nx.PowerIterationFailedConvergence):
+            nx.pagerank(cycle, **options)
