@@ -46,7 +46,7 @@ ALGORITHMS = {
 
 def load_graph(spec: str, backend: str | None):
     """A graph from a file (.mtx, .npz, else an edge list) or a generator spec:
-    ``rmat:SCALE[:EDGE_FACTOR]`` or ``grid:ROWSxCOLS``."""
+    ``rmat:SCALE[:EDGE_FACTOR]`` or ``grid:ROWSxCOLS`` (``grid:N``: N x N)."""
     from . import graph as graph_module
 
     kind, _, rest = spec.partition(":")
@@ -57,9 +57,9 @@ def load_graph(spec: str, backend: str | None):
             backend=backend,
         )  # fmt: skip
     if kind == "grid" and rest:
-        rows, _, cols = rest.partition("x")
+        rows, x, cols = rest.partition("x")  # grid:N is square; grid:Nx is malformed
         return graph_module.generators.grid(
-            _spec_int(spec, rows), _spec_int(spec, cols or rows), backend=backend
+            _spec_int(spec, rows), _spec_int(spec, cols if x else rows), backend=backend
         )
     if not os.path.exists(spec):
         raise FileNotFoundError(f"{spec}: no such file (or use rmat:SCALE or grid:RxC)")

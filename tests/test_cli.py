@@ -217,9 +217,15 @@ def test_missing_file_exits_1():
     assert done.stderr.count("\n") == 1
 
 
-def test_bad_generator_spec_exits_1(capsys):
-    assert cli.main(["run", "bfs", "rmat:ten"]) == 1
-    assert "rmat:SCALE" in capsys.readouterr().err
+@pytest.mark.parametrize("spec, form", [("rmat:ten", "rmat:SCALE"), ("grid:3x", "grid:ROWSxCOLS"),
+                                        ("grid:3xy", "grid:ROWSxCOLS")])  # fmt: skip
+def test_bad_generator_spec_exits_1(spec, form, capsys):
+    assert cli.main(["run", "bfs", spec]) == 1
+    assert form in capsys.readouterr().err
+
+
+def test_square_grid_spec():
+    assert cli.load_graph("grid:3", "numpy").num_vertices == 9
 
 
 def test_source_out_of_range_exits_1(capsys):
