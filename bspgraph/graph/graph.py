@@ -119,9 +119,26 @@ class Graph:
         )  # fmt: skip
 
     @classmethod
-    def from_networkx(cls, nx_graph, *, weight: str | None = "weight", backend=None) -> Graph:
+    def from_networkx(
+        cls,
+        nx_graph,
+        *,
+        weight: str | None = "weight",
+        duplicates: Literal["min", "sum"] | None = None,
+        backend=None,
+    ) -> Graph:
         """Build from a networkx graph; nodes must be the integers ``0..n-1`` (use
-        ``nx.convert_node_labels_to_integers`` otherwise). Edges without ``weight`` weigh 1."""
+        ``nx.convert_node_labels_to_integers`` otherwise). Edges without ``weight`` weigh 1.
+        A multigraph's parallel edges merge as ``duplicates`` says, which it must then give:
+        "min" (the lightest: what shortest paths see) or "sum" (their total: what networkx's
+        PageRank counts, each unweighted edge as 1).
+
+        Raises
+        ------
+        ValueError
+            Nodes other than ``0..n-1``, a weight that is not a number (the message names the
+            edge), or a multigraph without ``duplicates``.
+        """
         nodes = list(nx_graph.nodes)
         n = len(nodes)
         if any(isinstance(v, bool) or not isinstance(v, (int, np.integer)) or not 0 <= v < n
@@ -130,20 +147,52 @@ class Graph:
                 "Graph.from_networkx: nodes must be the integers 0..n-1; "
                 "hint: nx.convert_node_labels_to_integers(G)"
             )
+        multigraph = nx_graph.is_multigraph()
+        if multigraph and duplicates not in ("min", "sum"):
+            raise ValueError(
+                f"Graph.from_networkx(duplicates={duplicates!r}): a multigraph needs 'min' or "
+                "'sum' to say how its parallel edges merge ('sum' counts them, as "
+                "networkx's PageRank does; 'min' keeps the lightest, as shortest paths do)"
+            )
         edges = list(nx_graph.edges(data=True))
         src = np.fromiter((u for u, _, _ in edges), dtype=np.int64, count=len(edges))
         dst = np.fromiter((v for _, v, _ in edges), dtype=np.int64, count=len(edges))
         weights = None
         if weight is not None and any(weight in d for _, _, d in edges):
-            weights = np.array([d.get(weight, 1.0) for _, _, d in edges], dtype=np.float64)
+            weights = np.empty(len(edges))
+            for i, (u, v, d) in enumerate(edges):
+                value = d.get(weight, 1.0)
+                try:
+                    weights[i] = value
+                except (TypeError, ValueError):
+                    raise ValueError(
+                        f"Graph.from_networkx: edge ({u}, {v}) has {weight}={value!r}, not a number"
+                    ) from None
+        elif multigraph and duplicates == "sum":
+            weights = np.ones(len(edges))  # each parallel edge counts once
         return cls.from_edges(
-            src, dst, weights, num_vertices=n, directed=nx_graph.is_directed(), backend=backend
-        )
+            src, dst, weights, num_vertices=n, directed=nx_graph.is_directed(),
+            duplicates=duplicates or "min", backend=backend,
+        )  # fmt: skip
 
     @classmethod
     def from_scipy(cls, matrix, *, directed: bool = True, backend=None) -> Graph:
         """Build from a scipy sparse matrix: entry ``(i, j)`` is the edge ``i -> j`` with its value
-        as weight (explicit zeros included). With ``directed=False`` the matrix is symmetrised."""
+        as weight (explicit zeros included). With ``directed=False`` the matrix is symmetrised.
+
+        Raises
+        ------
+        TypeError
+            ``matrix`` is not sparse (a dense array: convert it, its nonzeros becoming edges).
+        ValueError
+            ``matrix`` is not square.
+        """
+        if not hasattr(matrix, "tocoo"):
+            raise TypeError(
+                f"Graph.from_scipy: expected a scipy.sparse matrix or array, got "
+                f"{type(matrix).__name__}; hint: scipy.sparse.csr_array(a) makes a dense "
+                "array's nonzeros its entries"
+            )
         coo = matrix.tocoo()
         if coo.shape[0] != coo.shape[1]:
             raise ValueError(f"Graph.from_scipy: matrix must be square, got shape {coo.shape}")

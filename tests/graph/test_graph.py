@@ -8,6 +8,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from strategies import edge_lists, to_networkx
 
+import bspgraph as bg
 from bspgraph.graph import Graph
 from bspgraph.graph.graph import index_dtype
 
@@ -196,6 +197,31 @@ def test_from_networkx_without_weights():
 def test_from_networkx_needs_integer_nodes():
     with pytest.raises(ValueError, match="convert_node_labels_to_integers"):
         Graph.from_networkx(nx.Graph([("a", "b")]), backend="numpy")
+
+
+def test_from_networkx_multigraph_says_how_parallel_edges_merge():
+    """networkx's PageRank counts parallel edges (sum); shortest paths see the lightest (min);
+    a multigraph must say which, rather than have them merged one way silently."""
+    multi = nx.MultiDiGraph([(0, 1), (0, 1), (1, 2), (2, 0), (0, 2)])
+    with pytest.raises(ValueError, match="multigraph needs 'min' or 'sum'"):
+        Graph.from_networkx(multi, backend="numpy")
+    summed = Graph.from_networkx(multi, duplicates="sum", backend="numpy")
+    assert weighted_edges(summed.to_networkx())[(0, 1)] == 2.0
+    rank = nx.pagerank(multi)
+    np.testing.assert_allclose(bg.pagerank(summed).rank, [rank[v] for v in range(3)], rtol=1e-6)
+    weighted = nx.MultiGraph([(0, 1, {"weight": 3.0}), (0, 1, {"weight": 1.0})])
+    lightest = Graph.from_networkx(weighted, duplicates="min", backend="numpy")
+    assert weighted_edges(lightest.to_networkx()) == {(0, 1): 1.0}
+
+
+def test_from_networkx_names_a_weight_that_is_not_a_number():
+    with pytest.raises(ValueError, match=r"edge \(0, 1\) has weight='x', not a number"):
+        Graph.from_networkx(nx.Graph([(0, 1, {"weight": "x"})]), backend="numpy")
+
+
+def test_from_scipy_rejects_a_dense_array():
+    with pytest.raises(TypeError, match="csr_array"):
+        Graph.from_scipy(np.eye(3), backend="numpy")
 
 
 def test_from_scipy_keeps_explicit_zeros():
