@@ -59,24 +59,27 @@ def _backend_graph(G, weight: str | None = None) -> NxGraph:
 def pagerank(G, alpha=0.85, personalization=None, max_iter=100, tol=1.0e-6, nstart=None,
              weight="weight", dangling=None):  # fmt: skip
     """pull-style power iteration (:func:`bspgraph.pagerank`); ``nstart`` and ``dangling`` are
-    not supported (NotImplementedError), nor negative weights or personalization values, nor an
-    unweighted multigraph (networkx counts its parallel edges)."""
-    reason = _pagerank_can_run({"G": G, "nstart": nstart, "dangling": dangling, "weight": weight})
+    not supported (NotImplementedError), nor negative or infinite weights or personalization
+    values, an unweighted multigraph (networkx counts its parallel edges), or ``alpha``,
+    ``tol``, ``max_iter`` out of their ranges (networkx runs them as given)."""
+    reason = _pagerank_can_run({"G": G, "nstart": nstart, "dangling": dangling, "weight": weight,
+                                "alpha": alpha, "tol": tol, "max_iter": max_iter})  # fmt: skip
     if reason is not True:
         raise NotImplementedError(f"pagerank: {reason}")
     G = _backend_graph(G, weight)
     if len(G) == 0:
         return {}
     graph = G.graph(weight)
-    if graph.weights is not None and not bool((graph.weights >= 0).all()):
-        raise NotImplementedError("pagerank: negative or NaN edge weights are not supported")
+    weights = graph.weights
+    if weights is not None and not bool(((weights >= 0) & (weights < np.inf)).all()):
+        raise NotImplementedError("pagerank: negative, infinite or NaN edge weights")
     teleport = None
     if personalization is not None:
         teleport = np.array([personalization.get(node, 0) for node in G.nodes], dtype=np.float64)
         if teleport.sum() == 0:
             raise ZeroDivisionError  # as networkx
-        if not bool((teleport >= 0).all()):
-            raise NotImplementedError("pagerank: negative personalization values")
+        if not bool(((teleport >= 0) & (teleport < np.inf)).all()):
+            raise NotImplementedError("pagerank: negative, infinite or NaN personalization")
     try:
         rank = primitives.pagerank(graph, alpha, personalization=teleport, tol=tol,
                                    max_iter=max_iter).rank  # fmt: skip
@@ -94,6 +97,14 @@ def _pagerank_can_run(arguments):
     G = arguments.get("G")
     if G is not None and G.is_multigraph() and arguments.get("weight") is None:
         return "an unweighted multigraph: networkx counts parallel edges, bspgraph merges them"
+    alpha, tol = arguments.get("alpha", 0.85), arguments.get("tol", 1.0e-6)
+    max_iter = arguments.get("max_iter", 100)
+    numbers = all(isinstance(x, (int, float, np.number)) and not isinstance(x, bool)
+                  for x in (alpha, tol))  # fmt: skip
+    if not (numbers and 0 <= alpha <= 1 and 0 <= tol < np.inf):
+        return "alpha outside [0, 1] or tol not a finite number >= 0 (networkx runs them)"
+    if isinstance(max_iter, bool) or not isinstance(max_iter, (int, np.integer)) or max_iter < 0:
+        return "max_iter not an integer >= 0"
     return True
 
 

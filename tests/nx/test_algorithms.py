@@ -58,6 +58,12 @@ def test_pagerank_raises_networkx_errors():
         bnx.pagerank(nx.path_graph(3), nstart={0: 1})
     with pytest.raises(NotImplementedError, match="dangling"):
         bnx.pagerank(nx.path_graph(3), dangling={0: 1})
+    # out of range: networkx runs them as given (alpha=2 fails to converge there)
+    for options in ({"alpha": 2.0}, {"tol": -1.0}, {"max_iter": -1}):
+        with pytest.raises(NotImplementedError, match="alpha|max_iter"):
+            bnx.pagerank(nx.path_graph(3), **options)
+    with pytest.raises(NotImplementedError, match="infinite"):
+        bnx.pagerank(nx.Graph([(0, 1, {"weight": float("inf")})]))
 
 
 def test_pagerank_weighted_multigraph_sums_parallel_edges():
