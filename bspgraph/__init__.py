@@ -8,6 +8,7 @@ from .exceptions import (
     CommunicationError,
     ConvergenceError,
     DeviceError,
+    DistanceOverflow,
     GraphFormatError,
     PathCountOverflow,
 )
@@ -23,7 +24,8 @@ from .primitives import (
 )
 
 __all__ = [
-    "BspgraphError", "CommunicationError", "ConvergenceError", "DeviceError", "Graph",
+    "BspgraphError", "CommunicationError", "ConvergenceError", "DeviceError", "DistanceOverflow",
+    "Graph",
     "GraphFormatError", "PathCountOverflow", "Primitive", "Scalar", "State", "Stats",
     "betweenness_centrality", "bfs", "comm", "connected_components", "enact", "frontier",
     "generators", "get_backend", "load_npz", "pagerank", "partitioners", "read_edgelist",

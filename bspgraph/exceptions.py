@@ -35,3 +35,8 @@ class ConvergenceError(BspgraphError, RuntimeError):
 class PathCountOverflow(BspgraphError, OverflowError):  # noqa: N818 (as OverflowError reads)
     """A count exceeds its floating-point type (shortest paths on a large grid): the result
     would be inf or NaN."""
+
+
+class DistanceOverflow(BspgraphError, OverflowError):  # noqa: N818 (as OverflowError reads)
+    """A shortest path is longer than its floating-point type holds (float32 weights near
+    its largest value): the vertex would read as unreachable (inf)."""

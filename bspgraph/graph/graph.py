@@ -241,6 +241,17 @@ class Graph:
             self._reverse = transpose(self.forward, self.num_vertices, self.xp)
         return self._reverse
 
+    def weight_range(self) -> tuple[float, float]:
+        """``(lightest, heaviest)`` edge weight: NaN in both if a weight is NaN, ``(1, 1)``
+        unweighted, ``(0, 0)`` without edges. Read once (cached: weights are not to change)."""
+        if "weight range" not in self.cache:
+            weights = self.weights
+            if weights is None or weights.shape[0] == 0:
+                self.cache["weight range"] = (1.0, 1.0) if self.num_edges else (0.0, 0.0)
+            else:
+                self.cache["weight range"] = (float(weights.min()), float(weights.max()))
+        return self.cache["weight range"]
+
     def owned_ids(self):
         """Ids of the vertices whose edges this graph holds: all of them, or one device's part."""
         if self.owned is None:

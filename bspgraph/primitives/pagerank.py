@@ -116,8 +116,8 @@ def pagerank(
         No convergence within ``max_iter`` iterations (networkx's PowerIterationFailedConvergence).
     """
     options = _options(alpha, tol, max_iter)
-    weights = graph.weights
-    if weights is not None and not bool(((weights >= 0) & (weights < np.inf)).all()):
+    lightest, heaviest = graph.weight_range()
+    if not (lightest >= 0 and heaviest < np.inf):  # (False for NaN)
         raise ValueError("pagerank: edge weights must be finite non-negative numbers (no NaN)")
     if graph.num_vertices == 0:
         return PageRankResult(np.zeros(0), Stats())

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 from dataclasses import dataclass
 
 import numpy as np
@@ -9,6 +10,7 @@ import numpy as np
 from .. import frontier as fr
 from ..backend import to_host
 from ..enactor import Primitive, State, Stats, enact
+from ..exceptions import DistanceOverflow
 
 
 @dataclass(frozen=True)
@@ -67,9 +69,12 @@ def sssp(graph, source: int, **run) -> SSSPResult:
     ------
     ValueError
         ``source`` is not a vertex, or a weight is negative or NaN (named with its edge).
+    DistanceOverflow
+        A reachable vertex's distance overflows the weights' float type (checked only when
+        the heaviest weight times ``num_vertices - 1`` could).
     """
     graph.check_vertex(source, name="source", where="sssp")
-    if graph.weights is not None and not bool(graph.xp.all(graph.weights >= 0)):
+    if graph.weights is not None and not graph.weight_range()[0] >= 0:  # (False for NaN)
         bad = np.flatnonzero(~(to_host(graph.weights) >= 0))
         if bad.size:
             src, dst, weight = graph.edges()
@@ -78,8 +83,30 @@ def sssp(graph, source: int, **run) -> SSSPResult:
                 f"sssp: edge {int(src[edge])} -> {int(dst[edge])} has weight {weight[edge]}; "
                 "weights must be non-negative numbers (NaN and negative are not allowed)"
             )
-    state, stats = enact(SSSP(), graph, source=source, **run)
-    return SSSPResult(state["distance"], stats)
+    overflow = _may_overflow(graph)
+    with np.errstate(over="ignore") if overflow else contextlib.nullcontext():  # told apart below
+        state, stats = enact(SSSP(), graph, source=source, **run)
+    distance = state["distance"]
+    if overflow and not np.isfinite(distance).all():
+        from .bfs import bfs  # inf is unreachable, unless the sum overflowed: BFS tells them apart
+
+        lost = np.flatnonzero((bfs(graph, source, **run).depth >= 0) & ~np.isfinite(distance))
+        if lost.size:
+            raise DistanceOverflow(
+                f"sssp: vertex {int(lost[0])} is reachable from {source}, but its distance "
+                f"overflows {distance.dtype} (the heaviest weight is "
+                f"{graph.weight_range()[1]:.3g}); hint: build the graph with float64 weights"
+            )
+    return SSSPResult(distance, stats)
+
+
+def _may_overflow(graph) -> bool:
+    """Whether a shortest path (at most num_vertices - 1 edges) could pass the largest value of
+    the weights' float type."""
+    if graph.weights is None or graph.weights.dtype.kind != "f":
+        return False
+    largest = float(np.finfo(graph.weights.dtype).max)
+    return graph.weight_range()[1] * max(graph.num_vertices - 1, 1) >= largest
 
 
 def _bucket_width(graph) -> float:

@@ -219,6 +219,16 @@ def test_from_networkx_names_a_weight_that_is_not_a_number():
         Graph.from_networkx(nx.Graph([(0, 1, {"weight": "x"})]), backend="numpy")
 
 
+def test_weight_range():
+    def of(weights):
+        return Graph.from_edges([0, 1], [1, 2], weights, backend="numpy").weight_range()
+
+    assert of([2.0, -1.0]) == (-1.0, 2.0)
+    assert all(np.isnan(of([2.0, np.nan])))
+    assert of(None) == (1.0, 1.0)
+    assert Graph.from_edges([], [], num_vertices=3, backend="numpy").weight_range() == (0.0, 0.0)
+
+
 def test_from_scipy_rejects_a_dense_array():
     with pytest.raises(TypeError, match="csr_array"):
         Graph.from_scipy(np.eye(3), backend="numpy")

@@ -32,3 +32,15 @@ def test_sssp_rejects_negative_and_nan_weights(bad):
 def test_sssp_zero_and_equal_weights():
     graph = bg.Graph.from_edges([0, 0, 1, 2], [1, 2, 3, 3], [0.0, 1.0, 1.0, 0.0], backend="numpy")
     assert bg.sssp(graph, 0).distance.tolist() == [0.0, 0.0, 1.0, 1.0]
+
+
+def test_sssp_says_when_a_distance_overflows_float32():
+    """float32 weights near its largest value: vertex 2's distance (6e38) does not fit, and
+    would read as unreachable; vertex 3 is unreachable and stays inf without an error."""
+    weights = np.array([3e38, 3e38], dtype=np.float32)
+    graph = bg.Graph.from_edges([0, 1], [1, 2], weights, num_vertices=4, backend="numpy")
+    with pytest.raises(bg.DistanceOverflow, match="vertex 2 is reachable from 0"):
+        bg.sssp(graph, 0)
+    assert isinstance(bg.DistanceOverflow("x"), OverflowError)
+    short = bg.Graph.from_edges([0], [1], weights[:1], num_vertices=4, backend="numpy")
+    np.testing.assert_array_equal(bg.sssp(short, 0).distance, [0, weights[0], np.inf, np.inf])
