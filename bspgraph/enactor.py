@@ -8,6 +8,7 @@ for several devices, partitioning and communication (``bspgraph.multi``).
 from __future__ import annotations
 
 import abc
+import inspect
 import time
 from dataclasses import dataclass, field
 from types import SimpleNamespace
@@ -216,6 +217,7 @@ def enact(
     leaves the arrays of a one-device run on its device (for a primitive that chains runs, as
     betweenness does); several devices always gather to the host.
     """
+    _check_params(primitive, params)
     device_ids = _device_ids(devices)
     if (len(device_ids) > 1 or partitioner is not None or communicator is not None
             or transport is not None):  # fmt: skip
@@ -250,6 +252,23 @@ def _enact_one(primitive, graph, params, keep_on_device=False):
     return gather(primitive, state, host=not keep_on_device), stats
 
 
+RUN_OPTIONS = ("devices", "partitioner", "communicator", "backend", "seed", "transport")
+
+
+def _check_params(primitive: Primitive, params: dict) -> None:
+    """TypeError naming the keyword arguments that neither ``enact`` nor the primitive's
+    ``init_frontier`` takes (a typo would otherwise surface from inside the primitive)."""
+    accepted = inspect.signature(primitive.init_frontier).parameters
+    if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in accepted.values()):
+        return
+    unknown = sorted(set(params) - set(accepted))
+    if unknown:
+        raise TypeError(
+            f"{type(primitive).__name__}: unexpected keyword argument(s) "
+            f"{', '.join(map(repr, unknown))}; the run options are {', '.join(RUN_OPTIONS)}"
+        )
+
+
 def _device_ids(devices) -> list[int]:
     if devices is None:
         return [0]
@@ -257,7 +276,12 @@ def _device_ids(devices) -> list[int]:
         if devices < 1:
             raise ValueError(f"devices={devices}: expected a count >= 1 or a list of device ids")
         return list(range(int(devices)))
-    ids = [int(d) for d in devices]
+    integral = (int, np.integer)
+    if isinstance(devices, (str, bytes, bool)) or not hasattr(devices, "__iter__"):
+        raise ValueError(f"devices={devices!r}: expected a count >= 1 or a list of device ids")
+    ids = list(devices)
+    if not all(isinstance(d, integral) and not isinstance(d, bool) for d in ids):
+        raise ValueError(f"devices={devices!r}: device ids must be integers")
     if not ids or len(set(ids)) != len(ids) or min(ids) < 0:
         raise ValueError(f"devices={devices!r}: expected distinct non-negative device ids")
-    return ids
+    return [int(d) for d in ids]

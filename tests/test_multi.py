@@ -154,11 +154,21 @@ def test_scratch_state_stays_out_of_the_result():
     assert set(state) == {"rank", "dangling", "error"}
 
 
-@pytest.mark.parametrize("devices", [0, -1, [0, 0]])
+@pytest.mark.parametrize("devices", [0, -1, [0, 0], 2.0, "2", [0, 1.5], [True]])
 def test_bad_device_counts_are_errors(devices):
     graph = bg.generators.grid(2, 2, backend="numpy")
     with pytest.raises(ValueError, match="devices"):
         bg.bfs(graph, 0, devices=devices)
+
+
+@pytest.mark.parametrize("call", [lambda g: bg.bfs(g, 0, device=2),
+                                  lambda g: bg.pagerank(g, nstart=[1, 1, 1, 1]),
+                                  lambda g: bg.connected_components(g, weight="w")])  # fmt: skip
+def test_a_mistyped_keyword_is_named(call):
+    """Not a TypeError from inside the primitive's init_frontier."""
+    graph = bg.generators.grid(2, 2, backend="numpy")
+    with pytest.raises(TypeError, match=r": unexpected keyword argument\(s\) '.*'; the run opt"):
+        call(graph)
 
 
 def test_unknown_partitioner_is_named():
