@@ -276,11 +276,10 @@ def _device_ids(devices) -> list[int]:
         if devices < 1:
             raise ValueError(f"devices={devices}: expected a count >= 1 or a list of device ids")
         return list(range(int(devices)))
-    integral = (int, np.integer)
     if isinstance(devices, (str, bytes, bool)) or not hasattr(devices, "__iter__"):
         raise ValueError(f"devices={devices!r}: expected a count >= 1 or a list of device ids")
     ids = list(devices)
-    if not all(isinstance(d, integral) and not isinstance(d, bool) for d in ids):
+    if not all(isinstance(d, (int, np.integer)) and not isinstance(d, bool) for d in ids):
         raise ValueError(f"devices={devices!r}: device ids must be integers")
     if not ids or len(set(ids)) != len(ids) or min(ids) < 0:
         raise ValueError(f"devices={devices!r}: expected distinct non-negative device ids")

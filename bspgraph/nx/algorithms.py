@@ -18,6 +18,7 @@ import numpy as np
 
 from .. import primitives
 from ..exceptions import ConvergenceError
+from ..primitives.pagerank import checked_options
 from .graph import NxGraph, from_networkx
 
 ALGORITHMS: dict[str, Callable] = {}  # name -> function, filled by @networkx_algorithm
@@ -70,8 +71,8 @@ def pagerank(G, alpha=0.85, personalization=None, max_iter=100, tol=1.0e-6, nsta
     if len(G) == 0:
         return {}
     graph = G.graph(weight)
-    weights = graph.weights
-    if weights is not None and not bool(((weights >= 0) & (weights < np.inf)).all()):
+    lightest, heaviest = graph.weight_range()
+    if not (lightest >= 0 and heaviest < np.inf):  # (False for NaN)
         raise NotImplementedError("pagerank: negative, infinite or NaN edge weights")
     teleport = None
     if personalization is not None:
@@ -97,14 +98,11 @@ def _pagerank_can_run(arguments):
     G = arguments.get("G")
     if G is not None and G.is_multigraph() and arguments.get("weight") is None:
         return "an unweighted multigraph: networkx counts parallel edges, bspgraph merges them"
-    alpha, tol = arguments.get("alpha", 0.85), arguments.get("tol", 1.0e-6)
-    max_iter = arguments.get("max_iter", 100)
-    numbers = all(isinstance(x, (int, float, np.number)) and not isinstance(x, bool)
-                  for x in (alpha, tol))  # fmt: skip
-    if not (numbers and 0 <= alpha <= 1 and 0 <= tol < np.inf):
-        return "alpha outside [0, 1] or tol not a finite number >= 0 (networkx runs them)"
-    if isinstance(max_iter, bool) or not isinstance(max_iter, (int, np.integer)) or max_iter < 0:
-        return "max_iter not an integer >= 0"
+    try:  # out of range, networkx runs them as given (alpha=2 fails to converge there)
+        checked_options(arguments.get("alpha", 0.85), arguments.get("tol", 1.0e-6),
+                        arguments.get("max_iter", 100))  # fmt: skip
+    except ValueError as error:
+        return f"{error} (networkx runs alpha, tol and max_iter as given)"
     return True
 
 

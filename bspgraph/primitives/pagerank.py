@@ -115,7 +115,7 @@ def pagerank(
     ConvergenceError
         No convergence within ``max_iter`` iterations (networkx's PowerIterationFailedConvergence).
     """
-    options = _options(alpha, tol, max_iter)
+    options = checked_options(alpha, tol, max_iter)
     lightest, heaviest = graph.weight_range()
     if not (lightest >= 0 and heaviest < np.inf):  # (False for NaN)
         raise ValueError("pagerank: edge weights must be finite non-negative numbers (no NaN)")
@@ -127,7 +127,7 @@ def pagerank(
     return PageRankResult(state["rank"], stats)
 
 
-def _options(alpha, tol, max_iter) -> dict:
+def checked_options(alpha, tol, max_iter) -> dict:
     """``alpha``, ``tol`` and ``max_iter`` as the primitive takes them; ValueError naming the
     first that is out of its range."""
     for name, value in (("alpha", alpha), ("tol", tol)):
@@ -137,9 +137,8 @@ def _options(alpha, tol, max_iter) -> dict:
         raise ValueError(f"pagerank(alpha={alpha!r}): expected a damping factor in [0, 1]")
     if not 0 <= tol < np.inf:
         raise ValueError(f"pagerank(tol={tol!r}): expected a finite tolerance >= 0")
-    if isinstance(max_iter, (bool, np.bool_)) or not isinstance(max_iter, (int, np.integer)):
-        raise ValueError(f"pagerank(max_iter={max_iter!r}): expected an integer >= 0")
-    if max_iter < 0:
+    integer = isinstance(max_iter, (int, np.integer)) and not isinstance(max_iter, bool)
+    if not integer or max_iter < 0:
         raise ValueError(f"pagerank(max_iter={max_iter!r}): expected an integer >= 0")
     return {"alpha": float(alpha), "tol": float(tol), "max_iter": int(max_iter)}
 

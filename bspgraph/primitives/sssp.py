@@ -74,7 +74,7 @@ def sssp(graph, source: int, **run) -> SSSPResult:
         the heaviest weight times ``num_vertices - 1`` could).
     """
     graph.check_vertex(source, name="source", where="sssp")
-    if graph.weights is not None and not graph.weight_range()[0] >= 0:  # (False for NaN)
+    if not graph.weight_range()[0] >= 0:  # (False for NaN; 1 when unweighted)
         bad = np.flatnonzero(~(to_host(graph.weights) >= 0))
         if bad.size:
             src, dst, weight = graph.edges()
