@@ -212,14 +212,31 @@ class Backend:
         compacting (several times faster on a random mask of a million vertices); CuPy sums in
         int64. On NumPy integer ``values`` must not overflow their dtype (degrees sum to E)."""
         if self.is_gpu:  # one fused pass (no temporary, no compaction), one host read
-            return _masked_sum(self.xp, values, mask, None)
+            return _masked_sum(self.xp, values, mask=mask)
         return int(np.dot(mask, values))
 
     def sum_at(self, values, ids) -> int:
         """``int(values[ids].sum())`` for integer ``values`` (CuPy: one pass, one host read)."""
         if self.is_gpu:
-            return _masked_sum(self.xp, values, None, ids)
+            return _masked_sum(self.xp, values, ids=ids)
         return int(values[ids].sum(dtype=np.int64))
+
+    def sum_below(self, values, keys, bound) -> int:
+        """``int(values[keys < bound].sum())`` for integer ``values``: the out-degrees of the
+        vertices a traversal reached (``keys`` their depth or distance, ``bound`` its unset
+        sentinel), without a mask array (CuPy: one pass, one host read)."""
+        if self.is_gpu:
+            return _masked_sum(self.xp, values, keys=keys, bound=bound)
+        return int(np.dot(keys < bound, values))
+
+    def replace(self, values, old, new) -> None:
+        """``values[values == old] = new``, in place (CuPy: one pass, no mask, no host read)."""
+        if self.is_gpu and values.dtype.str[1:] in _STREAMED and values.flags.c_contiguous:
+            kind = values.dtype.type
+            _stream(self.xp, _REPLACE, "replace", values.size, values, kind(old), kind(new),
+                    T=_c(values))  # fmt: skip
+        else:
+            values[values == old] = new
 
     def edge_values(self, indices, weights, dtype):
         """The data of a sparse product over a CSR with ``indices``: ``weights`` as ``dtype``, or
@@ -481,7 +498,7 @@ extern "C" __global__ void segment_index(const long long* scan, long long segmen
 def _segment_index_kernel(cupy, scan, total: int):
     out = cupy.empty(total, dtype=np.int64)
     if total:
-        kernel = _compiled(cupy, _SEGMENT_INDEX, "segment_index")
+        kernel = compile_kernel(cupy, _SEGMENT_INDEX, "segment_index")
         blocks = min((total + 2047) // 2048, 65536)
         kernel((blocks,), (256,), (scan, np.int64(scan.size), np.int64(total), out))
     return out
@@ -610,7 +627,7 @@ def _reduce_ranges(cupy, reduce, starts, ends, indices, weights, values, out, pe
     dtype, rows = values.dtype, int(out.shape[0])
     source = f"#define ROWS {per_warp}\n#define WARP_ROW {WARP_ROW}\n" + _SEMIRING[reduce]
     weight = np.dtype(np.float32) if weights is None else weights.dtype
-    kernel = _compiled(cupy, source + _ROW_REDUCE, "row_reduce", OFF=_c(starts), ID=_c(indices),
+    kernel = compile_kernel(cupy, source + _ROW_REDUCE, "row_reduce", OFF=_c(starts), ID=_c(indices),
                        VAL=_c(values), WEIGHT=C_TYPES[weight.str[1:]])  # fmt: skip
     blocks = min(-(-rows // (8 * per_warp)), 1 << 16)  # 8 warps a block
     null = np.uintp(0) if weights is None else weights
@@ -698,7 +715,7 @@ def _link_rows(cupy, parent, offsets, indices, rows) -> None:
         if count == 0:
             continue
         source = f"#define ROWS {per_warp}\n#define WARP_ROW {WARP_ROW}\n" + _LINK
-        kernel = _compiled(cupy, source, "link_rows", OFF=_c(starts), ID=_c(indices))
+        kernel = compile_kernel(cupy, source, "link_rows", OFF=_c(starts), ID=_c(indices))
         blocks = min(-(-count // (8 * per_warp)), 1 << 16)  # 8 warps a block
         kernel((blocks,), (256,), (starts, ends, np.uintp(0) if ids is None else ids, indices,
                                    np.int64(count), np.int64(longest), parent))  # fmt: skip
@@ -737,7 +754,7 @@ def _intersect_lists(backend, offsets, heads, ids, n: int):
     if total:
         segment, edges = backend.row_entries(starts, degrees, total)
         tails = ids.astype(np.int64)[segment]
-        kernel = _compiled(cupy, _INTERSECT, "intersect_lists", ID=_c(heads))
+        kernel = compile_kernel(cupy, _INTERSECT, "intersect_lists", ID=_c(heads))
         blocks = min((total + 255) // 256, 1 << 16)
         kernel((blocks,), (256,), (tails, edges, np.int64(total), offsets, heads, tally))
     return tally.astype(np.int64)
@@ -745,12 +762,13 @@ def _intersect_lists(backend, offsets, heads, ids, n: int):
 
 _MASKED_SUM = r"""
 extern "C" __global__ void masked_sum(const VALUE* values, long long n, const bool* mask,
-                                      const ID* ids, unsigned long long* total) {
+                                      const ID* ids, const KEY* keys, KEY bound,
+                                      unsigned long long* total) {
   unsigned long long sum = 0;  // two's complement: signed values add up alike
   for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n;
        i += (long long)gridDim.x * blockDim.x)
     if (ids) sum += (unsigned long long)(long long)values[ids[i]];
-    else if (mask[i]) sum += (unsigned long long)(long long)values[i];
+    else if (mask ? mask[i] : keys[i] < bound) sum += (unsigned long long)(long long)values[i];
   for (int s = 16; s > 0; s >>= 1) sum += __shfl_down_sync(0xffffffffu, sum, s);
   if ((threadIdx.x & 31) == 0 && sum) atomicAdd(total, sum);
 }
@@ -771,6 +789,13 @@ extern "C" __global__ void greater(const T* values, long long n, T threshold, bo
     out[i] = values[i] > threshold;
 }
 """
+_REPLACE = r"""
+extern "C" __global__ void replace(T* values, long long n, T old, T value) {
+  for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n;
+       i += (long long)gridDim.x * blockDim.x)
+    if (values[i] == old) values[i] = value;
+}
+"""
 STREAM_BLOCKS = 1024  # blocks of 256 threads for a grid-stride pass (a few per SM)
 _STREAMED = ("i4", "i8", "f4", "f8")  # the dtypes it takes (others: CuPy's own kernels)
 
@@ -778,26 +803,35 @@ _STREAMED = ("i4", "i8", "f4", "f8")  # the dtypes it takes (others: CuPy's own 
 def _stream(cupy, source: str, name: str, size: int, *args, **types) -> None:
     """Launch the grid-stride kernel ``name`` over ``size`` entries: (first, size, rest...)."""
     if size:
-        kernel = _compiled(cupy, source, name, **types)
+        kernel = compile_kernel(cupy, source, name, **types)
         kernel((min((size + 255) // 256, STREAM_BLOCKS),), (256,),
                (args[0], np.int64(size), *args[1:]))  # fmt: skip
+
+
+# The sum over a block of one value a thread, returned to every thread: shuffles, then each
+# thread adds the warps' sums in the same order (the same floating-point total every run).
+# Every thread of the block calls it; any block of up to 1024 threads.
+BLOCK_SUM = r"""
+template <typename Sum> __device__ inline Sum block_sum(Sum value) {
+  __shared__ Sum warp_sums[32];
+  for (int s = 16; s > 0; s >>= 1) value += __shfl_down_sync(0xffffffffu, value, s);
+  if ((threadIdx.x & 31) == 0) warp_sums[threadIdx.x >> 5] = value;
+  __syncthreads();
+  const int warps = (blockDim.x + 31) >> 5;
+  Sum total = 0;
+  for (int w = 0; w < warps; ++w) total += warp_sums[w];
+  __syncthreads();  // warp_sums is free for the next call
+  return total;
+}
+"""
 
 
 # Positions of a mask's True entries, in order, in two launches and no host read when their
 # count is known: block b counts the Trues of its chunk of the mask, then lists them from
 # the counts of the blocks before it (a warp's lanes by ballot, the block's warps in turn).
-_NONZERO = r"""
-__device__ inline unsigned long long block_sum(unsigned long long value) {
-  __shared__ unsigned long long warp_sums[8];
-  for (int s = 16; s > 0; s >>= 1) value += __shfl_down_sync(0xffffffffu, value, s);
-  if ((threadIdx.x & 31) == 0) warp_sums[threadIdx.x >> 5] = value;
-  __syncthreads();
-  unsigned long long total = 0;
-  for (int w = 0; w < 8; ++w) total += warp_sums[w];
-  __syncthreads();
-  return total;
-}
-
+_NONZERO = (
+    BLOCK_SUM
+    + r"""
 extern "C" __global__ void count_true(const bool* mask, long long n, long long chunk,
                                       unsigned long long* counts) {
   const long long lo = blockIdx.x * chunk, hi = lo + chunk < n ? lo + chunk : n;
@@ -829,6 +863,7 @@ extern "C" __global__ void list_true(const bool* mask, long long n, long long ch
   }
 }
 """
+)
 
 
 def _nonzero(cupy, mask, dtype, count: int | None):
@@ -838,43 +873,53 @@ def _nonzero(cupy, mask, dtype, count: int | None):
         return cupy.zeros(0, dtype=dtype)
     chunk = -(-n // (blocks * 256)) * 256  # a multiple of the block's 256 threads
     counts = cupy.empty(blocks, dtype=np.uint64)
-    _compiled(cupy, _NONZERO, "count_true", T=C_TYPES[dtype.str[1:]])(
+    compile_kernel(cupy, _NONZERO, "count_true", T=C_TYPES[dtype.str[1:]])(
         (blocks,), (256,), (mask, np.int64(n), np.int64(chunk), counts)
     )
     if count is None:
         count = int(counts.sum())
     out = cupy.empty(count, dtype=dtype)
-    _compiled(cupy, _NONZERO, "list_true", T=_c(out))(
+    compile_kernel(cupy, _NONZERO, "list_true", T=_c(out))(
         (blocks,), (256,), (mask, np.int64(n), np.int64(chunk), counts, out)
     )
     return out
 
 
-def _masked_sum(cupy, values, mask, ids) -> int:
-    """The sum of ``values`` where ``mask``, or at ``ids``: one pass, one atomic a warp (CuPy's
-    ReductionKernel reduces to a scalar in one block)."""
+def _masked_sum(cupy, values, mask=None, ids=None, keys=None, bound=None) -> int:
+    """The sum of ``values`` where ``mask``, at ``ids``, or where ``keys < bound``: one pass,
+    one atomic a warp (CuPy's ReductionKernel reduces to a scalar in one block)."""
+    if keys is not None and keys.dtype.str[1:] not in _STREAMED:
+        mask, keys = keys < bound, None
     if values.dtype.kind != "i" or values.dtype.itemsize not in (4, 8):
         if ids is not None:
             return int(values[ids].sum(dtype=np.int64))
-        return int(cupy.where(mask, values, 0).sum(dtype=np.int64))
+        return int(
+            cupy.where(mask if keys is None else keys < bound, values, 0).sum(dtype=np.int64)
+        )
     values, total = cupy.ascontiguousarray(values), cupy.zeros(1, dtype=np.uint64)
-    if ids is None:
-        n, mask, ids = values.shape[0], cupy.ascontiguousarray(mask, dtype=bool), np.uintp(0)
+    n = values.shape[0] if ids is None else ids.shape[0]
+    null = np.uintp(0)
+    mask = null if mask is None else cupy.ascontiguousarray(mask, dtype=bool)
+    ids = null if ids is None else cupy.ascontiguousarray(ids)
+    if keys is None:
+        keys, bound = null, np.int32(0)
     else:
-        n, ids, mask = ids.shape[0], cupy.ascontiguousarray(ids), np.uintp(0)
-    id_type = _c(ids) if isinstance(ids, cupy.ndarray) else "int"  # (no ids: any type)
-    _stream(cupy, _MASKED_SUM, "masked_sum", n, values, mask, ids, total, VALUE=_c(values),
-            ID=id_type)  # fmt: skip
+        keys, bound = cupy.ascontiguousarray(keys), keys.dtype.type(bound)
+    id_type = _c(ids) if isinstance(ids, cupy.ndarray) else "int"  # (unused: any type)
+    key_type = _c(keys) if isinstance(keys, cupy.ndarray) else "int"
+    _stream(cupy, _MASKED_SUM, "masked_sum", n, values, mask, ids, keys, bound, total,
+            VALUE=_c(values), ID=id_type, KEY=key_type)  # fmt: skip
     return int(total.view(np.int64).get()[0])
 
 
 @functools.cache
-def _compiled(cupy, source: str, name: str, **types: str):
+def compile_kernel(cupy, source: str, name: str, cooperative: bool = False, **types: str):
     """The kernel ``name`` of ``source`` with each whole-word token of ``types`` replaced by its
-    C type, built once per key (a row reduction is called thousands of times a run)."""
-    for token, c_type in types.items():
-        source = re.sub(rf"\b{token}\b", c_type, source)
-    return cupy.RawKernel(source, name)
+    text (a C type, a constant), built once per key (a row reduction is called thousands of
+    times a run); ``cooperative`` for a kernel that synchronises its whole grid."""
+    for token, text in types.items():
+        source = re.sub(rf"\b{token}\b", text, source)
+    return cupy.RawKernel(source, name, enable_cooperative_groups=cooperative)
 
 
 def _c(array) -> str:

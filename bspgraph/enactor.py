@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 
 from . import memory
-from .backend import get_backend, to_host
+from .backend import backend_of, get_backend, to_host
 from .frontier import Frontier
 
 
@@ -187,8 +187,8 @@ def gather(primitive: Primitive, state: SimpleNamespace, *, host: bool = True) -
             result[spec.name] = None
             continue
         if spec.unset is not None and spec.init in ("max", "inf"):
-            sentinel = _initial_value(spec, array.dtype)
-            array[array == sentinel] = spec.unset  # on the device, before the copy
+            backend = backend_of(array)  # on the device, before the copy
+            backend.replace(array, _initial_value(spec, array.dtype), spec.unset)
         result[spec.name] = to_host(array) if host else array
     return result
 

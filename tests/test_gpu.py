@@ -364,6 +364,12 @@ def test_masked_sum_equals_numpy(dtype, size):
     ids = rng.integers(0, size, size // 3)
     assert cupy.sum_at(cupy.asarray(values), cupy.asarray(ids)) == int(values[ids].sum())
     assert cupy.sum_at(cupy.asarray(values), cupy.asarray(ids[:0])) == 0
+    for key_dtype, unset in [(np.int32, np.iinfo(np.int32).max), (np.float32, np.inf),
+                             (np.float64, np.inf), (np.uint8, 255)]:  # fmt: skip
+        keys = rng.integers(0, 5, size).astype(key_dtype)
+        keys[mask] = unset  # uint8: through a mask (no grid-stride kernel for it)
+        reached = int(values[~mask].sum())
+        assert cupy.sum_below(cupy.asarray(values), cupy.asarray(keys), unset) == reached
 
 
 @pytest.mark.parametrize("size", [0, 1, 255, 257, 1_000_003, 20_000_001])
@@ -383,6 +389,10 @@ def test_grid_stride_passes_equal_numpy(size):
                                       np.full(size, value, dtype))  # fmt: skip
         values = rng.integers(0, 5, size).astype(dtype)
         np.testing.assert_array_equal(cupy.greater(cupy.asarray(values), 2).get(), values > 2)
+        on_gpu, expected = cupy.asarray(values), values.copy()
+        cupy.replace(on_gpu, 3, 1)
+        expected[expected == 3] = 1
+        np.testing.assert_array_equal(on_gpu.get(), expected)
     for density in (0.0, 0.001, 0.5, 1.0):
         mask = rng.random(size) < density
         expected = np.flatnonzero(mask)

@@ -12,7 +12,7 @@ import functools
 
 import numpy as np
 
-from ..backend import C_TYPES, STREAM_BLOCKS
+from ..backend import BLOCK_SUM, C_TYPES, STREAM_BLOCKS, compile_kernel
 from .frontier import Frontier
 
 # Edge slots (the frontier's out-edges, in order) are cut into tiles of 256 * EDGES_PER_THREAD,
@@ -82,7 +82,9 @@ _APPEND_AND_FINISH = r"""
   add_block_sum(edges, &tally[1]);
 }
 """
-_HELPERS = r"""
+_HELPERS = (
+    BLOCK_SUM
+    + r"""
 #define TILE (256 * PER_THREAD)
 __device__ inline long long first_above(const long long* scan, long long n, long long x) {
   long long lo = 0, hi = n - 1;  // the first position with scan[pos] > x (x < scan[n - 1])
@@ -111,19 +113,11 @@ __device__ inline long long warp_first_above(const long long* scan, long long n,
 
 // One atomic a block: the sum of every thread's value (all threads of the block call it).
 __device__ inline void add_block_sum(unsigned long long value, unsigned long long* target) {
-  __shared__ unsigned long long warp_sums[32];
-  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-  for (int s = 16; s > 0; s >>= 1) value += __shfl_down_sync(0xffffffffu, value, s);
-  if (lane == 0) warp_sums[warp] = value;
-  __syncthreads();
-  if (warp == 0) {
-    value = lane < (blockDim.x >> 5) ? warp_sums[lane] : 0;
-    for (int s = 16; s > 0; s >>= 1) value += __shfl_down_sync(0xffffffffu, value, s);
-    if (lane == 0 && value) atomicAdd(target, value);
-  }
-  __syncthreads();  // warp_sums is free for the next call
+  const unsigned long long total = block_sum(value);
+  if (threadIdx.x == 0 && total) atomicAdd(target, total);
 }
 """
+)
 # Scans of a frontier's out-degrees: block_exclusive_scan adds up one value a thread over the
 # block (warp shuffles, then the warp totals); scan_degrees fills a block's shared piece for a
 # frontier of at most one tile's vertices (PER_THREAD a thread, 256 threads); frontier_scan,
@@ -461,12 +455,12 @@ extern "C" __global__ void relax_push(const ID* ids, const OFF* starts, const lo
 )
 
 
-@functools.cache
-def _kernel(cupy, source: str, name: str, cooperative: bool = False, **types) -> object:
-    for key, dtype in types.items():
-        source = source.replace(key.upper(), C_TYPES[np.dtype(dtype).str[1:]])
-    source = source.replace("PER_THREAD", str(EDGES_PER_THREAD))
-    return cupy.RawKernel(source, name, enable_cooperative_groups=cooperative)
+def _kernel(cupy, source: str, name: str, cooperative: bool = False, **dtypes) -> object:
+    """:func:`compile_kernel` with each keyword's upper-cased token (``id=`` names ``ID``)
+    replaced by the C type of its dtype, and PER_THREAD by EDGES_PER_THREAD."""
+    types = {key.upper(): C_TYPES[np.dtype(dtype).str[1:]] for key, dtype in dtypes.items()}
+    return compile_kernel(cupy, source, name, cooperative, PER_THREAD=str(EDGES_PER_THREAD),
+                          **types)  # fmt: skip
 
 
 def _launch(graph, kernel, ids, *args, out_bound: int) -> Frontier:
@@ -617,18 +611,9 @@ def relax_push(graph, ids, distance) -> Frontier:
 # 0.77 against 0.21 ms on 16.7M vertices on an H200): each block adds up its
 # vertices' L1 change and sink rank, then one block adds the blocks' sums in a fixed order
 # (no atomics: the same sums every run).
-_DAMPED_UPDATE = r"""
-__device__ double block_total(double value) {  // 256 threads
-  __shared__ double warp_totals[8];
-  for (int s = 16; s > 0; s >>= 1) value += __shfl_down_sync(0xffffffffu, value, s);
-  if ((threadIdx.x & 31) == 0) warp_totals[threadIdx.x >> 5] = value;
-  __syncthreads();
-  double total = 0;
-  for (int w = 0; w < 8; ++w) total += warp_totals[w];
-  __syncthreads();  // warp_totals is free for the next call
-  return total;
-}
-
+_DAMPED_UPDATE = (
+    BLOCK_SUM
+    + r"""
 extern "C" __global__ void damped_update(const ID* __restrict__ ids, long long count,
     const double* __restrict__ pulled, const double* __restrict__ rank,
     const double* __restrict__ scale, const double* __restrict__ sink,
@@ -653,8 +638,8 @@ extern "C" __global__ void damped_update(const ID* __restrict__ ids, long long c
     contribution[v] = value * weight;
     held += value * sunk;
   }
-  change = block_total(change);
-  held = block_total(held);
+  change = block_sum(change);
+  held = block_sum(held);
   if (threadIdx.x == 0) { sums[blockIdx.x] = change; sums[gridDim.x + blockIdx.x] = held; }
 }
 
@@ -665,14 +650,15 @@ extern "C" __global__ void damped_totals(const double* sums, int blocks, int pul
     change += sums[b];
     held += sums[blocks + b];
   }
-  change = block_total(change);
-  held = block_total(held);
+  change = block_sum(change);
+  held = block_sum(held);
   if (threadIdx.x == 0) {
     if (pulled) error[0] = change;
     dangling[0] = held;
   }
 }
 """
+)
 
 
 def damped_update(graph, pulled, rank, contribution, scale, sink, teleport, error, dangling, alpha):

@@ -51,8 +51,8 @@ class Forward(Primitive):
         return fr.advance(graph, frontier, count, unique=True, direction="push")
 
     def traversed_edges(self, graph, state):
-        reached = state.depth != np.iinfo(state.depth.dtype).max
-        return graph.backend.masked_sum(graph.out_degree(), reached)
+        unset = np.iinfo(state.depth.dtype).max
+        return graph.backend.sum_below(graph.out_degree(), state.depth, unset)
 
 
 def _heavy(graph, frontier) -> bool:

@@ -45,8 +45,8 @@ class BFS(Primitive):
                           direction=self.options.get("direction", "auto"), repeat=True)  # fmt: skip
 
     def traversed_edges(self, graph, state):
-        reached = state.depth != np.iinfo(state.depth.dtype).max
-        return graph.backend.masked_sum(graph.out_degree(), reached)
+        unset = np.iinfo(state.depth.dtype).max
+        return graph.backend.sum_below(graph.out_degree(), state.depth, unset)
 
 
 def bfs(

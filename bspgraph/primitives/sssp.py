@@ -56,7 +56,7 @@ class SSSP(Primitive):
         return fr.Frontier.union(graph, improved, later) if later else improved  # (its levels)
 
     def traversed_edges(self, graph, state):
-        return graph.backend.masked_sum(graph.out_degree(), state.distance < np.inf)
+        return graph.backend.sum_below(graph.out_degree(), state.distance, np.inf)
 
 
 def sssp(graph, source: int, **run) -> SSSPResult:
