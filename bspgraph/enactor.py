@@ -8,6 +8,7 @@ for several devices, partitioning and communication (``bspgraph.multi``).
 from __future__ import annotations
 
 import abc
+import functools
 import inspect
 import time
 from dataclasses import dataclass, field
@@ -258,15 +259,25 @@ RUN_OPTIONS = ("devices", "partitioner", "communicator", "backend", "seed", "tra
 def _check_params(primitive: Primitive, params: dict) -> None:
     """TypeError naming the keyword arguments that neither ``enact`` nor the primitive's
     ``init_frontier`` takes (a typo would otherwise surface from inside the primitive)."""
-    accepted = inspect.signature(primitive.init_frontier).parameters
-    if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in accepted.values()):
+    accepted = _init_parameters(type(primitive))
+    if accepted is None:
         return
-    unknown = sorted(set(params) - set(accepted))
+    unknown = sorted(set(params) - accepted)
     if unknown:
         raise TypeError(
             f"{type(primitive).__name__}: unexpected keyword argument(s) "
             f"{', '.join(map(repr, unknown))}; the run options are {', '.join(RUN_OPTIONS)}"
         )
+
+
+@functools.cache
+def _init_parameters(kind: type) -> frozenset | None:
+    """The names ``kind.init_frontier`` takes, None if it takes any (``**params``); read once
+    a class (``inspect.signature`` costs tens of microseconds a call)."""
+    parameters = inspect.signature(kind.init_frontier).parameters.values()
+    if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters):
+        return None
+    return frozenset(p.name for p in parameters)
 
 
 def _device_ids(devices) -> list[int]:

@@ -73,3 +73,11 @@ def test_sum_below_and_replace_match_a_loop(pairs, key_dtype):
     replaced = keys.copy()
     HOST.replace(replaced, sentinel, -1)
     assert replaced.tolist() == [-1 if key == sentinel else key for key in keys.tolist()]
+
+
+@examples(30)
+@given(st.lists(st.integers(0, 19), max_size=40))
+def test_mask_of_marks_each_id(ids):
+    mask = HOST.mask_of(np.array(ids, dtype=np.int32), 20)
+    assert mask.dtype == bool
+    assert np.flatnonzero(mask).tolist() == sorted(set(ids))

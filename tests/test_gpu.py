@@ -374,8 +374,8 @@ def test_masked_sum_equals_numpy(dtype, size):
 
 @pytest.mark.parametrize("size", [0, 1, 255, 257, 1_000_003, 20_000_001])
 def test_grid_stride_passes_equal_numpy(size):
-    """full, greater and nonzero (with and without the count) against NumPy, across a
-    block's 256 entries and past one grid's pass."""
+    """full, greater, replace, mask_of and nonzero (with and without the count) against
+    NumPy, across a block's 256 entries and past one grid's pass."""
     cupy = bg.backend.get_backend("cupy")
     rng = np.random.default_rng(size)
     for dtype, value in [
@@ -396,6 +396,10 @@ def test_grid_stride_passes_equal_numpy(size):
     for density in (0.0, 0.001, 0.5, 1.0):
         mask = rng.random(size) < density
         expected = np.flatnonzero(mask)
+        repeated = np.concatenate([expected, expected[::3]])  # duplicates: the same bit
+        for dtype in (np.int32, np.int64, np.uint32):  # the last: CuPy's indexing
+            got = cupy.mask_of(cupy.asarray(repeated.astype(dtype)), size)
+            np.testing.assert_array_equal(got.get(), mask)
         for dtype, count in [(np.int32, int(mask.sum())), (np.int64, None)]:
             got = cupy.nonzero(cupy.asarray(mask), dtype, count)
             assert got.dtype == dtype

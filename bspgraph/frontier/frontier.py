@@ -96,9 +96,7 @@ class Frontier:
     def mask(self):
         """Bool array, True for members."""
         if self._mask is None:
-            mask = self.xp.zeros(self.num_vertices, dtype=bool)
-            mask[self._ids] = True
-            self._mask = mask
+            self._mask = self.backend.mask_of(self._ids, self.num_vertices)
         return self._mask
 
     @property
