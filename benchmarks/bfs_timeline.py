@@ -9,8 +9,9 @@
 R-MAT (Graph500, edge factor 16), the source of largest degree, as ``benchmarks.gpu``. Plain
 mode prints: the median of 21 calls' whole time and BSP loop; the time of a host round trip
 (a tiny kernel, then a read of its 16-byte result: what each superstep's size read costs at
-least); and the functions with the most own time over 21 calls under cProfile. ``--ncu``
-profiles one call after two warm-ups (CUDA's profiler API brackets it).
+least); and the functions with the most own time, then the package's functions with the most
+time in all, over 21 calls under cProfile. ``--ncu`` profiles one call after two warm-ups
+(CUDA's profiler API brackets it).
 """
 
 from __future__ import annotations
@@ -95,7 +96,8 @@ def main() -> None:
     for _ in range(21):
         run()
     profile.disable()
-    pstats.Stats(profile).sort_stats("tottime").print_stats(22)
+    pstats.Stats(profile).sort_stats("tottime").print_stats(30)
+    pstats.Stats(profile).sort_stats("cumulative").print_stats("bspgraph", 30)
 
 
 if __name__ == "__main__":
