@@ -188,8 +188,9 @@ def gather(primitive: Primitive, state: SimpleNamespace, *, host: bool = True) -
             result[spec.name] = None
             continue
         if spec.unset is not None and spec.init in ("max", "inf"):
-            backend = backend_of(array)  # on the device, before the copy
-            backend.replace(array, _initial_value(spec, array.dtype), spec.unset)
+            backend = backend_of(array)
+            with backend.activate():  # on the array's device, before the copy
+                backend.replace(array, _initial_value(spec, array.dtype), spec.unset)
         result[spec.name] = to_host(array) if host else array
     return result
 
