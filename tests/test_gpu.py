@@ -114,6 +114,7 @@ def test_sssp_cupy_equals_numpy(rmat_pair):
         ("visit_unvisited", "pull"),
         ("relax_min", "push"),
         ("relax_min", "pull"),
+        ("count_paths", "push"),
     ],  # fmt: skip
 )
 def test_fused_kernels_equal_generic_functors(rmat_pair, name, direction, every):
@@ -122,9 +123,16 @@ def test_fused_kernels_equal_generic_functors(rmat_pair, name, direction, every)
     frontier = fr.Frontier.from_ids(gpu, xp.arange(0, gpu.num_vertices, every))
     results = []
     for fused in (True, False):
+        extra = xp.zeros(0)
         if name == "visit_unvisited":
             state = xp.full(gpu.num_vertices, np.iinfo(np.int32).max, dtype=np.int32)
             functor = fr.functors.visit_unvisited(state, 1)
+        elif name == "count_paths":  # whole-number path counts: every order sums them alike
+            state = xp.full(gpu.num_vertices, np.iinfo(np.int32).max, dtype=np.int32)
+            state[frontier.ids] = 0
+            extra = xp.zeros(gpu.num_vertices)
+            extra[frontier.ids] = xp.arange(frontier.ids.size) % 7 + 1.0
+            functor = fr.functors.count_paths(state, extra, 1, gpu.backend)
         else:
             state = xp.full(gpu.num_vertices, np.inf, dtype=np.float32)
             state[frontier.ids] = 0  # sources keep their distance: both orders relax alike
@@ -137,9 +145,9 @@ def test_fused_kernels_equal_generic_functors(rmat_pair, name, direction, every)
         assert len(out) == ids.size  # a count the kernel tallied, when it did
         if out.out_edges is not None:
             assert out.out_edges == int(np.diff(gpu.offsets.get())[ids].sum())
-        results.append((np.sort(ids), state.get()))
-    np.testing.assert_array_equal(results[0][0], results[1][0])
-    np.testing.assert_array_equal(results[0][1], results[1][1])
+        results.append((np.sort(ids), state.get(), extra.get()))
+    for got, expected in zip(*results):
+        np.testing.assert_array_equal(got, expected)
 
 
 @pytest.fixture(scope="module")
@@ -404,6 +412,16 @@ def test_grid_stride_passes_equal_numpy(size):
             got = cupy.nonzero(cupy.asarray(mask), dtype, count)
             assert got.dtype == dtype
             np.testing.assert_array_equal(got.get(), expected)
+
+
+@examples(40)
+@given(graphs(max_vertices=16, max_edges=40))
+def test_betweenness_on_cupy_matches_networkx(case):
+    """Small graphs: Brandes' forward step in the fused kernel (one-tile frontiers)."""
+    graph, nx_graph = case
+    result = bg.betweenness_centrality(graph.to("cupy"), backend="cupy")
+    expected = nx.betweenness_centrality(nx_graph)
+    np.testing.assert_allclose(result.centrality, as_array(expected, graph.num_vertices, np.nan))
 
 
 @examples(80)

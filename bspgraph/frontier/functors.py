@@ -7,7 +7,8 @@ under a "not yet visited" mask (BFS), ``relax_min`` is ``min_plus`` (SSSP). The 
 the backends named in ``fused_on`` and must agree with it. ``fused_repeat`` (backends in
 ``repeat_on``) advances again from its own output, level after level, on the device: what
 ``advance(..., repeat=True)`` asks for; it returns None where it does not apply.
-``damped_update`` is a vertex step (PageRank's), called with the graph.
+``count_paths`` is Brandes' forward step (betweenness), fused on CuPy. ``damped_update`` is a
+vertex step (PageRank's), called with the graph.
 """
 
 from __future__ import annotations
@@ -104,6 +105,32 @@ class relax_min:  # noqa: N801
         improved = candidates & (best < distance)
         distance[improved] = best[improved]
         return Frontier.from_mask(graph, improved)
+
+
+class count_paths:  # noqa: N801
+    """Brandes' forward step into level ``value``: each ``dst`` not reached before (depth
+    ``value`` or more) gets depth ``value`` and adds ``sigma[src]`` to ``sigma[dst]``, the
+    ``plus_times`` semiring on the edges into the next level; keep those ``dst``. Path counts
+    are whole numbers, exact in float64 up to 2^53 in any order of the additions."""
+
+    name = "count_paths"
+    early_exit = False
+    fused_on = ("cupy",)
+
+    def __init__(self, depth, sigma, value: int, backend):
+        self.depth, self.sigma, self.value, self.backend = depth, sigma, value, backend
+
+    def __repr__(self) -> str:
+        return f"functors.{self.name}"
+
+    def __call__(self, src, dst, eid, weight):
+        on_path = self.depth[dst] >= self.value  # unvisited, or reached this superstep
+        self.depth[dst[on_path]] = self.value
+        self.backend.scatter_add(self.sigma, dst[on_path], self.sigma[src[on_path]])
+        return on_path
+
+    def fused_push(self, graph, ids):
+        return kernels.count_push(graph, ids, self.depth, self.value, self.sigma)
 
 
 class damped_update:  # noqa: N801

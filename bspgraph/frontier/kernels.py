@@ -560,6 +560,47 @@ def visit_pull(graph, in_frontier, candidates, depth, value, parent) -> Frontier
     return Frontier.from_mask(graph, reached, size=count, out_edges=edges)
 
 
+_COUNT_PATHS = (
+    _HELPERS
+    + _SCANS
+    + r"""
+__device__ __forceinline__ int compare_swap(int* at, int expected, int value) {
+  return atomicCAS(at, expected, value);
+}
+__device__ __forceinline__ long long compare_swap(long long* at, long long expected,
+                                                  long long value) {
+  return (long long)atomicCAS((unsigned long long*)at, (unsigned long long)expected,
+                              (unsigned long long)value);
+}
+
+extern "C" __global__ void count_push(const ID* ids, const OFF* starts, const long long* scan,
+    long long n_frontier, const OFF* offsets, const ID* indices, DEPTH* depth, DEPTH value,
+    DEPTH unset, double* sigma, const DEG* cost_degree, ID* out, unsigned long long* tally) {
+"""
+    + _FOR_EACH_EDGE
+    + r"""
+      // v is on a shortest path through ids[lo] if unvisited (the one thread whose swap
+      // sets its depth appends it) or reached at this level
+      const DEPTH seen = depth[v] > value ? compare_swap(&depth[v], unset, value) : depth[v];
+      won = seen == unset;
+      if (won || seen == value) atomicAdd(&sigma[v], sigma[ids[lo]]);
+"""
+    + _APPEND_AND_FINISH
+)
+
+
+def count_push(graph, ids, depth, value, sigma) -> Frontier:
+    """Fused push of :class:`functors.count_paths`: one kernel over the frontier's out-edges
+    (atomic adds of whole-number path counts: the same sums in any order below 2^53)."""
+    cp = graph.xp
+    kernel = _kernel(cp, _COUNT_PATHS, "count_push", id=graph.indices.dtype,
+                     off=graph.offsets.dtype, depth=depth.dtype,
+                     deg=graph.cost_degrees()[0].dtype)  # fmt: skip
+    kind = depth.dtype.type
+    return _launch(graph, kernel, ids, depth, kind(value), kind(np.iinfo(depth.dtype).max),
+                   sigma, out_bound=graph.num_vertices)  # fmt: skip
+
+
 _RELAX_LEVELS = (
     _HELPERS
     + _ATOMIC_MIN_NONNEG

@@ -41,13 +41,7 @@ class Forward(Primitive):
             reached = unvisited.ids[hit]
             state.depth[reached], state.sigma[reached] = iteration + 1, paths[hit]
             return fr.Frontier.from_ids(graph, reached)
-
-        def count(src, dst, eid, weight):  # plus_times on the edges into the next level
-            on_path = state.depth[dst] >= iteration + 1  # unvisited, or reached this superstep
-            state.depth[dst[on_path]] = iteration + 1
-            graph.backend.scatter_add(state.sigma, dst[on_path], state.sigma[src[on_path]])
-            return on_path
-
+        count = fr.functors.count_paths(state.depth, state.sigma, iteration + 1, graph.backend)
         return fr.advance(graph, frontier, count, unique=True, direction="push")
 
     def traversed_edges(self, graph, state):
