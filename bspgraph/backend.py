@@ -99,12 +99,16 @@ class Backend:
         else:
             np.add.at(target, index, values)
 
-    def spmv(self, offsets, indices, weights, x, num_rows: int):
+    def spmv(self, offsets, indices, weights, x, num_rows: int, rows=None):
         """``y[i] = sum of weights[e] * x[indices[e]]`` over row ``i``'s entries ``e`` of a CSR
-        matrix, in ``x``'s dtype; ``weights`` None means ones. scipy.sparse on NumPy; on CuPy a
-        warp per 32 rows (no atomics, a fixed order: the same sums every run)."""
+        matrix, in ``x``'s dtype; ``weights`` None means ones. With ``rows`` (ids), over those
+        rows only: ``y[k]`` for row ``rows[k]``. scipy.sparse on NumPy; on CuPy a warp per 32
+        rows (no atomics, a fixed order: the same sums every run), read in place."""
         if self.is_gpu:
-            return _row_reduce(self.xp, "sum", offsets, indices, weights, x, num_rows)
+            return _row_reduce(self.xp, "sum", offsets, indices, weights, x, num_rows, rows)
+        if rows is not None:
+            offsets, indices, weights = self.csr_rows(offsets, indices, weights, rows, len(x))
+            num_rows = int(rows.shape[0])
         import scipy.sparse as sparse
 
         data = self.edge_values(indices, weights, x.dtype)
@@ -140,18 +144,23 @@ class Backend:
         picked = None if weights is None else weights[position]
         return sub.astype(offsets.dtype), indices[position], picked  # cuSPARSE: int32
 
-    def gather_reduce(self, values, offsets, indices, reduce: str, weights=None):
+    def gather_reduce(self, values, offsets, indices, reduce: str, weights=None, rows=None):
         """``out[i] = reduce(values[indices[offsets[i]:offsets[i + 1]]])`` (a CSR matrix's rows)
         with ``reduce`` "min" or "sum"; with ``weights`` (one per entry), the min of
         ``values + weights`` (min-plus) or the sum of ``values * weights`` (plus-times). The
-        identity (the dtype's largest value, or 0) for an empty row. NumPy gathers and
-        ``reduceat``s a few million entries at a time (temporaries that stay in cache, no page
-        faults); CuPy reduces 32 rows a warp, long rows in pieces (as :meth:`spmv`)."""
-        xp, count = self.xp, int(offsets.shape[0]) - 1
+        identity (the dtype's largest value, or 0) for an empty row. With ``rows`` (ids), over
+        those rows only (``out[k]`` for row ``rows[k]``). NumPy gathers and ``reduceat``s a
+        few million entries at a time (temporaries that stay in cache, no page faults); CuPy
+        reduces 32 rows a warp, long rows in pieces (as :meth:`spmv`)."""
         if reduce not in ("min", "sum"):
             raise ValueError(f"gather_reduce(reduce={reduce!r}): expected 'min' or 'sum'")
         if self.is_gpu and values.dtype.str[1:] in _SHUFFLED:
-            return _row_reduce(xp, reduce, offsets, indices, weights, values, count)
+            return _row_reduce(self.xp, reduce, offsets, indices, weights, values,
+                               int(offsets.shape[0]) - 1, rows)  # fmt: skip
+        if rows is not None:
+            offsets, indices, weights = self.csr_rows(offsets, indices, weights, rows,
+                                                      int(values.shape[0]))  # fmt: skip
+        xp, count = self.xp, int(offsets.shape[0]) - 1
         out = xp.full(count, _identity(reduce, values.dtype), dtype=values.dtype)
         total = int(indices.shape[0])
         if total == 0:
@@ -581,18 +590,25 @@ _SEMIRING = {  # the row's reduction, and how an entry's weight enters its term
 }
 
 
-def _row_reduce(cupy, reduce: str, offsets, indices, weights, values, rows: int):
+def _row_reduce(cupy, reduce: str, offsets, indices, weights, values, rows: int, ids=None):
     """``out[i]``: the ``reduce`` ("sum" or "min") over row ``i``'s entries ``e`` of
     ``values[indices[e]]``, times ``weights[e]`` for a sum or plus it for a min when given;
-    the identity (0 or the dtype's largest value) for an empty row. 32 rows a warp (see the
-    kernel); rows longer than LONG_ROW (hubs) go in pieces, a warp each, then their pieces
-    are reduced the same way: no atomics, the same order every run."""
+    the identity (0 or the dtype's largest value) for an empty row. With ``ids``, over the
+    rows ``ids`` only (``out[k]`` for row ``ids[k]``), read in place (no copy of their
+    entries). 32 rows a warp (see the kernel); rows longer than LONG_ROW (hubs) go in pieces,
+    a warp each, then their pieces are reduced the same way: no atomics, the same order every
+    run."""
     dtype = values.dtype
-    out = cupy.empty(rows, dtype=dtype)
-    if rows == 0:
+    count = rows if ids is None else int(ids.shape[0])
+    out = cupy.empty(count, dtype=dtype)
+    if count == 0:
         return out
-    _reduce_ranges(cupy, reduce, offsets[:-1], offsets[1:], indices, weights, values, out, 32)
-    hubs = _hub_pieces(cupy, offsets)
+    if ids is None:
+        starts, ends, hubs = offsets[:-1], offsets[1:], _hub_pieces(cupy, offsets)
+    else:
+        starts, ends = offsets[ids], offsets[ids + 1]
+        hubs = _pieces(cupy, starts, ends)
+    _reduce_ranges(cupy, reduce, starts, ends, indices, weights, values, out, 32)
     if hubs is not None:
         rows_of_hubs, first, pieces, starts, ends, _ = hubs
         partial = cupy.empty(starts.size, dtype=dtype)
@@ -602,27 +618,27 @@ def _row_reduce(cupy, reduce: str, offsets, indices, weights, values, rows: int)
 
 
 def _hub_pieces(cupy, offsets):
-    """``(hubs, first, pieces, starts, ends, hub)`` of a CSR with ``offsets``: the rows of more
-    than LONG_ROW entries, and the entry ranges ``[starts[p], ends[p])`` of their pieces of at
-    most LONG_ROW, hub ``h``'s from ``first[h]`` to ``first[h + 1]`` (``pieces``: 0, 1, ...;
-    ``hub[p]``: the hub of piece ``p``); None
-    without hubs. Cached while ``offsets`` lives: a product per superstep does not search the
-    rows again."""
+    """:func:`_pieces` of every row of a CSR with ``offsets``, cached while ``offsets`` lives:
+    a product per superstep does not search the rows again."""
+    return _while_alive(offsets, ("hub pieces",), lambda: _pieces(cupy, offsets[:-1], offsets[1:]))
 
-    def find():
-        degrees = offsets[1:] - offsets[:-1]
-        hubs = cupy.flatnonzero(degrees > LONG_ROW)
-        if not hubs.size:
-            return None
-        count = (degrees[hubs].astype(np.int64) + LONG_ROW - 1) // LONG_ROW
-        first = cupy.concatenate([cupy.zeros(1, dtype=np.int64), cupy.cumsum(count)])
-        pieces = cupy.arange(int(first[-1]), dtype=np.int64)
-        hub = cupy.searchsorted(first[1:], pieces, side="right")  # the hub of each piece
-        starts = offsets[hubs].astype(np.int64)[hub] + (pieces - first[hub]) * LONG_ROW
-        ends = cupy.minimum(starts + LONG_ROW, offsets[hubs + 1].astype(np.int64)[hub])
-        return hubs, first, pieces, starts, ends, hub
 
-    return _while_alive(offsets, ("hub pieces",), find)
+def _pieces(cupy, starts, ends):
+    """``(hubs, first, pieces, starts, ends, hub)`` of the entry ranges ``[starts[r], ends[r])``:
+    the ranges of more than LONG_ROW entries, and the entry ranges ``[starts[p], ends[p])`` of
+    their pieces of at most LONG_ROW, hub ``h``'s from ``first[h]`` to ``first[h + 1]``
+    (``pieces``: 0, 1, ...; ``hub[p]``: the hub of piece ``p``); None without hubs."""
+    degrees = ends - starts
+    hubs = cupy.flatnonzero(degrees > LONG_ROW)
+    if not hubs.size:
+        return None
+    count = (degrees[hubs].astype(np.int64) + LONG_ROW - 1) // LONG_ROW
+    first = cupy.concatenate([cupy.zeros(1, dtype=np.int64), cupy.cumsum(count)])
+    pieces = cupy.arange(int(first[-1]), dtype=np.int64)
+    hub = cupy.searchsorted(first[1:], pieces, side="right")  # the hub of each piece
+    piece_starts = starts[hubs].astype(np.int64)[hub] + (pieces - first[hub]) * LONG_ROW
+    piece_ends = cupy.minimum(piece_starts + LONG_ROW, ends[hubs].astype(np.int64)[hub])
+    return hubs, first, pieces, piece_starts, piece_ends, hub
 
 
 def _identity(reduce: str, dtype: np.dtype):

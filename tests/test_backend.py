@@ -81,3 +81,19 @@ def test_mask_of_marks_each_id(ids):
     mask = HOST.mask_of(np.array(ids, dtype=np.int32), 20)
     assert mask.dtype == bool
     assert np.flatnonzero(mask).tolist() == sorted(set(ids))
+
+
+@examples(30)
+@given(ragged_rows(), st.sampled_from(["min", "sum"]), st.data())
+def test_reductions_over_some_rows_pick_those_rows(case, reduce, data):
+    """``rows=`` gives the rows' results in the order asked, for gather_reduce and spmv."""
+    offsets, indices, values, weights = case
+    count = len(offsets) - 1
+    rows = np.array(data.draw(st.lists(st.integers(0, count - 1), max_size=count)), np.int64)
+    whole = HOST.gather_reduce(values, offsets, indices, reduce, weights=weights)
+    picked = HOST.gather_reduce(values, offsets, indices, reduce, weights=weights, rows=rows)
+    np.testing.assert_array_equal(picked, whole[rows])
+    product = HOST.spmv(offsets, indices, weights, values, count)
+    np.testing.assert_array_equal(
+        HOST.spmv(offsets, indices, weights, values, count, rows), product[rows]
+    )

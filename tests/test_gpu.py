@@ -301,6 +301,13 @@ def test_row_reduce_equals_numpy(reduce, weighted, dtype, rows):
     result = gpu.gather_reduce(cp.asarray(values), cp.asarray(offsets), cp.asarray(indices),
                                reduce, weights=None if weights is None else cp.asarray(weights))  # fmt: skip
     np.testing.assert_allclose(result.get(), expected, rtol=1e-6)
+    some = rng.choice(offsets.size - 1, (offsets.size - 1) // 3, replace=False)  # any order
+    picked = host.gather_reduce(values, offsets, indices, reduce, weights=weights, rows=some)
+    np.testing.assert_allclose(picked, expected[some], rtol=1e-6)  # NumPy: csr_rows
+    result = gpu.gather_reduce(cp.asarray(values), cp.asarray(offsets), cp.asarray(indices),
+                               reduce, weights=None if weights is None else cp.asarray(weights),
+                               rows=cp.asarray(some))  # fmt: skip
+    np.testing.assert_allclose(result.get(), expected[some], rtol=1e-6)
 
 
 @pytest.mark.parametrize("dtype", [np.int32, np.int64])

@@ -80,11 +80,9 @@ def neighbor_reduce(
         out = (backend.spmv(csr.offsets, indices, weights, values, n) if floats else
                backend.gather_reduce(values, csr.offsets, indices, reduce))  # fmt: skip
         return out if frontier is None else out[frontier.ids]
-    ids = frontier.ids
-    offsets, indices, weights = backend.csr_rows(csr.offsets, csr.indices, weights, ids, n)
-    if floats:
-        return backend.spmv(offsets, indices, weights, values, int(ids.shape[0]))
-    return backend.gather_reduce(values, offsets, indices, reduce)
+    if floats:  # the frontier's rows, in place
+        return backend.spmv(csr.offsets, csr.indices, weights, values, n, rows=frontier.ids)
+    return backend.gather_reduce(values, csr.offsets, csr.indices, reduce, rows=frontier.ids)
 
 
 def link(
