@@ -6,7 +6,7 @@ import subprocess
 import numpy as np
 import pytest
 
-from benchmarks import ab, bsp_model, multi_gpu
+from benchmarks import ab, bsp_model, multi_gpu, timeline
 
 
 def test_multi_gpu_benchmark_checks_answers_and_writes_supersteps(tmp_path, capsys):
@@ -59,3 +59,28 @@ def test_ab_runs_each_commit_s_own_code_in_turn(capsys):
     with pytest.raises(SystemExit, match="after: exit 3"):
         ab.main(["HEAD", "HEAD", "--rounds", "1", "--", "-c",
                  "import os, sys; sys.exit(3 if os.getcwd().endswith('after') else 0)"])  # fmt: skip
+
+
+def test_timeline_sums_an_ncu_log(tmp_path, capsys):
+    """ncu's CSV (after its own notes): durations in any unit, listed, or per name when many."""
+    header = '"ID","Kernel Name","Metric Name","Metric Unit","Metric Value"\n'
+    rows = [("fill", "ns", "18,016"), ("visit_pull", "us", "293.6"), ("fill", "ms", "0.002")]
+    log = tmp_path / "k.csv"
+    log.write_text("==PROF== Connected\n" + header + "".join(
+        f'"{i}","{name}","gpu__time_duration.sum","{unit}","{value}"\n'
+        for i, (name, unit, value) in enumerate(rows)))  # fmt: skip
+    timeline.kernel_table(str(log))
+    out = capsys.readouterr().out.splitlines()
+    assert [line.split()[0] for line in out[:3]] == ["fill", "visit_pull", "fill"]
+    assert out[-1].split()[-2] == "313.6"  # 18.016 + 293.6 + 2.0 us
+    timeline.LISTED, listed = 2, timeline.LISTED
+    try:
+        timeline.kernel_table(str(log))
+    finally:
+        timeline.LISTED = listed
+    out = capsys.readouterr().out.splitlines()
+    assert out[0].split()[:2] == ["visit_pull", "1x"] and out[1].split()[:3] == [
+        "fill",
+        "2x",
+        "20.0",
+    ]
