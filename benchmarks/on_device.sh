@@ -11,6 +11,8 @@
 #   grid    the same on a 4096 x 4096 grid (BFS, SSSP, PageRank, CC)
 #   lanes   lanes per row of the row reduction (benchmarks.row_reduce)
 #   elementwise  CuPy's element-wise kernels against the backend's grid-stride passes
+#   timeline  rmat24 BFS auto and BC: loop against kernel time (ncu), host round trip, cProfile
+#   pull    PageRank's pull product on rmat24 in L2-minded variants (benchmarks.pull_variants)
 #   multi   with two or more GPUs: mpiexec, one rank per GPU over NCCL, rmat 25, and the model
 #   scaling26 scaling25 scaling24  (not by default; with four or more GPUs) strong scaling over
 #           1, 2, 4 (8) GPUs in one MPI job per graph: rmat 26 with every communicator and
@@ -22,7 +24,7 @@ out=${1:-${OUT:-device-out}}
 mkdir -p "$out"
 export PYTHONPATH=. PYTHONUNBUFFERED=1 NCCL_NVLS_ENABLE=0
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1  # the device image runs as root
-steps=${STEPS:-tests gpu grid lanes elementwise multi}
+steps=${STEPS:-tests gpu grid lanes elementwise timeline pull multi}
 gpus=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | wc -l)
 : > "$out/summary.txt"
 
@@ -42,6 +44,20 @@ run_step grid 240 python3 -W ignore -m benchmarks.gpu --scale --grid 4096 \
   --algorithms bfs sssp pagerank cc
 run_step lanes 120 python3 -W ignore -m benchmarks.row_reduce
 run_step elementwise 60 python3 -W ignore -m benchmarks.elementwise
+timeline_step() {  # each algorithm: wall times and cProfile, then its kernels under ncu, summed
+  for algorithm in bfs bc; do
+    python3 -W ignore -m benchmarks.timeline --algorithm "$algorithm" > "$out/$algorithm.txt" 2>&1
+    head -n 2 "$out/$algorithm.txt"
+    ncu --clock-control none --profile-from-start off --csv --log-file "$out/$algorithm.csv" \
+      --metrics gpu__time_duration.sum python3 -W ignore -m benchmarks.timeline --ncu \
+      --algorithm "$algorithm" > /dev/null 2>&1 &&
+      python3 -m benchmarks.timeline --kernels "$out/$algorithm.csv" | tail -n 1
+  done
+}
+export out
+export -f timeline_step
+run_step timeline 240 bash -c timeline_step
+run_step pull 180 python3 -W ignore -m benchmarks.pull_variants
 if [ "$gpus" -ge 2 ]; then
   run_step multi 300 mpiexec -n "$gpus" --bind-to none python3 -W ignore -m benchmarks.multi_gpu \
     --transport nccl --scale 25 --repeat 3 --partitioners edge_balanced \
