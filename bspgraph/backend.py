@@ -662,14 +662,20 @@ def _reduce_ranges(cupy, reduce, starts, ends, indices, weights, values, out, pe
                                np.int64(LONG_ROW), dtype.type(_identity(reduce, dtype)), out))  # fmt: skip
 
 
-_LINK = r"""
-__device__ __forceinline__ int swap_if(int* at, int expected, int value) {
+# atomicCAS for signed ids and depths of either width: the value that was there.
+COMPARE_SWAP = r"""
+__device__ __forceinline__ int compare_swap(int* at, int expected, int value) {
   return atomicCAS(at, expected, value);
 }
-__device__ __forceinline__ long long swap_if(long long* at, long long expected, long long value) {
+__device__ __forceinline__ long long compare_swap(long long* at, long long expected,
+                                                  long long value) {
   return (long long)atomicCAS((unsigned long long*)at, (unsigned long long)expected,
                               (unsigned long long)value);
 }
+"""
+_LINK = (
+    COMPARE_SWAP
+    + r"""
 
 __device__ __forceinline__ ID find(ID x, ID* parent) {  // the root, halving the path to it
   volatile ID* seen = parent;  // another thread may move a root or halve a path meanwhile
@@ -689,7 +695,7 @@ __device__ __forceinline__ void link(ID u, ID v, ID* parent) {  // ECL-CC's hook
   ID a = find(u, parent), b = find(v, parent);  // and Burtscher): a root swaps to a smaller
   while (a != b) {  // vertex only if it is still a root, else climb from what it points to
     if (a > b) { const ID t = a; a = b; b = t; }
-    const ID seen = swap_if(parent + b, b, a);
+    const ID seen = compare_swap(parent + b, b, a);
     if (seen == b) return;
     b = seen;
   }
@@ -723,6 +729,7 @@ extern "C" __global__ void link_rows(const OFF* starts, const OFF* ends, const I
   }
 }
 """
+)
 
 
 def _link_rows(cupy, parent, offsets, indices, rows) -> None:

@@ -12,7 +12,7 @@ import functools
 
 import numpy as np
 
-from ..backend import BLOCK_SUM, C_TYPES, STREAM_BLOCKS, compile_kernel
+from ..backend import BLOCK_SUM, C_TYPES, COMPARE_SWAP, STREAM_BLOCKS, compile_kernel
 from .frontier import Frontier
 
 # Edge slots (the frontier's out-edges, in order) are cut into tiles of 256 * EDGES_PER_THREAD,
@@ -563,16 +563,8 @@ def visit_pull(graph, in_frontier, candidates, depth, value, parent) -> Frontier
 _COUNT_PATHS = (
     _HELPERS
     + _SCANS
+    + COMPARE_SWAP
     + r"""
-__device__ __forceinline__ int compare_swap(int* at, int expected, int value) {
-  return atomicCAS(at, expected, value);
-}
-__device__ __forceinline__ long long compare_swap(long long* at, long long expected,
-                                                  long long value) {
-  return (long long)atomicCAS((unsigned long long*)at, (unsigned long long)expected,
-                              (unsigned long long)value);
-}
-
 extern "C" __global__ void count_push(const ID* ids, const OFF* starts, const long long* scan,
     long long n_frontier, const OFF* offsets, const ID* indices, DEPTH* depth, DEPTH value,
     DEPTH unset, double* sigma, const DEG* cost_degree, ID* out, unsigned long long* tally) {

@@ -85,6 +85,4 @@ def dedupe(graph, ids) -> Frontier:
         return Frontier.from_ids(
             graph, graph.xp.unique(ids) if graph.backend.is_gpu else distinct(ids)
         )
-    mask = graph.xp.zeros(graph.num_vertices, dtype=bool)
-    mask[ids] = True
-    return Frontier.from_mask(graph, mask)
+    return Frontier.from_mask(graph, graph.backend.mask_of(ids, graph.num_vertices))
