@@ -315,7 +315,7 @@ def _run_mpi(args) -> int:
     reads the graph and keeps its part (docs/multi-gpu-and-mpi.md); rank 0 prints the summary
     and writes ``--output``. An error on any rank ends every rank non-zero, never a hang."""
     from .comm.transport import failing_together
-    from .multi import distribute
+    from .enactor import distribute
 
     if args.transport == "nccl":
         from .comm.nccl import NCCLTransport

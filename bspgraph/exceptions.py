@@ -40,3 +40,9 @@ class PathCountOverflow(BspgraphError, OverflowError):  # noqa: N818 (as Overflo
 class DistanceOverflow(BspgraphError, OverflowError):  # noqa: N818 (as OverflowError reads)
     """A shortest path is longer than its floating-point type holds (float32 weights near
     its largest value): the vertex would read as unreachable (inf)."""
+
+
+class ContractError(BspgraphError, TypeError):
+    """A primitive breaks the lifting contract (docs/writing-a-primitive.md): an unknown or
+    unfitting combiner, or, in a checked run, a state changed where the enactor cannot carry
+    the change to other devices. The message names the primitive, the state and the vertex."""

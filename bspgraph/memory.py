@@ -86,7 +86,7 @@ def estimate(primitive, graph, *, devices: int = 1, edges: int | None = None) ->
         temporaries = max(temporaries, edges * PULL_BYTES_PER_EDGE)
     total += temporaries
     if devices > 1:
-        names = [*getattr(primitive, "communicate", {}), *getattr(primitive, "associates", ())]
+        names = list(getattr(primitive, "communicate", {}))
         sizes = {spec.name: _itemsize(spec.dtype, graph) for spec in primitive.state}
         total += 2 * n * (ids + sum(sizes.get(name, 8) for name in names))  # sent, received
         total += 2 * n * offsets  # the whole graph's degrees, for every device's cost model

@@ -50,8 +50,8 @@ class Frontier:
     @classmethod
     def all(cls, graph) -> Frontier:
         """Every vertex of ``graph`` (every vertex it owns, on one device of several)."""
-        if graph.owned is not None:
-            return cls.from_mask(graph, graph.owned)
+        if graph.context.owned is not None:
+            return cls.from_mask(graph, graph.context.owned)
         return cls.from_mask(graph, graph.xp.ones(graph.num_vertices, dtype=bool))
 
     @classmethod

@@ -699,7 +699,7 @@ def damped_update(graph, pulled, rank, contribution, scale, sink, teleport, erro
     no host read; returns the new rank array (on a device's part, only its own vertices'
     entries are set)."""
     cp = graph.xp
-    ids = None if graph.owned is None else graph.owned_ids()
+    ids = None if graph.context.owned is None else graph.owned_ids()
     count = graph.num_vertices if ids is None else int(ids.shape[0])
     blocks = max(min(-(-count // 256), STREAM_BLOCKS), 1)
     sums = cp.empty(2 * blocks, dtype=cp.float64)

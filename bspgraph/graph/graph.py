@@ -8,6 +8,7 @@ from typing import Literal
 import numpy as np
 
 from ..backend import Backend, get_backend, to_host
+from .context import RunContext
 
 INT32_MAX = np.iinfo(np.int32).max
 
@@ -72,16 +73,15 @@ class Graph:
         backend: Backend,
         summary: Summary | None = None,
         reverse: CSR | None = None,
-        owned=None,
+        context: RunContext | None = None,
     ):
         self.forward = forward
-        self.owned = owned  # bool mask of the vertices whose rows this graph holds; None: all
+        self.context = context or RunContext()  # a device's part: its owned vertices, ...
         self.num_vertices = int(num_vertices)
         self.directed = bool(directed)
         self.backend = backend
         self._reverse = reverse if directed else forward
         self._out_degree = self._in_degree = None
-        self.whole_degrees = None  # set on a device's part: see cost_degrees()
         self.cache: dict = {}  # structures derived from this graph, by name (e.g. device parts)
         self.summary = summary or Summary(self.num_vertices, self.num_edges, directed, 0, 0, 0)
 
@@ -254,21 +254,22 @@ class Graph:
 
     def owned_ids(self):
         """Ids of the vertices whose edges this graph holds: all of them, or one device's part."""
-        if self.owned is None:
+        owned = self.context.owned
+        if owned is None:
             return self.xp.arange(self.num_vertices, dtype=self.indices.dtype)
         if "owned ids" not in self.cache:  # a part's vertices never change: once per part
-            ids = self.xp.flatnonzero(self.owned).astype(self.indices.dtype, copy=False)
+            ids = self.xp.flatnonzero(owned).astype(self.indices.dtype, copy=False)
             self.cache["owned ids"] = ids
         return self.cache["owned ids"]
 
     def cost_degrees(self):
         """``(out_degree, in_degree, num_edges)`` of the whole graph, for cost models.
 
-        On one device of several these are the whole graph's, set by the enactor, so that every
-        device makes the same choice (a push on one and a pull on another would miss edges).
+        On one device of several these are the whole graph's (``context.degrees``), so that
+        every device makes the same choice (a push on one and a pull on another would miss edges).
         """
-        if self.whole_degrees is not None:
-            return self.whole_degrees
+        if self.context.degrees is not None:
+            return self.context.degrees
         return self.out_degree(), self.in_degree(), self.num_edges
 
     def out_degree(self):
@@ -314,9 +315,9 @@ class Graph:
 
         forward = move(self.forward)
         reverse = forward if not self.directed else move(self._reverse)
-        owned = None if self.owned is None else backend.asarray(self.owned)
         return Graph(forward, self.num_vertices, directed=self.directed, backend=backend,
-                     summary=self.summary, reverse=reverse, owned=owned)  # fmt: skip
+                     summary=self.summary, reverse=reverse,
+                     context=self.context.to(backend))  # fmt: skip
 
     def edges(self) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
         """Host arrays ``(src, dst, weight)`` of the stored directed edges, in CSR order."""

@@ -8,7 +8,7 @@ import numpy as np
 
 from .. import frontier as fr
 from ..backend import backend_of, to_host
-from ..enactor import Primitive, State, Stats, enact
+from ..enactor import Add, Primitive, State, Stats, enact
 from ..exceptions import PathCountOverflow
 from ..frontier.advance import BETA
 
@@ -26,7 +26,7 @@ class Forward(Primitive):
     the edges ``v -> w`` with ``depth[w] = depth[v] + 1``."""
 
     state = (State("depth", "vertex", init="max", unset=-1), State("sigma", "float64"))
-    communicate = {"depth": "min", "sigma": "sum"}
+    communicate = {"depth": "min", "sigma": Add(follows="depth")}  # counted at the least depth
 
     def init_frontier(self, graph, state, *, source):
         state.depth[source], state.sigma[source] = 0, 1.0
@@ -53,7 +53,7 @@ def _heavy(graph, frontier) -> bool:
     """On one device (others do not see every depth), whether the level's out-edges are many
     (advance's BETA): then a sparse product beats a functor called on each edge."""
     edges = graph.cost_degrees()[2]
-    return graph.owned is None and fr.count_out_edges(graph, frontier) * BETA >= edges
+    return graph.context.global_view and fr.count_out_edges(graph, frontier) * BETA >= edges
 
 
 class Backward(Primitive):
@@ -76,13 +76,13 @@ class Backward(Primitive):
     def step(self, graph, frontier, state, iteration):
         deepest = self.options["deepest"]  # plus.times over the out-edges into the level below
         # the level below: the frontier itself on one device (on several, what changed there)
-        below = frontier if graph.owned is None else _at_depth(graph, state, deepest - iteration)
+        below = frontier if graph.context.global_view else _at_depth(graph, state, deepest - iteration)
         share = graph.xp.zeros(graph.num_vertices)  # (1 + delta) / sigma, there only
         share[below.ids] = (1 + state.delta[below.ids]) / state.sigma[below.ids]
         level = _at_depth(graph, state, deepest - 1 - iteration)  # the same on every device
         ids = level.ids  # a vertex's out-edges are on its owner: elsewhere its sum is 0, replaced
         state.delta[ids] = state.sigma[ids] * fr.neighbor_reduce(
-            graph, share, "sum", frontier=level, sources=below if graph.owned is None else None
+            graph, share, "sum", frontier=level, sources=below if graph.context.global_view else None
         )  # one device: a push from ``below`` when its edges are fewer
         return level  # their dependencies are final: the enactor sends them
 

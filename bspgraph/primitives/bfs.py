@@ -9,7 +9,7 @@ from typing import Literal
 import numpy as np
 
 from .. import frontier as fr
-from ..enactor import Primitive, State, Stats, enact
+from ..enactor import Follow, Primitive, State, Stats, enact
 
 
 @dataclass(frozen=True)
@@ -27,8 +27,7 @@ class BFS(Primitive):
         State("depth", "vertex", init="max", unset=-1),  # "max", so that a min combiner works
         State("parent", "vertex", init=-1, when="parents"),
     )
-    communicate = {"depth": "min"}
-    associates = ("parent",)
+    communicate = {"depth": "min", "parent": Follow("depth")}  # a parent travels with its depth
 
     @property
     def needs_all(self) -> bool:  # a pull step reads the whole frontier

@@ -58,7 +58,7 @@ class CC(Primitive):
         union-find saw every edge), else when no label changed (another device's links
         arrive as smaller labels)."""
         done = iteration > _sampled_supersteps(graph)
-        return done and (graph.owned is None or not frontier)
+        return done and (graph.context.global_view or not frontier)
 
     def traversed_edges(self, graph, state):
         return graph.num_edges

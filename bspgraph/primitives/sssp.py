@@ -36,7 +36,7 @@ class SSSP(Primitive):
         state.distance[source] = 0
         self.delta = self.options.get("delta", "auto")
         if self.delta == "auto":  # on GPUs or several devices a superstep costs more
-            several = graph.backend.is_gpu or graph.owned is not None
+            several = graph.backend.is_gpu or not graph.context.global_view
             self.delta = None if several else _bucket_width(graph)
         return fr.Frontier.from_ids(graph, [source])
 

@@ -21,7 +21,7 @@ class TCResult:
 
 class TC(Primitive):
     state = (State("triangles", "int64"),)
-    communicate = {"triangles": "sum"}
+    communicate = {"triangles": "add"}
     replicate_graph = True  # a device intersects the neighbour lists of vertices it does not own
 
     def init_frontier(self, graph, state):

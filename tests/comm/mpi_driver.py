@@ -1,6 +1,6 @@
 """Run by tests/comm/test_mpi.py under ``mpiexec -n P``: BFS, SSSP, CC and PageRank with every
 communicator over the MPI transport, from the whole graph (the enactor partitions it) and from
-the part :func:`bspgraph.multi.distribute` keeps. Every rank saves what it got (results and
+the part :func:`bspgraph.enactor.distribute` keeps. Every rank saves what it got (results and
 per-superstep message counts) to ``OUT.rank<R>.npz``.
 
 Usage: python mpi_driver.py GRAPH.mtx OUT [SOURCE [TRANSPORT]]; TRANSPORT "mpi" (NumPy, the
@@ -13,7 +13,7 @@ import numpy as np
 
 import bspgraph as bg
 from bspgraph.comm.mpi import MPITransport
-from bspgraph.multi import distribute
+from bspgraph.enactor import distribute
 
 COMMUNICATORS = {
     "broadcast": lambda: "broadcast",

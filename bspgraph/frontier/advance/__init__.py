@@ -83,9 +83,9 @@ def advance(
         candidates = graph.xp.ones(graph.num_vertices, dtype=bool)
     if direction == "pull":
         result = pull.run(graph, frontier, op, candidates=candidates, early_exit=exit_first)
-        if exit_first and graph.owned is None:  # one device: every device decides alike
+        if exit_first and graph.context.global_view:  # else devices would decide apart
             result.pulled_from = len(frontier)
-    elif (repeat and graph.owned is None
+    elif (repeat and graph.context.global_view
           and graph.backend.name in getattr(op, "repeat_on", ())):  # fmt: skip
         result = op.fused_repeat(graph, frontier)
         if result is None:  # too large a frontier to start

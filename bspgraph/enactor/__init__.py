@@ -1,0 +1,21 @@
+"""The BSP enactor: runs a primitive's step on one device until it converges, or lifts it to
+several (partition, exchange, combine) by the contract in :mod:`.contract`.
+
+``contract`` (what a primitive declares), ``combiners`` (how values from several devices
+combine), ``state`` (allocation and gathering), ``stats``, ``loop`` (``enact`` and the one-device
+loop), ``layout`` (cuts and parts), ``distributed`` (the superstep on P devices), ``checks``
+(a checked run).
+"""
+
+from . import combiners
+from .combiners import Add, Combiner, Follow, Max, Min, Replace
+from .contract import Primitive, Scalar, State
+from .layout import distribute
+from .loop import enact
+from .state import allocate, gather
+from .stats import Stats, Superstep
+
+__all__ = [
+    "Add", "Combiner", "Follow", "Max", "Min", "Primitive", "Replace", "Scalar", "State", "Stats",
+    "Superstep", "allocate", "combiners", "distribute", "enact", "gather",
+]  # fmt: skip

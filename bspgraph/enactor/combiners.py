@@ -1,0 +1,211 @@
+"""Combiners: how the values that several devices hold for one vertex become one.
+
+A primitive names a combiner for each state array it communicates (``communicate = {"depth":
+"min"}``) and for each scalar (``Scalar("error", reduce="add")``); the enactor applies it when
+the updates of other devices arrive, and when a communicator merges two updates of one vertex
+on the way (butterfly). A name is looked up in :data:`COMBINERS`; an instance is taken as it
+is, so a primitive may pass ``Add(follows="depth")`` or a combiner of its own: subclass
+:class:`Combiner` and register it with :func:`register`.
+
+=========================  ===========================================================  =======
+combiner                   what arrives, and what the receiver keeps                    changed
+=========================  ===========================================================  =======
+``min`` / ``max``          the sender's value; the smaller / larger                     it won
+``replace``                the owner's value (only owners send); it                     differs
+``add``                    the change the sender made this superstep; the sum           non-0
+``Add(follows=k)``         the change; taken when ``k`` wins, added on a tie of ``k``,  it won
+                           dropped when ``k`` loses (path counts at the least depth)    or non-0
+``Follow(k)``              the sender's value; taken when ``k`` wins (BFS parents)      never
+=========================  ===========================================================  =======
+"""
+
+from __future__ import annotations
+
+import abc
+from typing import Any, ClassVar
+
+import numpy as np
+
+from ..exceptions import ContractError
+
+
+class Combiner(abc.ABC):
+    """How a vertex's (or a scalar's) values from several devices combine into one.
+
+    ``keyed`` combiners (min, max) pick a winner that ``follows`` combiners obey; an
+    ``owner_only`` combiner (replace) is sent by the vertex's owner alone; ``ships_change``
+    combiners (add) send the change a device made in the superstep rather than its value.
+    """
+
+    name: ClassVar[str]
+    keyed: ClassVar[bool] = False
+    owner_only: ClassVar[bool] = False
+    ships_change: ClassVar[bool] = False
+    follows: str | None = None
+
+    def __repr__(self) -> str:
+        key = f"(follows={self.follows!r})" if self.follows else ""
+        return f"{type(self).__name__}{key}"
+
+    def check(self, where: str, dtype: np.dtype) -> None:
+        """ContractError naming ``where`` when values of ``dtype`` cannot be combined."""
+        if dtype.kind not in "biuf":
+            raise ContractError(f"{where}: combiner {self.name!r} cannot combine {dtype} values")
+
+    @abc.abstractmethod
+    def apply(self, xp, current, incoming, won=None, tied=None):
+        """``(combined, changed)``: ``incoming`` combined into ``current`` (aligned arrays);
+        ``won`` / ``tied``: where the followed key's incoming value won / tied (else None)."""
+
+    @abc.abstractmethod
+    def reduce(self, values: list) -> Any:
+        """One value from a scalar's values on every device."""
+
+    def merge(self, backend, column, segment, count: int, first, tied):
+        """One value per id from the entries of ``column`` (two updates concatenated and
+        sorted by id, and within an id by the followed key, best first): ``segment`` numbers
+        each entry's id (0 .. count-1), ``first`` marks each id's first (winning) entry,
+        ``tied`` the entries whose key ties with the winner's (None without a key)."""
+        return column[first]
+
+
+class Min(Combiner):
+    """The smallest value wins (BFS depth, SSSP distance, CC labels)."""
+
+    name = "min"
+    keyed = True
+
+    def apply(self, xp, current, incoming, won=None, tied=None):
+        better = incoming < current
+        return xp.where(better, incoming, current), better
+
+    def reduce(self, values):
+        return min(values)
+
+    def merge(self, backend, column, segment, count, first, tied):
+        out = backend.full(count, _largest(column.dtype), column.dtype)
+        backend.scatter_min(out, segment, column)
+        return out
+
+
+class Max(Combiner):
+    """The largest value wins."""
+
+    name = "max"
+    keyed = True
+
+    def apply(self, xp, current, incoming, won=None, tied=None):
+        better = incoming > current
+        return xp.where(better, incoming, current), better
+
+    def reduce(self, values):
+        return max(values)
+
+    def merge(self, backend, column, segment, count, first, tied):
+        out = backend.full(count, _smallest(column.dtype), column.dtype)
+        backend.scatter_max(out, segment, column)
+        return out
+
+
+class Replace(Combiner):
+    """The owner computed the value; every other device takes it (PageRank contributions)."""
+
+    name = "replace"
+    owner_only = True
+
+    def apply(self, xp, current, incoming, won=None, tied=None):
+        return incoming, incoming != current
+
+    def reduce(self, values):
+        raise ContractError("a scalar cannot be replaced: reduce it with 'add', 'min' or 'max'")
+
+
+class Add(Combiner):
+    """Each device sends the change it made to a vertex in the superstep; the changes add up.
+
+    ``follows``: the name of a min/max state whose winner decides: a change made at a better
+    key replaces the value, one at a tie adds to it, one at a worse key is dropped; a vertex's
+    value must then start from 0 at each new key (Brandes' path counts at a depth).
+    """
+
+    name = "add"
+    ships_change = True
+
+    def __init__(self, follows: str | None = None):
+        self.follows = follows
+
+    def check(self, where, dtype):
+        if dtype.kind not in "iuf":
+            raise ContractError(f"{where}: combiner 'add' needs numbers, not {dtype} values")
+
+    def apply(self, xp, current, incoming, won=None, tied=None):
+        if won is None:
+            return current + incoming, incoming != 0
+        combined = xp.where(won, incoming, xp.where(tied, current + incoming, current))
+        return combined, won | (tied & (incoming != 0))
+
+    def reduce(self, values):
+        return sum(values)
+
+    def merge(self, backend, column, segment, count, first, tied):
+        out = backend.xp.zeros(count, dtype=column.dtype)
+        backend.scatter_add(out, segment, column if tied is None else column * tied)
+        return out
+
+
+class Follow(Combiner):
+    """Travels with the winner of the state ``follows`` names (BFS parents with depths)."""
+
+    name = "follow"
+
+    def __init__(self, follows: str):
+        self.follows = follows
+
+    def check(self, where, dtype):
+        pass  # any value can travel with its key
+
+    def apply(self, xp, current, incoming, won=None, tied=None):
+        return xp.where(won, incoming, current), xp.zeros(incoming.shape, dtype=bool)
+
+    def reduce(self, values):
+        raise ContractError("a scalar cannot follow another")
+
+
+COMBINERS: dict[str, type[Combiner]] = {}
+
+
+def register(kind: type[Combiner]) -> type[Combiner]:
+    """Make ``kind`` available by its ``name`` (a class decorator for a new combiner)."""
+    COMBINERS[kind.name] = kind
+    return kind
+
+
+for _kind in (Min, Max, Replace, Add):
+    register(_kind)
+
+
+def get(name_or_instance, where: str) -> Combiner:
+    """The combiner ``name_or_instance`` names, or the instance itself.
+
+    Raises
+    ------
+    ContractError
+        An unknown name (the message names ``where`` and lists the valid names).
+    """
+    if isinstance(name_or_instance, Combiner):
+        return name_or_instance
+    if isinstance(name_or_instance, str) and name_or_instance in COMBINERS:
+        return COMBINERS[name_or_instance]()
+    valid = ", ".join(repr(n) for n in COMBINERS)
+    raise ContractError(
+        f"{where}: unknown combiner {name_or_instance!r}; expected one of {valid} or a "
+        "bspgraph.combiners.Combiner (Add(follows=...), Follow(...))"
+    )
+
+
+def _largest(dtype: np.dtype):
+    return np.inf if dtype.kind == "f" else (True if dtype.kind == "b" else np.iinfo(dtype).max)
+
+
+def _smallest(dtype: np.dtype):
+    return -np.inf if dtype.kind == "f" else (False if dtype.kind == "b" else np.iinfo(dtype).min)

@@ -1,0 +1,158 @@
+"""What a primitive declares (State, Scalar, Primitive) and the lifting contract it relies on.
+
+The contract, in full (docs/writing-a-primitive.md walks through it with an example):
+
+1. ``step`` runs on every device with that device's frontier and state; it may write the state
+   of any vertex, and returns the vertices whose state it changed.
+2. A state array that ``communicate`` names travels after every superstep: each device sends
+   the returned vertices' values (their changes, for ``add``), the communicator delivers them
+   to the vertices' owners (to every device when ``needs_all``), and the receivers combine
+   them with the state's combiner (:mod:`bspgraph.enactor.combiners`). Other state stays
+   where it was written: output state is read from each vertex's owner at the end.
+3. The next frontier on a device is: the returned vertices it owns (all returned vertices when
+   ``needs_all``), and every vertex whose communicated state changed when the updates of other
+   devices were combined in. On one device it is the returned frontier itself.
+4. Scalars are set by ``step`` from the device's own vertices (or its own work); after the
+   exchange the enactor replaces each by its combination over all devices (``reduce``), so
+   ``converged`` and the next ``step`` read the global value on every device.
+5. ``converged`` runs on every device after the scalars are combined; the run stops when it
+   holds on every device (the default, "the frontier is empty", then means: everywhere).
+"""
+
+from __future__ import annotations
+
+import abc
+from dataclasses import dataclass
+from typing import Any
+
+from ..exceptions import ContractError
+from ..frontier import Frontier
+from . import combiners
+
+
+@dataclass(frozen=True)
+class State:
+    """One per-vertex array of a primitive.
+
+    ``dtype`` is a NumPy dtype name, "vertex" (the graph's id dtype) or "weight" (the graph's
+    float weight dtype, float64 when unweighted). ``init`` is a scalar,
+    "max" (the dtype's largest value, so that a min combiner works), "inf", or "id" (the vertex's
+    own id). At the end, values still equal to the "max"/"inf" sentinel become ``unset``.
+    ``when`` names a primitive option that must be true for the array to exist (else None).
+    ``output=False`` marks scratch state that the result leaves out (never copied to the host).
+    """
+
+    name: str
+    dtype: str
+    init: Any = 0
+    unset: Any = None
+    when: str | None = None
+    output: bool = True
+
+
+@dataclass(frozen=True)
+class Scalar:
+    """One global value of a primitive (a 0-d array): the step sets it from the vertices its
+    device owns, and on several devices the enactor replaces it by its combination over all
+    devices (``reduce``: "add", "min" or "max") before ``converged`` runs."""
+
+    name: str
+    dtype: str = "float64"
+    init: Any = 0
+    reduce: str = "add"
+
+
+class Primitive(abc.ABC):
+    """Base class of a primitive: subclasses declare ``state`` and define ``init_frontier`` and
+    ``step``; ``converged`` defaults to "frontier empty".
+
+    ``communicate`` maps state names to their combiner: a name ("min", "max", "add",
+    "replace") or a :class:`~bspgraph.enactor.combiners.Combiner` (``Add(follows="depth")``,
+    ``Follow("depth")`` for state that travels with another's winner). ``needs_all`` says
+    every device must see every update (pull traversal, pointer jumping), not only the
+    owner. ``replicate_graph`` gives every device the whole graph, not only its own vertices'
+    edges (triangle counting reads the neighbours of neighbours); ``Frontier.all`` and
+    ``compute(graph, "vertices")`` still cover the device's own vertices only.
+
+    The module docstring of :mod:`bspgraph.enactor.contract` states what the enactor does with
+    these on several devices: what travels, what the next frontier is, when scalars combine.
+    """
+
+    state: tuple[State, ...] = ()
+    scalars: tuple[Scalar, ...] = ()
+    communicate: dict[str, Any] = {}
+    needs_all: bool = False
+    replicate_graph: bool = False
+
+    def __init__(self, **options: Any):
+        self.options = options
+
+    @abc.abstractmethod
+    def init_frontier(self, graph, state, **params) -> Frontier:
+        """Initialise ``state`` for a run (``params``: e.g. ``source``); return the first frontier."""
+
+    @abc.abstractmethod
+    def step(self, graph, frontier: Frontier, state, iteration: int) -> Frontier:
+        """One BSP superstep: operators on ``frontier``; return the vertices whose state changed."""
+
+    def converged(self, graph, frontier: Frontier, state, iteration: int) -> bool:
+        return not frontier
+
+    def traversed_edges(self, graph, state) -> int:
+        """Edges the run traversed, for GTEPS (default: none counted)."""
+        return 0
+
+
+@dataclass(frozen=True)
+class Contract:
+    """A primitive's declarations resolved and checked: each communicated state's combiner,
+    the keys that followers obey, each scalar's combiner."""
+
+    combiners: dict[str, combiners.Combiner]
+    scalars: dict[str, combiners.Combiner]
+    owner_only: bool  # a replace state: only owners send
+    key: str | None  # the min/max state that ``follows`` states follow
+
+    @property
+    def names(self) -> list[str]:
+        return list(self.combiners)
+
+
+def contract_of(primitive: Primitive, state=None) -> Contract:
+    """``primitive``'s contract; with ``state`` (allocated arrays), dtypes checked too.
+
+    Raises
+    ------
+    ContractError
+        An unknown combiner, a communicated name that is no declared state, a ``follows`` that
+        names no min/max state, replace mixed with other combiners, or a combiner that does not
+        fit its state's dtype; the message names the primitive and the state.
+    """
+    kind = type(primitive).__name__
+    declared = {spec.name for spec in primitive.state}
+    resolved = {}
+    for name, combiner in primitive.communicate.items():
+        where = f"{kind}.communicate[{name!r}]"
+        if name not in declared:
+            raise ContractError(f"{where}: no State named {name!r} (declared: {sorted(declared)})")
+        resolved[name] = combiners.get(combiner, where)
+    for name, combiner in resolved.items():
+        key = combiner.follows
+        if key is not None and not (key in resolved and resolved[key].keyed):
+            raise ContractError(f"{kind}.communicate[{name!r}]: follows {key!r}, which is not "
+                                "a state communicated with 'min' or 'max'")  # fmt: skip
+    keys = {c.follows for c in resolved.values() if c.follows}
+    if len(keys) > 1:
+        raise ContractError(f"{kind}.communicate: states follow {sorted(keys)}; one key at most")
+    owner_only = any(c.owner_only for c in resolved.values())
+    if owner_only and not all(c.owner_only for c in resolved.values()):
+        raise ContractError(f"{kind}.communicate: 'replace' (sent by owners only) cannot be "
+                            "mixed with other combiners in one primitive")  # fmt: skip
+    scalars = {s.name: combiners.get(s.reduce, f"{kind}.scalars[{s.name!r}]")
+               for s in primitive.scalars}  # fmt: skip
+    if state is not None:
+        for name, combiner in resolved.items():
+            array = getattr(state, name)
+            if array is not None:
+                combiner.check(f"{kind}.communicate[{name!r}]", array.dtype)
+    return Contract(resolved, scalars, owner_only, next(iter(keys), None))

@@ -1,0 +1,346 @@
+"""The enactor on P devices: partition, run the unmodified step everywhere, exchange, combine.
+
+Each device holds a subgraph in global vertex ids: the out-edges (and, for pull, the in-edges) of
+the vertices it owns, and every vertex's state ("duplicate-all" proxies, as in the multi-GPU
+Gunrock paper). What happens after each superstep is the lifting contract
+(:mod:`bspgraph.enactor.contract`): a device packages the communicated state of the vertices it
+returned (their changes, for ``add``), the communicator delivers each package to the owners (to
+every device when the primitive ``needs_all``), receivers combine with the declared combiners
+and the vertices whose value changed join the next frontier; then scalars are combined over
+devices, and the run stops when every device has converged.
+"""
+
+from __future__ import annotations
+
+import functools
+import time
+
+import numpy as np
+
+from .. import comm
+from ..backend import backend_of, get_backend, gpu_count
+from ..comm.message import Update
+from ..comm.transport import failing_together
+from ..exceptions import DeviceError
+from ..frontier import Frontier
+from . import checks
+from .contract import Contract, contract_of
+from .layout import _parts, _per_cut, _run_fingerprint
+from .state import allocate, gather
+from .stats import Stats, Superstep
+
+# Several GPUs in one process exchange through the host: CuPy's per-device memory pools are
+# not safe for kernels of one GPU reading another GPU's temporaries (seen as lost updates on
+# rmat 22 with peer copies); one process per GPU (NCCL, MPI) sends device buffers directly.
+HOST = get_backend("numpy")
+
+
+def enact_multi(primitive, graph, device_ids, *, partitioner, communicator, backend, seed,
+                transport=None, check=False, **params):  # fmt: skip
+    """See :func:`bspgraph.enactor.enact`; runs on ``len(device_ids)`` devices.
+
+    ``transport``: None or "local" (every device in this process), "mpi" or "nccl" (one rank
+    per device; ``device_ids`` None, one, or one per rank) or a Transport. When other processes drive some
+    devices, this process builds and runs only its own ones (from the whole ``graph``, or from
+    the part :func:`distribute` made), reduces scalars and convergence over every process, and
+    every process returns the whole result; an error on one process ends them all.
+    """
+    transport, backends = _transport(transport, backend, device_ids)
+    with failing_together(transport):  # with one process, errors propagate as they are
+        return _enact(primitive, graph, transport, backends, partitioner, communicator, seed,
+                      check, params)  # fmt: skip
+
+
+def _enact(primitive, graph, transport, backends, partitioner, communicator, seed, check, params):
+    pattern = comm.get(communicator or "selective")
+    started = time.perf_counter()
+    owner, devices = _parts(primitive, graph, transport, backends, partitioner, seed)
+    if transport.distributed:  # also a barrier: the run's clock starts with every process
+        transport.agree("run", _run_fingerprint(primitive, graph, owner, pattern, backends, params))
+    stats = Stats(devices=transport.size, setup_seconds=time.perf_counter() - started)
+    started = time.perf_counter()
+    local = transport.local
+    owners = {d: _per_cut(graph, owner, backends[d], backends[d].asarray) for d in local}
+    # one process per device: the communicator splits by owner on that device, no copy
+    exchange_owner = owners[local[0]] if transport.distributed else owner
+    each = functools.partial(_on_each, backends)
+    states = each(functools.partial(allocate, primitive), devices)
+    contract = contract_of(primitive, states[local[0]])
+    frontiers = each(functools.partial(primitive.init_frontier, **params), devices, states)
+    if not primitive.needs_all:  # each vertex starts on its owner only
+        frontiers = each(_owned_part, devices, frontiers)
+    bases = each(functools.partial(_bases, contract), devices, states)
+    iteration = 0
+    converged = each(primitive.converged, devices, frontiers, states, iteration)
+    done = all(_everywhere(transport, list(converged.values())))
+    while not done:
+        step_started = time.perf_counter()
+        if check:
+            before = each(checks.snapshot, devices, states)
+        outputs = each(primitive.step, devices, frontiers, states, iteration)
+        if check:
+            each(functools.partial(checks.verify, primitive, contract, iteration), devices,
+                 before, states, outputs)  # fmt: skip
+        for d in local:  # the step's kernels are done: what follows is communication
+            backends[d].synchronize()
+        comm_started = time.perf_counter()
+        packages = each(functools.partial(_package, contract), devices, states, bases, outputs)
+        if not transport.distributed:  # GPUs of one process exchange through host memory
+            packages = {d: _to(HOST, update) for d, update in packages.items()}
+        updates = [packages.get(d) for d in range(transport.size)]
+        received, traffic = pattern.exchange(
+            updates, owner=exchange_owner, to_all=primitive.needs_all, transport=transport,
+            combine=lambda a, b: merge(contract, _concat(a, b)),
+        )  # fmt: skip
+        for d in local:
+            backends[d].synchronize()
+        comm_seconds = time.perf_counter() - comm_started
+        frontiers = each(functools.partial(_next_frontier, primitive, contract), devices, states,
+                         bases, outputs, dict(enumerate(received)))  # fmt: skip
+        sync_started = time.perf_counter()
+        _combine_scalars(contract, states, transport)
+        iteration += 1
+        converged = each(primitive.converged, devices, frontiers, states, iteration)
+        counts = [sum(len(f) for f in frontiers.values()), traffic.messages, traffic.bytes,
+                  sum(not c for c in converged.values())]  # fmt: skip
+        size, messages, nbytes, running = _sum(transport, counts)  # one collective a superstep
+        sync_seconds = time.perf_counter() - sync_started
+        done = running == 0
+        stats.supersteps.append(Superstep(
+            size, time.perf_counter() - step_started, messages=messages, bytes=nbytes,
+            rounds=traffic.rounds, comm_seconds=comm_seconds, sync_seconds=sync_seconds,
+        ))  # fmt: skip
+    for d in local:
+        backends[d].synchronize()
+    stats.seconds = time.perf_counter() - started
+    stats.iterations = iteration
+    traversed = each(primitive.traversed_edges, devices, states)
+    (stats.edges,) = _sum(transport, [sum(traversed.values())])
+    if transport.distributed:
+        _share_owned(primitive, devices, states, transport)
+        return gather(primitive, states[local[0]]), stats
+    return _gather(primitive, states, owner), stats
+
+
+def _transport(transport, backend, device_ids) -> tuple[comm.Transport, dict]:
+    """The Transport, and the Backend of each device it drives in this process."""
+    if transport is None or transport == "local":
+        backends = _backends(backend, device_ids or [0])
+        return comm.Local(len(backends)), dict(enumerate(backends))
+    if transport == "mpi":
+        from .comm.mpi import MPITransport
+
+        transport = MPITransport(backend=backend)
+    elif transport == "nccl":
+        from .comm.nccl import NCCLTransport
+
+        transport = NCCLTransport()
+    if not isinstance(transport, comm.Transport):
+        raise ValueError(
+            f"transport={transport!r}: expected 'local', 'mpi', 'nccl' or a Transport instance"
+        )
+    if not transport.distributed:
+        if device_ids is not None and len(device_ids) != transport.size:
+            raise DeviceError(f"devices={device_ids}: transport {transport!r} has "
+                              f"{transport.size} devices")  # fmt: skip
+        backends = _backends(backend, device_ids or list(range(transport.size)))
+        return transport, dict(enumerate(backends))
+    if device_ids is not None and len(device_ids) not in (1, transport.size):
+        raise DeviceError(
+            f"devices={device_ids}: transport {transport!r} has one device per process, "
+            f"{transport.size} in all; leave devices out (or pass {transport.size})"
+        )
+    return transport, {d: transport.backend for d in transport.local}
+
+
+def _backends(name, device_ids):
+    backend = get_backend(name)
+    if not backend.is_gpu:
+        return [backend] * len(device_ids)  # virtual devices in one process
+    available = gpu_count()
+    if max(device_ids) >= available:
+        raise DeviceError(f"devices={device_ids}: {available} GPU(s) usable on this machine")
+    return [get_backend("cupy", d) for d in device_ids]
+
+
+def _owned_part(graph, frontier: Frontier) -> Frontier:
+    """The vertices of ``frontier`` that ``graph``'s device owns."""
+    ids = frontier.ids
+    return Frontier.from_ids(graph, ids[graph.context.owned[ids]])
+
+
+def _combine_scalars(contract: Contract, states, transport) -> None:
+    """Every scalar replaced, on every device, by its combiner's reduction over all devices."""
+    if not contract.scalars:
+        return
+    names = list(contract.scalars)
+    values = _everywhere(transport, [[getattr(s, name).item() for name in names]
+                                     for s in states.values()])  # fmt: skip
+    for k, (name, combiner) in enumerate(contract.scalars.items()):
+        total = combiner.reduce([device[k] for device in values])
+        for s in states.values():
+            getattr(s, name)[...] = total
+
+
+def _everywhere(transport, values: list) -> list:
+    """The ``values`` of this process's devices -> those of every device, in device order."""
+    return [value for process in transport.allgather(values) for value in process]
+
+
+def _sum(transport, numbers: list) -> list:
+    """Element-wise sums of ``numbers`` over the processes."""
+    return [sum(column) for column in zip(*transport.allgather(numbers))]
+
+
+def _on_each(backends, fn, devices: dict, *per_device_and_constants):
+    """``fn(devices[d], *(a[d] for per-device dicts a), *constants)`` for every device d in
+    ``devices``, with d's GPU current; a dict of the results."""
+    results = {}
+    for d in devices:
+        args = [a[d] if isinstance(a, dict) else a for a in per_device_and_constants]
+        with backends[d].activate():
+            results[d] = fn(devices[d], *args)
+    return results
+
+
+def _bases(contract: Contract, graph, state) -> dict:
+    """Copies of the ``add`` state, against which a device's changes in a superstep are
+    measured (kept equal to the state at every vertex a superstep touched)."""
+    return {name: getattr(state, name).copy() for name, combiner in contract.combiners.items()
+            if combiner.ships_change and getattr(state, name) is not None}  # fmt: skip
+
+
+def _package(contract: Contract, graph, state, bases, output: Frontier) -> Update:
+    """The communicated state of the ``output`` vertices (the change since the last superstep,
+    for ``add``); owners only send when the combiners are ``replace``."""
+    if not contract.owner_only:
+        ids = output.ids
+    elif output.is_dense:  # one pass over the mask (PageRank's every owned vertex)
+        ids = graph.xp.flatnonzero(output.mask & graph.context.owned).astype(graph.indices.dtype)
+    else:
+        ids = output.ids[graph.context.owned[output.ids]]
+    values = {}
+    for name in contract.names:
+        array = getattr(state, name)
+        if array is not None:
+            values[name] = array[ids] - bases[name][ids] if name in bases else array[ids]
+    return Update(ids, values)
+
+
+def _concat(a: Update, b: Update) -> Update:
+    xp = backend_of(a.ids).xp
+    values = {name: xp.concatenate([a.values[name], b.values[name]]) for name in a.values}
+    return Update(xp.concatenate([a.ids, b.ids]), values)
+
+
+def merge(contract: Contract, update: Update) -> Update:
+    """One entry per id of ``update``, each column by its combiner; entries of a ``follows``
+    state are those of the key's winner (or, for ``add``, its ties)."""
+    backend = backend_of(update.ids)
+    xp = backend.xp
+    if update.ids.size == 0:
+        return update
+    key = contract.key
+    order = xp.arange(update.ids.size)
+    if key is not None and key in update.values:  # the key's best first within each id
+        value = update.values[key]
+        best_first = -value if contract.combiners[key].name == "max" else value
+        order = xp.argsort(best_first, kind="stable")
+    order = order[xp.argsort(update.ids[order], kind="stable")]
+    ids = update.ids[order]
+    first = xp.ones(ids.size, dtype=bool)
+    first[1:] = ids[1:] != ids[:-1]
+    segment = xp.cumsum(first) - 1
+    count = int(first.sum())
+    tied = None
+    if key is not None and key in update.values:
+        ranked = update.values[key][order]
+        tied = ranked == ranked[first][segment]
+    values = {}
+    for name, column in update.values.items():
+        combiner = contract.combiners[name]
+        values[name] = combiner.merge(backend, column[order], segment, count, first,
+                                      tied if combiner.follows else None)  # fmt: skip
+    return Update(ids[first], values)
+
+
+def _next_frontier(primitive, contract: Contract, graph, state, bases, output: Frontier,
+                   inbox: list[Update]) -> Frontier:  # fmt: skip
+    """Combine each Update of ``inbox`` (each with distinct ids, as communicators deliver)
+    into ``state`` in turn; the next frontier (the contract's rule 3): the returned vertices
+    this device owns (all of them when ``needs_all``) and the vertices whose communicated
+    state changed here. A fresh Frontier: what the step's producer knew (``passed``,
+    ``pulled_from``) described one device's view, not this union."""
+    mine = output if primitive.needs_all else _owned_part(graph, output)
+    arrived, touched = [], [output.ids]
+    for update in inbox:
+        update = _to(graph.backend, update)
+        improved = _combine(contract, state, update, graph.xp)
+        touched.append(update.ids)
+        if len(mine) < graph.num_vertices:  # else every vertex is in the frontier already
+            arrived.append(Frontier.from_ids(graph, update.ids[improved]))
+    for name, base in bases.items():  # the changes sent and received are now the baseline
+        array = getattr(state, name)
+        for ids in touched:
+            base[ids] = array[ids]
+    union = Frontier.union(graph, mine, *arrived)
+    if union.is_dense:
+        return Frontier.from_mask(graph, union.mask, size=len(union), out_edges=union.out_edges)
+    return Frontier.from_ids(graph, union.ids, out_edges=union.out_edges)
+
+
+def _to(backend, update: Update) -> Update:
+    return Update(
+        backend.asarray(update.ids), {n: backend.asarray(v) for n, v in update.values.items()}
+    )
+
+
+def _combine(contract: Contract, state, update: Update, xp):
+    """Apply ``update`` (distinct ids) to ``state`` with the contract's combiners; return a
+    bool per id, True where the vertex's state changed. Each ``follows`` state sees whether
+    its key's incoming value won or tied against the value held before. Every column is
+    written whole at ``ids``: no compaction, no host synchronisation."""
+    ids = update.ids
+    outcome = {}
+    for key in {c.follows for c in contract.combiners.values() if c.follows}:
+        current, incoming = getattr(state, key)[ids], update.values[key]
+        _, won = contract.combiners[key].apply(xp, current, incoming)
+        outcome[key] = won, incoming == current
+    improved = xp.zeros(ids.size, dtype=bool)
+    for name, combiner in contract.combiners.items():
+        array = getattr(state, name)
+        if array is None:
+            continue
+        won, tied = outcome.get(combiner.follows, (None, None))
+        array[ids], changed = combiner.apply(xp, array[ids], update.values[name], won, tied)
+        improved |= changed
+    return improved
+
+
+def _share_owned(primitive, devices, states, transport) -> None:
+    """Give every process's device the output state of every vertex from its owner: one
+    exchange round over the transport (device to device on NCCL), each owner to all peers."""
+    (d,) = transport.local
+    graph, state = devices[d], states[d]
+    names = [spec.name for spec in primitive.state
+             if spec.output and getattr(state, spec.name) is not None]  # fmt: skip
+    ids = graph.owned_ids()
+    mine = Update(ids, {name: getattr(state, name)[ids] for name in names})
+    sends = [(d, peer, mine) for peer in range(transport.size) if peer != d]
+    inbox, _ = transport.exchange_round(sends, num_vertices=graph.num_vertices)
+    for update in inbox[d]:
+        for name in names:
+            getattr(state, name)[update.ids] = update.values[name]
+
+
+def _gather(primitive, states, owner) -> dict[str, np.ndarray]:
+    """Each vertex's values from its owner's device, all devices in this process."""
+    hosts = {d: gather(primitive, s) for d, s in states.items()}
+    result = dict(next(iter(hosts.values())))
+    names = [spec.name for spec in primitive.state if result.get(spec.name) is not None]
+    for name in names:
+        result[name] = result[name].copy()
+        for d, host in hosts.items():
+            mine = owner == d
+            result[name][mine] = host[name][mine]
+    return result

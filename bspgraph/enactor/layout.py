@@ -1,0 +1,182 @@
+"""How a graph is laid out over devices: the cut (owner of every vertex), each device's part,
+and what every process of a run must agree on."""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+
+import numpy as np
+
+from .. import partitioners
+from ..backend import to_host
+from ..comm.transport import failing_together
+from ..graph.context import RunContext
+from ..graph.graph import CSR, Graph
+
+
+def _parts(primitive, graph, transport, backends, partitioner, seed):
+    """``owner`` and the subgraph of each local device: cut here, or by :func:`distribute`."""
+    part = getattr(graph, "partition", None)
+    if part is None:
+        cutter = partitioners.get(partitioner or "random")
+        key = ("parts", repr(cutter), transport.size, seed, primitive.replicate_graph,
+               tuple((d, backends[d].name, backends[d].device) for d in transport.local))  # fmt: skip
+        if key in graph.cache:  # the same cut on the same devices: built once per graph
+            return graph.cache[key]
+        host = graph.to("numpy")
+        owner = cutter(host, transport.size, seed=seed)
+        devices = {d: _subgraph(host, owner, d, transport.size,
+                                primitive.replicate_graph).to(backends[d])
+                   for d in transport.local}  # fmt: skip
+    else:
+        owner = part.owner
+        expected = f"distribute(partitioner={part.partitioner}, seed={part.seed}) on {part.parts}"
+        if (part.parts != transport.size or tuple(transport.local) != (part.device,)
+                or seed != part.seed or (partitioner is not None and
+                                         repr(partitioners.get(partitioner)) != part.partitioner)):  # fmt: skip
+            raise ValueError(
+                f"the graph is device {part.device}'s part from {expected} devices; the run "
+                f"asks for device(s) {list(transport.local)} of {transport.size}, partitioner="
+                f"{partitioner!r}, seed={seed}"
+            )
+        if primitive.replicate_graph and not part.replicated:
+            raise ValueError(
+                f"{type(primitive).__name__} needs the whole graph on every device: "
+                "distribute(..., replicate=True)"
+            )
+        devices = {part.device: graph.to(backends[part.device])}
+    if part is None:
+        graph.cache[key] = owner, devices
+    return owner, devices
+
+
+@dataclass(frozen=True, eq=False)
+class Partition:
+    """How :func:`distribute` cut a graph; set as ``part.partition`` on the part it returns."""
+
+    device: int
+    parts: int
+    owner: np.ndarray  # host int32, owner[v] for every vertex
+    partitioner: str
+    seed: int
+    replicated: bool
+    out_degree: np.ndarray  # of the whole graph, for the cost models
+    in_degree: np.ndarray
+    num_edges: int  # of the whole graph
+    digest: str  # of the whole graph
+
+
+def distribute(graph: Graph, transport, *, partitioner=None, seed: int = 0,
+               replicate: bool = False) -> Graph:  # fmt: skip
+    """This process's part of ``graph`` for a run over a multi-process ``transport``.
+
+    Every process passes the whole graph (each rank reads the file); the ranks first check that
+    they hold the same graph (vertex and edge counts, a hash of the CSR), then each computes the
+    same ``owner`` (partitioners are deterministic for a seed) and keeps only the out-edges of
+    its own vertices (and their in-edges on a directed graph), or everything with
+    ``replicate=True`` (triangle counting). Drop every reference to ``graph`` afterwards: what
+    stays is the part, the owner array and the whole graph's degrees (O(V)). Run a primitive on
+    the part with the same ``transport``, ``partitioner`` and ``seed`` (or none).
+
+    Raises
+    ------
+    CommunicationError
+        The ranks hold different graphs (on every rank).
+    """
+    (device,) = transport.local
+    with failing_together(transport):
+        host = graph.to("numpy")
+        digest = _graph_digest(graph)
+        transport.agree("graph", {"vertices": host.num_vertices, "edges": host.num_edges,
+                                  "directed": host.directed, "digest": digest})  # fmt: skip
+        cutter = partitioners.get(partitioner or "random")
+        owner = cutter(host, transport.size, seed=seed)
+        part = _subgraph(host, owner, device, transport.size, replicate)
+        part.partition = Partition(device, transport.size, owner, repr(cutter), seed, replicate,
+                                   to_host(host.out_degree()), to_host(host.in_degree()),
+                                   host.num_edges, digest)  # fmt: skip
+        return part
+
+
+def _graph_digest(graph: Graph) -> str:
+    """A hash of the whole graph, computed once per Graph (a part carries its whole graph's)."""
+    part = getattr(graph, "partition", None)
+    if part is not None:
+        return part.digest
+    if "digest" not in graph.cache:
+        host = graph.to("numpy")
+        arrays = (host.forward.offsets, host.forward.indices, host.forward.weights)
+        graph.cache["digest"] = _digest(f"{host.num_vertices}:{host.directed}", *arrays)
+    return graph.cache["digest"]
+
+
+def _digest(*items) -> str:
+    """A short hash of strings and host arrays (dtype, shape and bytes)."""
+    h = hashlib.blake2b(digest_size=12)
+    for item in items:
+        if item is None:
+            h.update(b"None")
+        elif isinstance(item, str):
+            h.update(item.encode())
+        else:
+            array = np.ascontiguousarray(to_host(item))
+            h.update(f"{array.dtype.str}{array.shape}".encode())
+            h.update(array.view(np.uint8).reshape(-1) if array.size else b"")
+    return h.hexdigest()
+
+
+def _per_cut(graph: Graph, owner, what, make):
+    """``make(owner)``, computed once per cut of ``graph`` (cuts are cached in graph.cache) and
+    ``what`` (a hashable tag): an O(V) upload or hash would otherwise open every run."""
+    key = (what, id(owner))
+    if graph.cache.get(key, (None,))[0] is not owner:  # the id of a freed array may be reused
+        graph.cache[key] = owner, make(owner)
+    return graph.cache[key][1]
+
+
+def _describe(options: dict) -> str:
+    """Options as a string that compares equal across processes (arrays by their hash)."""
+
+    def one(value):
+        return _digest(value) if hasattr(value, "shape") else repr(value)
+
+    return ", ".join(f"{key}={one(value)}" for key, value in sorted(options.items()))
+
+
+def _run_fingerprint(primitive, graph, owner, pattern, backends, params) -> dict:
+    """What every process of one run must agree on."""
+    return {
+        "graph": _graph_digest(graph),
+        "primitive": f"{type(primitive).__name__}({_describe(primitive.options)})",
+        "parameters": _describe(params),
+        "communicator": repr(pattern),
+        "partition": _per_cut(graph, owner, "digest", _digest),
+        "backend": sorted({b.name for b in backends.values()}),
+    }
+
+
+def _subgraph(host: Graph, owner: np.ndarray, device: int, parts: int, replicate: bool) -> Graph:
+    """Device ``device``'s part: the rows of the vertices it owns (out-edges, and in-edges for
+    directed graphs), or the whole graph when the primitive asks for it (``replicate_graph``),
+    with its run context (owned vertices, the whole graph's degrees)."""
+    owned = owner == device
+    degrees = (to_host(host.out_degree()), to_host(host.in_degree()), host.num_edges)
+    context = RunContext(owned, parts, degrees)
+    if replicate:
+        return Graph(host.forward, host.num_vertices, directed=host.directed, backend=host.backend,
+                     summary=host.summary, reverse=host.reverse if host.directed else None,
+                     context=context)  # fmt: skip
+
+    def rows(csr: CSR) -> CSR:
+        degree = np.diff(csr.offsets) * owned
+        keep = np.repeat(owned, np.diff(csr.offsets))
+        offsets = np.zeros_like(csr.offsets)
+        np.cumsum(degree, out=offsets[1:])
+        weights = None if csr.weights is None else csr.weights[keep]
+        return CSR(offsets, csr.indices[keep], weights)
+
+    forward = rows(host.forward)
+    reverse = rows(host.reverse) if host.directed else None
+    return Graph(forward, host.num_vertices, directed=host.directed, backend=host.backend,
+                 summary=host.summary, reverse=reverse, context=context)  # fmt: skip

@@ -1,0 +1,133 @@
+"""The BSP loop on one device, and ``enact``, which runs it or hands the run to several."""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import time
+from typing import Any
+
+import numpy as np
+
+from .. import memory
+from ..backend import get_backend
+from . import checks
+from .contract import Primitive, contract_of
+from .state import allocate, gather
+from .stats import Stats, Superstep
+
+
+def enact(
+    primitive: Primitive,
+    graph,
+    *,
+    devices: int | list[int] | None = None,
+    partitioner=None,
+    communicator=None,
+    backend=None,
+    seed: int = 0,
+    transport=None,
+    keep_on_device: bool = False,
+    check: bool = False,
+    **params: Any,
+) -> tuple[dict[str, np.ndarray], Stats]:
+    """Run ``primitive`` on ``graph`` until it converges; return host state arrays and stats.
+
+    ``devices`` is a count or a list of device ids (default 1); with more than one, the graph is
+    partitioned by ``partitioner`` and updates travel by ``communicator``, as the lifting
+    contract says (:mod:`bspgraph.enactor.contract`).
+    ``backend`` is "numpy", "cupy" or None (CuPy when a GPU is usable). ``params`` go to
+    ``init_frontier`` (for example ``source``). ``transport`` ("local", "mpi" or a Transport)
+    moves updates between devices; with "mpi" there is one device per rank (``devices`` left out
+    or the number of ranks) and every rank returns the whole result. ``keep_on_device``
+    leaves the arrays of a one-device run on its device (for a primitive that chains runs, as
+    betweenness does); several devices always gather to the host. ``check`` compares the state
+    with a snapshot after every step (slow: for tests, as ``bspgraph.testing.assert_lifts``).
+
+    Raises
+    ------
+    ContractError
+        The primitive's declarations do not fit (an unknown combiner, one that does not fit
+        its state's dtype); with ``check``, a step changed state the enactor cannot carry.
+    """
+    _check_params(primitive, params)
+    device_ids = _device_ids(devices)
+    if (len(device_ids) > 1 or partitioner is not None or communicator is not None
+            or transport is not None):  # fmt: skip
+        from .distributed import enact_multi
+
+        return enact_multi(primitive, graph, None if devices is None else device_ids,
+                           partitioner=partitioner, communicator=communicator, backend=backend,
+                           seed=seed, transport=transport, check=check, **params)  # fmt: skip
+    target = get_backend(backend, device_ids[0])
+    memory.check(primitive, graph, target)  # before any copy: OutOfDeviceMemory, not a CUDA OOM
+    with target.activate():
+        return _enact_one(primitive, graph.to(target), params, keep_on_device, check)
+
+
+def _enact_one(primitive, graph, params, keep_on_device=False, check=False):
+    stats = Stats()
+    started = time.perf_counter()
+    state = allocate(primitive, graph)
+    contract = contract_of(primitive, state)  # ContractError now, not on several devices later
+    frontier = primitive.init_frontier(graph, state, **params)
+    iteration = 0
+    while not primitive.converged(graph, frontier, state, iteration):
+        step_started = time.perf_counter()
+        before = checks.snapshot(graph, state) if check else None
+        frontier = primitive.step(graph, frontier, state, iteration)
+        if check:
+            checks.verify(primitive, contract, iteration, graph, before, state, frontier)
+        sizes = (*frontier.passed, len(frontier))  # a repeated advance ran several levels
+        iteration += len(sizes)
+        seconds = (time.perf_counter() - step_started) / len(sizes)  # shared out evenly
+        stats.supersteps.extend(Superstep(size, seconds) for size in sizes)
+    graph.backend.synchronize()
+    stats.seconds = time.perf_counter() - started
+    stats.iterations = iteration
+    stats.edges = primitive.traversed_edges(graph, state)
+    return gather(primitive, state, host=not keep_on_device), stats
+
+
+RUN_OPTIONS = ("devices", "partitioner", "communicator", "backend", "seed", "transport", "check")
+
+
+def _check_params(primitive: Primitive, params: dict) -> None:
+    """TypeError naming the keyword arguments that neither ``enact`` nor the primitive's
+    ``init_frontier`` takes (a typo would otherwise surface from inside the primitive)."""
+    accepted = _init_parameters(type(primitive))
+    if accepted is None:
+        return
+    unknown = sorted(set(params) - accepted)
+    if unknown:
+        raise TypeError(
+            f"{type(primitive).__name__}: unexpected keyword argument(s) "
+            f"{', '.join(map(repr, unknown))}; the run options are {', '.join(RUN_OPTIONS)}"
+        )
+
+
+@functools.cache
+def _init_parameters(kind: type) -> frozenset | None:
+    """The names ``kind.init_frontier`` takes, None if it takes any (``**params``); read once
+    a class (``inspect.signature`` costs tens of microseconds a call)."""
+    parameters = inspect.signature(kind.init_frontier).parameters.values()
+    if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters):
+        return None
+    return frozenset(p.name for p in parameters)
+
+
+def _device_ids(devices) -> list[int]:
+    if devices is None:
+        return [0]
+    if isinstance(devices, (int, np.integer)) and not isinstance(devices, bool):
+        if devices < 1:
+            raise ValueError(f"devices={devices}: expected a count >= 1 or a list of device ids")
+        return list(range(int(devices)))
+    if isinstance(devices, (str, bytes, bool)) or not hasattr(devices, "__iter__"):
+        raise ValueError(f"devices={devices!r}: expected a count >= 1 or a list of device ids")
+    ids = list(devices)
+    if not all(isinstance(d, (int, np.integer)) and not isinstance(d, bool) for d in ids):
+        raise ValueError(f"devices={devices!r}: device ids must be integers")
+    if not ids or len(set(ids)) != len(ids) or min(ids) < 0:
+        raise ValueError(f"devices={devices!r}: expected distinct non-negative device ids")
+    return [int(d) for d in ids]

@@ -1,0 +1,54 @@
+"""What a run did: per-superstep records and the run's totals."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+@dataclass
+class Superstep:
+    """What one BSP superstep did: output frontier size, time, and communication (messages,
+    bytes and rounds over all devices; ``comm_seconds``, this process's wall time from the end
+    of its devices' step kernels to the end of the exchange: packing, sending, receiving;
+    ``sync_seconds``, its wall time in the superstep's collectives over processes, the scalars
+    and the stop test: mostly waiting for the slowest process; near 0 in one process). The
+    levels of a repeated advance (several supersteps in one launch) share its time evenly."""
+
+    frontier: int
+    seconds: float
+    messages: int = 0
+    bytes: int = 0
+    rounds: int = 0
+    comm_seconds: float = 0.0
+    sync_seconds: float = 0.0
+
+
+@dataclass
+class Stats:
+    """Iterations, wall time, per-superstep records and traversed edges of one run.
+
+    ``seconds`` times the BSP run (allocation, supersteps, synchronisation); ``setup_seconds``
+    the partitioning and copying to devices before it (0 on one device, or when reused).
+    """
+
+    iterations: int = 0
+    seconds: float = 0.0
+    setup_seconds: float = 0.0
+    edges: int = 0
+    devices: int = 1
+    supersteps: list[Superstep] = field(default_factory=list)
+
+    @classmethod
+    def combine(cls, runs: list[Stats]) -> Stats:
+        """One record for several runs: counts and times added, supersteps concatenated."""
+        return cls(
+            iterations=sum(r.iterations for r in runs), seconds=sum(r.seconds for r in runs),
+            setup_seconds=sum(r.setup_seconds for r in runs), edges=sum(r.edges for r in runs),
+            devices=max((r.devices for r in runs), default=1),
+            supersteps=[s for r in runs for s in r.supersteps],
+        )  # fmt: skip
+
+    @property
+    def gteps(self) -> float:
+        """Traversed edges per second, in billions."""
+        return self.edges / self.seconds / 1e9 if self.seconds > 0 else 0.0

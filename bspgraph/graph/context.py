@@ -1,0 +1,41 @@
+"""The run context: what the enactor tells operators and primitives about the run on a device."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+
+@dataclass(frozen=True, eq=False)
+class RunContext:
+    """The run as one device sees it (Gunrock's context): set by the enactor on each device's
+    part of the graph (``graph.context``), read by operators and primitives, so that neither
+    asks how the graph was cut.
+
+    ``owned``: a bool mask of the vertices whose edges and results this device holds (None:
+    every vertex); ``parts``: the devices of the run; ``degrees``: ``(out_degree, in_degree,
+    num_edges)`` of the whole graph on this device's backend, for cost models (None: this
+    graph's own), so that every device takes the same decision.
+    """
+
+    owned: Any = None
+    parts: int = 1
+    degrees: tuple | None = None
+
+    @property
+    def global_view(self) -> bool:
+        """Whether the frontier, state and edges this device sees are the whole run's (one
+        device): then a decision taken from them alone is every device's (Beamer's rule by
+        frontier size after a pull, several levels in one advance, one-device shortcuts)."""
+        return self.parts == 1
+
+    def to(self, backend) -> RunContext:
+        """This context with its arrays on ``backend``."""
+        if self.owned is None and self.degrees is None:
+            return self
+        owned = None if self.owned is None else backend.asarray(self.owned)
+        degrees = None
+        if self.degrees is not None:
+            out_degree, in_degree, edges = self.degrees
+            degrees = (backend.asarray(out_degree), backend.asarray(in_degree), edges)
+        return RunContext(owned, self.parts, degrees)
