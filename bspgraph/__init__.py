@@ -1,11 +1,12 @@
 """bspgraph: Gunrock-style frontier operators and a BSP enactor on NumPy and CuPy."""
 
-from . import comm, frontier, partitioners
+from . import comm, frontier, partitioners, testing
 from .backend import get_backend
-from .enactor import Primitive, Scalar, State, Stats, enact
+from .enactor import Primitive, Scalar, State, Stats, combiners, enact
 from .exceptions import (
     BspgraphError,
     CommunicationError,
+    ContractError,
     ConvergenceError,
     DeviceError,
     DistanceOverflow,
@@ -18,17 +19,19 @@ from .primitives import (
     betweenness_centrality,
     bfs,
     connected_components,
+    core_number,
     pagerank,
     sssp,
     triangle_count,
 )
 
 __all__ = [
-    "BspgraphError", "CommunicationError", "ConvergenceError", "DeviceError", "DistanceOverflow",
-    "Graph",
+    "BspgraphError", "CommunicationError", "ContractError", "ConvergenceError", "DeviceError",
+    "DistanceOverflow", "Graph",
     "GraphFormatError", "PathCountOverflow", "Primitive", "Scalar", "State", "Stats",
-    "betweenness_centrality", "bfs", "comm", "connected_components", "enact", "frontier",
+    "betweenness_centrality", "bfs", "combiners", "comm", "connected_components", "core_number",
+    "enact", "frontier",
     "generators", "get_backend", "load_npz", "pagerank", "partitioners", "read_edgelist",
-    "read_mtx", "save_npz", "sssp", "triangle_count", "write_mtx",
+    "read_mtx", "save_npz", "sssp", "testing", "triangle_count", "write_mtx",
 ]  # fmt: skip
 __version__ = "0.1.0"

@@ -156,7 +156,9 @@ class damped_update:  # noqa: N801
             return kernels.damped_update(graph, pulled, self.rank, self.contribution, self.scale,
                                          self.sink, self.teleport, self.error, self.dangling,
                                          self.alpha)  # fmt: skip
-        mine = slice(None) if graph.context.owned is None else graph.owned_ids()  # views on one device
+        mine = (
+            slice(None) if graph.context.owned is None else graph.owned_ids()
+        )  # views on one device
         alpha, teleport = self.alpha, self.teleport
         if pulled is not None:
             pulled = pulled[mine]

@@ -3,6 +3,7 @@
 from .bc import BCResult, betweenness_centrality
 from .bfs import BFS, BFSResult, bfs
 from .cc import CC, CCResult, connected_components
+from .kcore import CoreResult, KCore, core_number
 from .pagerank import PageRank, PageRankResult, pagerank
 from .sssp import SSSP, SSSPResult, sssp
 from .tc import TC, TCResult, triangle_count
@@ -10,3 +11,4 @@ from .tc import TC, TCResult, triangle_count
 __all__ = ["BFS", "BFSResult", "SSSP", "SSSPResult", "bfs", "sssp"]
 __all__ += ["BCResult", "betweenness_centrality", "CC", "CCResult", "connected_components"]
 __all__ += ["PageRank", "PageRankResult", "pagerank", "TC", "TCResult", "triangle_count"]
+__all__ += ["CoreResult", "KCore", "core_number"]

@@ -76,13 +76,19 @@ class Backward(Primitive):
     def step(self, graph, frontier, state, iteration):
         deepest = self.options["deepest"]  # plus.times over the out-edges into the level below
         # the level below: the frontier itself on one device (on several, what changed there)
-        below = frontier if graph.context.global_view else _at_depth(graph, state, deepest - iteration)
+        below = (
+            frontier if graph.context.global_view else _at_depth(graph, state, deepest - iteration)
+        )
         share = graph.xp.zeros(graph.num_vertices)  # (1 + delta) / sigma, there only
         share[below.ids] = (1 + state.delta[below.ids]) / state.sigma[below.ids]
         level = _at_depth(graph, state, deepest - 1 - iteration)  # the same on every device
         ids = level.ids  # a vertex's out-edges are on its owner: elsewhere its sum is 0, replaced
         state.delta[ids] = state.sigma[ids] * fr.neighbor_reduce(
-            graph, share, "sum", frontier=level, sources=below if graph.context.global_view else None
+            graph,
+            share,
+            "sum",
+            frontier=level,
+            sources=below if graph.context.global_view else None,
         )  # one device: a push from ``below`` when its edges are fewer
         return level  # their dependencies are final: the enactor sends them
 

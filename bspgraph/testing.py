@@ -1,0 +1,180 @@
+"""Testing helpers for primitives, your own included: does it lift to several devices?
+
+:func:`assert_lifts` runs a primitive (or a function that runs one) on random graphs drawn by
+hypothesis, on 1 to 5 virtual devices with every partitioner and communicator, and asserts that
+each run gives the one-device answer; a failure shrinks to the smallest graph that shows it. It
+needs hypothesis (``pip install hypothesis``, in the ``dev`` extra).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any
+
+import numpy as np
+
+from .enactor import Primitive, Stats, enact
+from .graph import Graph
+
+PARTITIONERS = ("random", "biased", "edge_balanced")
+COMMUNICATORS = ("broadcast", "selective", "butterfly:1", "butterfly:2", "butterfly:3")
+
+
+def graphs(
+    *,
+    max_vertices: int = 16,
+    max_edges: int = 48,
+    directed: bool | None = None,
+    weighted: bool | None = None,
+    self_loops: bool = True,
+):
+    """A hypothesis strategy of small NumPy Graphs: the empty graph, single vertices, isolated
+    vertices, several components, sinks, duplicate edges, self-loops (unless ``self_loops`` is
+    False) and integer weights 0..9 (when ``weighted`` is None or True) all occur.
+    ``directed`` / ``weighted``: None draws either."""
+    from hypothesis import strategies as st
+
+    @st.composite
+    def draw_graph(draw):
+        n = draw(st.integers(0, max_vertices))
+        m = draw(st.integers(0, max_edges if n else 0))
+        ids = st.integers(0, max(n - 1, 0))
+        src = np.array(draw(st.lists(ids, min_size=m, max_size=m)), dtype=np.int64)
+        dst = np.array(draw(st.lists(ids, min_size=m, max_size=m)), dtype=np.int64)
+        weights = draw(st.lists(st.integers(0, 9), min_size=m, max_size=m))
+        is_weighted = draw(st.booleans()) if weighted is None else weighted
+        is_directed = draw(st.booleans()) if directed is None else directed
+        return Graph.from_edges(
+            src, dst, np.array(weights, dtype=float) if is_weighted else None, num_vertices=n,
+            directed=is_directed, self_loops=self_loops, backend="numpy",
+        )  # fmt: skip
+
+    return draw_graph()
+
+
+def assert_lifts(
+    primitive_or_function: Primitive | Callable[..., Any],
+    graphs: Any = None,
+    *,
+    params: dict | Callable[[Graph], dict] | None = None,
+    devices: Iterable[int] = range(1, 6),
+    partitioners: Sequence[str] = PARTITIONERS,
+    communicators: Sequence[Any] = COMMUNICATORS,
+    max_examples: int = 20,
+    rtol: float = 1e-9,
+    atol: float = 1e-12,
+) -> None:
+    """Assert that a primitive gives its one-device answer on every device count x partitioner
+    x communicator, in checked runs (``enact(check=True)``) on NumPy virtual devices.
+
+    Parameters
+    ----------
+    primitive_or_function : Primitive or callable
+        A Primitive instance (run with ``bspgraph.enact``; its result is the dict of state
+        arrays and scalars), or a function ``f(graph, **run)`` that passes ``run`` (devices,
+        partitioner, communicator, backend, check) on to ``enact`` or a built-in primitive and
+        returns arrays, a dict or a result dataclass (``stats`` is left out of comparisons).
+    graphs : hypothesis strategy of Graph, or a sequence of Graphs, optional
+        Default :func:`graphs`. A strategy is searched for ``max_examples`` graphs, and a
+        failure shrinks to the smallest failing one; a sequence is run as it is.
+    params : dict or callable graph -> dict, optional
+        Keyword arguments of ``init_frontier`` (e.g. ``lambda g: {"source": 0}``), for a
+        Primitive instance; skip a graph by returning None.
+    devices, partitioners, communicators
+        The grid; communicators by name ("butterfly:2" for a fanout of 2) or instance.
+    rtol, atol
+        Tolerances for floating-point results; everything else must be equal.
+
+    Raises
+    ------
+    AssertionError
+        A run differs from the one-device run; the message names the run, the first
+        differing value and the graph's edges.
+    ContractError
+        A step breaks the lifting contract in a way a checked run detects (named state and
+        vertex), on one device or several.
+    """
+    run = _runner(primitive_or_function, params)
+    cells = [(p, part, comm) for p in devices for part in partitioners for comm in communicators]
+
+    def check(graph: Graph) -> None:
+        expected = run(graph, devices=1, backend="numpy", check=True)
+        if expected is _SKIP:
+            return
+        for p, partitioner, communicator in cells:
+            cell = f"devices={p}, partitioner={partitioner!r}, communicator={communicator!r}"
+            got = run(graph, devices=p, partitioner=partitioner, communicator=communicator,
+                      backend="numpy", check=True)  # fmt: skip
+            _assert_same(expected, got, f"{cell} on {_describe(graph)}", rtol, atol)
+
+    if isinstance(graphs, Graph) or (
+        isinstance(graphs, Sequence) and not hasattr(graphs, "example")
+    ):
+        for graph in [graphs] if isinstance(graphs, Graph) else graphs:
+            check(graph.to("numpy"))
+        return
+    from hypothesis import HealthCheck, given, settings
+
+    strategy = _default_graphs() if graphs is None else graphs
+    slow = [HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.filter_too_much]
+    search = settings(max_examples=max_examples, deadline=None, database=None,
+                      suppress_health_check=slow)(given(strategy)(check))  # fmt: skip
+    search()
+
+
+_SKIP = object()
+
+
+def _default_graphs():
+    return graphs()
+
+
+def _runner(target, params) -> Callable[..., Any]:
+    """``f(graph, **run)`` for a Primitive instance (through ``enact``) or a function."""
+    if not isinstance(target, Primitive):
+        if not callable(target):
+            raise TypeError(f"assert_lifts: expected a Primitive or a function, got {target!r}")
+        return target
+
+    def run_primitive(graph, **run):
+        given = params(graph) if callable(params) else (params or {})
+        if given is None:
+            return _SKIP
+        return enact(target, graph, **given, **run)[0]
+
+    return run_primitive
+
+
+def _assert_same(expected, got, where: str, rtol: float, atol: float) -> None:
+    if isinstance(expected, Stats):
+        return
+    if dataclasses.is_dataclass(expected) and not isinstance(expected, type):
+        for field in dataclasses.fields(expected):
+            _assert_same(getattr(expected, field.name), getattr(got, field.name),
+                         f"{field.name} ({where})", rtol, atol)  # fmt: skip
+    elif isinstance(expected, dict):
+        assert set(expected) == set(got), f"keys {sorted(got)} != {sorted(expected)} ({where})"
+        for key in expected:
+            _assert_same(expected[key], got[key], f"{key!r} ({where})", rtol, atol)
+    elif isinstance(expected, (tuple, list)):
+        assert len(expected) == len(got), f"{len(got)} values != {len(expected)} ({where})"
+        for k, (a, b) in enumerate(zip(expected, got)):
+            _assert_same(a, b, f"[{k}] ({where})", rtol, atol)
+    elif expected is None or got is None:
+        assert expected is got, f"{got!r} != {expected!r} ({where})"
+    else:
+        a, b = np.asarray(expected), np.asarray(got)
+        if a.dtype.kind == "f" or b.dtype.kind == "f":
+            np.testing.assert_allclose(b, a, rtol=rtol, atol=atol, err_msg=where)
+        else:
+            np.testing.assert_array_equal(b, a, err_msg=where)
+
+
+def _describe(graph: Graph) -> str:
+    """The graph and its edges (as a test would rebuild it)."""
+    src, dst, weight = graph.edges()
+    edges = list(zip(src.tolist(), dst.tolist()))
+    weights = "" if weight is None else f", weights {weight.tolist()}"
+    return (f"{graph.num_vertices} vertices, {'directed' if graph.directed else 'undirected'}, "
+            f"edges {edges}{weights}")  # fmt: skip

@@ -1,0 +1,186 @@
+"""The lifting contract: combiners, scalars, the next frontier, checked runs and assert_lifts,
+with k-core (a primitive written from the docs) as the example that must lift unmodified."""
+
+import networkx as nx
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from strategies import examples
+
+import bspgraph as bg
+from bspgraph import frontier as fr
+from bspgraph.enactor import combiners
+from bspgraph.testing import assert_lifts, graphs
+
+simple_undirected = graphs(directed=False, self_loops=False, max_vertices=14, max_edges=40)
+
+
+def nx_core(graph: bg.Graph) -> np.ndarray:
+    g = nx.Graph()
+    g.add_nodes_from(range(graph.num_vertices))
+    src, dst, _ = graph.edges()
+    g.add_edges_from(zip(src.tolist(), dst.tolist()))
+    core = nx.core_number(g)
+    return np.array([core[v] for v in range(graph.num_vertices)], dtype=np.int64)
+
+
+@examples(40)
+@given(simple_undirected, st.integers(1, 5), st.sampled_from(bg.testing.COMMUNICATORS))
+def test_core_number_is_networkx_on_every_device_count(graph, devices, communicator):
+    result = bg.core_number(graph, devices=devices, communicator=communicator, check=True)
+    np.testing.assert_array_equal(result.core, nx_core(graph))
+
+
+@pytest.mark.parametrize("name", ["karate", "lollipop", "barabasi"])
+def test_core_number_of_named_graphs(name):
+    g = {"karate": nx.karate_club_graph(), "lollipop": nx.lollipop_graph(5, 6),
+         "barabasi": nx.barabasi_albert_graph(300, 4, seed=2)}[name]  # fmt: skip
+    graph = bg.Graph.from_networkx(g, weight=None)
+    for devices in (1, 3):
+        np.testing.assert_array_equal(bg.core_number(graph, devices=devices).core, nx_core(graph))
+
+
+def test_core_number_refuses_directed_graphs_and_self_loops():
+    with pytest.raises(ValueError, match="directed"):
+        bg.core_number(bg.Graph.from_edges([0], [1], directed=True))
+    with pytest.raises(ValueError, match="vertex 2 has a self-loop"):
+        bg.core_number(bg.Graph.from_edges([0, 2], [1, 2], directed=False))
+
+
+def test_kcore_lifts():
+    assert_lifts(lambda graph, **run: bg.core_number(graph, **run), simple_undirected,
+                 max_examples=4)  # fmt: skip
+
+
+class NaiveKCore(bg.primitives.KCore):
+    """k-core with the degree combined by min: a degree lowered on two devices in one
+    superstep keeps only one of the two changes."""
+
+    communicate = {"degree": "min"}
+
+
+def test_assert_lifts_catches_a_degree_combined_by_min():
+    with pytest.raises(AssertionError, match="devices="):
+        assert_lifts(NaiveKCore(), [bg.Graph.from_networkx(nx.karate_club_graph(), weight=None)],
+                     partitioners=["random"], communicators=["selective"])  # fmt: skip
+
+
+def test_assert_lifts_shrinks_to_a_small_failing_graph():
+    with pytest.raises(AssertionError) as failure:
+        assert_lifts(NaiveKCore(), simple_undirected, devices=[3], partitioners=["random"],
+                     communicators=["selective"], max_examples=60)  # fmt: skip
+    assert "edges" in str(failure.value)
+
+
+class Uncommunicated(bg.primitives.KCore):
+    """The degree not declared at all: changes at other devices' vertices stay where made."""
+
+    state = (bg.State("degree", "int64"), bg.State("core", "int64", init=-1))
+    communicate = {}
+
+
+def test_a_checked_run_names_state_written_elsewhere_but_not_communicated():
+    graph = bg.Graph.from_networkx(nx.complete_graph(5))
+    with pytest.raises(bg.ContractError, match="'degree' of vertex .* not communicated"):
+        bg.enact(Uncommunicated(), graph, devices=2, check=True)
+
+
+class Unreturned(bg.Primitive):
+    """Writes a communicated state but returns nothing: the change would not travel."""
+
+    state = (bg.State("mark", "int64"),)
+    communicate = {"mark": "max"}
+
+    def init_frontier(self, graph, state):
+        return fr.Frontier.all(graph)
+
+    def step(self, graph, frontier, state, iteration):
+        state.mark[frontier.ids] = 1
+        return fr.Frontier.empty(graph)
+
+
+def test_a_checked_run_names_a_change_the_step_did_not_return():
+    graph = bg.Graph.from_edges([0], [1], num_vertices=3)
+    with pytest.raises(bg.ContractError, match="changed 'mark' of vertex 0 but did not return"):
+        bg.enact(Unreturned(), graph, check=True)
+
+
+@pytest.mark.parametrize(
+    ("communicate", "message"),
+    [
+        ({"mark": "sum"}, "unknown combiner 'sum'; expected one of 'min', 'max', 'replace', 'add'"),
+        ({"other": "min"}, "no State named 'other'"),
+        ({"mark": combiners.Add(follows="mark")}, "follows 'mark', which is not"),
+        ({"mark": "min", "flag": "replace"}, "cannot be mixed"),
+        ({"flag": "add"}, "'add' needs numbers, not bool"),
+    ],
+)
+def test_contract_errors_name_the_state(communicate, message):
+    primitive = type("Bad", (Unreturned,), {
+        "state": (bg.State("mark", "int64"), bg.State("flag", "bool")),
+        "communicate": communicate,
+    })()  # fmt: skip
+    with pytest.raises(bg.ContractError, match=message.replace("(", r"\(")):
+        bg.enact(primitive, bg.Graph.from_edges([0], [1]))
+
+
+def test_a_registered_combiner_is_found_by_name():
+    @combiners.register
+    class BitOr(combiners.Combiner):
+        name = "bit_or"
+
+        def apply(self, xp, current, incoming, won=None, tied=None):
+            combined = current | incoming
+            return combined, combined != current
+
+        def reduce(self, values):
+            return int(np.bitwise_or.reduce(values))
+
+    try:
+        assert isinstance(combiners.get("bit_or", "here"), BitOr)
+    finally:
+        del combiners.COMBINERS["bit_or"]
+
+
+class Reach(bg.Primitive):
+    """BFS reachability that counts, in a scalar, the vertices each superstep reached and
+    stops when a superstep reached none anywhere: a global stop written once. Every device
+    sees every update (``needs_all``), so a vertex counts as new only where it is."""
+
+    state = (bg.State("seen", "int64"),)
+    scalars = (bg.Scalar("reached", "int64", init=1),)
+    communicate = {"seen": "max"}
+    needs_all = True
+
+    def init_frontier(self, graph, state, *, source):
+        state.seen[source] = 1
+        return fr.Frontier.from_ids(graph, [source])
+
+    def step(self, graph, frontier, state, iteration):
+        seen = state.seen
+
+        def visit(src, dst, eid, weight):
+            new = seen[dst] == 0
+            seen[dst[new]] = 1
+            return new
+
+        reached = fr.advance(graph, frontier, visit, direction="push", unique=True)
+        state.reached[...] = len(reached)  # this device's work: 0 everywhere means done
+        return reached
+
+    def converged(self, graph, frontier, state, iteration):
+        return int(state.reached) == 0
+
+
+@examples(30)
+@given(graphs(), st.integers(2, 5), st.sampled_from(bg.testing.COMMUNICATORS), st.data())
+def test_scalars_are_combined_before_converged(graph, devices, communicator, data):
+    if graph.num_vertices == 0:
+        return
+    source = data.draw(st.integers(0, graph.num_vertices - 1))
+    one, one_stats = bg.enact(Reach(), graph, source=source)
+    several, stats = bg.enact(Reach(), graph, source=source, devices=devices,
+                              communicator=communicator, check=True)  # fmt: skip
+    np.testing.assert_array_equal(several["seen"], one["seen"])
+    assert stats.iterations == one_stats.iterations  # the same superstep sees "none reached"
