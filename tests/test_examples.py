@@ -55,3 +55,22 @@ def test_label_propagation_lifts_to_devices_unmodified(communicator):
     one = lpa.label_propagation(graph)
     three = lpa.label_propagation(graph, devices=3, partitioner="biased", communicator=communicator)
     assert (three == one).all()
+
+
+wcc = load("weakly_connected")
+
+
+@given(graphs(max_vertices=16, max_edges=40))
+def test_weakly_connected_matches_networkx(case):
+    graph, nx_graph = case
+    labels = wcc.weakly_connected(graph)
+    components = (nx.weakly_connected_components if nx_graph.is_directed()
+                  else nx.connected_components)(nx_graph)  # fmt: skip
+    for component in components:
+        assert set(labels[sorted(component)].tolist()) == {min(component)}
+
+
+def test_weakly_connected_lifts_and_runs_as_a_script(capsys):
+    bg.testing.assert_lifts(wcc.MinLabel(), max_examples=4)
+    wcc.main(["3"])
+    assert capsys.readouterr().out.endswith("[0, 0, 0, 0, 4, 4, 4, 7, 7, 7, 10]\n")
