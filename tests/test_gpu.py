@@ -446,3 +446,20 @@ def test_bfs_and_sssp_on_cupy_match_networkx(case, data, direction):
     expected = nx.single_source_dijkstra_path_length(nx_graph, source)
     np.testing.assert_allclose(bg.sssp(gpu, source, backend="cupy").distance,
                                as_array(expected, graph.num_vertices, np.inf))  # fmt: skip
+
+
+def test_core_number_cupy_equals_numpy(rmat18):
+    gpu, cpu = rmat18
+    np.testing.assert_array_equal(bg.core_number(gpu, backend="cupy").core,
+                                  bg.core_number(cpu, backend="numpy").core)  # fmt: skip
+
+
+@examples(30)
+@given(graphs(directed=False, max_vertices=16, max_edges=40))
+def test_core_number_on_cupy_matches_networkx(case):
+    graph, nx_graph = case
+    graph = bg.Graph.from_edges(*graph.edges()[:2], num_vertices=graph.num_vertices,
+                                directed=False, self_loops=False)  # fmt: skip
+    nx_graph.remove_edges_from(list(nx.selfloop_edges(nx_graph)))
+    expected = as_array(nx.core_number(nx_graph), graph.num_vertices, -1)
+    np.testing.assert_array_equal(bg.core_number(graph, backend="cupy", check=True).core, expected)
