@@ -294,7 +294,7 @@ def _run_fingerprint(primitive, graph, owner, pattern, backends, params) -> dict
 
 def _backends(name, device_ids):
     backend = get_backend(name)
-    if not backend.is_gpu:
+    if backend.virtual_devices:
         return [backend] * len(device_ids)  # virtual devices in one process
     available = gpu_count()
     if max(device_ids) >= available:
