@@ -345,7 +345,7 @@ def masked_sum(cupy, values, mask=None, ids=None, keys=None, bound=None) -> int:
     id_type = c_type(ids) if isinstance(ids, cupy.ndarray) else "int"  # (unused: any type)
     key_type = c_type(keys) if isinstance(keys, cupy.ndarray) else "int"
     stream(cupy, _MASKED_SUM, "masked_sum", n, values, mask, ids, keys, bound, total,
-            VALUE=c_type(values), ID=id_type, KEY=key_type)  # fmt: skip
+           VALUE=c_type(values), ID=id_type, KEY=key_type)  # fmt: skip
     return int(total.view(np.int64).get()[0])
 
 

@@ -369,8 +369,8 @@ def visit_levels(graph, frontier, depth, value, parent) -> Frontier | None:
     if not startable(graph, frontier):
         return None
     kernel = typed_kernel(graph.xp, _VISIT_LEVELS, "levels", cooperative=True,
-                     id=graph.indices.dtype, off=graph.offsets.dtype, depth=depth.dtype,
-                     deg=graph.cost_degrees()[0].dtype)  # fmt: skip
+                          id=graph.indices.dtype, off=graph.offsets.dtype, depth=depth.dtype,
+                          deg=graph.cost_degrees()[0].dtype)  # fmt: skip
     return _levels(graph, frontier, kernel, depth, depth.dtype.type(value),
                    np.uintp(0) if parent is None else parent)  # fmt: skip
 
@@ -527,7 +527,7 @@ def visit_push(graph, ids, depth, value, parent) -> Frontier:
     claims it with one atomicOr, touching depth only for the vertex it wins."""
     cp = graph.xp
     kernel = typed_kernel(cp, _VISIT, "visit_push", id=graph.indices.dtype, off=graph.offsets.dtype,
-                     depth=depth.dtype, deg=graph.cost_degrees()[0].dtype)  # fmt: skip
+                          depth=depth.dtype, deg=graph.cost_degrees()[0].dtype)  # fmt: skip
     null = np.uintp(0)
     value = depth.dtype.type(value)
     visited = null
@@ -537,8 +537,8 @@ def visit_push(graph, ids, depth, value, parent) -> Frontier:
         bits = typed_kernel(cp, _VISITED_BITS, "visited_bits", depth=depth.dtype)
         bits((min((n + 255) // 256, 1 << 16),), (256,), (depth, np.int64(n), value, visited))
     return launch_push(graph, kernel, ids, depth, value,
-                   null if parent is None else parent, visited,
-                   out_bound=graph.num_vertices)  # fmt: skip
+                       null if parent is None else parent, visited,
+                       out_bound=graph.num_vertices)  # fmt: skip
 
 
 BITMAP_RATIO = 8  # the bitmap pays for its pass over depth past num_vertices / 8 edges
@@ -553,7 +553,7 @@ def visit_pull(graph, in_frontier, candidates, depth, value, parent) -> Frontier
     reverse = graph.reverse
     cost_degree = graph.cost_degrees()[0]
     kernel = typed_kernel(cp, _VISIT_PULL, "visit_pull", id=reverse.indices.dtype,
-                     off=reverse.offsets.dtype, depth=depth.dtype, deg=cost_degree.dtype)  # fmt: skip
+                          off=reverse.offsets.dtype, depth=depth.dtype, deg=cost_degree.dtype)  # fmt: skip
     n = graph.num_vertices
     reached = cp.zeros(n, dtype=bool)
     tally = cp.zeros(2, dtype=cp.uint64)
@@ -592,8 +592,8 @@ def relax_levels(graph, frontier, distance) -> Frontier | None:
         return None
     cp = graph.xp
     kernel = typed_kernel(cp, _RELAX_LEVELS, "levels", cooperative=True, id=graph.indices.dtype,
-                     off=graph.offsets.dtype, dist=distance.dtype,
-                     deg=graph.cost_degrees()[0].dtype)  # fmt: skip
+                          off=graph.offsets.dtype, dist=distance.dtype,
+                          deg=graph.cost_degrees()[0].dtype)  # fmt: skip
     weights = (
         np.uintp(0) if graph.weights is None else graph.weights.astype(distance.dtype, copy=False)
     )
@@ -606,10 +606,10 @@ def relax_push(graph, ids, distance) -> Frontier:
     """Fused push of :class:`functors.relax_min` (distances are non-negative)."""
     cp = graph.xp
     kernel = typed_kernel(cp, _RELAX, "relax_push", id=graph.indices.dtype, off=graph.offsets.dtype,
-                     dist=distance.dtype, deg=graph.cost_degrees()[0].dtype)  # fmt: skip
+                          dist=distance.dtype, deg=graph.cost_degrees()[0].dtype)  # fmt: skip
     weights = (
         np.uintp(0) if graph.weights is None else graph.weights.astype(distance.dtype, copy=False)
     )
     queued = cp.zeros(graph.num_vertices, dtype=cp.int32)
     return launch_push(graph, kernel, ids, weights, distance, queued,
-                   out_bound=graph.num_vertices)  # fmt: skip
+                       out_bound=graph.num_vertices)  # fmt: skip
