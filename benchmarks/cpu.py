@@ -32,7 +32,8 @@ from . import cpu_baselines as base
 backend = bspgraph.backend.get_backend("numpy")
 ALGORITHMS = ("bfs", "sssp", "cc", "pagerank", "bc", "tc")
 IMPLS = ("bspgraph", "bsp-no-numba", "scipy", "numpy-push", "gb-1t", "gb-nt", "igraph")
-ACCELERATED = ("bfs", "tc")  # where bspgraph runs an optional numba kernel (bspgraph._numba)
+# where bspgraph runs an optional numba kernel (frontier/_numba.py, primitives/_tc_numba.py)
+ACCELERATED = ("bfs", "tc")
 
 
 class FixedIterations(PageRank):
@@ -79,7 +80,7 @@ class Run:
         if impl not in self.impls and not (graphblas and "gb" in self.impls):
             return
         variants = [("gb-1t", 1), ("gb-nt", self.threads)] if graphblas else [(impl, None)]
-        accelerated = getattr(backend, "accelerated", lambda name: None)("visit_push")
+        accelerated = backend.accelerated("bspgraph.frontier._numba", "visit_push")
         if impl == "bspgraph" and key[1] in ACCELERATED and accelerated is not None:
             variants.append(("bsp-no-numba", None))
         for name, threads in variants:
@@ -90,11 +91,11 @@ class Run:
                 def before(threads=threads):
                     gb.ss.config["nthreads"] = threads
 
-            bspgraph.backend.ACCELERATE = name != "bsp-no-numba"
+            bspgraph.backend.numpy_backend.ACCELERATE = name != "bsp-no-numba"
             try:
                 seconds, answer = timed(fn, self.repeat, before)
             finally:
-                bspgraph.backend.ACCELERATE = True
+                bspgraph.backend.numpy_backend.ACCELERATE = True
             if not check(answer):
                 raise AssertionError(f"{key[0]} {key[1]}: {name} differs from bspgraph")
             self.times.setdefault(key, {})[name] = seconds

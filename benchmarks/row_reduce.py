@@ -4,7 +4,7 @@
 
 For each graph, the pull-direction CSR (in-edges) is reduced as PageRank's SpMV (plus-times,
 unweighted: no values array) and SSSP's pull (min-plus, weighted), with rows of at least
-8, 16, 32 or 64 entries read by a whole warp (``bspgraph.backend.WARP_ROW``; shorter ones by
+8, 16, 32 or 64 entries read by a whole warp (``bspgraph.backend.cuda.WARP_ROW``; shorter ones by
 one lane each), each checked against the current choice; beside them, cuSPARSE's SpMV of the
 same matrix with float64 values (``cupyx.scipy.sparse``, what the PageRank baseline runs).
 Mean ms of 10 calls after a warm-up.
@@ -15,7 +15,7 @@ from __future__ import annotations
 import time
 
 import bspgraph as bg
-import bspgraph.backend as backend_module
+import bspgraph.backend.cuda as backend_module
 
 WARP_ROWS = (8, 16, 32, 64)
 GRAPHS = {

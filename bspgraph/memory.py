@@ -33,17 +33,10 @@ PUSH_BYTES_PER_EDGE = 56  # slots, segment, edge ids (int64), src, dst, weights,
 PULL_BYTES_PER_EDGE = 88
 QUEUED_BYTES = 4  # the relax kernel's int32 "queued" flag per vertex
 
-# How the built-in primitives pull: None (never), "fused" (a kernel, no per-edge temporaries)
-# or "generic" (operator arrays over every in-edge). Others: ``may_pull`` / ``pull_kind``
-# attributes if they define them, else "generic" when ``needs_all`` (the conservative guess).
-_PULLS = {
-    "BFS": lambda options: None if options.get("direction", "auto") == "push" else "fused",
-    "SSSP": lambda options: "fused",  # relax_min's pull: a min-plus row reduction
-    "CC": lambda options: None,
-    "PageRank": lambda options: "fused",  # a row reduction (SpMV): no per-edge temporaries
-    "TC": lambda options: None,
-}
-_REDUCES_EVERY_LIST = ("SSSP", "PageRank")  # pulls that gather through operators.gathered
+# How a primitive pulls, as it declares it (``pull_kind``): None (never), "fused" (a kernel, no
+# per-edge temporaries) or "generic" (operator arrays over every in-edge); one that declares
+# nothing: "generic" when ``may_pull`` or ``needs_all`` (the conservative guess). A primitive
+# whose pulls reduce every list through ``operators.gathered`` declares ``reduces_every_list``.
 
 
 def estimate(primitive, graph, *, devices: int = 1, edges: int | None = None) -> int:
@@ -75,7 +68,7 @@ def estimate(primitive, graph, *, devices: int = 1, edges: int | None = None) ->
         total += csr(edges, edge_ids=False) + n * offsets
     elif graph.directed and pull is not None:  # built on the first pull, with edge ids
         total += csr(edges, edge_ids=True) + n * offsets
-    reduces = type(primitive).__name__ in _REDUCES_EVERY_LIST or pull == "generic"
+    reduces = getattr(primitive, "reduces_every_list", False) or pull == "generic"
     if reduces and n >= operators.ORDERED_VERTICES:  # its pulls may rename the lists' columns
         total += (edges + n) * ids  # the lists' columns in degree order, and that order
     total += n * _state_itemsize(primitive, graph)
@@ -108,7 +101,7 @@ def check(primitive, graph, backend, *, devices: int = 1, edges: int | None = No
     free = backend.free_bytes()
     if free is None:
         return
-    free += _pooled_bytes(backend)
+    free += backend.pooled_bytes()
     if getattr(graph, "backend", None) == backend:
         free += _resident_bytes(graph)
     need = estimate(primitive, graph, devices=devices, edges=edges)
@@ -130,9 +123,6 @@ def _amount(size: int) -> str:
 def _pull_kind(primitive) -> str | None:
     if hasattr(primitive, "pull_kind"):
         return primitive.pull_kind
-    rule = _PULLS.get(type(primitive).__name__)
-    if rule is not None:
-        return rule(getattr(primitive, "options", {}))
     if getattr(primitive, "may_pull", getattr(primitive, "needs_all", False)):
         return "generic"
     return None
@@ -173,14 +163,3 @@ def _resident_bytes(graph) -> int:
         for array in (csr.offsets, csr.indices, csr.weights, csr.edge_ids)
         if array is not None
     )
-
-
-def _pooled_bytes(backend) -> int:
-    """Bytes CuPy's default pool holds but does not use (0 elsewhere)."""
-    if not getattr(backend, "is_gpu", False):
-        return 0
-    try:
-        with backend.xp.cuda.Device(backend.device or 0):
-            return int(backend.xp.get_default_memory_pool().free_bytes())
-    except AttributeError:
-        return 0

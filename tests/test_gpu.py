@@ -9,6 +9,7 @@ from strategies import as_array, examples, graphs
 
 import bspgraph as bg
 from bspgraph import frontier as fr
+from bspgraph.primitives._bc_kernels import count_paths
 
 pytestmark = pytest.mark.gpu
 
@@ -132,7 +133,7 @@ def test_fused_kernels_equal_generic_functors(rmat_pair, name, direction, every)
             state[frontier.ids] = 0
             extra = xp.zeros(gpu.num_vertices)
             extra[frontier.ids] = xp.arange(frontier.ids.size) % 7 + 1.0
-            functor = fr.functors.count_paths(state, extra, 1, gpu.backend)
+            functor = count_paths(state, extra, 1, gpu.backend)
         else:
             state = xp.full(gpu.num_vertices, np.inf, dtype=np.float32)
             state[frontier.ids] = 0  # sources keep their distance: both orders relax alike
@@ -319,7 +320,7 @@ def test_link_equals_numpy(dtype, rows):
     each component's least id."""
     import cupy as cp
 
-    from bspgraph.backend import get_backend
+    from bspgraph.backend import fused, get_backend
 
     rng = np.random.default_rng(11)
     n = 200_000
@@ -339,11 +340,12 @@ def test_link_equals_numpy(dtype, rows):
 
     host, gpu = get_backend("numpy"), get_backend("cupy")
     expected = parent.copy()
-    host.link(expected, offsets, indices, ids)
+    fused.lookup("link", host, "step")(host, expected, offsets, indices, ids)
     result = cp.asarray(parent)
-    gpu.link(
-        result, cp.asarray(offsets), cp.asarray(indices), None if ids is None else cp.asarray(ids)
-    )
+    fused.lookup("link", gpu, "step")(
+        gpu, result, cp.asarray(offsets), cp.asarray(indices),
+        None if ids is None else cp.asarray(ids),
+    )  # fmt: skip
     assert (result <= cp.arange(n, dtype=dtype)).all()
     np.testing.assert_array_equal(roots(result).get(), roots(expected))
     assert not np.array_equal(roots(expected), roots(parent))  # it joined some

@@ -10,7 +10,7 @@ import pytest
 
 import bspgraph as bg
 from bspgraph import memory
-from bspgraph.backend import Backend
+from bspgraph.backend import NumpyBackend
 from bspgraph.exceptions import DeviceError, OutOfDeviceMemory
 from bspgraph.frontier import operators
 from bspgraph.frontier.advance import push
@@ -23,7 +23,7 @@ GiB = 2**30
 
 
 @dataclass(frozen=True)
-class FakeGPU(Backend):
+class FakeGPU(NumpyBackend):
     """NumPy arrays, but a GPU's answer to "how much memory is free"."""
 
     free: int = field(default=0, compare=False)  # equal to itself with any amount free
@@ -33,7 +33,7 @@ class FakeGPU(Backend):
 
 
 def fake_gpu(free: int, device: int = 3) -> FakeGPU:
-    return FakeGPU("numpy", np, device, free)
+    return FakeGPU(np, device, free)
 
 
 def shape(num_vertices, num_edges, *, directed=True, weights=None):
@@ -265,7 +265,7 @@ def test_fused_kernels_take_64_bit_ids(kernel, types):
     left; the edge index (e) and the frontier scan are 64-bit whatever the id type."""
     from bspgraph.frontier import kernels
 
-    source, _ = kernels._kernel(_RecordingCupy(), getattr(kernels, kernel), "k", **types)
+    source, _ = kernels.typed_kernel(_RecordingCupy(), getattr(kernels, kernel), "k", **types)
     c_types = {np.int32: "int", np.int64: "long long", np.float64: "double"}
     for placeholder in ("ID", "OFF", "DEPTH", "DIST"):
         assert not __import__("re").search(rf"\b{placeholder}\b", source)

@@ -1,4 +1,4 @@
-"""The optional numba kernels (bspgraph._numba) agree exactly with the NumPy paths they replace."""
+"""The optional numba kernels (bspgraph.frontier._numba, bspgraph.primitives._tc_numba) agree exactly with the NumPy paths they replace."""
 
 import networkx as nx
 import numpy as np
@@ -7,26 +7,27 @@ from hypothesis import given
 from strategies import examples, graphs
 
 import bspgraph as bg
-from bspgraph import backend
+from bspgraph.backend import fused, numpy_backend
 
 pytest.importorskip("numba")
 
 
 def both(run):
     """``run()`` with the numba kernels, then without them."""
-    saved = backend.ACCELERATE
+    saved = numpy_backend.ACCELERATE
     try:
-        backend.ACCELERATE = True
+        numpy_backend.ACCELERATE = True
         accelerated = run()
-        backend.ACCELERATE = False
+        numpy_backend.ACCELERATE = False
         return accelerated, run()
     finally:
-        backend.ACCELERATE = saved
+        numpy_backend.ACCELERATE = saved
 
 
 def test_accelerated_names_a_kernel_only_on_numpy_when_enabled():
-    numpy = bg.get_backend("numpy")
-    assert both(lambda: numpy.accelerated("visit_push") is not None) == (True, False)
+    numpy, kernels = bg.get_backend("numpy"), "bspgraph.frontier._numba"
+    assert both(lambda: numpy.accelerated(kernels, "visit_push") is not None) == (True, False)
+    assert both(lambda: numpy.accelerated("bspgraph.no_such_module", "visit_push")) == (None, None)
 
 
 @examples(40)
@@ -69,7 +70,7 @@ def test_bfs_levels_at_once_with_and_without_numba(shape, monkeypatch):
         return out
 
     visit_levels = host.visit_levels
-    monkeypatch.setattr(host, "visit_levels", counted)
+    monkeypatch.setitem(fused.REGISTRY, ("visit_unvisited", "numpy", "repeat"), counted)
 
     graph = {
         "grid": lambda: bg.generators.grid(30, 40, backend="numpy"),

@@ -143,7 +143,7 @@ class MPITransport(Transport):
 
     def _device_backend(self, name) -> Backend:
         backend = get_backend(name)
-        if not backend.is_gpu:
+        if backend.virtual_devices:
             return backend
         count = gpu_count()
         if count == 0:
@@ -154,7 +154,7 @@ class MPITransport(Transport):
         return backend
 
     def _to_device(self, update: Update) -> Update:
-        if not self.backend.is_gpu:
+        if self.backend.virtual_devices:  # arrays arrive in this process's memory
             return update
         asarray = self.backend.asarray
         return Update(asarray(update.ids), {n: asarray(v) for n, v in update.values.items()})

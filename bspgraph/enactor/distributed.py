@@ -23,7 +23,7 @@ from ..comm.message import Update
 from ..comm.transport import failing_together
 from ..exceptions import DeviceError
 from ..frontier import Frontier
-from . import checks
+from .checks import snapshot, verify
 from .contract import Contract, contract_of
 from .layout import _parts, _per_cut, _run_fingerprint
 from .state import allocate, gather
@@ -76,10 +76,10 @@ def _enact(primitive, graph, transport, backends, partitioner, communicator, see
     while not done:
         step_started = time.perf_counter()
         if check:
-            before = each(checks.snapshot, devices, states)
+            before = each(snapshot, devices, states)
         outputs = each(primitive.step, devices, frontiers, states, iteration)
         if check:
-            each(functools.partial(checks.verify, primitive, contract, iteration), devices,
+            each(functools.partial(verify, primitive, contract, iteration), devices,
                  before, states, outputs)  # fmt: skip
         for d in local:  # the step's kernels are done: what follows is communication
             backends[d].synchronize()
@@ -155,7 +155,7 @@ def _transport(transport, backend, device_ids) -> tuple[comm.Transport, dict]:
 
 def _backends(name, device_ids):
     backend = get_backend(name)
-    if not backend.is_gpu:
+    if backend.virtual_devices:
         return [backend] * len(device_ids)  # virtual devices in one process
     available = gpu_count()
     if max(device_ids) >= available:

@@ -11,7 +11,7 @@ import numpy as np
 
 from .. import memory
 from ..backend import get_backend
-from . import checks
+from .checks import snapshot, verify
 from .contract import Primitive, contract_of
 from .state import allocate, gather
 from .stats import Stats, Superstep
@@ -74,10 +74,10 @@ def _enact_one(primitive, graph, params, keep_on_device=False, check=False):
     iteration = 0
     while not primitive.converged(graph, frontier, state, iteration):
         step_started = time.perf_counter()
-        before = checks.snapshot(graph, state) if check else None
+        before = snapshot(graph, state) if check else None
         frontier = primitive.step(graph, frontier, state, iteration)
         if check:
-            checks.verify(primitive, contract, iteration, graph, before, state, frontier)
+            verify(primitive, contract, iteration, graph, before, state, frontier)
         sizes = (*frontier.passed, len(frontier))  # a repeated advance ran several levels
         iteration += len(sizes)
         seconds = (time.perf_counter() - step_started) / len(sizes)  # shared out evenly

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import numpy as np
-
 from ..graph.graph import index_dtype
 
 
@@ -68,9 +66,7 @@ class Frontier:
             return parts[0] if parts else cls.empty(graph)
         if sum(len(f) for f in parts) * 16 < graph.num_vertices:
             ids = graph.xp.concatenate([f.ids for f in parts])
-            return cls.from_ids(
-                graph, graph.xp.unique(ids) if graph.backend.is_gpu else distinct(ids)
-            )
+            return cls.from_ids(graph, graph.backend.unique(ids))
         dense = [f for f in parts if f.is_dense]
         mask = dense[0].mask.copy() if dense else graph.xp.zeros(graph.num_vertices, dtype=bool)
         for f in parts:
@@ -114,13 +110,3 @@ class Frontier:
     def __repr__(self) -> str:
         form = "dense" if self.is_dense else "sparse"
         return f"Frontier({len(self)} of {self.num_vertices} vertices, {form})"
-
-
-def distinct(ids):
-    """The distinct values of the NumPy array ``ids``, sorted (a sort: NumPy 2's hashing
-    ``unique`` is several times slower on the small arrays of a traversal)."""
-    ids = np.sort(ids)
-    first = np.empty(ids.shape, dtype=bool)
-    first[:1] = True
-    np.not_equal(ids[1:], ids[:-1], out=first[1:])
-    return ids[first]

@@ -1,5 +1,6 @@
 """Fused NumPy paths for the built-in functors: what kernels.py does on the GPU, done in a few
-vectorised NumPy / scipy.sparse passes (and, where numba is installed, one compiled pass).
+vectorised NumPy / scipy.sparse passes (and, where numba is installed, one compiled pass),
+registered in :mod:`bspgraph.backend.fused` as the "numpy" kernels.
 
 Each must agree with the functor's generic ``__call__``; the tests run both.
 """
@@ -8,21 +9,25 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..backend import fused
 from ..backend import row_positions as positions
 from .advance.push import DENSE_RATIO, _chunks, rows_of
-from .frontier import Frontier, distinct
+from .frontier import Frontier
 from .kernels import MAX_LEVELS, level_limits, startable
+
+NUMBA = f"{__package__}._numba"  # the numba kernels (import numba: optional)
 
 HOST_CHUNK_EDGES = 1 << 22  # edges per pass: smaller temporaries, fewer page faults
 SPMV_SHARE = 4  # candidates holding > 1/SPMV_SHARE of the in-edges pull by one product
 
 
+@fused.register("visit_unvisited", "numpy", "push")
 def visit_push(graph, ids, depth, value, parent) -> Frontier:
     """``functors.visit_unvisited`` fused on NumPy: no edge ids or weights are gathered, and the
     output is deduplicated in a mask when it may be large, else by a sort. With numba
     installed, one compiled pass instead, which also counts the output's out-edges."""
     ids = ids.astype(np.intp, copy=False)  # NumPy indexes with intp ~4x faster than int32
-    kernel = graph.backend.accelerated("visit_push")
+    kernel = graph.backend.accelerated(NUMBA, "visit_push")
     if kernel is not None:
         null = graph.indices[:0] if parent is None else parent
         found, edges = kernel(graph.offsets, graph.indices, ids, depth, value, null,
@@ -56,15 +61,16 @@ def visit_push(graph, ids, depth, value, parent) -> Frontier:
     if dense:
         return Frontier.from_mask(graph, reached)
     return Frontier.from_ids(
-        graph, distinct(reached[0] if len(reached) == 1 else np.concatenate(reached))
+        graph, graph.backend.unique(reached[0] if len(reached) == 1 else np.concatenate(reached))
     )
 
 
+@fused.register("visit_unvisited", "numpy", "repeat")
 def visit_levels(graph, frontier, depth, value, parent) -> Frontier | None:
     """``functors.visit_unvisited`` repeated level after level in one numba call, on the terms
     of the GPU's (:func:`kernels.visit_levels`: the same levels become supersteps); None
     without numba or when ``frontier`` is too large to start."""
-    kernel = graph.backend.accelerated("visit_levels")
+    kernel = graph.backend.accelerated(NUMBA, "visit_levels")
     if kernel is None or not startable(graph, frontier):
         return None
     null = graph.indices[:0] if parent is None else parent
@@ -76,6 +82,7 @@ def visit_levels(graph, frontier, depth, value, parent) -> Frontier | None:
     return out
 
 
+@fused.register("relax_min", "numpy", "push")
 def relax_push(graph, ids, distance) -> Frontier:
     """``functors.relax_min`` fused on NumPy: sources' distances repeated (not gathered per
     edge), one scatter-min of the improving candidates, the output deduplicated as above."""
@@ -96,12 +103,13 @@ def relax_push(graph, ids, distance) -> Frontier:
         improved.append(dst)
     dst = improved[0] if len(improved) == 1 else np.concatenate(improved)
     if dst.shape[0] * DENSE_RATIO < n:
-        return Frontier.from_ids(graph, distinct(dst))
+        return Frontier.from_ids(graph, graph.backend.unique(dst))
     mask = np.zeros(n, dtype=bool)
     mask[dst] = True
     return Frontier.from_mask(graph, mask)
 
 
+@fused.register("visit_unvisited", "numpy", "pull")
 def visit_pull(graph, in_frontier, candidates, depth, value, parent) -> Frontier:
     """``functors.visit_unvisited`` pulled on NumPy, without early exit: vectorised, a
     candidate's whole in-list is as cheap to scan as its first entries. Candidates holding most

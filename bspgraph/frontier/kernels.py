@@ -1,4 +1,7 @@
-"""Fused CUDA kernels for the built-in functors (compiled by CuPy at first use, per dtype).
+"""Fused CUDA kernels for the built-in functors (compiled by CuPy at first use, per dtype),
+registered in :mod:`bspgraph.backend.fused` as the "cupy" kernels of ``visit_unvisited`` and
+``relax_min``; the edge-walking pieces (HELPERS, SCANS, FOR_EACH_EDGE, APPEND_AND_FINISH,
+typed_kernel, launch_push) also serve the kernels of one algorithm that live beside it.
 
 Work is split by edges, not vertices: tiles of edge slots, a block each, and a search of the
 degree scan for each slot's source (a vertex of degree 10^6 spreads over many blocks), then the
@@ -12,7 +15,7 @@ import functools
 
 import numpy as np
 
-from ..backend import BLOCK_SUM, C_TYPES, COMPARE_SWAP, STREAM_BLOCKS, compile_kernel
+from ..backend import BLOCK_SUM, C_TYPES, compile_kernel, fused
 from .frontier import Frontier
 
 # Edge slots (the frontier's out-edges, in order) are cut into tiles of 256 * EDGES_PER_THREAD,
@@ -25,7 +28,7 @@ from .frontier import Frontier
 # thread wins go to a shared queue, which the block appends to the output with one atomic per
 # tile; the output's out-edges are summed a block at a time.
 EDGES_PER_THREAD = 4  # 8 was slower on an H200 (its 25 KB of shared memory a block crowd L1)
-_FOR_EACH_EDGE = r"""
+FOR_EACH_EDGE = r"""
   __shared__ long long piece[TILE + 1];  // scan[first - 1 .. last]
   __shared__ ID queue[TILE];
   __shared__ long long first, last;
@@ -70,7 +73,7 @@ _FOR_EACH_EDGE = r"""
 # (cost_degrees) the thread's sum; at the end of the tile one atomic reserves the queue's place
 # in the output. The sums go to tally[1] once a block, so that one 16-byte read tells the host
 # the output's size and out-edges: the next superstep's direction test needs no read of its own.
-_APPEND_AND_FINISH = r"""
+APPEND_AND_FINISH = r"""
       if (won) { queue[atomicAdd(&queued, 1u)] = v; edges += cost_degree[v]; }
     }
     __syncthreads();
@@ -82,7 +85,7 @@ _APPEND_AND_FINISH = r"""
   add_block_sum(edges, &tally[1]);
 }
 """
-_HELPERS = (
+HELPERS = (
     BLOCK_SUM
     + r"""
 #define TILE (256 * PER_THREAD)
@@ -125,7 +128,7 @@ __device__ inline void add_block_sum(unsigned long long value, unsigned long lon
 # block b scans its chunk of the frontier, starting from the degrees of the chunks before it
 # (summed by frontier_sums, a launch before; none for a frontier that one block takes), in
 # place of four row gathers and CuPy's scan.
-_SCANS = r"""
+SCANS = r"""
 __device__ inline long long block_exclusive_scan(long long value) {
   __shared__ long long warp_totals[32];
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
@@ -202,14 +205,14 @@ extern "C" __global__ void frontier_scan(const ID* ids, long long n, const OFF* 
 """
 
 _VISIT = (
-    _HELPERS
-    + _SCANS
+    HELPERS
+    + SCANS
     + r"""
 extern "C" __global__ void visit_push(const ID* ids, const OFF* starts, const long long* scan,
     long long n_frontier, const OFF* offsets, const ID* indices, DEPTH* depth, DEPTH value, ID* parent,
     unsigned int* visited, const DEG* cost_degree, ID* out, unsigned long long* tally) {
 """
-    + _FOR_EACH_EDGE
+    + FOR_EACH_EDGE
     + r"""
       if (visited) {  // claim v's bit (L2-resident; a stale 0 read from L1 only costs the
         // atomicOr); the one winner writes depth
@@ -221,7 +224,7 @@ extern "C" __global__ void visit_push(const ID* ids, const OFF* starts, const lo
       }
       if (won && parent) parent[v] = ids[lo];
 """
-    + _APPEND_AND_FINISH
+    + APPEND_AND_FINISH
 )
 
 # Bit v of the bitmap: depth[v] <= value (visited before this level). One warp, one word.
@@ -319,7 +322,7 @@ extern "C" __global__ void levels(const ID* ids, long long n_frontier, const OFF
 }
 """
 _VISIT_LEVELS = (
-    _HELPERS
+    HELPERS
     + r"""
 #define FUNCTOR_PARAMS DEPTH* depth, DEPTH value, ID* parent
 #define WIN(u, v, e) claim(u, v, depth, value, parent)
@@ -359,14 +362,15 @@ def level_limits(graph) -> tuple[int, int]:
     return graph.cache["level limits"]
 
 
+@fused.register("visit_unvisited", "cupy", "repeat")
 def visit_levels(graph, frontier, depth, value, parent) -> Frontier | None:
     """Fused push of :class:`functors.visit_unvisited`, repeated: ``value``, ``value + 1``, ...
     level after level in one cooperative launch (see :func:`_levels`)."""
     if not startable(graph, frontier):
         return None
-    kernel = _kernel(graph.xp, _VISIT_LEVELS, "levels", cooperative=True,
-                     id=graph.indices.dtype, off=graph.offsets.dtype, depth=depth.dtype,
-                     deg=graph.cost_degrees()[0].dtype)  # fmt: skip
+    kernel = typed_kernel(graph.xp, _VISIT_LEVELS, "levels", cooperative=True,
+                          id=graph.indices.dtype, off=graph.offsets.dtype, depth=depth.dtype,
+                          deg=graph.cost_degrees()[0].dtype)  # fmt: skip
     return _levels(graph, frontier, kernel, depth, depth.dtype.type(value),
                    np.uintp(0) if parent is None else parent)  # fmt: skip
 
@@ -401,7 +405,7 @@ def _levels(graph, frontier, kernel, *functor_args) -> Frontier:
 
 
 _VISIT_PULL = (
-    _HELPERS
+    HELPERS
     + r"""
 extern "C" __global__ void visit_pull(const bool* candidates, long long n,
     const OFF* offsets, const ID* indices, const bool* in_frontier, DEPTH* depth, DEPTH value,
@@ -437,25 +441,25 @@ __device__ inline double atomic_min_nonneg(double* a, double x) {
 }
 """
 _RELAX = (
-    _HELPERS
-    + _SCANS
+    HELPERS
+    + SCANS
     + _ATOMIC_MIN_NONNEG
     + r"""
 extern "C" __global__ void relax_push(const ID* ids, const OFF* starts, const long long* scan,
     long long n_frontier, const OFF* offsets, const ID* indices, const DIST* weights, DIST* distance, int* queued_at,
     const DEG* cost_degree, ID* out, unsigned long long* tally) {
 """
-    + _FOR_EACH_EDGE
+    + FOR_EACH_EDGE
     + r"""
       DIST candidate = distance[ids[lo]] + (weights ? weights[e] : (DIST)1);
       won = candidate < distance[v] && candidate < atomic_min_nonneg(&distance[v], candidate)
             && atomicExch(&queued_at[v], 1) == 0;
 """
-    + _APPEND_AND_FINISH
+    + APPEND_AND_FINISH
 )
 
 
-def _kernel(cupy, source: str, name: str, cooperative: bool = False, **dtypes) -> object:
+def typed_kernel(cupy, source: str, name: str, cooperative: bool = False, **dtypes) -> object:
     """:func:`compile_kernel` with each keyword's upper-cased token (``id=`` names ``ID``)
     replaced by the C type of its dtype, and PER_THREAD by EDGES_PER_THREAD."""
     types = {key.upper(): C_TYPES[np.dtype(dtype).str[1:]] for key, dtype in dtypes.items()}
@@ -463,7 +467,7 @@ def _kernel(cupy, source: str, name: str, cooperative: bool = False, **dtypes) -
                           **types)  # fmt: skip
 
 
-def _launch(graph, kernel, ids, *args, out_bound: int) -> Frontier:
+def launch_push(graph, kernel, ids, *args, out_bound: int) -> Frontier:
     """One push kernel over the out-edges of the frontier ``ids``, sized without a host read
     (the edge count stays on the device); one read after it: the output's size and out-edges."""
     cp = graph.xp
@@ -478,10 +482,10 @@ def _launch(graph, kernel, ids, *args, out_bound: int) -> Frontier:
         chunk, sums = -(-ids.size // blocks), null
         if blocks > 1:
             sums = cp.empty(blocks, dtype=cp.int64)
-            frontier_sums = _kernel(cp, _SCANS, "frontier_sums", id=ids.dtype, off=starts.dtype)
+            frontier_sums = typed_kernel(cp, SCANS, "frontier_sums", id=ids.dtype, off=starts.dtype)
             frontier_sums((blocks,), (1024,), (ids, np.int64(ids.size), graph.offsets,
                                                np.int64(chunk), sums))  # fmt: skip
-        frontier_scan = _kernel(cp, _SCANS, "frontier_scan", id=ids.dtype, off=starts.dtype)
+        frontier_scan = typed_kernel(cp, SCANS, "frontier_scan", id=ids.dtype, off=starts.dtype)
         frontier_scan((blocks,), (1024,), (ids, np.int64(ids.size), graph.offsets,
                                            np.int64(chunk), sums, starts, scan))  # fmt: skip
     cost_degree = graph.cost_degrees()[0]
@@ -515,30 +519,32 @@ def _resident_blocks(cupy) -> int:
     return 8 * _multiprocessors(cupy)
 
 
+@fused.register("visit_unvisited", "cupy", "push")
 def visit_push(graph, ids, depth, value, parent) -> Frontier:
     """Fused push of :class:`functors.visit_unvisited`. A frontier with more expected edges
     than num_vertices / BITMAP_RATIO first marks the visited vertices in a bitmap (one bit
     each: it stays in L2, where a 4-byte depth does not); each edge then tests that bit and
     claims it with one atomicOr, touching depth only for the vertex it wins."""
     cp = graph.xp
-    kernel = _kernel(cp, _VISIT, "visit_push", id=graph.indices.dtype, off=graph.offsets.dtype,
-                     depth=depth.dtype, deg=graph.cost_degrees()[0].dtype)  # fmt: skip
+    kernel = typed_kernel(cp, _VISIT, "visit_push", id=graph.indices.dtype, off=graph.offsets.dtype,
+                          depth=depth.dtype, deg=graph.cost_degrees()[0].dtype)  # fmt: skip
     null = np.uintp(0)
     value = depth.dtype.type(value)
     visited = null
     if _expected_edges(graph, ids) * BITMAP_RATIO > graph.num_vertices:
         n = graph.num_vertices
         visited = cp.empty((n + 31) // 32, dtype=cp.uint32)
-        bits = _kernel(cp, _VISITED_BITS, "visited_bits", depth=depth.dtype)
+        bits = typed_kernel(cp, _VISITED_BITS, "visited_bits", depth=depth.dtype)
         bits((min((n + 255) // 256, 1 << 16),), (256,), (depth, np.int64(n), value, visited))
-    return _launch(graph, kernel, ids, depth, value,
-                   null if parent is None else parent, visited,
-                   out_bound=graph.num_vertices)  # fmt: skip
+    return launch_push(graph, kernel, ids, depth, value,
+                       null if parent is None else parent, visited,
+                       out_bound=graph.num_vertices)  # fmt: skip
 
 
 BITMAP_RATIO = 8  # the bitmap pays for its pass over depth past num_vertices / 8 edges
 
 
+@fused.register("visit_unvisited", "cupy", "pull")
 def visit_pull(graph, in_frontier, candidates, depth, value, parent) -> Frontier:
     """Fused pull of :class:`functors.visit_unvisited`: a thread per vertex, skipping those that
     are not candidates (no compaction), early exit at the first parent; one read after it: how
@@ -546,8 +552,8 @@ def visit_pull(graph, in_frontier, candidates, depth, value, parent) -> Frontier
     cp = graph.xp
     reverse = graph.reverse
     cost_degree = graph.cost_degrees()[0]
-    kernel = _kernel(cp, _VISIT_PULL, "visit_pull", id=reverse.indices.dtype,
-                     off=reverse.offsets.dtype, depth=depth.dtype, deg=cost_degree.dtype)  # fmt: skip
+    kernel = typed_kernel(cp, _VISIT_PULL, "visit_pull", id=reverse.indices.dtype,
+                          off=reverse.offsets.dtype, depth=depth.dtype, deg=cost_degree.dtype)  # fmt: skip
     n = graph.num_vertices
     reached = cp.zeros(n, dtype=bool)
     tally = cp.zeros(2, dtype=cp.uint64)
@@ -560,41 +566,8 @@ def visit_pull(graph, in_frontier, candidates, depth, value, parent) -> Frontier
     return Frontier.from_mask(graph, reached, size=count, out_edges=edges)
 
 
-_COUNT_PATHS = (
-    _HELPERS
-    + _SCANS
-    + COMPARE_SWAP
-    + r"""
-extern "C" __global__ void count_push(const ID* ids, const OFF* starts, const long long* scan,
-    long long n_frontier, const OFF* offsets, const ID* indices, DEPTH* depth, DEPTH value,
-    DEPTH unset, double* sigma, const DEG* cost_degree, ID* out, unsigned long long* tally) {
-"""
-    + _FOR_EACH_EDGE
-    + r"""
-      // v is on a shortest path through ids[lo] if unvisited (the one thread whose swap
-      // sets its depth appends it) or reached at this level
-      const DEPTH seen = depth[v] > value ? compare_swap(&depth[v], unset, value) : depth[v];
-      won = seen == unset;
-      if (won || seen == value) atomicAdd(&sigma[v], sigma[ids[lo]]);
-"""
-    + _APPEND_AND_FINISH
-)
-
-
-def count_push(graph, ids, depth, value, sigma) -> Frontier:
-    """Fused push of :class:`functors.count_paths`: one kernel over the frontier's out-edges
-    (atomic adds of whole-number path counts: the same sums in any order below 2^53)."""
-    cp = graph.xp
-    kernel = _kernel(cp, _COUNT_PATHS, "count_push", id=graph.indices.dtype,
-                     off=graph.offsets.dtype, depth=depth.dtype,
-                     deg=graph.cost_degrees()[0].dtype)  # fmt: skip
-    kind = depth.dtype.type
-    return _launch(graph, kernel, ids, depth, kind(value), kind(np.iinfo(depth.dtype).max),
-                   sigma, out_bound=graph.num_vertices)  # fmt: skip
-
-
 _RELAX_LEVELS = (
-    _HELPERS
+    HELPERS
     + _ATOMIC_MIN_NONNEG
     + r"""
 #define FUNCTOR_PARAMS const DIST* weights, DIST* distance, int* queued_at, int stamp
@@ -611,15 +584,16 @@ __device__ __forceinline__ bool relax(ID u, ID v, OFF e, const DIST* weights, DI
 )
 
 
+@fused.register("relax_min", "cupy", "repeat")
 def relax_levels(graph, frontier, distance) -> Frontier | None:
     """Fused push of :class:`functors.relax_min`, repeated from its own output level after
     level in one cooperative launch (see :func:`_levels`)."""
     if not startable(graph, frontier):
         return None
     cp = graph.xp
-    kernel = _kernel(cp, _RELAX_LEVELS, "levels", cooperative=True, id=graph.indices.dtype,
-                     off=graph.offsets.dtype, dist=distance.dtype,
-                     deg=graph.cost_degrees()[0].dtype)  # fmt: skip
+    kernel = typed_kernel(cp, _RELAX_LEVELS, "levels", cooperative=True, id=graph.indices.dtype,
+                          off=graph.offsets.dtype, dist=distance.dtype,
+                          deg=graph.cost_degrees()[0].dtype)  # fmt: skip
     weights = (
         np.uintp(0) if graph.weights is None else graph.weights.astype(distance.dtype, copy=False)
     )
@@ -627,91 +601,15 @@ def relax_levels(graph, frontier, distance) -> Frontier | None:
     return _levels(graph, frontier, kernel, weights, distance, queued, np.int32(1))
 
 
+@fused.register("relax_min", "cupy", "push")
 def relax_push(graph, ids, distance) -> Frontier:
     """Fused push of :class:`functors.relax_min` (distances are non-negative)."""
     cp = graph.xp
-    kernel = _kernel(cp, _RELAX, "relax_push", id=graph.indices.dtype, off=graph.offsets.dtype,
-                     dist=distance.dtype, deg=graph.cost_degrees()[0].dtype)  # fmt: skip
+    kernel = typed_kernel(cp, _RELAX, "relax_push", id=graph.indices.dtype, off=graph.offsets.dtype,
+                          dist=distance.dtype, deg=graph.cost_degrees()[0].dtype)  # fmt: skip
     weights = (
         np.uintp(0) if graph.weights is None else graph.weights.astype(distance.dtype, copy=False)
     )
     queued = cp.zeros(graph.num_vertices, dtype=cp.int32)
-    return _launch(graph, kernel, ids, weights, distance, queued,
-                   out_bound=graph.num_vertices)  # fmt: skip
-
-
-# PageRank's vertex step in one grid-stride pass (with CuPy's element-wise kernels, ten passes:
-# 0.77 against 0.21 ms on 16.7M vertices on an H200): each block adds up its
-# vertices' L1 change and sink rank, then one block adds the blocks' sums in a fixed order
-# (no atomics: the same sums every run).
-_DAMPED_UPDATE = (
-    BLOCK_SUM
-    + r"""
-extern "C" __global__ void damped_update(const ID* __restrict__ ids, long long count,
-    const double* __restrict__ pulled, const double* __restrict__ rank,
-    const double* __restrict__ scale, const double* __restrict__ sink,
-    const double* __restrict__ teleport, double uniform, double alpha,
-    const double* __restrict__ dangling, double* __restrict__ next,
-    double* __restrict__ contribution, double* __restrict__ sums) {
-  // the vertices ids[0 .. count) (a device's part), or 0 .. count - 1 (ids null)
-  // the new rank goes to another array: rewriting rank in place, this kernel took 0.65 ms on
-  // rmat24's 16.7M vertices on an H200, against 0.21 (a plain in-place scaling did not slow)
-  const double jump = alpha * dangling[0] + (1 - alpha);  // the previous step's dangling rank
-  double change = 0, held = 0;
-  for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < count;
-       i += (long long)gridDim.x * blockDim.x) {
-    const long long v = ids ? (long long)ids[i] : i;
-    const double previous = rank[v], weight = scale[v], sunk = sink[v];
-    double value = previous;
-    if (pulled) {
-      value = alpha * pulled[v] + jump * (teleport ? teleport[v] : uniform);
-      change += fabs(value - previous);
-    }
-    next[v] = value;
-    contribution[v] = value * weight;
-    held += value * sunk;
-  }
-  change = block_sum(change);
-  held = block_sum(held);
-  if (threadIdx.x == 0) { sums[blockIdx.x] = change; sums[gridDim.x + blockIdx.x] = held; }
-}
-
-extern "C" __global__ void damped_totals(const double* sums, int blocks, int pulled,
-                                         double* error, double* dangling) {
-  double change = 0, held = 0;
-  for (int b = threadIdx.x; b < blocks; b += blockDim.x) {
-    change += sums[b];
-    held += sums[blocks + b];
-  }
-  change = block_sum(change);
-  held = block_sum(held);
-  if (threadIdx.x == 0) {
-    if (pulled) error[0] = change;
-    dangling[0] = held;
-  }
-}
-"""
-)
-
-
-def damped_update(graph, pulled, rank, contribution, scale, sink, teleport, error, dangling, alpha):
-    """Fused :class:`functors.damped_update` over the vertices ``graph`` owns: two launches,
-    no host read; returns the new rank array (on a device's part, only its own vertices'
-    entries are set)."""
-    cp = graph.xp
-    ids = None if graph.context.owned is None else graph.owned_ids()
-    count = graph.num_vertices if ids is None else int(ids.shape[0])
-    blocks = max(min(-(-count // 256), STREAM_BLOCKS), 1)
-    sums = cp.empty(2 * blocks, dtype=cp.float64)
-    next_rank = cp.empty_like(rank)
-    null = np.uintp(0)
-    uniform = float(teleport) if np.ndim(teleport) == 0 else 0.0
-    teleport = null if np.ndim(teleport) == 0 else teleport
-    update = _kernel(cp, _DAMPED_UPDATE, "damped_update", id=graph.indices.dtype)
-    update((blocks,), (256,), (null if ids is None else ids, np.int64(count),
-                               null if pulled is None else pulled, rank, scale, sink, teleport,
-                               np.float64(uniform), np.float64(alpha), dangling, next_rank,
-                               contribution, sums))  # fmt: skip
-    totals = _kernel(cp, _DAMPED_UPDATE, "damped_totals", id=graph.indices.dtype)
-    totals((1,), (256,), (sums, np.int32(blocks), np.int32(pulled is not None), error, dangling))
-    return next_rank
+    return launch_push(graph, kernel, ids, weights, distance, queued,
+                       out_bound=graph.num_vertices)  # fmt: skip

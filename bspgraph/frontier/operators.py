@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from ..backend import fused
 from ..graph.graph import CSR
 from .frontier import Frontier
 
@@ -99,9 +100,21 @@ def link(
     both ends of each such edge have the same root. ``parent`` holds ``parent[x] <= x``
     before and after (a root is its own parent and its tree's least id); paths are not
     flattened: jump pointers to read the roots. Lock-free on CuPy (a compare-and-swap of a
-    root per join, no rounds); see :meth:`Backend.link`."""
+    root per join, no rounds). The kernels are connected components' (the "link" step of the
+    fused-kernel registry: ``bspgraph/primitives/_cc_kernels.py``).
+
+    Raises
+    ------
+    ValueError
+        A bad ``direction`` or ``sample``, or no union-find kernel for the graph's backend.
+    """
     csr = _lists(graph, direction, sample, "link", frontier)
-    graph.backend.link(parent, csr.offsets, csr.indices, None if frontier is None else frontier.ids)
+    kernel = fused.lookup("link", graph.backend, "step")
+    if kernel is None:
+        raise ValueError(f"link: no union-find kernel registered for backend "
+                         f"{graph.backend.name!r}")  # fmt: skip
+    kernel(graph.backend, parent, csr.offsets, csr.indices,
+           None if frontier is None else frontier.ids)  # fmt: skip
 
 
 def _lists(graph, direction: str, sample: int | None, where: str, *restrictions):

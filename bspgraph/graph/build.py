@@ -65,8 +65,10 @@ def build_graph(src, dst, weight, *, num_vertices, directed, duplicates, self_lo
         merged = int(key.size - int(first.sum()))
     else:  # count each merged undirected edge once: in its src <= dst direction
         merged = int(((~first) & (key // max(num_vertices, 1) <= key % max(num_vertices, 1))).sum())
-    if weight is not None:
-        weight = _segment_reduce(weight, first, duplicates, backend) if merged else weight[first]
+    if weight is not None and merged:  # the min (NaN-skipping) or sum of each run of copies
+        weight = backend.reduce_runs(weight, first, duplicates, index_dtype(int(first.size)))
+    elif weight is not None:
+        weight = weight[first]
     key = key[first]
     del first
     src, dst = key // max(num_vertices, 1), key % max(num_vertices, 1)
@@ -114,28 +116,6 @@ def _edge_keys(src, dst, weight, num_vertices: int, directed: bool, xp):
     other = src != dst
     key = xp.concatenate([key, dst[other] * num_vertices + src[other]])
     return key, (None if weight is None else xp.concatenate([weight, weight[other]]))
-
-
-def _segment_reduce(values, first, duplicates: str, backend: Backend):
-    """The min or sum (``duplicates``) of ``values`` over each run that starts where ``first``
-    is True. A min skips NaN (it is NaN only where every value of the run is)."""
-    xp = backend.xp
-    if not backend.is_gpu:
-        ufunc = np.fmin if duplicates == "min" else np.add
-        return ufunc.reduceat(values, np.flatnonzero(first))
-    segment = xp.cumsum(first, dtype=index_dtype(int(first.shape[0]))) - 1
-    count = int(segment[-1]) + 1
-    if duplicates == "sum":
-        out = xp.zeros(count, dtype=values.dtype)
-        backend.scatter_add(out, segment, values)
-        return out
-    number = ~xp.isnan(values)
-    out = xp.full(count, xp.inf, dtype=values.dtype)
-    backend.scatter_min(out, segment[number], values[number])
-    has_number = xp.zeros(count, dtype=bool)
-    has_number[segment[number]] = True
-    out[~has_number] = xp.nan
-    return out
 
 
 def _csr(src, dst, weight, num_vertices: int, xp) -> CSR:

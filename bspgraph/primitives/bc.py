@@ -11,6 +11,7 @@ from ..backend import backend_of, to_host
 from ..enactor import Add, Primitive, State, Stats, enact
 from ..exceptions import PathCountOverflow
 from ..frontier.advance import BETA
+from ._bc_kernels import count_paths
 
 
 @dataclass(frozen=True)
@@ -41,7 +42,7 @@ class Forward(Primitive):
             reached = unvisited.ids[hit]
             state.depth[reached], state.sigma[reached] = iteration + 1, paths[hit]
             return fr.Frontier.from_ids(graph, reached)
-        count = fr.functors.count_paths(state.depth, state.sigma, iteration + 1, graph.backend)
+        count = count_paths(state.depth, state.sigma, iteration + 1, graph.backend)
         return fr.advance(graph, frontier, count, unique=True, direction="push")
 
     def traversed_edges(self, graph, state):

@@ -33,6 +33,10 @@ class BFS(Primitive):
     def needs_all(self) -> bool:  # a pull step reads the whole frontier
         return self.options.get("direction", "auto") != "push"
 
+    @property
+    def pull_kind(self) -> str | None:  # how it pulls (memory.estimate): visit_unvisited's kernel
+        return None if self.options.get("direction", "auto") == "push" else "fused"
+
     def init_frontier(self, graph, state, *, source):
         state.depth[source] = 0
         return fr.Frontier.from_ids(graph, [source])

@@ -9,6 +9,7 @@ import numpy as np
 from .. import frontier as fr
 from ..backend import to_host
 from ..enactor import Primitive, State, Stats, enact
+from . import _cc_kernels  # noqa: F401 (registers the union-find kernels fr.link runs)
 
 
 @dataclass(frozen=True)
@@ -23,6 +24,7 @@ class CC(Primitive):
     state = (State("labels", "vertex", init="id"),)  # labels[v] <= v: a forest, roots least
     communicate = {"labels": "min"}
     needs_all = True  # linking writes, and pointer jumping reads, any vertex's label
+    pull_kind = None  # it links along lists, never pulls (memory.estimate)
 
     def init_frontier(self, graph, state):
         return fr.Frontier.all(graph)

@@ -9,6 +9,7 @@ import numpy as np
 from .. import frontier as fr
 from ..enactor import Primitive, Scalar, State, Stats, enact
 from ..exceptions import ConvergenceError
+from ._pagerank_kernels import damped_update
 
 
 @dataclass(frozen=True)
@@ -30,6 +31,8 @@ class PageRank(Primitive):
     scalars = (Scalar("dangling"), Scalar("error", init=np.inf))  # summed over devices
     communicate = {"contribution": "replace"}
     needs_all = True  # a vertex pulls the contributions of all its in-neighbours
+    pull_kind = "fused"  # a row reduction (SpMV): no per-edge temporaries (memory.estimate)
+    reduces_every_list = True  # ... over every in-list, through operators.gathered
 
     def init_frontier(self, graph, state, *, teleport):
         xp = graph.xp  # the out-weights: row sums of the weights (right only for owned vertices)
@@ -42,7 +45,7 @@ class PageRank(Primitive):
         return fr.Frontier.all(graph)
 
     def step(self, graph, frontier, state, iteration):
-        update = fr.functors.damped_update(
+        update = damped_update(
             state.rank, state.contribution, state.scale, state.sink,
             state.teleport if self.uniform is None else self.uniform,
             state.error, state.dangling, self.options["alpha"],

@@ -31,12 +31,14 @@ class SSSP(Primitive):
     state = (State("distance", "weight", init="inf"),)
     communicate = {"distance": "min"}
     needs_all = True  # a pull reads the distance of every in-neighbour, owned here or not
+    pull_kind = "fused"  # relax_min's pull: a min-plus row reduction (memory.estimate)
+    reduces_every_list = True  # ... over every in-list, through operators.gathered
 
     def init_frontier(self, graph, state, *, source):
         state.distance[source] = 0
         self.delta = self.options.get("delta", "auto")
         if self.delta == "auto":  # on GPUs or several devices a superstep costs more
-            several = graph.backend.is_gpu or not graph.context.global_view
+            several = graph.backend.costly_supersteps or not graph.context.global_view
             self.delta = None if several else _bucket_width(graph)
         return fr.Frontier.from_ids(graph, [source])
 

@@ -7,7 +7,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from .. import frontier as fr
+from ..backend import fused
 from ..enactor import Primitive, State, Stats, enact
+from . import _tc_kernels  # noqa: F401 (registers the close_wedges kernels)
 
 
 @dataclass(frozen=True)
@@ -23,6 +25,7 @@ class TC(Primitive):
     state = (State("triangles", "int64"),)
     communicate = {"triangles": "add"}
     replicate_graph = True  # a device intersects the neighbour lists of vertices it does not own
+    pull_kind = None  # it intersects out-lists, never pulls (memory.estimate)
 
     def init_frontier(self, graph, state):
         return fr.Frontier.all(graph)
@@ -30,7 +33,9 @@ class TC(Primitive):
     def step(self, graph, frontier, state, iteration):
         xp, n = graph.xp, graph.num_vertices
         offsets, heads = _oriented(graph)  # N+(u): the neighbours above u; sorted, no self-loops
-        found = graph.backend.close_wedges(offsets, heads, frontier.ids)  # list intersections
+        close_wedges = fused.lookup("close_wedges", graph.backend, "step")  # intersections
+        found = None if close_wedges is None else close_wedges(graph.backend, offsets, heads,
+                                                               frontier.ids)  # fmt: skip
         if found is not None:
             state.triangles[...] += found
             return fr.Frontier.from_mask(graph, state.triangles > 0)

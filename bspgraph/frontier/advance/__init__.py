@@ -12,7 +12,7 @@ ALPHA = 14  # Beamer: pull once the frontier's out-edges exceed the candidates' 
 # The same for a GPU pull without early exit (whole in-lists streamed, no atomics): an estimate;
 # on rmat24 it turns SSSP's two heaviest supersteps to pulls (31 -> 22 ms on an H200).
 SCAN_ALPHA = 4
-HOST_ALPHA = 2  # on NumPy, where a pull scans whole in-lists at about push's cost per edge
+HOST_ALPHA = 2  # where a pull scans whole in-lists at about push's cost per edge (NumPy)
 BETA = 64  # ... considered only while the frontier's out-edges exceed num_edges / BETA
 # After an early-exit pull, Beamer's (and GAPBS's) rule by the frontier's size alone: pull
 # again while the frontier grows or holds more than num_vertices / BACK_BETA vertices (no pass
@@ -85,13 +85,13 @@ def advance(
         result = pull.run(graph, frontier, op, candidates=candidates, early_exit=exit_first)
         if exit_first and graph.context.global_view:  # else devices would decide apart
             result.pulled_from = len(frontier)
-    elif (repeat and graph.context.global_view
-          and graph.backend.name in getattr(op, "repeat_on", ())):  # fmt: skip
-        result = op.fused_repeat(graph, frontier)
-        if result is None:  # too large a frontier to start
-            result = push.run(graph, frontier, op, unique=unique)
     else:
-        result = push.run(graph, frontier, op, unique=unique)
+        repeated = (
+            getattr(op, "fused_repeat", None) if repeat and graph.context.global_view else None
+        )
+        result = None if repeated is None else repeated(graph, frontier)
+        if result is None:  # no kernel, or too large a frontier to start
+            result = push.run(graph, frontier, op, unique=unique)
     return Frontier.empty(graph) if output == "none" else result
 
 
@@ -106,7 +106,7 @@ class _Discard:
         self.op(src, dst, eid, weight)
         return False
 
-    def __getattr__(self, name):  # early_exit, fused_on, fused_push, fused_pull
+    def __getattr__(self, name):  # name, early_exit, fused_push, fused_pull
         return getattr(self.op, name)
 
 
@@ -132,12 +132,15 @@ def choose_direction(graph, frontier: Frontier, candidates, frontier_edges=None,
                      early_exit: bool = True) -> str:  # fmt: skip
     """Beamer's rule: "pull" when the frontier's out-edges exceed the candidates' (a bool mask,
     or "all") in-edges / alpha (ALPHA on the GPU, SCAN_ALPHA for a pull without early exit,
-    HOST_ALPHA on NumPy)."""
+    HOST_ALPHA where the backend's pull scans whole lists: ``Backend.scans_whole_lists``)."""
     if frontier_edges is None:
         frontier_edges = count_out_edges(graph, frontier)
     if isinstance(candidates, str):  # "all": every in-edge
         candidate_edges = graph.cost_degrees()[2]
     else:
         candidate_edges = graph.backend.masked_sum(graph.cost_degrees()[1], candidates)
-    alpha = (ALPHA if early_exit else SCAN_ALPHA) if graph.backend.is_gpu else HOST_ALPHA
+    if graph.backend.scans_whole_lists:  # early exit saves nothing
+        alpha = HOST_ALPHA
+    else:
+        alpha = ALPHA if early_exit else SCAN_ALPHA
     return "pull" if frontier_edges * alpha > candidate_edges else "push"

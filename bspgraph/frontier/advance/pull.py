@@ -20,10 +20,10 @@ def run(graph, frontier: Frontier, op, *, candidates, early_exit: bool) -> Front
     xp, reverse = graph.xp, graph.reverse
     in_frontier = frontier.mask
     fused = getattr(op, "fused_pull", None)
-    if (fused is not None and graph.backend.name in op.fused_on
-            and early_exit == op.early_exit):  # fmt: skip
-        reached = fused(graph, in_frontier, candidates)
-        return Frontier.empty(graph) if reached is None else reached
+    if fused is not None and early_exit == op.early_exit:
+        reached = fused(graph, in_frontier, candidates)  # None: no kernel on this backend
+        if reached is not None:
+            return reached
     reached = xp.zeros(graph.num_vertices, dtype=bool)
     active = xp.flatnonzero(candidates)
     starts = reverse.offsets[active].astype(np.int64)

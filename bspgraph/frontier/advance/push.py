@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...backend import row_positions as positions
-from ..frontier import Frontier, distinct
+from ..frontier import Frontier
 
 CHUNK_EDGES = 1 << 24  # edges per functor call: bounds the O(E) temporaries of a superstep
 DENSE_RATIO = 16  # a push output of more than num_vertices / DENSE_RATIO edges goes to a mask
@@ -19,8 +18,9 @@ def run(graph, frontier: Frontier, op, *, unique: bool) -> Frontier:
     """
     xp, ids = graph.xp, frontier.ids
     fused = getattr(op, "fused_push", None)
-    if fused is not None and graph.backend.name in op.fused_on:
-        return fused(graph, ids)
+    result = None if fused is None else fused(graph, ids)  # None: no kernel on this backend
+    if result is not None:
+        return result
     starts, degrees = rows_of(graph, ids)
     total = int(degrees.sum()) if ids.size else 0
     if total == 0:
@@ -44,13 +44,7 @@ def rows_of(graph, ids):
 
 
 def _expand(graph, op, ids, starts, degrees):
-    backend = graph.backend
-    if backend.is_gpu:
-        segment, eid = backend.row_entries(starts, degrees, int(degrees.sum()))
-        src, dst = ids[segment], graph.indices[eid]
-    else:
-        eid = positions(starts, degrees)
-        src, dst = np.repeat(ids, degrees), graph.indices[eid].astype(np.intp)
+    src, dst, eid = graph.backend.expand(ids, starts, degrees, graph.indices)
     weight = None if graph.weights is None else graph.weights[eid]
     return kept(dst, op(src, dst, eid, weight))
 
@@ -82,7 +76,5 @@ def _chunks(degrees, total: int, xp, chunk: int = CHUNK_EDGES):
 def dedupe(graph, ids) -> Frontier:
     """The frontier of the distinct ``ids``: sorted when few, a dense mask when many."""
     if ids.shape[0] * DENSE_RATIO < graph.num_vertices:
-        return Frontier.from_ids(
-            graph, graph.xp.unique(ids) if graph.backend.is_gpu else distinct(ids)
-        )
+        return Frontier.from_ids(graph, graph.backend.unique(ids))
     return Frontier.from_mask(graph, graph.backend.mask_of(ids, graph.num_vertices))

@@ -1,11 +1,12 @@
-"""Optional numba kernels for the NumPy backend, used only where they win clearly over the
-vectorised NumPy path (see benchmarks/RESULTS.md): a push superstep of BFS on a small
-frontier, where NumPy's per-call overhead dominates, BFS levels one after the other in one
-call while frontiers stay small (a grid's thousand levels), and triangle counting, where
-NumPy must materialise every wedge. Importing this module raises ImportError without numba; reach the
-kernels through :meth:`bspgraph.backend.Backend.accelerated`, which returns None then (or when
+"""Optional numba kernels for ``functors.visit_unvisited`` on NumPy, used only where they win
+clearly over the vectorised NumPy path (see benchmarks/RESULTS.md): a push superstep of BFS on
+a small frontier, where NumPy's per-call overhead dominates, and BFS levels one after the other
+in one call while frontiers stay small (a grid's thousand levels). Importing this module raises
+ImportError without numba; reach the kernels through
+:meth:`bspgraph.backend.NumpyBackend.accelerated`, which returns None then (or when
 ``BSPGRAPH_NUMBA=0``) and the caller keeps its NumPy path. Each kernel is single-threaded, as
-NumPy is, and must agree exactly with the path it replaces.
+NumPy is, and must agree exactly with the path it replaces. (Triangle counting's numba kernel:
+``bspgraph/primitives/_tc_numba.py``.)
 """
 
 from __future__ import annotations
@@ -38,33 +39,6 @@ def visit_push(offsets, indices, ids, depth, value, parent, cost_degree):
                 count += 1
                 edges += cost_degree[v]
     return found[:count], edges
-
-
-@_jit
-def close_wedges(offsets, heads, ids, num_vertices):
-    """Triangle tally: for each ``u`` of ``ids`` and each oriented wedge ``u -> v -> w``
-    closed by an edge ``u -> w`` (rows of ``heads`` by ``offsets``), one to each of ``u, v,
-    w``. The out-neighbours of ``u`` are marked in a byte array (cleared after), so a wedge
-    costs one read."""
-    tally = np.zeros(num_vertices, dtype=np.int64)
-    mark = np.zeros(num_vertices, dtype=np.uint8)
-    for u in ids:
-        first, last = offsets[u], offsets[u + 1]
-        for e in range(first, last):
-            mark[heads[e]] = 1
-        for e in range(first, last):
-            v = heads[e]
-            closed = 0
-            for f in range(offsets[v], offsets[v + 1]):
-                w = heads[f]
-                if mark[w]:
-                    closed += 1
-                    tally[w] += 1
-            tally[u] += closed
-            tally[v] += closed
-        for e in range(first, last):
-            mark[heads[e]] = 0
-    return tally
 
 
 @_jit

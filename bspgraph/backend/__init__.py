@@ -1,0 +1,32 @@
+"""NumPy or CuPy behind one interface: the only package that touches CuPy.
+
+``base`` holds the :class:`Backend` protocol (an abstract base class with a docstring per
+method) and the helpers its implementations share; ``numpy_backend`` and ``cupy_backend``
+implement it (the second with the CUDA kernels of ``cuda``); ``select`` finds one by name or
+by array; ``fused`` is the registry of fused kernels by (functor, backend, direction). Code
+above this package asks a backend's methods and traits, never which library it has.
+"""
+
+from . import fused
+from .base import Backend, identity, row_positions, to_host, while_alive
+from .cuda import (
+    BLOCK_SUM,
+    C_TYPES,
+    COMPARE_SWAP,
+    LONG_ROW,
+    STREAM_BLOCKS,
+    WARP_ROW,
+    c_type,
+    compile_kernel,
+    hub_pieces,
+)
+from .cupy_backend import CupyBackend
+from .numpy_backend import NumpyBackend
+from .select import ENV_VAR, NAMES, backend_of, get_backend, gpu_count
+
+__all__ = [
+    "BLOCK_SUM", "COMPARE_SWAP", "C_TYPES", "ENV_VAR", "LONG_ROW", "NAMES", "STREAM_BLOCKS",
+    "WARP_ROW", "Backend", "CupyBackend", "NumpyBackend", "backend_of", "c_type",
+    "compile_kernel", "fused", "get_backend", "gpu_count", "hub_pieces", "identity",
+    "row_positions", "to_host", "while_alive",
+]  # fmt: skip

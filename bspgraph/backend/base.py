@@ -1,0 +1,252 @@
+"""The Backend protocol (an abstract base class) and the helpers its implementations share."""
+
+from __future__ import annotations
+
+import weakref
+from abc import ABC, abstractmethod
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+import numpy as np
+
+PINNED_BYTES = 1 << 20  # device arrays this large come to the host through pinned memory
+_WHILE_ALIVE: dict = {}  # (id(source), what) -> (weak reference to source, what was computed)
+
+
+@dataclass(frozen=True)
+class Backend(ABC):
+    """An array library and a device: ``xp`` is ``numpy`` or ``cupy``; ``device`` a GPU id or
+    None. :class:`~bspgraph.backend.numpy_backend.NumpyBackend` and
+    :class:`~bspgraph.backend.cupy_backend.CupyBackend` implement it; nothing above this
+    package asks which one it has: it asks the methods and traits below.
+
+    Arrays passed in live on this backend's device; integer ids index ``num_vertices`` entries.
+    The methods with a body here are the array module's own functions, which an
+    implementation may replace by a kernel where it is faster.
+    """
+
+    xp: Any
+    device: int | None = None
+
+    name: ClassVar[str]  # "numpy" or "cupy": the key of the fused-kernel registry
+    # Cost traits, read by the operators' and primitives' cost models:
+    scans_whole_lists: ClassVar[bool]  # a pull reads each candidate's whole in-list at about
+    # a push's cost per edge (vectorised), rather than a thread per candidate stopping early
+    costly_supersteps: ClassVar[bool]  # a superstep (launches, a host read) costs more than
+    # the redundant work that fewer, larger supersteps do
+    virtual_devices: ClassVar[bool]  # several devices are parts of this one process's memory
+
+    def __repr__(self) -> str:
+        return f"Backend({self.name!r}, device={self.device})"
+
+    @abstractmethod
+    def activate(self):
+        """A context in which new arrays and kernels go to this backend's device."""
+
+    @abstractmethod
+    def asarray(self, array, dtype=None):
+        """Move ``array`` (NumPy, CuPy or a sequence) to this backend's device (a no-op when
+        it is already there)."""
+
+    @abstractmethod
+    def scatter_min(self, target, index, values) -> None:
+        """``target[index] = min(target[index], values)``, correct for repeated indices."""
+
+    @abstractmethod
+    def scatter_max(self, target, index, values) -> None:
+        """``target[index] = max(target[index], values)``, correct for repeated indices."""
+
+    @abstractmethod
+    def scatter_add(self, target, index, values) -> None:
+        """``target[index] += values``, correct for repeated indices."""
+
+    @property
+    @abstractmethod
+    def sparse(self):
+        """The sparse-matrix module (``scipy.sparse`` or ``cupyx.scipy.sparse``)."""
+
+    @abstractmethod
+    def spmv(self, offsets, indices, weights, x, num_rows: int, rows=None):
+        """``y[i] = sum of weights[e] * x[indices[e]]`` over row ``i``'s entries ``e`` of a CSR
+        matrix, in ``x``'s dtype; ``weights`` None means ones. With ``rows`` (ids), over those
+        rows only: ``y[k]`` for row ``rows[k]``. The same sums every run (a fixed order)."""
+
+    def spmv_transposed(self, offsets, indices, data, x, num_columns: int):
+        """``y[j] = sum of data[e] * x[i]`` over the entries ``e = (i, j)`` of a CSR matrix with
+        ``x.shape[0]`` rows: the product with its transpose, a push from the rows."""
+        shape = (int(x.shape[0]), num_columns)
+        return self.sparse.csr_matrix((data, indices, offsets), shape=shape).T @ x
+
+    @abstractmethod
+    def csr_rows(self, offsets, indices, weights, rows, num_columns: int):
+        """``(offsets, indices, weights)`` of the CSR made of ``rows`` (ids) of a CSR matrix with
+        ``weights`` per entry (or None) and ``num_columns`` columns."""
+
+    def gather_reduce(self, values, offsets, indices, reduce: str, weights=None, rows=None):
+        """``out[i] = reduce(values[indices[offsets[i]:offsets[i + 1]]])`` (a CSR matrix's rows)
+        with ``reduce`` "min" or "sum"; with ``weights`` (one per entry), the min of
+        ``values + weights`` (min-plus) or the sum of ``values * weights`` (plus-times). The
+        identity (the dtype's largest value, or 0) for an empty row. With ``rows`` (ids), over
+        those rows only (``out[k]`` for row ``rows[k]``).
+
+        Raises
+        ------
+        ValueError
+            ``reduce`` is neither "min" nor "sum".
+        """
+        if reduce not in ("min", "sum"):
+            raise ValueError(f"gather_reduce(reduce={reduce!r}): expected 'min' or 'sum'")
+        if rows is not None:
+            offsets, indices, weights = self.csr_rows(offsets, indices, weights, rows,
+                                                      int(values.shape[0]))  # fmt: skip
+        count = int(offsets.shape[0]) - 1
+        out = self.xp.full(count, identity(reduce, values.dtype), dtype=values.dtype)
+        if int(indices.shape[0]):
+            weigh = np.add if reduce == "min" else np.multiply
+            self._reduce_rows(out, values, offsets, indices, reduce, weights, weigh)
+        return out
+
+    @abstractmethod
+    def _reduce_rows(self, out, values, offsets, indices, reduce, weights, weigh) -> None:
+        """:meth:`gather_reduce` over every row of a CSR with entries, into ``out`` (the
+        identities); ``weigh`` is how a weight enters a term (``np.add`` or ``np.multiply``)."""
+
+    def full(self, size: int, value, dtype):
+        """A new array of ``size`` copies of ``value``, as ``dtype`` (``numpy.full``)."""
+        return self.xp.full(size, value, dtype=dtype)
+
+    def greater(self, values, threshold):
+        """The bool mask ``values > threshold`` (a scalar)."""
+        return values > threshold
+
+    def nonzero(self, mask, dtype, count: int | None = None):
+        """The positions of the True entries of the bool ``mask``, ascending, as ``dtype``
+        (``numpy.flatnonzero``). ``count``, their number when the caller knows it, spares a
+        device a host read; it must be exact."""
+        return self.xp.flatnonzero(mask).astype(dtype, copy=False)
+
+    def mask_of(self, ids, size: int):
+        """A bool array of ``size`` entries, True at the integer ``ids`` (a frontier's dense
+        form)."""
+        mask = self.xp.zeros(size, dtype=bool)
+        mask[ids] = True
+        return mask
+
+    @abstractmethod
+    def masked_sum(self, values, mask) -> int:
+        """``int(values[mask].sum())`` for a bool ``mask`` and integer ``values`` (which must
+        not overflow their dtype on NumPy: degrees sum to E)."""
+
+    def sum_at(self, values, ids) -> int:
+        """``int(values[ids].sum())`` for integer ``values``."""
+        return int(values[ids].sum(dtype=np.int64))
+
+    @abstractmethod
+    def sum_below(self, values, keys, bound) -> int:
+        """``int(values[keys < bound].sum())`` for integer ``values``: the out-degrees of the
+        vertices a traversal reached (``keys`` their depth or distance, ``bound`` its unset
+        sentinel), without a mask array."""
+
+    def replace(self, values, old, new) -> None:
+        """``values[values == old] = new``, in place."""
+        values[values == old] = new
+
+    def edge_values(self, indices, weights, dtype):
+        """The data of a sparse product over a CSR with ``indices``: ``weights`` as ``dtype``, or
+        ones when ``weights`` is None (``weights`` itself when it has that dtype)."""
+        if weights is not None and weights.dtype == np.dtype(dtype):
+            return weights
+        return self.xp.ones(indices.shape[0], dtype) if weights is None else weights.astype(dtype)
+
+    @abstractmethod
+    def segment_index(self, counts, total: int):
+        """For each of ``total = sum(counts)`` slots, the index of the segment it falls in:
+        the load balancer's search (every slot costs the same however skewed ``counts`` is)."""
+
+    def row_entries(self, starts, degrees, total: int):
+        """For the ``total = sum(degrees)`` entries of the rows that start at ``starts`` with
+        ``degrees`` entries each: the index (into ``starts``) of each entry's row, and the
+        entry's position (int64). The load balancer's expansion, as :meth:`segment_index`."""
+        segment = self.segment_index(degrees, total)
+        first = self.xp.cumsum(degrees) - degrees
+        position = (
+            self.xp.arange(total, dtype=np.int64) + (starts.astype(np.int64) - first)[segment]
+        )
+        return segment, position
+
+    @abstractmethod
+    def expand(self, ids, starts, degrees, indices):
+        """The entries of the rows ``ids`` of a CSR with ``indices`` (row ``ids[i]`` starts at
+        ``starts[i]`` and holds ``degrees[i]`` entries), row after row: ``(src, dst,
+        position)``, each entry's row id, its index (in the dtype this library indexes
+        with fastest) and its position (an edge id)."""
+
+    @abstractmethod
+    def unique(self, ids):
+        """The distinct values of the integer array ``ids``, sorted."""
+
+    @abstractmethod
+    def reduce_runs(self, values, first, reduce: str, segment_dtype):
+        """The min (``reduce="min"``, skipping NaN: NaN only where every value of the run is)
+        or sum (``"sum"``) of ``values`` over each run that starts where the bool array
+        ``first`` is True (``first[0]`` is); ``segment_dtype`` holds a run's index."""
+
+    def accelerated(self, module: str, name: str):
+        """The optional compiled (numba) kernel ``name`` of ``module``, or None (then the caller
+        keeps its array path): None here; see the NumPy backend."""
+        return None
+
+    @abstractmethod
+    def synchronize(self) -> None:
+        """Wait for queued device work (a no-op on NumPy)."""
+
+    @abstractmethod
+    def free_bytes(self) -> int | None:
+        """Free device memory in bytes, or None on the CPU (no limit checked)."""
+
+    @abstractmethod
+    def pooled_bytes(self) -> int:
+        """Bytes the array library's memory pool keeps for reuse but does not use (0 without
+        a pool)."""
+
+
+def identity(reduce: str, dtype: np.dtype):
+    """What a ``reduce`` ("sum" or "min") of no entries gives: 0, or the dtype's largest value."""
+    if reduce == "sum":
+        return 0
+    return np.inf if dtype.kind == "f" else (True if dtype.kind == "b" else np.iinfo(dtype).max)
+
+
+def while_alive(source, what: tuple, compute):
+    """``compute()``, cached under ``what`` while the array ``source`` lives (arrays it was
+    computed from, such as a CSR's, are never written in place)."""
+    key = (id(source), *what)
+    cached = _WHILE_ALIVE.get(key)
+    if cached is not None and cached[0]() is source:
+        return cached[1]
+    value = compute()
+    _WHILE_ALIVE[key] = (
+        weakref.ref(source, lambda _r, key=key: _WHILE_ALIVE.pop(key, None)),
+        value,
+    )
+    return value
+
+
+def row_positions(starts, degrees):
+    """The CSR positions ``starts[i] .. starts[i] + degrees[i] - 1`` of rows, concatenated
+    (NumPy arrays)."""
+    scan = np.cumsum(degrees)
+    total = int(scan[-1]) if scan.size else 0
+    return np.repeat(starts - (scan - degrees), degrees) + np.arange(total)
+
+
+def to_host(array) -> np.ndarray:
+    """A NumPy array with the values of ``array`` (NumPy, CuPy or a sequence); a large CuPy
+    array comes back through page-locked memory from CuPy's pinned pool (a faster copy)."""
+    if hasattr(array, "__cuda_array_interface__") and hasattr(array, "get"):
+        if array.nbytes < PINNED_BYTES or not array.flags.c_contiguous:
+            return array.get()
+        import cupyx  # a large result: through page-locked memory (CuPy's pool reuses it)
+
+        return array.get(out=cupyx.empty_pinned(array.shape, array.dtype))
+    return np.asarray(array)

@@ -1,0 +1,374 @@
+"""CUDA kernels of the CuPy backend (compiled by CuPy at first use, per dtype) and their launchers:
+the load balancer's search, row reductions, grid-stride passes, sums and the shared snippets
+(BLOCK_SUM, COMPARE_SWAP) that other kernel modules build on. Functions take the ``cupy``
+module as their first argument; nothing here imports it."""
+
+from __future__ import annotations
+
+import functools
+import re
+
+import numpy as np
+
+from .base import identity, while_alive
+
+_SEGMENT_INDEX = r"""
+extern "C" __global__ void segment_index(const long long* scan, long long segments,
+                                         long long total, long long* out) {
+  const long long stride = (long long)gridDim.x * blockDim.x * 8;
+  for (long long k = (blockIdx.x * (long long)blockDim.x + threadIdx.x) * 8; k < total;
+       k += stride) {  // one binary search per 8 slots, then walk on (a few segments at most)
+    long long lo = 0, hi = segments - 1;
+    while (lo < hi) { long long mid = (lo + hi) >> 1; if (scan[mid] > k) hi = mid; else lo = mid + 1; }
+    const long long end = k + 8 < total ? k + 8 : total;
+    for (long long slot = k; slot < end; ++slot) {
+      for (int walked = 0; walked < 8 && slot >= scan[lo]; ++walked) ++lo;
+      if (slot >= scan[lo]) {  // a run of empty segments: search past it, do not walk it
+        long long last = segments - 1;
+        while (lo < last) {
+          const long long mid = (lo + last) >> 1;
+          if (scan[mid] > slot) last = mid; else lo = mid + 1;
+        }
+      }
+      out[slot] = lo;
+    }
+  }
+}
+"""
+
+
+def segment_index(cupy, scan, total: int):
+    out = cupy.empty(total, dtype=np.int64)
+    if total:
+        kernel = compile_kernel(cupy, _SEGMENT_INDEX, "segment_index")
+        blocks = min((total + 2047) // 2048, 65536)
+        kernel((blocks,), (256,), (scan, np.int64(scan.size), np.int64(total), out))
+    return out
+
+
+C_TYPES = {"i4": "int", "i8": "long long", "f4": "float", "f8": "double", "b1": "bool"}
+SHUFFLED = ("i4", "i8", "f4", "f8")  # the value types a warp shuffle moves
+LONG_ROW = 1 << 12  # entries: a longer row is cut into pieces of this size, a warp each
+WARP_ROW = 32  # entries: a row this long is read by a whole warp, a shorter one by one lane
+_ROW_REDUCE = r"""
+__device__ __forceinline__ VAL term(const ID* indices, const WEIGHT* weights, const VAL* values,
+                                    OFF e) {
+  const VAL value = values[indices[e]];
+  return weights ? WEIGH(value, (VAL)weights[e]) : value;
+}
+
+extern "C" __global__ void row_reduce(const OFF* starts, const OFF* ends, const ID* indices,
+    const WEIGHT* weights, const VAL* values, long long rows, long long longest, VAL identity,
+    VAL* out) {
+  // ROWS consecutive rows a warp, lane i holding row i's bounds: the whole warp reads each
+  // row of WARP_ROW entries or more in turn (adjacent lanes on adjacent entries), then each
+  // lane its own shorter row (no lane idles on a row of a few entries, none waits on an
+  // empty one).
+  const unsigned full = 0xffffffffu;
+  const int lane = threadIdx.x & 31;
+  const long long warps = ((long long)gridDim.x * blockDim.x) >> 5;
+  for (long long first = ((blockIdx.x * (long long)blockDim.x + threadIdx.x) >> 5) * ROWS;
+       first < rows; first += warps * ROWS) {  // warp-uniform: every lane shuffles below
+    const long long row = first + lane;
+    OFF start = 0, end = 0;
+    if (lane < ROWS && row < rows) { start = starts[row]; end = ends[row]; }
+    const bool here = lane < ROWS && row < rows && end - start <= longest;  // else in pieces
+    if (!here) end = start;
+    VAL acc = identity;
+    for (unsigned long_rows = __ballot_sync(full, end - start >= WARP_ROW); long_rows;
+         long_rows &= long_rows - 1) {
+      const int owner = __ffs(long_rows) - 1;
+      const OFF row_end = __shfl_sync(full, end, owner);
+      VAL sum = identity;
+      for (OFF e = __shfl_sync(full, start, owner) + lane; e < row_end; e += 4 * 32) {
+        VAL part[4];  // four loads in flight a lane
+#pragma unroll
+        for (int k = 0; k < 4; ++k)
+          part[k] = e + k * 32 < row_end ? term(indices, weights, values, e + k * 32) : identity;
+        const VAL low = COMBINE(part[0], part[1]), high = COMBINE(part[2], part[3]);
+        const VAL both = COMBINE(low, high);
+        sum = COMBINE(sum, both);
+      }
+      for (int s = 16; s > 0; s >>= 1) {  // (COMBINE may name its arguments twice)
+        const VAL other = __shfl_xor_sync(full, sum, s);
+        sum = COMBINE(sum, other);
+      }
+      if (lane == owner) acc = sum;
+    }
+    if (end - start < WARP_ROW) {
+#pragma unroll 4
+      for (OFF e = start; e < end; ++e) {
+        const VAL entry = term(indices, weights, values, e);
+        acc = COMBINE(acc, entry);
+      }
+    }
+    if (here) out[row] = acc;
+  }
+}
+"""
+_SEMIRING = {  # the row's reduction, and how an entry's weight enters its term
+    "sum": "#define COMBINE(a, b) ((a) + (b))\n#define WEIGH(v, w) ((v) * (w))\n",
+    "min": "#define COMBINE(a, b) ((b) < (a) ? (b) : (a))\n#define WEIGH(v, w) ((v) + (w))\n",
+}
+
+
+def row_reduce(cupy, reduce: str, offsets, indices, weights, values, rows: int, ids=None):
+    """``out[i]``: the ``reduce`` ("sum" or "min") over row ``i``'s entries ``e`` of
+    ``values[indices[e]]``, times ``weights[e]`` for a sum or plus it for a min when given;
+    the identity (0 or the dtype's largest value) for an empty row. With ``ids``, over the
+    rows ``ids`` only (``out[k]`` for row ``ids[k]``), read in place (no copy of their
+    entries). 32 rows a warp (see the kernel); rows longer than LONG_ROW (hubs) go in pieces,
+    a warp each, then their pieces are reduced the same way: no atomics, the same order every
+    run."""
+    dtype = values.dtype
+    count = rows if ids is None else int(ids.shape[0])
+    out = cupy.empty(count, dtype=dtype)
+    if count == 0:
+        return out
+    if ids is None:
+        starts, ends, hubs = offsets[:-1], offsets[1:], hub_pieces(cupy, offsets)
+    else:
+        starts, ends = offsets[ids], offsets[ids + 1]
+        hubs = _pieces(cupy, starts, ends)
+    _reduce_ranges(cupy, reduce, starts, ends, indices, weights, values, out, 32)
+    if hubs is not None:
+        rows_of_hubs, first, pieces, starts, ends, _ = hubs
+        partial = cupy.empty(starts.size, dtype=dtype)
+        _reduce_ranges(cupy, reduce, starts, ends, indices, weights, values, partial, 1)
+        out[rows_of_hubs] = row_reduce(cupy, reduce, first, pieces, None, partial, first.size - 1)
+    return out
+
+
+def hub_pieces(cupy, offsets):
+    """:func:`_pieces` of every row of a CSR with ``offsets``, cached while ``offsets`` lives:
+    a product per superstep does not search the rows again."""
+    return while_alive(offsets, ("hub pieces",), lambda: _pieces(cupy, offsets[:-1], offsets[1:]))
+
+
+def _pieces(cupy, starts, ends):
+    """``(hubs, first, pieces, starts, ends, hub)`` of the entry ranges ``[starts[r], ends[r])``:
+    the ranges of more than LONG_ROW entries, and the entry ranges ``[starts[p], ends[p])`` of
+    their pieces of at most LONG_ROW, hub ``h``'s from ``first[h]`` to ``first[h + 1]``
+    (``pieces``: 0, 1, ...; ``hub[p]``: the hub of piece ``p``); None without hubs."""
+    degrees = ends - starts
+    hubs = cupy.flatnonzero(degrees > LONG_ROW)
+    if not hubs.size:
+        return None
+    count = (degrees[hubs].astype(np.int64) + LONG_ROW - 1) // LONG_ROW
+    first = cupy.concatenate([cupy.zeros(1, dtype=np.int64), cupy.cumsum(count)])
+    pieces = cupy.arange(int(first[-1]), dtype=np.int64)
+    hub = cupy.searchsorted(first[1:], pieces, side="right")  # the hub of each piece
+    piece_starts = starts[hubs].astype(np.int64)[hub] + (pieces - first[hub]) * LONG_ROW
+    piece_ends = cupy.minimum(piece_starts + LONG_ROW, ends[hubs].astype(np.int64)[hub])
+    return hubs, first, pieces, piece_starts, piece_ends, hub
+
+
+def _reduce_ranges(cupy, reduce, starts, ends, indices, weights, values, out, per_warp) -> None:
+    """The row_reduce kernel over the entry ranges ``[starts[r], ends[r])`` of at most
+    LONG_ROW entries (longer ones are skipped), ``per_warp`` (1 to 32) ranges a warp."""
+    dtype, rows = values.dtype, int(out.shape[0])
+    source = f"#define ROWS {per_warp}\n#define WARP_ROW {WARP_ROW}\n" + _SEMIRING[reduce]
+    weight = np.dtype(np.float32) if weights is None else weights.dtype
+    kernel = compile_kernel(cupy, source + _ROW_REDUCE, "row_reduce", OFF=c_type(starts), ID=c_type(indices),
+                       VAL=c_type(values), WEIGHT=C_TYPES[weight.str[1:]])  # fmt: skip
+    blocks = min(-(-rows // (8 * per_warp)), 1 << 16)  # 8 warps a block
+    null = np.uintp(0) if weights is None else weights
+    kernel((blocks,), (256,), (starts, ends, indices, null, values, np.int64(rows),
+                               np.int64(LONG_ROW), dtype.type(identity(reduce, dtype)), out))  # fmt: skip
+
+
+# atomicCAS for signed ids and depths of either width: the value that was there.
+COMPARE_SWAP = r"""
+__device__ __forceinline__ int compare_swap(int* at, int expected, int value) {
+  return atomicCAS(at, expected, value);
+}
+__device__ __forceinline__ long long compare_swap(long long* at, long long expected,
+                                                  long long value) {
+  return (long long)atomicCAS((unsigned long long*)at, (unsigned long long)expected,
+                              (unsigned long long)value);
+}
+"""
+
+
+_MASKED_SUM = r"""
+extern "C" __global__ void masked_sum(const VALUE* values, long long n, const bool* mask,
+                                      const ID* ids, const KEY* keys, KEY bound,
+                                      unsigned long long* total) {
+  unsigned long long sum = 0;  // two's complement: signed values add up alike
+  for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n;
+       i += (long long)gridDim.x * blockDim.x)
+    if (ids) sum += (unsigned long long)(long long)values[ids[i]];
+    else if (mask ? mask[i] : keys[i] < bound) sum += (unsigned long long)(long long)values[i];
+  for (int s = 16; s > 0; s >>= 1) sum += __shfl_down_sync(0xffffffffu, sum, s);
+  if ((threadIdx.x & 31) == 0 && sum) atomicAdd(total, sum);
+}
+"""
+
+
+FILL = r"""
+extern "C" __global__ void fill(T* out, long long n, T value) {
+  for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n;
+       i += (long long)gridDim.x * blockDim.x)
+    out[i] = value;
+}
+"""
+GREATER = r"""
+extern "C" __global__ void greater(const T* values, long long n, T threshold, bool* out) {
+  for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n;
+       i += (long long)gridDim.x * blockDim.x)
+    out[i] = values[i] > threshold;
+}
+"""
+MARK = r"""
+extern "C" __global__ void mark(const ID* ids, long long n, bool* mask) {
+  for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n;
+       i += (long long)gridDim.x * blockDim.x)
+    mask[ids[i]] = true;
+}
+"""
+REPLACE = r"""
+extern "C" __global__ void replace(T* values, long long n, T old, T value) {
+  for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n;
+       i += (long long)gridDim.x * blockDim.x)
+    if (values[i] == old) values[i] = value;
+}
+"""
+STREAM_BLOCKS = 1024  # blocks of 256 threads for a grid-stride pass (a few per SM)
+STREAMED = ("i4", "i8", "f4", "f8")  # the dtypes it takes (others: CuPy's own kernels)
+
+
+def stream(cupy, source: str, name: str, size: int, *args, **types) -> None:
+    """Launch the grid-stride kernel ``name`` over ``size`` entries: (first, size, rest...)."""
+    if size:
+        kernel = compile_kernel(cupy, source, name, **types)
+        kernel((min((size + 255) // 256, STREAM_BLOCKS),), (256,),
+               (args[0], np.int64(size), *args[1:]))  # fmt: skip
+
+
+# The sum over a block of one value a thread, returned to every thread: shuffles, then each
+# thread adds the warps' sums in the same order (the same floating-point total every run).
+# Every thread of the block calls it; any block of up to 1024 threads.
+BLOCK_SUM = r"""
+template <typename Sum> __device__ inline Sum block_sum(Sum value) {
+  __shared__ Sum warp_sums[32];
+  for (int s = 16; s > 0; s >>= 1) value += __shfl_down_sync(0xffffffffu, value, s);
+  if ((threadIdx.x & 31) == 0) warp_sums[threadIdx.x >> 5] = value;
+  __syncthreads();
+  const int warps = (blockDim.x + 31) >> 5;
+  Sum total = 0;
+  for (int w = 0; w < warps; ++w) total += warp_sums[w];
+  __syncthreads();  // warp_sums is free for the next call
+  return total;
+}
+"""
+
+
+# Positions of a mask's True entries, in order, in two launches and no host read when their
+# count is known: block b counts the Trues of its chunk of the mask, then lists them from
+# the counts of the blocks before it (a warp's lanes by ballot, the block's warps in turn).
+_NONZERO = (
+    BLOCK_SUM
+    + r"""
+extern "C" __global__ void count_true(const bool* mask, long long n, long long chunk,
+                                      unsigned long long* counts) {
+  const long long lo = blockIdx.x * chunk, hi = lo + chunk < n ? lo + chunk : n;
+  unsigned long long count = 0;
+  for (long long i = lo + threadIdx.x; i < hi; i += 256) count += mask[i];
+  count = block_sum(count);
+  if (threadIdx.x == 0) counts[blockIdx.x] = count;
+}
+
+extern "C" __global__ void list_true(const bool* mask, long long n, long long chunk,
+                                     const unsigned long long* counts, T* out) {
+  __shared__ unsigned int warp_before[8];
+  const long long lo = blockIdx.x * chunk, hi = lo + chunk < n ? lo + chunk : n;
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  unsigned long long before = 0;
+  for (long long b = threadIdx.x; b < blockIdx.x; b += 256) before += counts[b];
+  unsigned long long at = block_sum(before);
+  for (long long base = lo; base < hi; base += 256) {  // block-uniform
+    const long long i = base + threadIdx.x;
+    const bool set = i < hi && mask[i];
+    const unsigned int lanes = __ballot_sync(0xffffffffu, set);
+    if (lane == 0) warp_before[warp] = __popc(lanes);
+    __syncthreads();
+    unsigned int mine = 0, total = 0;
+    for (int w = 0; w < 8; ++w) { mine += w < warp ? warp_before[w] : 0; total += warp_before[w]; }
+    if (set) out[at + mine + __popc(lanes & ((1u << lane) - 1))] = (T)i;
+    at += total;
+    __syncthreads();  // warp_before is free for the next round
+  }
+}
+"""
+)
+
+
+def nonzero(cupy, mask, dtype, count: int | None):
+    n = mask.shape[0]
+    blocks = min((n + 255) // 256, STREAM_BLOCKS)
+    if blocks == 0:
+        return cupy.zeros(0, dtype=dtype)
+    chunk = -(-n // (blocks * 256)) * 256  # a multiple of the block's 256 threads
+    counts = cupy.empty(blocks, dtype=np.uint64)
+    compile_kernel(cupy, _NONZERO, "count_true", T=C_TYPES[dtype.str[1:]])(
+        (blocks,), (256,), (mask, np.int64(n), np.int64(chunk), counts)
+    )
+    if count is None:
+        count = int(counts.sum())
+    out = cupy.empty(count, dtype=dtype)
+    compile_kernel(cupy, _NONZERO, "list_true", T=c_type(out))(
+        (blocks,), (256,), (mask, np.int64(n), np.int64(chunk), counts, out)
+    )
+    return out
+
+
+def masked_sum(cupy, values, mask=None, ids=None, keys=None, bound=None) -> int:
+    """The sum of ``values`` where ``mask``, at ``ids``, or where ``keys < bound``: one pass,
+    one atomic a warp (CuPy's ReductionKernel reduces to a scalar in one block)."""
+    if keys is not None and keys.dtype.str[1:] not in STREAMED:
+        mask, keys = keys < bound, None
+    if values.dtype.kind != "i" or values.dtype.itemsize not in (4, 8):
+        if ids is not None:
+            return int(values[ids].sum(dtype=np.int64))
+        return int(
+            cupy.where(mask if keys is None else keys < bound, values, 0).sum(dtype=np.int64)
+        )
+    values, total = cupy.ascontiguousarray(values), cupy.zeros(1, dtype=np.uint64)
+    n = values.shape[0] if ids is None else ids.shape[0]
+    null = np.uintp(0)
+    mask = null if mask is None else cupy.ascontiguousarray(mask, dtype=bool)
+    ids = null if ids is None else cupy.ascontiguousarray(ids)
+    if keys is None:
+        keys, bound = null, np.int32(0)
+    else:
+        keys, bound = cupy.ascontiguousarray(keys), keys.dtype.type(bound)
+    id_type = c_type(ids) if isinstance(ids, cupy.ndarray) else "int"  # (unused: any type)
+    key_type = c_type(keys) if isinstance(keys, cupy.ndarray) else "int"
+    stream(cupy, _MASKED_SUM, "masked_sum", n, values, mask, ids, keys, bound, total,
+           VALUE=c_type(values), ID=id_type, KEY=key_type)  # fmt: skip
+    return int(total.view(np.int64).get()[0])
+
+
+@functools.cache
+def compile_kernel(cupy, source: str, name: str, cooperative: bool = False, **types: str):
+    """The kernel ``name`` of ``source`` with each whole-word token of ``types`` replaced by its
+    text (a C type, a constant), built once per key (a row reduction is called thousands of
+    times a run); ``cooperative`` for a kernel that synchronises its whole grid."""
+    for token, text in types.items():
+        source = re.sub(rf"\b{token}\b", text, source)
+    return cupy.RawKernel(source, name, enable_cooperative_groups=cooperative)
+
+
+def c_type(array) -> str:
+    """The C type of ``array``'s elements."""
+    return C_TYPES[array.dtype.str[1:]]
+
+
+def scatter(ufunc, legacy: str, target, index, values) -> None:
+    """``ufunc.at`` on CuPy 14+, cupyx's scatter functions before it."""
+    if hasattr(ufunc, "at"):
+        ufunc.at(target, index, values)
+    else:
+        import cupyx
+
+        getattr(cupyx, legacy)(target, index, values)

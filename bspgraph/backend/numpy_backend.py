@@ -1,0 +1,158 @@
+"""The NumPy backend: the host's arrays, scipy.sparse products, optional numba kernels."""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import importlib
+import os
+from typing import ClassVar
+
+import numpy as np
+
+from .base import Backend, row_positions, to_host, while_alive
+
+ACCELERATE = os.environ.get("BSPGRAPH_NUMBA", "1") != "0"  # numba kernels where they win
+GATHER_CHUNK = 1 << 22  # entries gathered at once by gather_reduce
+
+
+class NumpyBackend(Backend):
+    """NumPy on the host: vectorised passes, ``ufunc.at`` scatters, scipy.sparse products.
+
+    Several devices are virtual: parts of one process (the multi-device machinery runs
+    without a GPU). A pull is vectorised (whole in-lists, about a push's cost per edge), and
+    a superstep costs little: small buckets (delta-stepping) pay off.
+    """
+
+    name: ClassVar[str] = "numpy"
+    scans_whole_lists: ClassVar[bool] = True
+    costly_supersteps: ClassVar[bool] = False
+    virtual_devices: ClassVar[bool] = True
+
+    def activate(self):
+        return contextlib.nullcontext()
+
+    def asarray(self, array, dtype=None):
+        return np.asarray(to_host(array), dtype=dtype)
+
+    def scatter_min(self, target, index, values) -> None:
+        np.minimum.at(target, index, values)
+
+    def scatter_max(self, target, index, values) -> None:
+        np.maximum.at(target, index, values)
+
+    def scatter_add(self, target, index, values) -> None:
+        """A float sum over more than 64 indices by ``bincount`` (faster than ``add.at``)."""
+        if target.dtype.kind == "f" and len(index) > 64:
+            values = np.broadcast_to(values, np.shape(index))
+            target += np.bincount(index, weights=values, minlength=len(target))[: len(target)]
+        else:
+            np.add.at(target, index, values)
+
+    @property
+    def sparse(self):
+        import scipy.sparse as sparse
+
+        return sparse
+
+    def spmv(self, offsets, indices, weights, x, num_rows: int, rows=None):
+        """scipy.sparse's product; with ``rows``, of those rows copied (:meth:`csr_rows`)."""
+        if rows is not None:
+            offsets, indices, weights = self.csr_rows(offsets, indices, weights, rows, len(x))
+            num_rows = int(rows.shape[0])
+        data = self.edge_values(indices, weights, x.dtype)
+        return (
+            self.sparse.csr_matrix((data, indices, offsets), shape=(num_rows, int(x.shape[0]))) @ x
+        )
+
+    def csr_rows(self, offsets, indices, weights, rows, num_columns: int):
+        """A copy by scipy.sparse's row indexing (a C loop)."""
+        data = self.edge_values(indices, None, bool) if weights is None else weights
+        shape = (int(offsets.shape[0]) - 1, num_columns)
+        part = self.sparse.csr_matrix((data, indices, offsets), shape=shape)[rows]
+        return part.indptr, part.indices, None if weights is None else part.data
+
+    def _reduce_rows(self, out, values, offsets, indices, reduce, weights, weigh) -> None:
+        """Gathers and ``reduceat``s a few million entries at a time (temporaries that stay in
+        cache, no page faults)."""
+        ufunc = np.minimum if reduce == "min" else np.add
+        total = int(indices.shape[0])
+        rows = np.flatnonzero(np.diff(offsets))
+        starts = offsets[rows]
+        cuts = np.searchsorted(starts, np.arange(0, total, GATHER_CHUNK), side="left")
+        for lo, hi in zip(cuts.tolist(), [*cuts[1:].tolist(), rows.shape[0]]):
+            if hi > lo:
+                first, last = int(starts[lo]), int(offsets[rows[hi - 1] + 1])
+                gathered = np.take(values, indices[first:last])
+                if weights is not None:
+                    gathered = weigh(gathered, weights[first:last], dtype=values.dtype)
+                out[rows[lo:hi]] = ufunc.reduceat(gathered, starts[lo:hi] - first)
+
+    def masked_sum(self, values, mask) -> int:
+        """A dot product instead of a compaction (several times faster on a random mask of a
+        million vertices)."""
+        return int(np.dot(mask, values))
+
+    def sum_below(self, values, keys, bound) -> int:
+        return int(np.dot(keys < bound, values))
+
+    def edge_values(self, indices, weights, dtype):
+        """A converted or filled array is cached (read-only) while its source array lives, so a
+        product per superstep does not redo O(E) work."""
+        if weights is not None and weights.dtype == np.dtype(dtype):
+            return weights
+
+        def filled():
+            values = Backend.edge_values(self, indices, weights, dtype)
+            values.flags.writeable = False
+            return values
+
+        source = indices if weights is None else weights
+        return while_alive(source, ("edge values", weights is None, np.dtype(dtype).str), filled)
+
+    def segment_index(self, counts, total: int):
+        return np.repeat(np.arange(len(counts)), counts)
+
+    def expand(self, ids, starts, degrees, indices):
+        """The ids repeated and the positions computed (no search); ``dst`` as intp (NumPy
+        indexes with it ~4x faster than with int32)."""
+        position = row_positions(starts, degrees)
+        return np.repeat(ids, degrees), indices[position].astype(np.intp), position
+
+    def unique(self, ids):
+        """A sort (NumPy 2's hashing ``unique`` is several times slower on the small arrays of
+        a traversal)."""
+        ids = np.sort(ids)
+        first = np.empty(ids.shape, dtype=bool)
+        first[:1] = True
+        np.not_equal(ids[1:], ids[:-1], out=first[1:])
+        return ids[first]
+
+    def reduce_runs(self, values, first, reduce: str, segment_dtype):
+        ufunc = np.fmin if reduce == "min" else np.add
+        return ufunc.reduceat(values, np.flatnonzero(first))
+
+    def accelerated(self, module: str, name: str):
+        """The numba kernel ``name`` of ``module`` (which imports numba), when numba is
+        installed and ``ACCELERATE`` is on ($BSPGRAPH_NUMBA != "0"); else None."""
+        if not ACCELERATE:
+            return None
+        kernels = _optional_module(module)
+        return None if kernels is None else getattr(kernels, name)
+
+    def synchronize(self) -> None:
+        return None
+
+    def free_bytes(self) -> int | None:
+        return None
+
+    def pooled_bytes(self) -> int:
+        return 0
+
+
+@functools.cache
+def _optional_module(module: str):
+    try:
+        return importlib.import_module(module)
+    except ImportError:
+        return None

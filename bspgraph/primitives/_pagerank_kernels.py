@@ -1,0 +1,138 @@
+"""PageRank's vertex step: the ``damped_update`` functor and its fused CuPy kernel, registered
+as ("damped_update", "cupy", "step")."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..backend import BLOCK_SUM, STREAM_BLOCKS, fused
+from ..frontier.functors import Functor
+from ..frontier.kernels import typed_kernel
+
+
+class damped_update(Functor):  # noqa: N801
+    """PageRank's vertex step over the vertices ``graph`` owns. With ``pulled`` (each vertex's
+    sum over its in-edges of ``contribution``): ``rank = alpha * pulled + (alpha * dangling +
+    1 - alpha) * teleport`` and ``error`` = the L1 change of ``rank``. Then, with or without it
+    (the start vector), each vertex publishes ``contribution = rank * scale`` and ``dangling``
+    becomes the rank held by sinks, ``sum(rank * sink)``. ``teleport``: an array, or a float
+    when uniform; ``error`` and ``dangling`` are 0-d arrays. Returns the rank array: ``rank``
+    updated in place, or on a GPU a new one (one fused pass, 3x faster than in place)."""
+
+    name = "damped_update"
+
+    def __init__(self, rank, contribution, scale, sink, teleport, error, dangling, alpha: float):
+        self.rank, self.contribution, self.scale, self.sink = rank, contribution, scale, sink
+        self.teleport, self.error, self.dangling, self.alpha = teleport, error, dangling, alpha
+
+    def __call__(self, graph, pulled=None):
+        rank = self.fused_call(
+            graph,
+            "step",
+            pulled,
+            self.rank,
+            self.contribution,
+            self.scale,
+            self.sink,
+            self.teleport,
+            self.error,
+            self.dangling,
+            self.alpha,
+        )
+        if rank is not None:  # a fused kernel (CuPy)
+            return rank
+        mine = (
+            slice(None) if graph.context.owned is None else graph.owned_ids()
+        )  # views on one device
+        alpha, teleport = self.alpha, self.teleport
+        if pulled is not None:
+            pulled = pulled[mine]
+            pulled *= alpha
+            pulled += (alpha * self.dangling + (1 - alpha)) * (
+                teleport if isinstance(teleport, float) else teleport[mine]
+            )
+            change = pulled - self.rank[mine]
+            self.error[...] = graph.xp.abs(change, out=change).sum()
+            self.rank[mine] = pulled
+        rank = self.rank[mine]
+        self.contribution[mine] = rank * self.scale[mine]
+        self.dangling[...] = (rank * self.sink[mine]).sum()  # (not BLAS: its threads spin)
+        return self.rank
+
+
+# PageRank's vertex step in one grid-stride pass (with CuPy's element-wise kernels, ten passes:
+# 0.77 against 0.21 ms on 16.7M vertices on an H200): each block adds up its
+# vertices' L1 change and sink rank, then one block adds the blocks' sums in a fixed order
+# (no atomics: the same sums every run).
+_DAMPED_UPDATE = (
+    BLOCK_SUM
+    + r"""
+extern "C" __global__ void damped_update(const ID* __restrict__ ids, long long count,
+    const double* __restrict__ pulled, const double* __restrict__ rank,
+    const double* __restrict__ scale, const double* __restrict__ sink,
+    const double* __restrict__ teleport, double uniform, double alpha,
+    const double* __restrict__ dangling, double* __restrict__ next,
+    double* __restrict__ contribution, double* __restrict__ sums) {
+  // the vertices ids[0 .. count) (a device's part), or 0 .. count - 1 (ids null)
+  // the new rank goes to another array: rewriting rank in place, this kernel took 0.65 ms on
+  // rmat24's 16.7M vertices on an H200, against 0.21 (a plain in-place scaling did not slow)
+  const double jump = alpha * dangling[0] + (1 - alpha);  // the previous step's dangling rank
+  double change = 0, held = 0;
+  for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < count;
+       i += (long long)gridDim.x * blockDim.x) {
+    const long long v = ids ? (long long)ids[i] : i;
+    const double previous = rank[v], weight = scale[v], sunk = sink[v];
+    double value = previous;
+    if (pulled) {
+      value = alpha * pulled[v] + jump * (teleport ? teleport[v] : uniform);
+      change += fabs(value - previous);
+    }
+    next[v] = value;
+    contribution[v] = value * weight;
+    held += value * sunk;
+  }
+  change = block_sum(change);
+  held = block_sum(held);
+  if (threadIdx.x == 0) { sums[blockIdx.x] = change; sums[gridDim.x + blockIdx.x] = held; }
+}
+
+extern "C" __global__ void damped_totals(const double* sums, int blocks, int pulled,
+                                         double* error, double* dangling) {
+  double change = 0, held = 0;
+  for (int b = threadIdx.x; b < blocks; b += blockDim.x) {
+    change += sums[b];
+    held += sums[blocks + b];
+  }
+  change = block_sum(change);
+  held = block_sum(held);
+  if (threadIdx.x == 0) {
+    if (pulled) error[0] = change;
+    dangling[0] = held;
+  }
+}
+"""
+)
+
+
+@fused.register("damped_update", "cupy", "step")
+def fused_update(graph, pulled, rank, contribution, scale, sink, teleport, error, dangling, alpha):
+    """Fused :class:`damped_update` over the vertices ``graph`` owns: two launches,
+    no host read; returns the new rank array (on a device's part, only its own vertices'
+    entries are set)."""
+    cp = graph.xp
+    ids = None if graph.context.owned is None else graph.owned_ids()
+    count = graph.num_vertices if ids is None else int(ids.shape[0])
+    blocks = max(min(-(-count // 256), STREAM_BLOCKS), 1)
+    sums = cp.empty(2 * blocks, dtype=cp.float64)
+    next_rank = cp.empty_like(rank)
+    null = np.uintp(0)
+    uniform = float(teleport) if np.ndim(teleport) == 0 else 0.0
+    teleport = null if np.ndim(teleport) == 0 else teleport
+    update = typed_kernel(cp, _DAMPED_UPDATE, "damped_update", id=graph.indices.dtype)
+    update((blocks,), (256,), (null if ids is None else ids, np.int64(count),
+                               null if pulled is None else pulled, rank, scale, sink, teleport,
+                               np.float64(uniform), np.float64(alpha), dangling, next_rank,
+                               contribution, sums))  # fmt: skip
+    totals = typed_kernel(cp, _DAMPED_UPDATE, "damped_totals", id=graph.indices.dtype)
+    totals((1,), (256,), (sums, np.int32(blocks), np.int32(pulled is not None), error, dangling))
+    return next_rank
