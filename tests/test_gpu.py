@@ -465,3 +465,21 @@ def test_core_number_on_cupy_matches_networkx(case):
     nx_graph.remove_edges_from(list(nx.selfloop_edges(nx_graph)))
     expected = as_array(nx.core_number(nx_graph), graph.num_vertices, -1)
     np.testing.assert_array_equal(bg.core_number(graph, backend="cupy", check=True).core, expected)
+
+
+def test_lifting_checks_and_the_weakly_connected_example_on_cupy():
+    """A checked run and an example's primitive on CuPy: the snapshot and comparison read
+    device arrays; min-label propagation equals CC's labels."""
+    import importlib.util
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parent.parent / "examples" / "weakly_connected.py"
+    spec = importlib.util.spec_from_file_location("weakly_connected", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    rng = np.random.default_rng(7)
+    src, dst = rng.integers(0, 3000, 4000), rng.integers(0, 3000, 4000)
+    graph = bg.Graph.from_edges(src, dst, num_vertices=3000, directed=True, backend="cupy")
+    labels = module.weakly_connected(graph, backend="cupy", check=True)
+    expected = bg.connected_components(graph.to("numpy"), backend="numpy").labels
+    np.testing.assert_array_equal(labels, expected)

@@ -128,11 +128,11 @@ def _transport(transport, backend, device_ids) -> tuple[comm.Transport, dict]:
         backends = _backends(backend, device_ids or [0])
         return comm.Local(len(backends)), dict(enumerate(backends))
     if transport == "mpi":
-        from .comm.mpi import MPITransport
+        from ..comm.mpi import MPITransport
 
         transport = MPITransport(backend=backend)
     elif transport == "nccl":
-        from .comm.nccl import NCCLTransport
+        from ..comm.nccl import NCCLTransport
 
         transport = NCCLTransport()
     if not isinstance(transport, comm.Transport):
