@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import contextlib
 from typing import ClassVar
 
 import numpy as np
@@ -24,20 +23,8 @@ class CupyBackend(Backend):
     costly_supersteps: ClassVar[bool] = True
     virtual_devices: ClassVar[bool] = False
 
-    @contextlib.contextmanager
     def activate(self):
-        """This GPU current, and CuPy's own reduction kernels in place of CUB's block
-        reductions (each CUB reduction costs about 3 s of NVRTC the first time a dtype
-        meets it: 61 of the 84 s of a first run of every primitive on rmat16, H100; the
-        precompiled device-wide CUB routines, sums and scans, stay)."""
-        accelerator = self.xp._core._accelerator
-        saved = accelerator.get_reduction_accelerators()
-        with self.xp.cuda.Device(self.device or 0):
-            accelerator.set_reduction_accelerators([])
-            try:
-                yield
-            finally:
-                accelerator.set_reduction_accelerators(saved)
+        return self.xp.cuda.Device(self.device or 0)
 
     def asarray(self, array, dtype=None):
         device = self.device or 0
