@@ -10,9 +10,19 @@ from .graph import CSR, Graph, Summary, index_dtype
 MAX_VERTICES = 3_000_000_000  # the merge key src * n + dst must fit in int64
 
 
-def build_graph(src, dst, weight, *, num_vertices, directed, duplicates, self_loops,
-                backend: Backend) -> Graph:  # fmt: skip
+def build_graph(src, dst, weight, **options) -> Graph:
     """See :meth:`Graph.from_edges`."""
+    edges = [src, dst, weight]
+    del src, dst, weight
+    return build_owned(edges, **options)
+
+
+def build_owned(edges: list, *, num_vertices, directed, duplicates, self_loops,
+                backend: Backend) -> Graph:  # fmt: skip
+    """:func:`build_graph` of ``[src, dst, weight]``, a list it empties: arrays that only the
+    list held are freed as soon as the build has its own copy (a reader's parsed entries)."""
+    src, dst, weight = edges
+    edges.clear()
     xp = backend.xp
     if duplicates not in ("min", "sum"):
         raise ValueError(f"Graph.from_edges(duplicates={duplicates!r}): expected 'min' or 'sum'")
@@ -45,8 +55,9 @@ def build_graph(src, dst, weight, *, num_vertices, directed, duplicates, self_lo
     if num_vertices > MAX_VERTICES:
         raise ValueError(f"Graph.from_edges: {num_vertices} vertices; at most 3e9 supported")
     if xp is np:
-        return _build_on_host(src, dst, weight, num_vertices, directed, duplicates, self_loops,
-                              backend)  # fmt: skip
+        edges = [src, dst, weight]
+        del src, dst, weight
+        return _build_on_host(edges, num_vertices, directed, duplicates, self_loops, backend)
     loops = src == dst
     self_loop_count = int(loops.sum())
     dropped = 0
@@ -80,10 +91,12 @@ def build_graph(src, dst, weight, *, num_vertices, directed, duplicates, self_lo
     return Graph(forward, num_vertices, directed=directed, backend=backend, summary=summary)
 
 
-def _build_on_host(src, dst, weight, num_vertices: int, directed: bool, duplicates: str,
+def _build_on_host(edges: list, num_vertices: int, directed: bool, duplicates: str,
                    self_loops: bool, backend: Backend) -> Graph:  # fmt: skip
     """The NumPy build: one counting sort by source and a sort within each row (scipy's
     COO -> CSR in C++, without its summing of duplicates), then one merge pass; no int64 keys."""
+    src, dst, weight = edges
+    edges.clear()
     ids = index_dtype(num_vertices)
     src, dst = src.astype(ids, copy=False), dst.astype(ids, copy=False)
     loops = src == dst
@@ -96,13 +109,14 @@ def _build_on_host(src, dst, weight, num_vertices: int, directed: bool, duplicat
         dropped, self_loop_count = self_loop_count, 0
         loops = np.zeros(src.shape, dtype=bool)
     if not directed:  # both directions; a self-loop once
-        other = np.flatnonzero(~loops)
+        other = ~loops
         src, dst = np.concatenate([src, dst[other]]), np.concatenate([dst, src[other]])
         weight = None if weight is None else np.concatenate([weight, weight[other]])
         del other
     del loops
-    offsets, indices, weight = _sorted_rows(src, dst, weight, num_vertices)
-    del src, dst
+    edges = [src, dst, weight]
+    del src, dst, weight
+    offsets, indices, weight = _sorted_rows(edges, num_vertices)
     offsets, indices, weight, merged = _merge_duplicates(offsets, indices, weight, duplicates,
                                                          directed)  # fmt: skip
     offsets = offsets.astype(index_dtype(int(indices.size)), copy=False)
@@ -112,25 +126,30 @@ def _build_on_host(src, dst, weight, num_vertices: int, directed: bool, duplicat
     return Graph(forward, num_vertices, directed=directed, backend=backend, summary=summary)
 
 
-def _sorted_rows(src, dst, weight, num_vertices: int):
-    """``(offsets, indices, weights)`` of the edges, each row's targets sorted, duplicates kept.
+def _sorted_rows(edges: list, num_vertices: int):
+    """``(offsets, indices, weights)`` of ``[src, dst, weight]`` (emptied), each row's targets
+    sorted, duplicates kept.
 
     scipy's ``coo_array.tocsr`` is a counting sort by row (O(E)) followed by ``sum_duplicates``;
     marking the input canonical skips the summing, ``sort_indices`` then sorts each row in place.
     """
     import scipy.sparse as sp
 
+    src, dst, weight = edges
+    edges.clear()
     count = int(src.size)
     if count == 0:
         offsets = np.zeros(num_vertices + 1, dtype=np.int64)
         return offsets, dst, weight
     data = np.empty(count, dtype=bool) if weight is None else weight  # unweighted: a placeholder
+    weighted = weight is not None
     coo = sp.coo_array((data, (src, dst)), shape=(num_vertices, num_vertices))
+    del src, dst, weight, data  # the COO holds them now, and only until the CSR is made
     coo.has_canonical_format = True  # do not sum duplicates: _merge_duplicates merges them
     csr = coo.tocsr()
-    del coo, data
+    del coo
     csr.sort_indices()
-    return csr.indptr, csr.indices, None if weight is None else csr.data
+    return csr.indptr, csr.indices, csr.data if weighted else None
 
 
 def _merge_duplicates(offsets, indices, weight, duplicates: str, directed: bool):

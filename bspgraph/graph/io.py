@@ -1,14 +1,20 @@
 """Graph files: Matrix Market and edge-list readers, and bspgraph's own npz format.
 
-Each reader parses the whole file at once with ``numpy.loadtxt`` (C speed) and checks the result
-with array operations; only when that fails does it scan the file line by line in Python, to find
-the first bad line and name it in a :class:`~bspgraph.exceptions.GraphFormatError`. The scan is a
-complete parser too, so a line the fast path declines but the scan accepts still loads.
+A file's format and compression are told by its content, never its name: gzip and bz2 files are
+read through a decompressor, a ``%%MatrixMarket`` banner makes a Matrix Market file, a zip
+archive an npz. Matrix Market bodies are parsed by fast_matrix_market (inside scipy.io, C++,
+threaded) when their bytes are plain digits and separators, so that its lenient number parsing
+cannot misread a token; other bodies, and edge lists, by ``numpy.loadtxt`` (C speed). Only when
+those fail does a reader scan the file line by line in Python, to find the first bad line and
+name it in a :class:`~bspgraph.exceptions.GraphFormatError`. The scan is a complete parser too,
+so a line the fast paths decline but the scan accepts still loads.
 """
 
 from __future__ import annotations
 
+import bz2
 import contextlib
+import gzip
 import os
 import re
 import warnings
@@ -28,7 +34,7 @@ from .graph import CSR, Graph, Summary, index_dtype
 PathLike = str | os.PathLike
 
 MTX_FIELDS = ("pattern", "integer", "real")
-MTX_SYMMETRIES = ("general", "symmetric")
+MTX_SYMMETRIES = ("general", "symmetric", "skew-symmetric", "hermitian")
 NPZ_VERSION = 1
 
 _INTEGER = re.compile(r"[+-]?[0-9]+")
@@ -45,6 +51,9 @@ _UNREADABLE_ARCHIVE = (
     zlib.error,
 )
 _UTF8_BOM = "\xef\xbb\xbf"  # as Latin-1 decodes it
+_GZIP_MAGIC, _BZ2_MAGIC, _ZIP_MAGIC = b"\x1f\x8b", b"BZh", b"PK\x03\x04"
+_PLAIN_BYTES = b"0123456789 \t\n"  # a body of only these is parsed by fast_matrix_market
+_CHUNK_BYTES = 1 << 24
 # host bytes per vertex while a reader's edges become a CSR: the counts and their scan (int64)
 # and the offsets; a file that declares or implies more vertices than fit is refused up front
 BUILD_BYTES_PER_VERTEX = 24
@@ -57,11 +66,79 @@ class _FieldError(Exception):
 @dataclass(frozen=True)
 class _MtxHeader:
     field: str
-    symmetric: bool
+    symmetry: str
     num_vertices: int
     entries: int
     size_line: int
     body_offset: int  # byte offset of the line after the size line
+
+    @property
+    def directed(self) -> bool:
+        """General and skew-symmetric files are directed (a skew entry's mirror has -value)."""
+        return self.symmetry in ("general", "skew-symmetric")
+
+
+# --- opening and sniffing -------------------------------------------------------------------------
+def _open_binary(path: str) -> BinaryIO:
+    """``path`` opened for reading bytes, through gzip or bz2 when its first bytes say so."""
+    _check_not_directory(path)
+    with open(path, "rb") as raw:
+        magic = raw.read(3)
+    if magic[:2] == _GZIP_MAGIC:
+        return gzip.open(path, "rb")
+    if magic == _BZ2_MAGIC:
+        return bz2.open(path, "rb")
+    return open(path, "rb")
+
+
+def _check_not_directory(path: str) -> None:
+    if os.path.isdir(path):
+        raise IsADirectoryError(f"{path}: is a directory; expected a graph file")
+
+
+@contextlib.contextmanager
+def _decompression_errors(path: str):
+    """Turn a damaged gzip or bz2 stream's errors into a GraphFormatError naming the file."""
+    try:
+        yield
+    except (EOFError, OSError, zlib.error) as error:
+        if isinstance(error, FileNotFoundError | IsADirectoryError | PermissionError):
+            raise
+        if not _compressed(path):
+            raise
+        raise GraphFormatError(path, None, f"damaged compressed data: {error}") from None
+
+
+def _compressed(path: str) -> bool:
+    with open(path, "rb") as raw:
+        magic = raw.read(3)
+    return magic[:2] == _GZIP_MAGIC or magic == _BZ2_MAGIC
+
+
+def sniff_format(path: PathLike) -> Literal["mtx", "npz", "edgelist"]:
+    """The format of the graph file at ``path``, told by its content (not its name).
+
+    A zip archive is ``"npz"`` (:func:`save_npz`), a file whose first line is a
+    ``%%MatrixMarket`` banner (any case, after an optional UTF-8 byte order mark, inside gzip or
+    bz2 too) is ``"mtx"``, anything else ``"edgelist"``.
+
+    Raises
+    ------
+    OSError
+        The file cannot be opened or decompressed, or ``path`` is a directory.
+    """
+    name = os.fspath(path)
+    _check_not_directory(name)
+    with open(name, "rb") as raw:
+        if raw.read(4) == _ZIP_MAGIC:
+            return "npz"
+    with _open_binary(name) as stream:
+        try:
+            first = stream.readline(256)
+        except (OSError, EOFError, zlib.error) as error:
+            raise OSError(f"{name}: cannot be decompressed: {error}") from None
+    first = first.removeprefix(_UTF8_BOM.encode("latin-1")).lstrip()
+    return "mtx" if first.lower().startswith(b"%%matrixmarket") else "edgelist"
 
 
 # --- Matrix Market ------------------------------------------------------------------------------
@@ -72,43 +149,109 @@ def read_mtx(
     self_loops: bool = True,
     duplicates: Literal["min", "sum"] = "min",
 ) -> Graph:
-    """Read a Matrix Market ``coordinate`` file as a graph.
+    """Read a Matrix Market ``coordinate`` file (plain, gzip or bz2) as a graph.
 
     Entry ``i j [value]`` is the edge ``i-1 -> j-1`` (ids are 1-based in the file) weighted by
     ``value``; every stored entry is an edge, explicit zeros and NaN values included. ``general``
-    files are directed (row to column), ``symmetric`` files undirected; ``pattern`` files are
-    unweighted. Lines starting with ``%`` are comments (a ``%`` also ends a line's data), blank
-    lines are skipped. Duplicate entries merge as in :meth:`Graph.from_edges`.
+    files are directed (row to column); ``symmetric`` and ``hermitian`` files undirected;
+    ``skew-symmetric`` files directed, each entry ``i j v`` also giving ``j -> i`` weighted
+    ``-v``. ``pattern`` files are unweighted. Lines starting with ``%`` are comments (a ``%``
+    also ends a line's data), blank lines are skipped. Duplicate entries merge as in
+    :meth:`Graph.from_edges`.
 
     Raises
     ------
     GraphFormatError
-        The file is not Matrix Market ``coordinate`` ``pattern``/``integer``/``real`` with
-        ``general``/``symmetric`` symmetry, the matrix is not square, the size line is bad or
-        declares more vertices than bspgraph supports (3e9) or this host's memory can build, an
-        entry has the wrong number of fields, an id that is not an integer or not in ``1..n``, a
-        value that is not a number, or there are more or fewer entries than the size line
-        declares. The message starts with ``path:line:``.
+        The file is not Matrix Market ``coordinate`` ``pattern``/``integer``/``real``, the
+        matrix is not square, the size line is bad or declares more vertices than bspgraph
+        supports (3e9) or this host's memory can build, an entry has the wrong number of fields,
+        an id that is not an integer or not in ``1..n``, a value that is not a number, or there
+        are more or fewer entries than the size line declares. The message starts with
+        ``path:line:``.
     OSError
-        The file cannot be opened.
+        The file cannot be opened or decompressed, or ``path`` is a directory.
     """
     name = os.fspath(path)
-    with open(name, "rb") as stream:
-        header = _read_mtx_header(stream, name)
-        entries = _load_mtx_fast(stream, header)
-    if entries is None:
-        entries = _scan_mtx_body(name, header)
-    src, dst, weight = entries
-    return Graph.from_edges(
-        src,
-        dst,
-        weight,
+    with _decompression_errors(name):
+        with _open_binary(name) as stream:
+            header = _read_mtx_header(stream, name)
+            entries = _load_mtx_library(name, stream, header)
+            if entries is None:
+                stream.seek(header.body_offset)
+                entries = _load_mtx_fast(stream, header)
+        if entries is None:
+            entries = _scan_mtx_body(name, header)
+    if header.symmetry == "skew-symmetric":
+        entries = _mirror_negated(*entries)
+    return _build_owned(
+        list(entries),
         num_vertices=header.num_vertices,
-        directed=not header.symmetric,
+        directed=header.directed,
         duplicates=duplicates,
         self_loops=self_loops,
         backend=backend,
     )
+
+
+def _build_owned(edges: list, **options) -> Graph:
+    """:meth:`Graph.from_edges` on arrays that only ``edges`` holds: the builder drops each as
+    soon as it has its copy, so a reader's arrays do not outlive their use."""
+    from .build import build_owned
+
+    return build_owned(edges, **{**options, "backend": get_backend(options["backend"])})
+
+
+def _mirror_negated(src, dst, weight):
+    """A skew-symmetric file's entries and their mirrors ``j -> i`` weighted ``-value``."""
+    other = src != dst
+    mirrored = None if weight is None else np.concatenate([weight, -weight[other]])
+    return np.concatenate([src, dst[other]]), np.concatenate([dst, src[other]]), mirrored
+
+
+def _load_mtx_library(path: str, stream: BinaryIO, header: _MtxHeader):
+    """All entries as ``(src, dst, weight)`` 0-based, parsed by fast_matrix_market, or None.
+
+    Only a body of plain digits and separators, exactly ``entries`` lines of exactly the
+    field count, is given to it: there its number parsing is exact (elsewhere it reads "1.5"
+    as 1 in an integer file, or "1e" as 1, silently). Any error it raises declines too; the
+    other paths then name the line.
+    """
+    try:
+        from scipy.io._fast_matrix_market import _get_read_cursor, _read_body_coo
+    except ImportError:  # scipy < 1.12: numpy.loadtxt reads it
+        return None
+    stream.seek(header.body_offset)
+    if not _plain_body(stream, header):
+        return None
+    stream.seek(0)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            source = stream if _compressed(path) else path
+            cursor, _ = _get_read_cursor(source)
+            (values, (src, dst)), _ = _read_body_coo(cursor, generalize_symmetry=False)
+    except (ValueError, OverflowError, RuntimeError, TypeError, OSError):
+        return None
+    if header.field == "pattern":
+        return src, dst, None
+    return src, dst, values.astype(np.float64, copy=False)
+
+
+def _plain_body(stream: BinaryIO, header: _MtxHeader) -> bool:
+    """Whether the rest of ``stream`` is ``entries`` lines of only digits, spaces and tabs,
+    with ``fields - 1`` separators in all per line: then, since fast_matrix_market refuses a
+    line with too few fields, every line holds exactly the fields it should."""
+    fields = 2 if header.field == "pattern" else 3
+    separators = lines = 0
+    last = b"\n"
+    while chunk := stream.read(_CHUNK_BYTES):
+        if chunk.translate(None, _PLAIN_BYTES):
+            return False
+        separators += chunk.count(b" ") + chunk.count(b"\t")
+        lines += chunk.count(b"\n")
+        last = chunk[-1:]
+    lines += last != b"\n"
+    return lines == header.entries and separators == header.entries * (fields - 1)
 
 
 def _read_mtx_header(stream: BinaryIO, path: str) -> _MtxHeader:
@@ -131,7 +274,9 @@ def _read_mtx_header(stream: BinaryIO, path: str) -> _MtxHeader:
         ("object", kind, ("matrix",), ""),
         ("format", layout, ("coordinate",), ""),
         ("field", field, MTX_FIELDS, ""),
-        ("symmetry", symmetry, MTX_SYMMETRIES, " (general = directed, symmetric = undirected)"),
+        ("symmetry", symmetry, MTX_SYMMETRIES,
+         " (general = directed, symmetric or hermitian = undirected, skew-symmetric = directed "
+         "with negated mirrors)"),
     ):
         if value not in allowed:
             raise GraphFormatError(
@@ -165,10 +310,14 @@ def _read_mtx_header(stream: BinaryIO, path: str) -> _MtxHeader:
         raise GraphFormatError(
             path, line_number, f"the matrix is {rows} x {columns}: a graph needs a square matrix"
         )
+    if symmetry == "skew-symmetric" and field == "pattern":
+        raise GraphFormatError(
+            path, 1, "a skew-symmetric pattern file has no values to negate (not Matrix Market)"
+        )
     too_many = _too_many_vertices(rows, "the size line declares")
     if too_many:
         raise GraphFormatError(path, line_number, too_many)
-    return _MtxHeader(field, symmetry == "symmetric", rows, entries, line_number, stream.tell())
+    return _MtxHeader(field, symmetry, rows, entries, line_number, stream.tell())
 
 
 def _load_mtx_fast(stream: BinaryIO, header: _MtxHeader):
@@ -271,9 +420,10 @@ def read_edgelist(
         raise ValueError(f"read_edgelist(num_vertices={num_vertices}): {too_many}")
     name = os.fspath(path)
     comments = comments or ""
-    edges = _load_edgelist_fast(name, base, weighted, comments, delimiter, num_vertices)
-    if edges is None:
-        edges = _scan_edgelist(name, base, weighted, comments, delimiter, num_vertices)
+    with _decompression_errors(name):
+        edges = _load_edgelist_fast(name, base, weighted, comments, delimiter, num_vertices)
+        if edges is None:
+            edges = _scan_edgelist(name, base, weighted, comments, delimiter, num_vertices)
     src, dst, weight = edges
     return Graph.from_edges(
         src,
@@ -294,7 +444,7 @@ def _load_edgelist_fast(path, base, weighted, comments, delimiter, num_vertices)
         first = next(lines, None)
         lines.close()
         weighted = first is not None and len(first[1]) >= 3
-    with open(path, "rb") as stream:
+    with _open_binary(path) as stream:
         table = _loadtxt(
             stream,
             np.float64 if weighted else None,
@@ -368,6 +518,8 @@ def _loadtxt(stream: BinaryIO, value_dtype, *, comments: str, delimiter, usecols
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # an input without data lines warns
+            # numpy < 2 parses "1.7" as the integer 1 with only a DeprecationWarning: decline
+            warnings.simplefilter("error", DeprecationWarning)
             return np.loadtxt(
                 stream,
                 dtype=dtype,
@@ -377,7 +529,7 @@ def _loadtxt(stream: BinaryIO, value_dtype, *, comments: str, delimiter, usecols
                 ndmin=1,
                 encoding="latin-1",
             )
-    except (ValueError, OverflowError):
+    except (ValueError, OverflowError, DeprecationWarning):
         return None
 
 
@@ -440,7 +592,7 @@ def _data_lines(
     path: str, offset: int, first_line: int, comments: str, delimiter: str | None = None
 ) -> Iterator[tuple[int, list[str]]]:
     """``(line number, fields)`` of every line from byte ``offset`` on that holds data."""
-    with open(path, "rb") as stream:
+    with _open_binary(path) as stream:
         stream.seek(offset)
         for line_number, raw in enumerate(stream, start=first_line):
             text = _strip_comment(_line_text(raw, path, line_number), comments)
@@ -561,6 +713,7 @@ def load_npz(path: PathLike, backend: str | Backend | None = None) -> Graph:
         The file cannot be opened.
     """
     name = os.fspath(path)
+    _check_not_directory(name)
     with open(name, "rb") as stream:
         try:
             with np.load(stream, allow_pickle=False) as archive:

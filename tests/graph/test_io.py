@@ -148,8 +148,13 @@ BAD_MTX = [
     ("no banner", b"3 3 1\n1 2 1\n", 1, "missing '%%MatrixMarket' banner"),
     ("short banner", b"%%MatrixMarket matrix coordinate\n1 1 0\n", 1, "the banner must read"),
     ("complex", HEADER.replace(b"real", b"complex") + b"1 1 0\n", 1, "field 'complex'"),
-    ("hermitian", HEADER.replace(b"general", b"hermitian"), 1, "symmetry 'hermitian'"),
-    ("skew", HEADER.replace(b"general", b"skew-symmetric"), 1, "symmetry 'skew-symmetric'"),
+    ("unknown symmetry", HEADER.replace(b"general", b"antisymmetric"), 1, "symmetry 'anti"),
+    (
+        "skew pattern",
+        HEADER.replace(b"real general", b"pattern skew-symmetric") + b"2 2 1\n2 1\n",
+        1,
+        "no values to negate",
+    ),
     ("dense", HEADER.replace(b"coordinate", b"array") + b"1 1\n1\n", 1, "format 'array'"),
     ("no size line", HEADER + b"% only a comment\n", 3, "before the size line"),
     ("bad size line", HEADER + b"3 3\n", 2, "bad size line"),
@@ -457,14 +462,23 @@ def time_limit(seconds: float):
         signal.signal(signal.SIGALRM, previous)
 
 
+MTX_FAST_PATHS = ("_load_mtx_library", "_load_mtx_fast")  # fast_matrix_market, numpy.loadtxt
+EDGE_LIST_FAST_PATHS = ("_load_edgelist_fast",)
+
+
 def read_all_ways(path: Path) -> None:
     """Each reader gives a Graph or a GraphFormatError, the same with its fast path off, and
     never runs for more than 20 s."""
-    for read, fast_path in ((read_mtx, "_load_mtx_fast"), (read_edgelist, "_load_edgelist_fast")):
+    for read, fast_paths in ((read_mtx, MTX_FAST_PATHS), (read_edgelist, EDGE_LIST_FAST_PATHS)):
         with time_limit(20):
             result = outcome(read, path)
-            with mock.patch.object(graph_io, fast_path, return_value=None):
-                assert same_outcome(result, outcome(read, path))
+            for declined in range(1, len(fast_paths) + 1):
+                with contextlib.ExitStack() as stack:
+                    for fast_path in fast_paths[:declined]:
+                        stack.enter_context(
+                            mock.patch.object(graph_io, fast_path, return_value=None)
+                        )
+                    assert same_outcome(result, outcome(read, path))
 
 
 @examples(200)
@@ -669,11 +683,10 @@ def edge_list_files(draw):
 
 def check_expected(read, path: Path, expected, **options) -> None:
     """``read`` (fast path on and off) gives the expected graph or error, within 20 s."""
-    fast = "_load_mtx_fast" if read is read_mtx else "_load_edgelist_fast"
-    for fast_path in (fast, None):
+    fast = MTX_FAST_PATHS if read is read_mtx else EDGE_LIST_FAST_PATHS
+    for declined in range(len(fast) + 1):
         patches = [mock.patch.object(graph_io, "_available_memory", return_value=SMALL_MEMORY)]
-        if fast_path:
-            patches.append(mock.patch.object(graph_io, fast_path, return_value=None))
+        patches += [mock.patch.object(graph_io, name, return_value=None) for name in fast[:declined]]
         with contextlib.ExitStack() as stack, time_limit(20):
             for patch in patches:
                 stack.enter_context(patch)
