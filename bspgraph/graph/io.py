@@ -402,7 +402,8 @@ def read_edgelist(
     Raises
     ------
     GraphFormatError
-        A line with too few fields, an id that is not an integer, below ``base``, (with
+        No edges and no ``num_vertices``; a line with too few fields, an id that is not an
+        integer, below ``base``, (with
         ``num_vertices``) past the last vertex or (without) so large that its graph would not
         fit (3e9 vertices, or this host's memory), or a weight that is not a number. The message
         starts with ``path:line:``.
@@ -424,11 +425,12 @@ def read_edgelist(
         edges = _load_edgelist_fast(name, base, weighted, comments, delimiter, num_vertices)
         if edges is None:
             edges = _scan_edgelist(name, base, weighted, comments, delimiter, num_vertices)
-    src, dst, weight = edges
-    return Graph.from_edges(
-        src,
-        dst,
-        weight,
+    if edges[0].size == 0 and num_vertices is None:
+        raise GraphFormatError(
+            name, None, "no edges (an empty edge list); pass num_vertices for a graph without edges"
+        )
+    return _build_owned(
+        list(edges),
         num_vertices=num_vertices,
         directed=directed,
         duplicates=duplicates,
@@ -701,16 +703,23 @@ def atomic_output(path: PathLike, mode: str = "wb", **open_options) -> Iterator:
         raise
 
 
-def load_npz(path: PathLike, backend: str | Backend | None = None) -> Graph:
+def load_npz(
+    path: PathLike, backend: str | Backend | None = None, *, validate: bool = False
+) -> Graph:
     """Read a graph written by :func:`save_npz`, on ``backend``.
+
+    Always checked (O(V + E), no sort): the arrays and their types, offsets rising from 0 to
+    the edge count, targets in range, one weight per edge. ``validate=True`` also checks what
+    :func:`save_npz` guarantees but only a rebuild can confirm: each row's targets sorted and
+    distinct, and every edge of an undirected graph stored in both directions with one weight.
 
     Raises
     ------
     GraphFormatError
         The file is not a readable npz archive, was not written by :func:`save_npz`, or its
-        arrays do not form a valid graph (offsets, ids, weights, symmetry of an undirected graph).
+        arrays do not form a valid graph.
     OSError
-        The file cannot be opened.
+        The file cannot be opened, or ``path`` is a directory.
     """
     name = os.fspath(path)
     _check_not_directory(name)
@@ -720,18 +729,19 @@ def load_npz(path: PathLike, backend: str | Backend | None = None) -> Graph:
                 arrays = {key: archive[key] for key in archive.files}
         except _UNREADABLE_ARCHIVE as error:
             raise GraphFormatError(name, None, f"not a readable npz archive: {error}") from None
-    offsets, indices, weights, num_vertices, directed, counts = _check_npz(name, arrays)
+    offsets, indices, weights, num_vertices, directed, counts = _check_npz(name, arrays, validate)
+    del arrays
     backend = get_backend(backend)
     forward = CSR(
-        backend.asarray(offsets.astype(index_dtype(indices.size))),
-        backend.asarray(indices.astype(index_dtype(num_vertices))),
+        backend.asarray(offsets.astype(index_dtype(indices.size), copy=False)),
+        backend.asarray(indices.astype(index_dtype(num_vertices), copy=False)),
         None if weights is None else backend.asarray(weights),
     )
     summary = Summary(num_vertices, int(indices.size), directed, *counts)
     return Graph(forward, num_vertices, directed=directed, backend=backend, summary=summary)
 
 
-def _check_npz(path: str, arrays: dict[str, np.ndarray]):
+def _check_npz(path: str, arrays: dict[str, np.ndarray], validate: bool):
     """The validated contents of a save_npz archive, or a GraphFormatError naming the problem."""
 
     def corrupt(problem: str) -> GraphFormatError:
@@ -763,8 +773,8 @@ def _check_npz(path: str, arrays: dict[str, np.ndarray]):
     counts = tuple(
         scalar(key, "iu") for key in ("duplicates_merged", "self_loops", "self_loops_dropped")
     )
-    offsets = vector("offsets", "iu").astype(np.int64)
-    indices = vector("indices", "iu").astype(np.int64)
+    offsets = vector("offsets", "iu")
+    indices = vector("indices", "iu")
     weights = vector("weights", "f") if "weights" in arrays else None
 
     if num_vertices < 0 or min(counts) < 0:
@@ -773,12 +783,20 @@ def _check_npz(path: str, arrays: dict[str, np.ndarray]):
         raise corrupt(
             f"{offsets.size} offsets for {num_vertices} vertices (need {num_vertices + 1})"
         )
-    if offsets[0] != 0 or offsets[-1] != indices.size or np.any(np.diff(offsets) < 0):
+    if offsets[0] != 0 or offsets[-1] != indices.size or np.any(offsets[1:] < offsets[:-1]):
         raise corrupt(f"offsets must rise from 0 to the {indices.size} edges")
-    if indices.size and (indices.min() < 0 or indices.max() >= num_vertices):
+    if indices.size and (int(indices.min()) < 0 or int(indices.max()) >= num_vertices):
         raise corrupt(f"an edge target outside 0..{num_vertices - 1}")
     if weights is not None and weights.size != indices.size:
         raise corrupt(f"{weights.size} weights for {indices.size} edges")
+    if validate:
+        _check_npz_rows(offsets.astype(np.int64), indices.astype(np.int64), weights,
+                        num_vertices, directed, corrupt)  # fmt: skip
+    return offsets, indices, weights, num_vertices, directed, counts
+
+
+def _check_npz_rows(offsets, indices, weights, num_vertices: int, directed: bool, corrupt):
+    """load_npz(validate=True): rows sorted and distinct, an undirected graph mirrored."""
     src = np.repeat(np.arange(num_vertices, dtype=np.int64), np.diff(offsets))
     key = src * max(num_vertices, 1) + indices
     if np.any(np.diff(key) <= 0):
@@ -790,4 +808,3 @@ def _check_npz(path: str, arrays: dict[str, np.ndarray]):
             weights is not None and not np.array_equal(weights[order], weights, equal_nan=True)
         ):
             raise corrupt("an undirected graph must hold every edge in both directions")
-    return offsets, indices, weights, num_vertices, directed, counts

@@ -278,10 +278,11 @@ def test_weighted_only_when_every_line_has_a_weight(tmp_path):
 
 
 def test_edge_list_without_edges(tmp_path):
-    graph = read_edgelist(
-        write(tmp_path, "c.el", b"# nothing\n\n"), num_vertices=3, backend="numpy"
-    )
+    path = write(tmp_path, "c.el", b"# nothing\n\n")
+    graph = read_edgelist(path, num_vertices=3, backend="numpy")
     assert (graph.num_vertices, graph.num_edges) == (3, 0)
+    with pytest.raises(GraphFormatError, match="no edges .*pass num_vertices"):
+        read_edgelist(path, backend="numpy")
 
 
 BAD_EDGE_LISTS = [
@@ -387,9 +388,19 @@ def corrupt_archive(tmp_path: Path, change) -> Path:
 )
 def test_npz_corrupt_arrays(tmp_path, change, problem):
     path = corrupt_archive(tmp_path, change)
-    with pytest.raises(GraphFormatError, match="not a valid bspgraph npz") as error:
+    full_check_only = problem in ("sorted and distinct", "both directions")
+    if full_check_only:  # what only a rebuild confirms: behind validate=True
         load_npz(path, backend="numpy")
+    with pytest.raises(GraphFormatError, match="not a valid bspgraph npz") as error:
+        load_npz(path, backend="numpy", validate=full_check_only)
     assert problem in str(error.value) and str(error.value).startswith(f"{path}: ")
+
+
+def test_npz_cheap_checks_keep_the_stored_arrays(tmp_path):
+    graph = generators.rmat(8, 4, seed=1, backend="numpy")
+    save_npz(graph, tmp_path / "g.npz")
+    for validate in (False, True):
+        assert_same_graph(load_npz(tmp_path / "g.npz", backend="numpy", validate=validate), graph)
 
 
 @pytest.mark.parametrize("data", [b"", b"not an archive", b"PK\x03\x04garbage"])
