@@ -98,7 +98,8 @@ def test_run_pagerank_takes_a_tolerance(tmp_path):
 
 @pytest.mark.parametrize(
     ("algorithm", "finding"),
-    [("bfs", {"reached": 12, "depth": 5}), ("sssp", {"reached": 12}), ("cc", {"components": 1}),
+    [("bfs", {"reached": 12, "depth": 3, "source": 5}), ("sssp", {"reached": 12}),
+     ("cc", {"components": 1}),
      ("pagerank", {}), ("bc", {}), ("tc", {"triangles": 0})],
 )  # fmt: skip
 def test_run_every_algorithm(capsys, algorithm, finding):
@@ -116,7 +117,8 @@ def test_run_bc_samples_sources(capsys):
 
 def test_run_on_several_devices_with_a_butterfly():
     summary = json.loads(ok("run", "bfs", "grid:6x6", "--devices", "3", "--partitioner",
-                            "edge_balanced", "--fanout", "2", "--json"))  # fmt: skip
+                            "edge_balanced", "--fanout", "2", "--source", "0",
+                            "--json"))  # fmt: skip
     assert summary["devices"] == 3
     assert summary["reached"] == 36
     assert summary["depth"] == 10

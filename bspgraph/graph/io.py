@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import bz2
 import contextlib
+import dataclasses
 import gzip
 import os
 import re
@@ -274,9 +275,13 @@ def _read_mtx_header(stream: BinaryIO, path: str) -> _MtxHeader:
         ("object", kind, ("matrix",), ""),
         ("format", layout, ("coordinate",), ""),
         ("field", field, MTX_FIELDS, ""),
-        ("symmetry", symmetry, MTX_SYMMETRIES,
-         " (general = directed, symmetric or hermitian = undirected, skew-symmetric = directed "
-         "with negated mirrors)"),
+        (
+            "symmetry",
+            symmetry,
+            MTX_SYMMETRIES,
+            " (general = directed, symmetric or hermitian = undirected, skew-symmetric = directed "
+            "with negated mirrors)",
+        ),
     ):
         if value not in allowed:
             raise GraphFormatError(
@@ -381,7 +386,7 @@ def _scan_mtx_body(path: str, header: _MtxHeader):
 def read_edgelist(
     path: PathLike,
     *,
-    base: int = 0,
+    base: int | Literal["auto"] = 0,
     directed: bool = True,
     weighted: bool | None = None,
     comments: str | None = "#%",
@@ -395,7 +400,9 @@ def read_edgelist(
 
     Fields are separated by whitespace, or by ``delimiter``; any character of ``comments`` starts
     a comment that runs to the end of the line; blank lines are skipped and CRLF line ends are
-    fine. Ids are ``base``-based (0 or 1). ``weighted=None`` uses the third field as the weight
+    fine. Ids are ``base``-based (0 or 1); ``"auto"`` takes 1 when no id 0 appears and the
+    largest id equals the number of distinct ids (SNAP-style 1-based files), else 0, and
+    records the choice in ``graph.cache["base"]``. ``weighted=None`` uses the third field as the weight
     when every line has one; fields after those used are ignored. ``num_vertices`` defaults to
     the largest id + 1 (after removing ``base``); ``directed=False`` makes each edge undirected.
 
@@ -408,12 +415,17 @@ def read_edgelist(
         fit (3e9 vertices, or this host's memory), or a weight that is not a number. The message
         starts with ``path:line:``.
     ValueError
-        ``base`` is not 0 or 1, or ``num_vertices`` is negative or too large to build here.
+        ``base`` is not 0, 1 or "auto" (which needs ``num_vertices=None``), or
+        ``num_vertices`` is negative or too large to build here.
     OSError
         The file cannot be opened.
     """
-    if base not in (0, 1):
-        raise ValueError(f"read_edgelist(base={base!r}): expected 0 or 1")
+    auto = isinstance(base, str) and base == "auto"
+    if not auto and (isinstance(base, bool) or base not in (0, 1)):
+        raise ValueError(f"read_edgelist(base={base!r}): expected 0, 1 or 'auto'")
+    if auto and num_vertices is not None:
+        raise ValueError("read_edgelist(base='auto'): give base 0 or 1 with num_vertices")
+    base = 0 if auto else base
     if num_vertices is not None and num_vertices < 0:
         raise ValueError(f"read_edgelist(num_vertices={num_vertices!r}): must be >= 0")
     too_many = None if num_vertices is None else _too_many_vertices(num_vertices, "")
@@ -429,7 +441,7 @@ def read_edgelist(
         raise GraphFormatError(
             name, None, "no edges (an empty edge list); pass num_vertices for a graph without edges"
         )
-    return _build_owned(
+    graph = _build_owned(
         list(edges),
         num_vertices=num_vertices,
         directed=directed,
@@ -437,6 +449,29 @@ def read_edgelist(
         self_loops=self_loops,
         backend=backend,
     )
+    if auto:
+        graph = _one_based_if_so(graph)
+    graph.cache.setdefault("base", base)
+    return graph
+
+
+def _one_based_if_so(graph: Graph) -> Graph:
+    """``graph`` (read 0-based) without its vertex 0 when that vertex has no edges and every
+    other vertex has some: the file was 1-based. Otherwise ``graph`` itself."""
+    xp, offsets, indices = graph.xp, graph.forward.offsets, graph.forward.indices
+    n = graph.num_vertices
+    if n == 0 or int(offsets[1]) != 0:
+        return graph
+    seen = xp.diff(offsets) > 0
+    seen[indices] = True
+    if bool(seen[0]) or int(xp.count_nonzero(seen)) != n - 1:
+        return graph
+    forward = CSR(offsets[1:], indices - 1, graph.forward.weights)
+    summary = dataclasses.replace(graph.summary, vertices=n - 1)
+    shifted = Graph(forward, n - 1, directed=graph.directed, backend=graph.backend,
+                    summary=summary)  # fmt: skip
+    shifted.cache["base"] = 1
+    return shifted
 
 
 def _load_edgelist_fast(path, base, weighted, comments, delimiter, num_vertices):

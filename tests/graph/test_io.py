@@ -697,7 +697,9 @@ def check_expected(read, path: Path, expected, **options) -> None:
     fast = MTX_FAST_PATHS if read is read_mtx else EDGE_LIST_FAST_PATHS
     for declined in range(len(fast) + 1):
         patches = [mock.patch.object(graph_io, "_available_memory", return_value=SMALL_MEMORY)]
-        patches += [mock.patch.object(graph_io, name, return_value=None) for name in fast[:declined]]
+        patches += [
+            mock.patch.object(graph_io, name, return_value=None) for name in fast[:declined]
+        ]
         with contextlib.ExitStack() as stack, time_limit(20):
             for patch in patches:
                 stack.enter_context(patch)
