@@ -796,3 +796,112 @@ def test_edge_list_num_vertices_past_what_fits(tmp_path, monkeypatch):
     monkeypatch.setattr(graph_io, "_available_memory", lambda: None)  # unknown: only the 3e9
     with pytest.raises(ValueError, match="at most 3000000000"):
         read_edgelist(path, num_vertices=10**10)
+
+
+# --- formats told by content, compression, symmetries, the library path ------------------------
+KARATE_TEXT = GRAPHS / "karate.mtx"
+
+
+@needs_graphs
+@pytest.mark.parametrize("name", ["KARATE.MTX", "karate.txt", "karate.mtx.gz", "karate.bz2"])
+def test_format_and_compression_are_told_by_content(tmp_path, name):
+    import bz2
+    import gzip
+
+    data = KARATE_TEXT.read_bytes()
+    if name.endswith(".gz"):
+        data = gzip.compress(data)
+    elif name.endswith(".bz2"):
+        data = bz2.compress(data)
+    path = write(tmp_path, name, data)
+    assert graph_io.sniff_format(path) == "mtx"
+    graph = read_mtx(path, backend="numpy")
+    assert edge_weights(graph) == edge_weights(read_mtx(KARATE_TEXT, backend="numpy"))
+
+
+def test_sniff_format(tmp_path):
+    save_npz(Graph.from_edges([0], [1], backend="numpy"), tmp_path / "g.bin")
+    assert graph_io.sniff_format(tmp_path / "g.bin") == "npz"
+    assert graph_io.sniff_format(write(tmp_path, "g.mtx", b"0 1\n")) == "edgelist"
+    assert graph_io.sniff_format(write(tmp_path, "b", b"\xef\xbb\xbf%%matrixmarket x\n")) == "mtx"
+    with pytest.raises(IsADirectoryError, match="is a directory"):
+        graph_io.sniff_format(tmp_path)
+
+
+def test_damaged_gzip_is_a_format_error(tmp_path):
+    path = write(tmp_path, "g.mtx.gz", b"\x1f\x8b\x08\x00garbage")
+    with pytest.raises(GraphFormatError, match="damaged compressed data"):
+        read_mtx(path, backend="numpy")
+
+
+def test_skew_symmetric_and_hermitian(tmp_path):
+    skew = HEADER.replace(b"general", b"skew-symmetric") + b"3 3 2\n2 1 5\n3 1 -1.5\n"
+    graph = read_mtx(write(tmp_path, "k.mtx", skew), backend="numpy")
+    assert graph.directed
+    expected = {(1, 0): 5.0, (0, 1): -5.0, (2, 0): -1.5, (0, 2): 1.5}
+    assert edge_weights(graph) == expected
+    matrix = scipy.io.mmread(tmp_path / "k.mtx").tocoo()  # the same matrix
+    assert edge_weights(graph) == dict(zip(zip(matrix.row.tolist(), matrix.col.tolist()),
+                                           matrix.data.tolist()))  # fmt: skip
+    hermitian = HEADER.replace(b"general", b"hermitian") + b"3 3 2\n2 1 5\n3 3 1\n"
+    graph = read_mtx(write(tmp_path, "h.mtx", hermitian), backend="numpy")
+    assert not graph.directed and edge_weights(graph) == {(1, 0): 5.0, (0, 1): 5.0, (2, 2): 1.0}
+
+
+@pytest.mark.parametrize(
+    "body, library",
+    [
+        (b"3 3 2\n1 2 4\n3 1 7\n", True),  # plain digits: fast_matrix_market
+        (b"3 3 2\n1 2 4\r\n3 1 7\n", False),  # anything else: numpy.loadtxt or the scan
+        (b"3 3 2\n1 2 4 9\n3 1\n", False),  # 5 fields in 2 lines: one line has too many
+        (b"3 3 2\n1 2 -4\n3 1 7\n", False),
+    ],
+)
+def test_library_parses_only_plain_bodies(tmp_path, body, library):
+    path = write(tmp_path, "p.mtx", HEADER.replace(b"real", b"integer") + body)
+    with open(path, "rb") as stream:
+        header = graph_io._read_mtx_header(stream, str(path))
+        assert (graph_io._load_mtx_library(str(path), stream, header) is not None) == library
+
+
+@pytest.mark.parametrize(
+    "field, value", [(b"integer", b"1.5"), (b"real", b"1e"), (b"real", b"1.2.3"), (b"real", b"1_0")]
+)
+def test_what_the_library_would_misread_is_named(tmp_path, field, value):
+    path = write(tmp_path, "m.mtx", HEADER.replace(b"real", field) + b"2 2 1\n1 2 " + value + b"\n")
+    with pytest.raises(GraphFormatError) as error:
+        read_mtx(path, backend="numpy")
+    assert error.value.line == 3 and "is not" in error.value.problem
+
+
+def test_float_ids_refused_on_every_numpy(tmp_path):
+    """numpy < 2 reads "1.7" as the integer 1 with only a DeprecationWarning; it is declined."""
+    path = write(tmp_path, "f.el", b"0 1\n1.7 2\n")
+    with pytest.raises(GraphFormatError, match=r":2: vertex id '1\.7' is not an integer"):
+        read_edgelist(path, backend="numpy")
+
+
+@pytest.mark.parametrize(
+    "data, base, vertices",
+    [
+        (b"1 2\n2 3\n3 1\n", 1, 3),  # no 0, largest id = number of ids: 1-based
+        (b"0 1\n1 2\n", 0, 3),
+        (b"1 2\n2 4\n", 0, 5),  # 3 is missing: 0-based, vertices 0 and 3 isolated
+    ],
+)
+def test_edge_list_base_auto(tmp_path, data, base, vertices):
+    graph = read_edgelist(write(tmp_path, "a.el", data), base="auto", backend="numpy")
+    assert graph.cache["base"] == base and graph.num_vertices == vertices
+    explicit = read_edgelist(tmp_path / "a.el", base=base, backend="numpy")
+    assert edge_weights(graph) == edge_weights(explicit)
+    assert graph.summary == explicit.summary
+
+
+@needs_graphs
+def test_us_power_grid_base_auto_undirected_matches_networkx():
+    graph = read_edgelist(GRAPHS / "USPowerGrid.txt", base="auto", directed=False, backend="numpy")
+    expected = nx.read_edgelist(GRAPHS / "USPowerGrid.txt", nodetype=int)
+    assert graph.cache["base"] == 1 and graph.num_vertices == expected.number_of_nodes() == 4941
+    assert {frozenset(e) for e in graph.to_networkx().edges} == {
+        frozenset((u - 1, v - 1)) for u, v in expected.edges
+    }
