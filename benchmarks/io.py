@@ -7,7 +7,7 @@ Market and as bspgraph npz in a temporary folder, and times, in this process, ea
 against its baseline (best of ``--repeat``, alternating): ``bg.read_mtx`` against
 ``scipy.io.mmread(...).tocsr()``, ``Graph.from_edges`` against scipy's COO -> CSR on the same
 (shuffled) arrays, ``bg.load_npz`` against ``np.load`` of the same arrays. Peak memory of each
-read is measured in a child process (``ru_maxrss`` after the read minus before) and compared with
+read is measured in a child process (``VmHWM`` after the read minus before, Linux) and compared with
 the graph's own size (offsets + indices + weights).
 """
 
@@ -49,17 +49,21 @@ def _pair(ours, baseline, repeat: int) -> tuple[float, float]:
 
 
 _CHILD = """
-import resource, sys, numpy as np, scipy.io, scipy.sparse, bspgraph as bg
+import sys, numpy as np, scipy.io, scipy.sparse, bspgraph as bg
 kind, path = sys.argv[1], sys.argv[2]
-before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+def hwm():
+    with open("/proc/self/status") as status:
+        return next(int(line.split()[1]) for line in status if line.startswith("VmHWM"))
+with open("/proc/self/clear_refs", "w") as refs:  # the peak so far (a fork's) starts again
+    refs.write("5")
+before = hwm()
 if kind == "read_mtx":
     g = bg.read_mtx(path, backend="numpy")
 elif kind == "mmread":
     g = scipy.io.mmread(path).tocsr()
 elif kind == "load_npz":
     g = bg.load_npz(path, backend="numpy")
-after = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-print((after - before) * 1024)
+print((hwm() - before) * 1024)
 """
 
 

@@ -184,8 +184,10 @@ def read_mtx(
             entries = _scan_mtx_body(name, header)
     if header.symmetry == "skew-symmetric":
         entries = _mirror_negated(*entries)
+    edges = list(entries)
+    del entries  # the builder frees each array once it has its copy
     return _build_owned(
-        list(entries),
+        edges,
         num_vertices=header.num_vertices,
         directed=header.directed,
         duplicates=duplicates,
@@ -441,8 +443,9 @@ def read_edgelist(
         raise GraphFormatError(
             name, None, "no edges (an empty edge list); pass num_vertices for a graph without edges"
         )
+    edges = list(edges)
     graph = _build_owned(
-        list(edges),
+        edges,
         num_vertices=num_vertices,
         directed=directed,
         duplicates=duplicates,
