@@ -58,14 +58,7 @@ def build_owned(edges: list, *, num_vertices, directed, duplicates, self_loops,
         edges = [src, dst, weight]
         del src, dst, weight
         return _build_on_host(edges, num_vertices, directed, duplicates, self_loops, backend)
-    loops = src == dst
-    self_loop_count = int(loops.sum())
-    dropped = 0
-    if not self_loops and self_loop_count:
-        keep = ~loops
-        src, dst = src[keep], dst[keep]
-        weight = None if weight is None else weight[keep]
-        dropped, self_loop_count = self_loop_count, 0
+    src, dst, weight, loops, self_loop_count, dropped = _self_loops(src, dst, weight, self_loops)
     del loops
     key, weight = _edge_keys(src, dst, weight, max(num_vertices, 1), directed, xp)
     del src, dst  # from here on only the keys: an edge's int64 once, not its ids twice
@@ -99,15 +92,7 @@ def _build_on_host(edges: list, num_vertices: int, directed: bool, duplicates: s
     edges.clear()
     ids = index_dtype(num_vertices)
     src, dst = src.astype(ids, copy=False), dst.astype(ids, copy=False)
-    loops = src == dst
-    self_loop_count = int(np.count_nonzero(loops))
-    dropped = 0
-    if not self_loops and self_loop_count:
-        keep = ~loops
-        src, dst = src[keep], dst[keep]
-        weight = None if weight is None else weight[keep]
-        dropped, self_loop_count = self_loop_count, 0
-        loops = np.zeros(src.shape, dtype=bool)
+    src, dst, weight, loops, self_loop_count, dropped = _self_loops(src, dst, weight, self_loops)
     if not directed:  # both directions; a self-loop once
         other = ~loops
         src, dst = np.concatenate([src, dst[other]]), np.concatenate([dst, src[other]])
@@ -124,6 +109,19 @@ def _build_on_host(edges: list, num_vertices: int, directed: bool, duplicates: s
     summary = Summary(num_vertices, int(indices.size), bool(directed), merged, self_loop_count,
                       dropped)  # fmt: skip
     return Graph(forward, num_vertices, directed=directed, backend=backend, summary=summary)
+
+
+def _self_loops(src, dst, weight, keep: bool):
+    """``(src, dst, weight, loops, self_loops, dropped)``: the self-loop mask and count, and
+    with ``keep=False`` the edges without them (then the count is 0 and ``dropped`` says how
+    many went)."""
+    loops = src == dst
+    count = int(loops.sum())
+    if keep or not count:
+        return src, dst, weight, loops, count, 0
+    kept = ~loops
+    weight = None if weight is None else weight[kept]
+    return src[kept], dst[kept], weight, loops[kept], 0, count
 
 
 def _sorted_rows(edges: list, num_vertices: int):
