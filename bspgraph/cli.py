@@ -2,16 +2,23 @@
 
     bspgraph run ALGO GRAPH [--source S] [--devices N] [--partitioner P] [--communicator C]
                  [--fanout F] [--transport local|nccl|mpi] [--backend numpy|cupy]
+                 [--undirected] [--base 0|1|auto] [--delimiter D] [--weighted|--no-weighted]
                  [--output FILE.npy|FILE.csv] [--json]
-    bspgraph bench ALGO GRAPH [--repeat N] [--warmup W] [--plot FILE.png] [run options]
+    bspgraph bench ALGO GRAPH [--sources K] [--repeat N] [--warmup W] [--plot FILE.png]
+                   [run options]
     bspgraph generate rmat --scale S [--edge-factor F] [--seed X] -o FILE.mtx|FILE.npz
     bspgraph generate grid --rows R [--cols C] -o FILE.mtx|FILE.npz
     bspgraph info GRAPH [--sweeps K] [--json]
 
-ALGO is one of bfs, sssp, cc, pagerank, bc, tc. GRAPH is a Matrix Market (.mtx), bspgraph npz
-(.npz) or edge-list file, or a generated graph: ``rmat:SCALE[:EDGE_FACTOR]`` (Graph500 R-MAT,
-seed 1, weights 1..64) or ``grid:ROWSxCOLS``. Exit status: 0 on success, 1 for bad data (a
-malformed or missing file, a bad vertex id; one line on stderr, no traceback), 2 for usage.
+ALGO is one of bfs, sssp, cc, pagerank, bc, tc. GRAPH is a Matrix Market, bspgraph npz or
+edge-list file (told by its content, whatever its name; gzip and bz2 are read too), or a
+generated graph: ``rmat:SCALE[:EDGE_FACTOR]`` (Graph500 R-MAT, seed 1, weights 1..64) or
+``grid:ROWSxCOLS``. Edge lists are directed unless --undirected, their ids 1-based when no id 0
+appears and the largest id is the number of ids (--base auto, the default; said in the output).
+bfs and sssp start from the highest-degree vertex unless --source says otherwise; bench
+--sources K averages over K random vertices with edges, as Graph500 does. Exit status: 0 on
+success, 1 for bad data (a malformed or missing file, a bad vertex id; one line on stderr, no
+traceback), 2 for usage.
 """
 
 from __future__ import annotations
@@ -27,7 +34,7 @@ import time
 
 import numpy as np
 
-from . import primitives
+from . import __version__, primitives
 from .exceptions import BspgraphError
 from .graph.io import atomic_output
 
@@ -44,10 +51,14 @@ ALGORITHMS = {
 }
 
 
-def load_graph(spec: str, backend: str | None):
-    """A graph from a file (.mtx, .npz, else an edge list) or a generator spec:
-    ``rmat:SCALE[:EDGE_FACTOR]`` or ``grid:ROWSxCOLS`` (``grid:N``: N x N)."""
+def load_graph(spec: str, backend: str | None, *, undirected: bool = False, base="auto",
+               delimiter: str | None = None, weighted: bool | None = None):  # fmt: skip
+    """A graph from a file or a generator spec: ``rmat:SCALE[:EDGE_FACTOR]`` or
+    ``grid:ROWSxCOLS`` (``grid:N``: N x N). A file's format is told by its content
+    (:func:`~bspgraph.graph.io.sniff_format`); ``base``, ``delimiter`` and ``weighted`` apply to
+    edge lists, ``undirected`` to any directed graph (its edges then run both ways)."""
     from . import graph as graph_module
+    from .graph.io import sniff_format
 
     kind, _, rest = spec.partition(":")
     if kind == "rmat" and rest:
@@ -63,12 +74,29 @@ def load_graph(spec: str, backend: str | None):
         )
     if not os.path.exists(spec):
         raise FileNotFoundError(f"{spec}: no such file (or use rmat:SCALE or grid:RxC)")
+    file_format = sniff_format(spec)
+    edge_list_options = {"base": base != "auto", "delimiter": delimiter is not None,
+                         "weighted": weighted is not None}  # fmt: skip
+    given = [f"--{name}" for name, set_ in edge_list_options.items() if set_]
+    if file_format != "edgelist" and given:
+        raise ValueError(f"{spec}: {', '.join(given)} applies to edge lists; this file is "
+                         f"{'Matrix Market' if file_format == 'mtx' else 'a bspgraph npz'}")  # fmt: skip
     with _read_progress(spec):
-        if spec.endswith(".mtx"):
-            return graph_module.read_mtx(spec, backend=backend)
-        if spec.endswith(".npz"):
-            return graph_module.load_npz(spec, backend=backend)
-        return graph_module.read_edgelist(spec, backend=backend)
+        if file_format == "mtx":
+            graph = graph_module.read_mtx(spec, backend=backend)
+        elif file_format == "npz":
+            graph = graph_module.load_npz(spec, backend=backend)
+        else:
+            graph = graph_module.read_edgelist(
+                spec, base=base if base == "auto" else int(base), directed=not undirected,
+                delimiter=delimiter, weighted=weighted, backend=backend,
+            )  # fmt: skip
+    if undirected and graph.directed:  # a directed Matrix Market or npz file
+        src, dst, weight = graph.edges()
+        graph = graph_module.Graph.from_edges(
+            src, dst, weight, num_vertices=graph.num_vertices, directed=False, backend=backend
+        )
+    return graph
 
 
 def _spec_int(spec: str, text: str) -> int:
@@ -146,6 +174,7 @@ def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="bspgraph", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
+    parser.add_argument("--version", action="version", version=f"bspgraph {__version__}")
     commands = parser.add_subparsers(dest="command", required=True)
     run = commands.add_parser("run", help="run a primitive and print a summary")
     _add_run_options(run)
@@ -153,7 +182,12 @@ def _parser() -> argparse.ArgumentParser:
 
     bench = commands.add_parser("bench", help="time a primitive: median of --repeat runs")
     _add_run_options(bench)
-    bench.add_argument("--repeat", type=_positive, default=5, help="timed runs (default 5)")
+    bench.add_argument("--sources", type=_positive, default=None, metavar="K",
+                       help="bfs and sssp: average over K random sources with out-degree > 0, "
+                            "drawn with --seed (Graph500); default: the highest-degree "
+                            "vertex")  # fmt: skip
+    bench.add_argument("--repeat", type=_positive, default=5,
+                       help="timed runs per source (default 5)")  # fmt: skip
     bench.add_argument("--warmup", type=_non_negative, default=1,
                        help="untimed runs first (default 1)")  # fmt: skip
     bench.add_argument("--plot", metavar="FILE.png",
@@ -181,6 +215,7 @@ def _parser() -> argparse.ArgumentParser:
         "info", help="vertices, edges, degrees, components (weakly, if directed), diameter"
     )
     info.add_argument("graph", help=GRAPH_HELP)
+    _add_file_options(info)
     info.add_argument("--sweeps", type=_positive, default=4,
                       help="BFS sweeps for the diameter estimate (default 4)")  # fmt: skip
     info.add_argument("--backend", choices=["numpy", "cupy"], default=None)
@@ -197,7 +232,8 @@ def _add_run_options(command: argparse.ArgumentParser) -> None:
 
     command.add_argument("algorithm", choices=sorted(ALGORITHMS))
     command.add_argument("graph", help=GRAPH_HELP)
-    command.add_argument("--source", type=int, default=0, help="bfs and sssp (default 0)")
+    command.add_argument("--source", type=_non_negative, default=None,
+                         help="bfs and sssp (default: the highest-degree vertex)")  # fmt: skip
     command.add_argument("--samples", type=_positive, default=None,
                          help="bc: this many random sources (default: every vertex)")  # fmt: skip
     command.add_argument("--seed", type=int, default=0,
@@ -213,11 +249,29 @@ def _add_run_options(command: argparse.ArgumentParser) -> None:
     command.add_argument("--transport", choices=["local", "nccl", "mpi"], default="local")
     command.add_argument("--backend", choices=["numpy", "cupy"], default=None)
     command.add_argument("--json", action="store_true", help="print the summary as JSON")
+    _add_file_options(command)
+
+
+def _add_file_options(command: argparse.ArgumentParser) -> None:
+    """How to read a graph file: direction, and an edge list's base, delimiter and weights."""
+    command.add_argument("--undirected", action="store_true",
+                         help="treat the graph as undirected (every edge both ways)")  # fmt: skip
+    command.add_argument("--base", choices=["0", "1", "auto"], default="auto",
+                         help="edge lists: the first vertex id (default auto: 1 when no id 0 "
+                              "appears and the largest id is the number of ids)")  # fmt: skip
+    command.add_argument("--delimiter", default=None,
+                         help="edge lists: the field separator (default: whitespace)")  # fmt: skip
+    command.add_argument("--weighted", action=argparse.BooleanOptionalAction, default=None,
+                         help="edge lists: the third field is a weight (default: when every "
+                              "line has one)")  # fmt: skip
 
 
 def _positive(text: str) -> int:
-    value = _non_negative(text)
-    if value == 0:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
+    if value < 1:
         raise argparse.ArgumentTypeError(f"expected an integer >= 1, got {text!r}")
     return value
 
@@ -267,6 +321,60 @@ def _check_usage(parser: argparse.ArgumentParser, args) -> None:
         parser.error(f"--output {output!r}: expected a file name ending in .mtx or .npz")
     if args.command == "bench" and args.plot and not args.plot.endswith(".png"):
         parser.error(f"--plot {args.plot!r}: expected a file name ending in .png")
+    sources = args.command == "bench" and args.sources is not None
+    if sources and args.source is not None:
+        parser.error("--source and --sources: give one")
+    if sources and args.algorithm not in SOURCED:
+        parser.error(f"--sources applies to {' and '.join(SOURCED)}, not {args.algorithm}")
+
+
+SOURCED = ("bfs", "sssp")  # the algorithms that start from --source
+
+
+def _check_writable(path: str, option: str) -> None:
+    """Fail before a run, naming the user's ``path``, if it cannot be written."""
+    if os.path.isdir(path):
+        raise IsADirectoryError(f"{option} {path}: is a directory")
+    directory = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(directory):
+        raise FileNotFoundError(f"{option} {path}: no such directory {directory}")
+    if not os.access(directory, os.W_OK) or (os.path.exists(path) and not os.access(path, os.W_OK)):
+        raise PermissionError(f"{option} {path}: not writable")
+
+
+def _load(args):
+    """The graph that ``args`` names, read with its file options; tc needs it undirected."""
+    graph = load_graph(args.graph, args.backend, undirected=args.undirected, base=args.base,
+                       delimiter=args.delimiter, weighted=args.weighted)  # fmt: skip
+    if getattr(args, "algorithm", None) == "tc" and graph.directed:
+        raise ValueError(
+            f"tc: {args.graph} is a directed graph; triangles are counted on undirected graphs "
+            "(hint: --undirected counts the triangles of the undirected graph beneath it)"
+        )
+    return graph
+
+
+def _pick_sources(graph, args) -> tuple[list[int], str]:
+    """bfs/sssp sources and how they were chosen: ``--source``, K random vertices with
+    out-degree > 0 drawn with ``--seed`` (``bench --sources K``), or the highest-degree one."""
+    if args.source is not None:
+        return [graph.check_vertex(args.source, name="source", where="--source")], "given"
+    degree = _host(graph.out_degree())
+    count = getattr(args, "sources", None)
+    if count is None:
+        return [int(np.argmax(degree)) if degree.size else 0], "highest-degree"
+    candidates = np.flatnonzero(degree > 0)
+    if candidates.size == 0:
+        raise ValueError(f"--sources {count}: {args.graph} has no vertex with edges")
+    rng = np.random.default_rng(args.seed)
+    chosen = rng.choice(candidates, size=min(count, candidates.size), replace=False)
+    return sorted(int(v) for v in chosen), f"random out-degree>0 seed={args.seed}"
+
+
+def _warm_imports() -> None:
+    """Import what a primitive's first call would (scipy.sparse), so ``seconds`` times the
+    algorithm alone."""
+    import scipy.sparse  # noqa: F401
 
 
 def _run_kwargs(args) -> dict:
@@ -296,18 +404,36 @@ def _bc_sources(graph, args):
 def _run(args) -> int:
     if args.transport in ("mpi", "nccl"):
         return _run_mpi(args)
+    if args.output:
+        _check_writable(args.output, "--output")
     started = time.perf_counter()
-    graph = load_graph(args.graph, args.backend)
+    graph = _load(args)
     loaded = time.perf_counter() - started
+    chosen = _choose_source(graph, args)
+    _warm_imports()
     field, call = ALGORITHMS[args.algorithm]
     result = call(graph, args, _run_kwargs(args))
     values = getattr(result, field)
     summary = _summary(args, graph, result.stats, loaded)
+    summary.update(chosen)
     summary.update(_findings(args.algorithm, result, values))
     if args.output:
         _write(args.output, values)
     _print(summary, args.json)
     return 0
+
+
+def _choose_source(graph, args) -> dict:
+    """Set ``args.source`` for bfs and sssp (the first of :func:`_pick_sources`); the summary
+    fields that say which and why, and the base an edge list was read with."""
+    facts = {}
+    if "base" in graph.cache and args.base == "auto":
+        facts["base"] = f"{graph.cache['base']}(auto)"
+    if args.algorithm in SOURCED:
+        sources, rule = _pick_sources(graph, args)
+        args.source = sources[0]
+        facts.update(source=args.source, source_rule=rule)
+    return facts
 
 
 def _run_mpi(args) -> int:
@@ -331,7 +457,10 @@ def _run_mpi(args) -> int:
     args.devices = transport.size
     with failing_together(transport):
         started = time.perf_counter()
-        whole = load_graph(args.graph, "numpy")  # on the host: only the part goes to a GPU
+        whole = load_graph(args.graph, "numpy", undirected=args.undirected, base=args.base,
+                           delimiter=args.delimiter, weighted=args.weighted)  # on the host  # fmt: skip
+        if args.algorithm in SOURCED:
+            args.source = _pick_sources(whole, args)[0][0]
         graph = distribute(whole, transport, partitioner=args.partitioner, seed=args.seed,
                            replicate=args.algorithm == "tc")  # fmt: skip
         del whole  # from here on this rank holds its part only
@@ -385,31 +514,50 @@ def _print(summary: dict, as_json: bool) -> None:
 
 
 def _bench(args) -> int:
-    """Median of ``--repeat`` timed runs after ``--warmup`` untimed ones; GTEPS at the median."""
+    """Median of ``--repeat`` timed runs after ``--warmup`` untimed ones, per source; over
+    several sources (``--sources K``) the mean time and the harmonic mean of GTEPS."""
     if args.plot:
         _import_matplotlib()  # fail before the runs, not after them
+        _check_writable(args.plot, "--plot")
     started = time.perf_counter()
-    graph = load_graph(args.graph, args.backend)
+    graph = _load(args)
     loaded = time.perf_counter() - started
+    sources, rule = _pick_sources(graph, args) if args.algorithm in SOURCED else ([None], "")
+    _warm_imports()
     field, call = ALGORITHMS[args.algorithm]
     run = _run_kwargs(args)
-    for _ in range(args.warmup):
-        call(graph, args, run)
-    results = [call(graph, args, run) for _ in range(args.repeat)]
-    seconds = [result.stats.seconds for result in results]
-    median = statistics.median(seconds)
-    result = min(results, key=lambda r: abs(r.stats.seconds - median))  # a run at the median
-    middle = result.stats
-    summary = _summary(args, graph, middle, loaded)
+    medians, rates, middles = [], [], []
+    for source in sources:
+        args.source = source
+        for _ in range(args.warmup):
+            call(graph, args, run)
+        results = [call(graph, args, run) for _ in range(args.repeat)]
+        seconds = [result.stats.seconds for result in results]
+        median = statistics.median(seconds)
+        middle = min(results, key=lambda r: abs(r.stats.seconds - median))  # a run at the median
+        medians.append((median, min(seconds), max(seconds)))
+        rates.append(middle.stats.edges / median / 1e9 if median > 0 else 0.0)
+        middles.append(middle)
+    result = middles[0]
+    summary = _summary(args, graph, result.stats, loaded)
+    if args.algorithm in SOURCED:
+        summary.update(source=sources[0] if len(sources) == 1 else sources, source_rule=rule)
+    if "base" in graph.cache and args.base == "auto":
+        summary["base"] = f"{graph.cache['base']}(auto)"
     summary.update(_findings(args.algorithm, result, getattr(result, field)))
+    positive = [rate for rate in rates if rate > 0]
     summary.update({
-        "repeat": args.repeat, "warmup": args.warmup, "seconds": round(median, 6),
-        "min_seconds": round(min(seconds), 6), "max_seconds": round(max(seconds), 6),
-        "gteps": round(middle.edges / median / 1e9 if median > 0 else 0.0, 4),
+        "repeat": args.repeat, "warmup": args.warmup,
+        "seconds": round(statistics.mean(m[0] for m in medians), 6),
+        "min_seconds": round(min(m[1] for m in medians), 6),
+        "max_seconds": round(max(m[2] for m in medians), 6),
+        "gteps": round(statistics.harmonic_mean(positive) if positive else 0.0, 4),
     })  # fmt: skip
+    if len(sources) > 1:
+        summary["sources"] = len(sources)
     if args.plot:
         devices = f"{args.devices} device" + ("s" if args.devices > 1 else "")
-        _plot(args.plot, middle, f"{args.algorithm} on {args.graph}, {devices}")
+        _plot(args.plot, result.stats, f"{args.algorithm} on {args.graph}, {devices}")
         summary["plot"] = args.plot
     _print(summary, args.json)
     return 0
@@ -484,7 +632,7 @@ def _info(args) -> int:
     """Vertices, edges, degrees, components and an estimated diameter."""
     from .primitives import bfs, connected_components
 
-    graph = load_graph(args.graph, args.backend)
+    graph = _load(args)
     out_degree = np.asarray(_host(graph.out_degree()))
     labels = connected_components(graph, backend=args.backend).labels
     component_ids, sizes = np.unique(labels, return_counts=True)
@@ -532,21 +680,31 @@ def _degree_facts(name: str, degree: np.ndarray) -> dict:
 
 
 def _diameter_estimate(graph, labels, component_ids, sizes, degree, sweeps, bfs, backend) -> int:
-    """A lower bound on the diameter of the largest component by repeated double sweeps: BFS
-    from its highest-degree vertex, then from the farthest vertex found, ``sweeps`` times in all;
-    the answer is the largest depth seen (exact on trees and grids, close on most graphs).
-    Directed graphs are swept along out-edges, so it bounds the directed eccentricities seen."""
+    """A lower bound on the longest finite distance, by ``sweeps`` BFS sweeps in the largest
+    (weakly connected) component, from its highest-degree vertex: each sweep starts at the
+    farthest vertex the previous one found (exact on trees and grids, close on most graphs).
+    On a directed graph the sweeps alternate along out-edges and along in-edges, so that a
+    vertex far *from* the last start is followed by one far *to* it (wiki-Vote: 10, where
+    out-edge sweeps alone see 4)."""
     if graph.num_vertices == 0:
         return 0
+    from .graph import CSR, Graph
+
     largest = component_ids[np.argmax(sizes)]
     members = np.flatnonzero(labels == largest)
     start = int(members[np.argmax(degree[members])])
+    directions = [graph]
+    if graph.directed:
+        reverse = graph.reverse
+        directions.append(Graph(CSR(reverse.offsets, reverse.indices), graph.num_vertices,
+                                directed=True, backend=graph.backend))  # fmt: skip
     best, seen = 0, set()
-    for _ in range(sweeps):
-        if start in seen:
+    for sweep in range(sweeps):
+        along = directions[sweep % len(directions)]
+        if (start, sweep % len(directions)) in seen:
             break
-        seen.add(start)
-        depth = bfs(graph, start, backend=backend).depth
+        seen.add((start, sweep % len(directions)))
+        depth = _host(bfs(along, start, backend=backend).depth)
         best = max(best, int(depth.max()))
         start = int(np.argmax(depth))
     return best
@@ -554,12 +712,15 @@ def _diameter_estimate(graph, labels, component_ids, sizes, degree, sweeps, bfs,
 
 def _write(path: str, values: np.ndarray) -> None:
     """Write to a temporary file, then rename: an interrupt leaves no half-written output."""
-    with atomic_output(path) as handle:
-        if path.endswith(".csv"):  # integers whole, floats with every digit (inf, nan as such)
-            fmt = "%d" if values.dtype.kind in "iub" else "%.17g"
-            np.savetxt(handle, values, delimiter=",", fmt=fmt)
-        else:
-            np.save(handle, values)
+    try:
+        with atomic_output(path) as handle:
+            if path.endswith(".csv"):  # integers whole, floats with every digit (inf, nan)
+                fmt = "%d" if values.dtype.kind in "iub" else "%.17g"
+                np.savetxt(handle, values, delimiter=",", fmt=fmt)
+            else:
+                np.save(handle, values)
+    except OSError as error:
+        raise OSError(f"--output {path}: cannot write: {error.strerror or error}") from None
 
 
 if __name__ == "__main__":

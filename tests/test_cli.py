@@ -98,7 +98,8 @@ def test_run_pagerank_takes_a_tolerance(tmp_path):
 
 @pytest.mark.parametrize(
     ("algorithm", "finding"),
-    [("bfs", {"reached": 12, "depth": 5}), ("sssp", {"reached": 12}), ("cc", {"components": 1}),
+    [("bfs", {"reached": 12, "depth": 3, "source": 5}), ("sssp", {"reached": 12}),
+     ("cc", {"components": 1}),
      ("pagerank", {}), ("bc", {}), ("tc", {"triangles": 0})],
 )  # fmt: skip
 def test_run_every_algorithm(capsys, algorithm, finding):
@@ -116,7 +117,8 @@ def test_run_bc_samples_sources(capsys):
 
 def test_run_on_several_devices_with_a_butterfly():
     summary = json.loads(ok("run", "bfs", "grid:6x6", "--devices", "3", "--partitioner",
-                            "edge_balanced", "--fanout", "2", "--json"))  # fmt: skip
+                            "edge_balanced", "--fanout", "2", "--source", "0",
+                            "--json"))  # fmt: skip
     assert summary["devices"] == 3
     assert summary["reached"] == 36
     assert summary["depth"] == 10
@@ -252,3 +254,87 @@ def test_usage_errors_exit_2(args, capsys):
         cli.main(args)
     assert exit_info.value.code == 2
     assert "usage:" in capsys.readouterr().err
+
+
+# --- files as a user has them (issue 28) -----------------------------------------------------------
+GRAPHS = ROOT.parent / "shared" / "graphs"
+needs_graphs = pytest.mark.skipif(not GRAPHS.is_dir(), reason=f"{GRAPHS} is absent")
+
+
+@needs_graphs
+def test_one_based_undirected_edge_list():
+    summary = json.loads(ok("run", "cc", GRAPHS / "USPowerGrid.txt", "--undirected", "--json"))
+    assert (summary["vertices"], summary["components"]) == (4941, 1)
+    assert summary["base"] == "1(auto)" and summary["directed"] is False
+    bfs = json.loads(ok("run", "bfs", GRAPHS / "USPowerGrid.txt", "--undirected", "--json"))
+    assert bfs["reached"] == 4941 and bfs["source_rule"] == "highest-degree"
+    zero = json.loads(ok("run", "cc", GRAPHS / "USPowerGrid.txt", "--undirected", "--base", "0",
+                         "--json"))  # fmt: skip
+    assert (zero["vertices"], zero["components"]) == (4942, 2)  # vertex 0 stands alone
+
+
+@needs_graphs
+@pytest.mark.parametrize("name", ["KARATE.MTX", "karate.txt", "karate.mtx.gz"])
+def test_format_is_told_by_content(tmp_path, name):
+    import gzip
+
+    data = (GRAPHS / "karate.mtx").read_bytes()
+    path = tmp_path / name
+    path.write_bytes(gzip.compress(data) if name.endswith(".gz") else data)
+    info = json.loads(ok("info", path, "--json"))
+    assert (info["vertices"], info["undirected_edges"]) == (34, 78)
+
+
+def test_tc_on_a_directed_file_names_undirected(tmp_path):
+    path = tmp_path / "t.el"
+    path.write_text("0 1\n1 2\n2 0\n2 3\n")
+    done = bspgraph("run", "tc", path)
+    assert done.returncode == 1 and "--undirected" in done.stderr
+    assert done.stderr.count("\n") == 1
+    assert summary_of(ok("run", "tc", path, "--undirected"))["triangles"] == "1"
+
+
+def test_bench_averages_over_random_sources_with_edges(capsys):
+    assert cli.main(["bench", "bfs", "rmat:8", "--sources", "3", "--repeat", "1", "--json"]) == 0
+    summary = json.loads(capsys.readouterr().out)
+    graph = bg.generators.rmat(8, 16, seed=1, weights=True, backend="numpy")
+    degree = np.diff(graph.offsets)
+    assert summary["sources"] == 3 and len(summary["source"]) == 3
+    assert all(degree[v] > 0 for v in summary["source"])
+    assert summary["source_rule"].startswith("random") and summary["gteps"] > 0
+
+
+@pytest.mark.parametrize(
+    "make, message",
+    [
+        (lambda tmp: ["run", "bfs", "grid:2x2", "--output", tmp / "no" / "d.npy"], "no such directory"),
+        (lambda tmp: ["run", "bfs", tmp], "is a directory"),
+        (lambda tmp: ["run", "bfs", tmp / "e.el"], "no edges"),
+        (lambda tmp: ["run", "bfs", "rmat:4", "--base", "1"], ""),
+        (lambda tmp: ["run", "bfs", tmp / "g.mtx", "--base", "1"], "applies to edge lists"),
+    ],
+)  # fmt: skip
+def test_clear_errors_before_the_run(tmp_path, capsys, make, message):
+    (tmp_path / "e.el").write_text("# nothing\n")
+    bg.write_mtx(bg.generators.grid(2, 2, backend="numpy"), tmp_path / "g.mtx")
+    status = cli.main([str(arg) for arg in make(tmp_path)])
+    error = capsys.readouterr().err
+    assert status == (0 if not message else 1), error
+    assert message in error and "Errno" not in error
+    assert not list(tmp_path.glob("**/*.tmp-*"))
+
+
+def test_devices_below_one_and_version(capsys):
+    with pytest.raises(SystemExit) as exit_info:
+        cli.main(["run", "bfs", "grid:2x2", "--devices", "-2"])
+    assert exit_info.value.code == 2
+    assert "expected an integer >= 1, got '-2'" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        cli.main(["--version"])
+    assert capsys.readouterr().out.strip() == f"bspgraph {bg.__version__}"
+
+
+@needs_graphs
+def test_info_diameter_of_a_directed_graph():
+    info = json.loads(ok("info", GRAPHS / "wiki-Vote.txt", "--json"))
+    assert info["directed"] is True and info["diameter_estimate"] == 10  # longest finite distance

@@ -47,7 +47,8 @@ def test_cli_write_interrupted_keeps_the_previous_result(tmp_path, monkeypatch):
 
 def test_cli_run_output_leaves_only_the_result(tmp_path, capsys):
     target = tmp_path / "depth.npy"
-    assert cli.main(["run", "bfs", "grid:4x4", "--backend", "numpy", "--output", str(target)]) == 0
+    args = ["run", "bfs", "grid:4x4", "--backend", "numpy", "--source", "0", "--output"]
+    assert cli.main([*args, str(target)]) == 0
     assert [p.name for p in tmp_path.iterdir()] == ["depth.npy"]
     expected = bg.bfs(bg.generators.grid(4, 4, backend="numpy"), 0).depth
     assert np.array_equal(np.load(target), expected)

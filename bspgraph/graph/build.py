@@ -10,9 +10,19 @@ from .graph import CSR, Graph, Summary, index_dtype
 MAX_VERTICES = 3_000_000_000  # the merge key src * n + dst must fit in int64
 
 
-def build_graph(src, dst, weight, *, num_vertices, directed, duplicates, self_loops,
-                backend: Backend) -> Graph:  # fmt: skip
+def build_graph(src, dst, weight, **options) -> Graph:
     """See :meth:`Graph.from_edges`."""
+    edges = [src, dst, weight]
+    del src, dst, weight
+    return build_owned(edges, **options)
+
+
+def build_owned(edges: list, *, num_vertices, directed, duplicates, self_loops,
+                backend: Backend) -> Graph:  # fmt: skip
+    """:func:`build_graph` of ``[src, dst, weight]``, a list it empties: arrays that only the
+    list held are freed as soon as the build has its own copy (a reader's parsed entries)."""
+    src, dst, weight = edges
+    edges.clear()
     xp = backend.xp
     if duplicates not in ("min", "sum"):
         raise ValueError(f"Graph.from_edges(duplicates={duplicates!r}): expected 'min' or 'sum'")
@@ -28,7 +38,8 @@ def build_graph(src, dst, weight, *, num_vertices, directed, duplicates, self_lo
             raise ValueError(
                 f"Graph.from_edges: {name} ids must be integers, got dtype {ids.dtype}"
             )
-    src, dst = src.astype(np.int64, copy=False), dst.astype(np.int64, copy=False)
+    if xp is not np or src.dtype.kind == "f":
+        src, dst = src.astype(np.int64, copy=False), dst.astype(np.int64, copy=False)
     if weight is not None:
         weight = backend.asarray(weight)
         if weight.shape != src.shape:
@@ -38,20 +49,17 @@ def build_graph(src, dst, weight, *, num_vertices, directed, duplicates, self_lo
         if weight.dtype.kind not in "iufb":
             raise ValueError(f"Graph.from_edges: weights must be numbers, got dtype {weight.dtype}")
         if weight.dtype != np.float32:
-            weight = weight.astype(np.float64)
+            weight = weight.astype(np.float64, copy=False)
 
     num_vertices = _check_ids(src, dst, num_vertices, xp)
-    loops = src == dst
-    self_loop_count = int(loops.sum())
-    dropped = 0
-    if not self_loops and self_loop_count:
-        keep = ~loops
-        src, dst = src[keep], dst[keep]
-        weight = None if weight is None else weight[keep]
-        dropped, self_loop_count = self_loop_count, 0
-    del loops
     if num_vertices > MAX_VERTICES:
         raise ValueError(f"Graph.from_edges: {num_vertices} vertices; at most 3e9 supported")
+    if xp is np:
+        edges = [src, dst, weight]
+        del src, dst, weight
+        return _build_on_host(edges, num_vertices, directed, duplicates, self_loops, backend)
+    src, dst, weight, loops, self_loop_count, dropped = _self_loops(src, dst, weight, self_loops)
+    del loops
     key, weight = _edge_keys(src, dst, weight, max(num_vertices, 1), directed, xp)
     del src, dst  # from here on only the keys: an edge's int64 once, not its ids twice
     order = xp.argsort(key, kind="stable")
@@ -76,6 +84,117 @@ def build_graph(src, dst, weight, *, num_vertices, directed, duplicates, self_lo
     forward = _csr(src, dst, weight, num_vertices, xp)
     summary = Summary(num_vertices, int(dst.size), bool(directed), merged, self_loop_count, dropped)
     return Graph(forward, num_vertices, directed=directed, backend=backend, summary=summary)
+
+
+def _build_on_host(edges: list, num_vertices: int, directed: bool, duplicates: str,
+                   self_loops: bool, backend: Backend) -> Graph:  # fmt: skip
+    """The NumPy build: one counting sort by source and a sort within each row (scipy's
+    COO -> CSR in C++, without its summing of duplicates), then one merge pass; no int64 keys."""
+    src, dst, weight = edges
+    edges.clear()
+    ids = index_dtype(num_vertices)
+    src, dst = src.astype(ids, copy=False), dst.astype(ids, copy=False)
+    src, dst, weight, loops, self_loop_count, dropped = _self_loops(src, dst, weight, self_loops)
+    if not directed:  # both directions; a self-loop once
+        other = ~loops
+        src, dst = np.concatenate([src, dst[other]]), np.concatenate([dst, src[other]])
+        weight = None if weight is None else np.concatenate([weight, weight[other]])
+        del other
+    del loops
+    edges = [src, dst, weight]
+    del src, dst, weight
+    offsets, indices, weight = _sorted_rows(edges, num_vertices)
+    offsets, indices, weight, merged = _merge_duplicates(offsets, indices, weight, duplicates,
+                                                         directed)  # fmt: skip
+    offsets = offsets.astype(index_dtype(int(indices.size)), copy=False)
+    forward = CSR(offsets, indices.astype(ids, copy=False), weight)
+    summary = Summary(num_vertices, int(indices.size), bool(directed), merged, self_loop_count,
+                      dropped)  # fmt: skip
+    return Graph(forward, num_vertices, directed=directed, backend=backend, summary=summary)
+
+
+def _self_loops(src, dst, weight, keep: bool):
+    """``(src, dst, weight, loops, self_loops, dropped)``: the self-loop mask and count, and
+    with ``keep=False`` the edges without them (then the count is 0 and ``dropped`` says how
+    many went)."""
+    loops = src == dst
+    count = int(loops.sum())
+    if keep or not count:
+        return src, dst, weight, loops, count, 0
+    kept = ~loops
+    weight = None if weight is None else weight[kept]
+    return src[kept], dst[kept], weight, loops[kept], 0, count
+
+
+def _sorted_rows(edges: list, num_vertices: int):
+    """``(offsets, indices, weights)`` of ``[src, dst, weight]`` (emptied), each row's targets
+    sorted, duplicates kept.
+
+    scipy's ``coo_array.tocsr`` is a counting sort by row (O(E)) followed by ``sum_duplicates``;
+    marking the input canonical skips the summing, ``sort_indices`` then sorts each row in place.
+    """
+    import scipy.sparse as sp
+
+    src, dst, weight = edges
+    edges.clear()
+    count = int(src.size)
+    if count == 0:
+        offsets = np.zeros(num_vertices + 1, dtype=np.int64)
+        return offsets, dst, weight
+    data = np.empty(count, dtype=bool) if weight is None else weight  # unweighted: a placeholder
+    weighted = weight is not None
+    coo = sp.coo_array((data, (src, dst)), shape=(num_vertices, num_vertices))
+    del src, dst, weight, data  # the COO holds them now, and only until the CSR is made
+    coo.has_canonical_format = True  # do not sum duplicates: _merge_duplicates merges them
+    csr = coo.tocsr()
+    del coo
+    csr.sort_indices()
+    return csr.indptr, csr.indices, csr.data if weighted else None
+
+
+def _merge_duplicates(offsets, indices, weight, duplicates: str, directed: bool):
+    """Merge repeated targets within each sorted row (weights by min or sum); also return the
+    number merged (an undirected edge counted once, in its src <= dst direction)."""
+    count = int(indices.size)
+    if count == 0:
+        return offsets, indices, weight, 0
+    first = np.empty(count, dtype=bool)
+    first[0] = True
+    np.not_equal(indices[1:], indices[:-1], out=first[1:])
+    starts = offsets[:-1][offsets[1:] > offsets[:-1]]
+    first[starts] = True
+    del starts
+    if np.count_nonzero(first) == count:
+        return offsets, indices, weight, 0
+    repeats = np.flatnonzero(~first)
+    rows = np.searchsorted(offsets, repeats, side="right") - 1
+    merged = int(repeats.size if directed else np.count_nonzero(rows <= indices[repeats]))
+    if weight is not None:  # fold each repeat into the first copy of its run, in place
+        chain = np.ones(repeats.size, dtype=bool)
+        np.not_equal(np.diff(repeats), 1, out=chain[1:])
+        run_first = (repeats[chain] - 1)[np.cumsum(chain) - 1]
+        ufunc = np.fmin if duplicates == "min" else np.add  # fmin: NaN only if every copy is
+        ufunc.at(weight, run_first, weight[repeats])
+    indices, weight = (_drop(array, repeats, first) for array in (indices, weight))
+    removed = np.bincount(rows, minlength=offsets.size - 1)
+    offsets = offsets.astype(np.int64)
+    offsets[1:] -= np.cumsum(removed)
+    return offsets, indices, weight, merged
+
+
+def _drop(array, positions, keep):
+    """``array`` without ``positions`` (sorted; ``keep`` is their complement as a mask): a few
+    are closed up in place, segment by segment, many through the mask."""
+    if array is None:
+        return None
+    if positions.size > 4096:
+        return array[keep]
+    bounds = [*positions.tolist(), array.size]
+    write = bounds[0]
+    for start, stop in zip(bounds[:-1], bounds[1:]):
+        array[write : write + stop - start - 1] = array[start + 1 : stop]
+        write += stop - start - 1
+    return array[:write]
 
 
 def _check_ids(src, dst, num_vertices, xp) -> int:

@@ -1,14 +1,21 @@
 """Graph files: Matrix Market and edge-list readers, and bspgraph's own npz format.
 
-Each reader parses the whole file at once with ``numpy.loadtxt`` (C speed) and checks the result
-with array operations; only when that fails does it scan the file line by line in Python, to find
-the first bad line and name it in a :class:`~bspgraph.exceptions.GraphFormatError`. The scan is a
-complete parser too, so a line the fast path declines but the scan accepts still loads.
+A file's format and compression are told by its content, never its name: gzip and bz2 files are
+read through a decompressor, a ``%%MatrixMarket`` banner makes a Matrix Market file, a zip
+archive an npz. Matrix Market bodies are parsed by fast_matrix_market (inside scipy.io, C++,
+threaded) when their bytes are plain digits and separators, so that its lenient number parsing
+cannot misread a token; other bodies, and edge lists, by ``numpy.loadtxt`` (C speed). Only when
+those fail does a reader scan the file line by line in Python, to find the first bad line and
+name it in a :class:`~bspgraph.exceptions.GraphFormatError`. The scan is a complete parser too,
+so a line the fast paths decline but the scan accepts still loads.
 """
 
 from __future__ import annotations
 
+import bz2
 import contextlib
+import dataclasses
+import gzip
 import os
 import re
 import warnings
@@ -28,7 +35,7 @@ from .graph import CSR, Graph, Summary, index_dtype
 PathLike = str | os.PathLike
 
 MTX_FIELDS = ("pattern", "integer", "real")
-MTX_SYMMETRIES = ("general", "symmetric")
+MTX_SYMMETRIES = ("general", "symmetric", "skew-symmetric", "hermitian")
 NPZ_VERSION = 1
 
 _INTEGER = re.compile(r"[+-]?[0-9]+")
@@ -45,6 +52,9 @@ _UNREADABLE_ARCHIVE = (
     zlib.error,
 )
 _UTF8_BOM = "\xef\xbb\xbf"  # as Latin-1 decodes it
+_GZIP_MAGIC, _BZ2_MAGIC, _ZIP_MAGIC = b"\x1f\x8b", b"BZh", b"PK\x03\x04"
+_PLAIN_BYTES = b"0123456789 \t\n"  # a body of only these is parsed by fast_matrix_market
+_CHUNK_BYTES = 1 << 24
 # host bytes per vertex while a reader's edges become a CSR: the counts and their scan (int64)
 # and the offsets; a file that declares or implies more vertices than fit is refused up front
 BUILD_BYTES_PER_VERTEX = 24
@@ -57,11 +67,79 @@ class _FieldError(Exception):
 @dataclass(frozen=True)
 class _MtxHeader:
     field: str
-    symmetric: bool
+    symmetry: str
     num_vertices: int
     entries: int
     size_line: int
     body_offset: int  # byte offset of the line after the size line
+
+    @property
+    def directed(self) -> bool:
+        """General and skew-symmetric files are directed (a skew entry's mirror has -value)."""
+        return self.symmetry in ("general", "skew-symmetric")
+
+
+# --- opening and sniffing -------------------------------------------------------------------------
+def _open_binary(path: str) -> BinaryIO:
+    """``path`` opened for reading bytes, through gzip or bz2 when its first bytes say so."""
+    _check_not_directory(path)
+    with open(path, "rb") as raw:
+        magic = raw.read(3)
+    if magic[:2] == _GZIP_MAGIC:
+        return gzip.open(path, "rb")
+    if magic == _BZ2_MAGIC:
+        return bz2.open(path, "rb")
+    return open(path, "rb")
+
+
+def _check_not_directory(path: str) -> None:
+    if os.path.isdir(path):
+        raise IsADirectoryError(f"{path}: is a directory; expected a graph file")
+
+
+@contextlib.contextmanager
+def _decompression_errors(path: str):
+    """Turn a damaged gzip or bz2 stream's errors into a GraphFormatError naming the file."""
+    try:
+        yield
+    except (EOFError, OSError, zlib.error) as error:
+        if isinstance(error, FileNotFoundError | IsADirectoryError | PermissionError):
+            raise
+        if not _compressed(path):
+            raise
+        raise GraphFormatError(path, None, f"damaged compressed data: {error}") from None
+
+
+def _compressed(path: str) -> bool:
+    with open(path, "rb") as raw:
+        magic = raw.read(3)
+    return magic[:2] == _GZIP_MAGIC or magic == _BZ2_MAGIC
+
+
+def sniff_format(path: PathLike) -> Literal["mtx", "npz", "edgelist"]:
+    """The format of the graph file at ``path``, told by its content (not its name).
+
+    A zip archive is ``"npz"`` (:func:`save_npz`), a file whose first line is a
+    ``%%MatrixMarket`` banner (any case, after an optional UTF-8 byte order mark, inside gzip or
+    bz2 too) is ``"mtx"``, anything else ``"edgelist"``.
+
+    Raises
+    ------
+    OSError
+        The file cannot be opened or decompressed, or ``path`` is a directory.
+    """
+    name = os.fspath(path)
+    _check_not_directory(name)
+    with open(name, "rb") as raw:
+        if raw.read(4) == _ZIP_MAGIC:
+            return "npz"
+    with _open_binary(name) as stream:
+        try:
+            first = stream.readline(256)
+        except (OSError, EOFError, zlib.error) as error:
+            raise OSError(f"{name}: cannot be decompressed: {error}") from None
+    first = first.removeprefix(_UTF8_BOM.encode("latin-1")).lstrip()
+    return "mtx" if first.lower().startswith(b"%%matrixmarket") else "edgelist"
 
 
 # --- Matrix Market ------------------------------------------------------------------------------
@@ -72,43 +150,111 @@ def read_mtx(
     self_loops: bool = True,
     duplicates: Literal["min", "sum"] = "min",
 ) -> Graph:
-    """Read a Matrix Market ``coordinate`` file as a graph.
+    """Read a Matrix Market ``coordinate`` file (plain, gzip or bz2) as a graph.
 
     Entry ``i j [value]`` is the edge ``i-1 -> j-1`` (ids are 1-based in the file) weighted by
     ``value``; every stored entry is an edge, explicit zeros and NaN values included. ``general``
-    files are directed (row to column), ``symmetric`` files undirected; ``pattern`` files are
-    unweighted. Lines starting with ``%`` are comments (a ``%`` also ends a line's data), blank
-    lines are skipped. Duplicate entries merge as in :meth:`Graph.from_edges`.
+    files are directed (row to column); ``symmetric`` and ``hermitian`` files undirected;
+    ``skew-symmetric`` files directed, each entry ``i j v`` also giving ``j -> i`` weighted
+    ``-v``. ``pattern`` files are unweighted. Lines starting with ``%`` are comments (a ``%``
+    also ends a line's data), blank lines are skipped. Duplicate entries merge as in
+    :meth:`Graph.from_edges`.
 
     Raises
     ------
     GraphFormatError
-        The file is not Matrix Market ``coordinate`` ``pattern``/``integer``/``real`` with
-        ``general``/``symmetric`` symmetry, the matrix is not square, the size line is bad or
-        declares more vertices than bspgraph supports (3e9) or this host's memory can build, an
-        entry has the wrong number of fields, an id that is not an integer or not in ``1..n``, a
-        value that is not a number, or there are more or fewer entries than the size line
-        declares. The message starts with ``path:line:``.
+        The file is not Matrix Market ``coordinate`` ``pattern``/``integer``/``real``, the
+        matrix is not square, the size line is bad or declares more vertices than bspgraph
+        supports (3e9) or this host's memory can build, an entry has the wrong number of fields,
+        an id that is not an integer or not in ``1..n``, a value that is not a number, or there
+        are more or fewer entries than the size line declares. The message starts with
+        ``path:line:``.
     OSError
-        The file cannot be opened.
+        The file cannot be opened or decompressed, or ``path`` is a directory.
     """
     name = os.fspath(path)
-    with open(name, "rb") as stream:
-        header = _read_mtx_header(stream, name)
-        entries = _load_mtx_fast(stream, header)
-    if entries is None:
-        entries = _scan_mtx_body(name, header)
-    src, dst, weight = entries
-    return Graph.from_edges(
-        src,
-        dst,
-        weight,
+    with _decompression_errors(name):
+        with _open_binary(name) as stream:
+            header = _read_mtx_header(stream, name)
+            entries = _load_mtx_library(name, stream, header)
+            if entries is None:
+                stream.seek(header.body_offset)
+                entries = _load_mtx_fast(stream, header)
+        if entries is None:
+            entries = _scan_mtx_body(name, header)
+    if header.symmetry == "skew-symmetric":
+        entries = _mirror_negated(*entries)
+    edges = list(entries)
+    del entries  # the builder frees each array once it has its copy
+    return _build_owned(
+        edges,
         num_vertices=header.num_vertices,
-        directed=not header.symmetric,
+        directed=header.directed,
         duplicates=duplicates,
         self_loops=self_loops,
         backend=backend,
     )
+
+
+def _build_owned(edges: list, **options) -> Graph:
+    """:meth:`Graph.from_edges` on arrays that only ``edges`` holds: the builder drops each as
+    soon as it has its copy, so a reader's arrays do not outlive their use."""
+    from .build import build_owned
+
+    return build_owned(edges, **{**options, "backend": get_backend(options["backend"])})
+
+
+def _mirror_negated(src, dst, weight):
+    """A skew-symmetric file's entries and their mirrors ``j -> i`` weighted ``-value``."""
+    other = src != dst
+    mirrored = None if weight is None else np.concatenate([weight, -weight[other]])
+    return np.concatenate([src, dst[other]]), np.concatenate([dst, src[other]]), mirrored
+
+
+def _load_mtx_library(path: str, stream: BinaryIO, header: _MtxHeader):
+    """All entries as ``(src, dst, weight)`` 0-based, parsed by fast_matrix_market, or None.
+
+    Only a body of plain digits and separators, exactly ``entries`` lines of exactly the
+    field count, is given to it: there its number parsing is exact (elsewhere it reads "1.5"
+    as 1 in an integer file, or "1e" as 1, silently). Any error it raises declines too; the
+    other paths then name the line.
+    """
+    try:
+        from scipy.io._fast_matrix_market import _get_read_cursor, _read_body_coo
+    except ImportError:  # scipy < 1.12: numpy.loadtxt reads it
+        return None
+    stream.seek(header.body_offset)
+    if not _plain_body(stream, header):
+        return None
+    stream.seek(0)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            source = stream if _compressed(path) else path
+            cursor, _ = _get_read_cursor(source)
+            (values, (src, dst)), _ = _read_body_coo(cursor, generalize_symmetry=False)
+    except (ValueError, OverflowError, RuntimeError, TypeError, OSError):
+        return None
+    if header.field == "pattern":
+        return src, dst, None
+    return src, dst, values.astype(np.float64, copy=False)
+
+
+def _plain_body(stream: BinaryIO, header: _MtxHeader) -> bool:
+    """Whether the rest of ``stream`` is ``entries`` lines of only digits, spaces and tabs,
+    with ``fields - 1`` separators in all per line: then, since fast_matrix_market refuses a
+    line with too few fields, every line holds exactly the fields it should."""
+    fields = 2 if header.field == "pattern" else 3
+    separators = lines = 0
+    last = b"\n"
+    while chunk := stream.read(_CHUNK_BYTES):
+        if chunk.translate(None, _PLAIN_BYTES):
+            return False
+        separators += chunk.count(b" ") + chunk.count(b"\t")
+        lines += chunk.count(b"\n")
+        last = chunk[-1:]
+    lines += last != b"\n"
+    return lines == header.entries and separators == header.entries * (fields - 1)
 
 
 def _read_mtx_header(stream: BinaryIO, path: str) -> _MtxHeader:
@@ -131,7 +277,13 @@ def _read_mtx_header(stream: BinaryIO, path: str) -> _MtxHeader:
         ("object", kind, ("matrix",), ""),
         ("format", layout, ("coordinate",), ""),
         ("field", field, MTX_FIELDS, ""),
-        ("symmetry", symmetry, MTX_SYMMETRIES, " (general = directed, symmetric = undirected)"),
+        (
+            "symmetry",
+            symmetry,
+            MTX_SYMMETRIES,
+            " (general = directed, symmetric or hermitian = undirected, skew-symmetric = directed "
+            "with negated mirrors)",
+        ),
     ):
         if value not in allowed:
             raise GraphFormatError(
@@ -165,10 +317,14 @@ def _read_mtx_header(stream: BinaryIO, path: str) -> _MtxHeader:
         raise GraphFormatError(
             path, line_number, f"the matrix is {rows} x {columns}: a graph needs a square matrix"
         )
+    if symmetry == "skew-symmetric" and field == "pattern":
+        raise GraphFormatError(
+            path, 1, "a skew-symmetric pattern file has no values to negate (not Matrix Market)"
+        )
     too_many = _too_many_vertices(rows, "the size line declares")
     if too_many:
         raise GraphFormatError(path, line_number, too_many)
-    return _MtxHeader(field, symmetry == "symmetric", rows, entries, line_number, stream.tell())
+    return _MtxHeader(field, symmetry, rows, entries, line_number, stream.tell())
 
 
 def _load_mtx_fast(stream: BinaryIO, header: _MtxHeader):
@@ -232,7 +388,7 @@ def _scan_mtx_body(path: str, header: _MtxHeader):
 def read_edgelist(
     path: PathLike,
     *,
-    base: int = 0,
+    base: int | Literal["auto"] = 0,
     directed: bool = True,
     weighted: bool | None = None,
     comments: str | None = "#%",
@@ -246,24 +402,32 @@ def read_edgelist(
 
     Fields are separated by whitespace, or by ``delimiter``; any character of ``comments`` starts
     a comment that runs to the end of the line; blank lines are skipped and CRLF line ends are
-    fine. Ids are ``base``-based (0 or 1). ``weighted=None`` uses the third field as the weight
+    fine. Ids are ``base``-based (0 or 1); ``"auto"`` takes 1 when no id 0 appears and the
+    largest id equals the number of distinct ids (SNAP-style 1-based files), else 0, and
+    records the choice in ``graph.cache["base"]``. ``weighted=None`` uses the third field as the weight
     when every line has one; fields after those used are ignored. ``num_vertices`` defaults to
     the largest id + 1 (after removing ``base``); ``directed=False`` makes each edge undirected.
 
     Raises
     ------
     GraphFormatError
-        A line with too few fields, an id that is not an integer, below ``base``, (with
+        No edges and no ``num_vertices``; a line with too few fields, an id that is not an
+        integer, below ``base``, (with
         ``num_vertices``) past the last vertex or (without) so large that its graph would not
         fit (3e9 vertices, or this host's memory), or a weight that is not a number. The message
         starts with ``path:line:``.
     ValueError
-        ``base`` is not 0 or 1, or ``num_vertices`` is negative or too large to build here.
+        ``base`` is not 0, 1 or "auto" (which needs ``num_vertices=None``), or
+        ``num_vertices`` is negative or too large to build here.
     OSError
         The file cannot be opened.
     """
-    if base not in (0, 1):
-        raise ValueError(f"read_edgelist(base={base!r}): expected 0 or 1")
+    auto = isinstance(base, str) and base == "auto"
+    if not auto and (isinstance(base, bool) or base not in (0, 1)):
+        raise ValueError(f"read_edgelist(base={base!r}): expected 0, 1 or 'auto'")
+    if auto and num_vertices is not None:
+        raise ValueError("read_edgelist(base='auto'): give base 0 or 1 with num_vertices")
+    base = 0 if auto else base
     if num_vertices is not None and num_vertices < 0:
         raise ValueError(f"read_edgelist(num_vertices={num_vertices!r}): must be >= 0")
     too_many = None if num_vertices is None else _too_many_vertices(num_vertices, "")
@@ -271,20 +435,46 @@ def read_edgelist(
         raise ValueError(f"read_edgelist(num_vertices={num_vertices}): {too_many}")
     name = os.fspath(path)
     comments = comments or ""
-    edges = _load_edgelist_fast(name, base, weighted, comments, delimiter, num_vertices)
-    if edges is None:
-        edges = _scan_edgelist(name, base, weighted, comments, delimiter, num_vertices)
-    src, dst, weight = edges
-    return Graph.from_edges(
-        src,
-        dst,
-        weight,
+    with _decompression_errors(name):
+        edges = _load_edgelist_fast(name, base, weighted, comments, delimiter, num_vertices)
+        if edges is None:
+            edges = _scan_edgelist(name, base, weighted, comments, delimiter, num_vertices)
+    if edges[0].size == 0 and num_vertices is None:
+        raise GraphFormatError(
+            name, None, "no edges (an empty edge list); pass num_vertices for a graph without edges"
+        )
+    edges = list(edges)
+    graph = _build_owned(
+        edges,
         num_vertices=num_vertices,
         directed=directed,
         duplicates=duplicates,
         self_loops=self_loops,
         backend=backend,
     )
+    if auto:
+        graph = _one_based_if_so(graph)
+    graph.cache.setdefault("base", base)
+    return graph
+
+
+def _one_based_if_so(graph: Graph) -> Graph:
+    """``graph`` (read 0-based) without its vertex 0 when that vertex has no edges and every
+    other vertex has some: the file was 1-based. Otherwise ``graph`` itself."""
+    xp, offsets, indices = graph.xp, graph.forward.offsets, graph.forward.indices
+    n = graph.num_vertices
+    if n == 0 or int(offsets[1]) != 0:
+        return graph
+    seen = xp.diff(offsets) > 0
+    seen[indices] = True
+    if bool(seen[0]) or int(xp.count_nonzero(seen)) != n - 1:
+        return graph
+    forward = CSR(offsets[1:], indices - 1, graph.forward.weights)
+    summary = dataclasses.replace(graph.summary, vertices=n - 1)
+    shifted = Graph(forward, n - 1, directed=graph.directed, backend=graph.backend,
+                    summary=summary)  # fmt: skip
+    shifted.cache["base"] = 1
+    return shifted
 
 
 def _load_edgelist_fast(path, base, weighted, comments, delimiter, num_vertices):
@@ -294,7 +484,7 @@ def _load_edgelist_fast(path, base, weighted, comments, delimiter, num_vertices)
         first = next(lines, None)
         lines.close()
         weighted = first is not None and len(first[1]) >= 3
-    with open(path, "rb") as stream:
+    with _open_binary(path) as stream:
         table = _loadtxt(
             stream,
             np.float64 if weighted else None,
@@ -368,6 +558,8 @@ def _loadtxt(stream: BinaryIO, value_dtype, *, comments: str, delimiter, usecols
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # an input without data lines warns
+            # numpy < 2 parses "1.7" as the integer 1 with only a DeprecationWarning: decline
+            warnings.simplefilter("error", DeprecationWarning)
             return np.loadtxt(
                 stream,
                 dtype=dtype,
@@ -377,7 +569,7 @@ def _loadtxt(stream: BinaryIO, value_dtype, *, comments: str, delimiter, usecols
                 ndmin=1,
                 encoding="latin-1",
             )
-    except (ValueError, OverflowError):
+    except (ValueError, OverflowError, DeprecationWarning):
         return None
 
 
@@ -440,7 +632,7 @@ def _data_lines(
     path: str, offset: int, first_line: int, comments: str, delimiter: str | None = None
 ) -> Iterator[tuple[int, list[str]]]:
     """``(line number, fields)`` of every line from byte ``offset`` on that holds data."""
-    with open(path, "rb") as stream:
+    with _open_binary(path) as stream:
         stream.seek(offset)
         for line_number, raw in enumerate(stream, start=first_line):
             text = _strip_comment(_line_text(raw, path, line_number), comments)
@@ -549,36 +741,45 @@ def atomic_output(path: PathLike, mode: str = "wb", **open_options) -> Iterator:
         raise
 
 
-def load_npz(path: PathLike, backend: str | Backend | None = None) -> Graph:
+def load_npz(
+    path: PathLike, backend: str | Backend | None = None, *, validate: bool = False
+) -> Graph:
     """Read a graph written by :func:`save_npz`, on ``backend``.
+
+    Always checked (O(V + E), no sort): the arrays and their types, offsets rising from 0 to
+    the edge count, targets in range, one weight per edge. ``validate=True`` also checks what
+    :func:`save_npz` guarantees but only a rebuild can confirm: each row's targets sorted and
+    distinct, and every edge of an undirected graph stored in both directions with one weight.
 
     Raises
     ------
     GraphFormatError
         The file is not a readable npz archive, was not written by :func:`save_npz`, or its
-        arrays do not form a valid graph (offsets, ids, weights, symmetry of an undirected graph).
+        arrays do not form a valid graph.
     OSError
-        The file cannot be opened.
+        The file cannot be opened, or ``path`` is a directory.
     """
     name = os.fspath(path)
+    _check_not_directory(name)
     with open(name, "rb") as stream:
         try:
             with np.load(stream, allow_pickle=False) as archive:
                 arrays = {key: archive[key] for key in archive.files}
         except _UNREADABLE_ARCHIVE as error:
             raise GraphFormatError(name, None, f"not a readable npz archive: {error}") from None
-    offsets, indices, weights, num_vertices, directed, counts = _check_npz(name, arrays)
+    offsets, indices, weights, num_vertices, directed, counts = _check_npz(name, arrays, validate)
+    del arrays
     backend = get_backend(backend)
     forward = CSR(
-        backend.asarray(offsets.astype(index_dtype(indices.size))),
-        backend.asarray(indices.astype(index_dtype(num_vertices))),
+        backend.asarray(offsets.astype(index_dtype(indices.size), copy=False)),
+        backend.asarray(indices.astype(index_dtype(num_vertices), copy=False)),
         None if weights is None else backend.asarray(weights),
     )
     summary = Summary(num_vertices, int(indices.size), directed, *counts)
     return Graph(forward, num_vertices, directed=directed, backend=backend, summary=summary)
 
 
-def _check_npz(path: str, arrays: dict[str, np.ndarray]):
+def _check_npz(path: str, arrays: dict[str, np.ndarray], validate: bool):
     """The validated contents of a save_npz archive, or a GraphFormatError naming the problem."""
 
     def corrupt(problem: str) -> GraphFormatError:
@@ -610,8 +811,8 @@ def _check_npz(path: str, arrays: dict[str, np.ndarray]):
     counts = tuple(
         scalar(key, "iu") for key in ("duplicates_merged", "self_loops", "self_loops_dropped")
     )
-    offsets = vector("offsets", "iu").astype(np.int64)
-    indices = vector("indices", "iu").astype(np.int64)
+    offsets = vector("offsets", "iu")
+    indices = vector("indices", "iu")
     weights = vector("weights", "f") if "weights" in arrays else None
 
     if num_vertices < 0 or min(counts) < 0:
@@ -620,12 +821,20 @@ def _check_npz(path: str, arrays: dict[str, np.ndarray]):
         raise corrupt(
             f"{offsets.size} offsets for {num_vertices} vertices (need {num_vertices + 1})"
         )
-    if offsets[0] != 0 or offsets[-1] != indices.size or np.any(np.diff(offsets) < 0):
+    if offsets[0] != 0 or offsets[-1] != indices.size or np.any(offsets[1:] < offsets[:-1]):
         raise corrupt(f"offsets must rise from 0 to the {indices.size} edges")
-    if indices.size and (indices.min() < 0 or indices.max() >= num_vertices):
+    if indices.size and (int(indices.min()) < 0 or int(indices.max()) >= num_vertices):
         raise corrupt(f"an edge target outside 0..{num_vertices - 1}")
     if weights is not None and weights.size != indices.size:
         raise corrupt(f"{weights.size} weights for {indices.size} edges")
+    if validate:
+        _check_npz_rows(offsets.astype(np.int64), indices.astype(np.int64), weights,
+                        num_vertices, directed, corrupt)  # fmt: skip
+    return offsets, indices, weights, num_vertices, directed, counts
+
+
+def _check_npz_rows(offsets, indices, weights, num_vertices: int, directed: bool, corrupt):
+    """load_npz(validate=True): rows sorted and distinct, an undirected graph mirrored."""
     src = np.repeat(np.arange(num_vertices, dtype=np.int64), np.diff(offsets))
     key = src * max(num_vertices, 1) + indices
     if np.any(np.diff(key) <= 0):
@@ -637,4 +846,3 @@ def _check_npz(path: str, arrays: dict[str, np.ndarray]):
             weights is not None and not np.array_equal(weights[order], weights, equal_nan=True)
         ):
             raise corrupt("an undirected graph must hold every edge in both directions")
-    return offsets, indices, weights, num_vertices, directed, counts

@@ -148,8 +148,13 @@ BAD_MTX = [
     ("no banner", b"3 3 1\n1 2 1\n", 1, "missing '%%MatrixMarket' banner"),
     ("short banner", b"%%MatrixMarket matrix coordinate\n1 1 0\n", 1, "the banner must read"),
     ("complex", HEADER.replace(b"real", b"complex") + b"1 1 0\n", 1, "field 'complex'"),
-    ("hermitian", HEADER.replace(b"general", b"hermitian"), 1, "symmetry 'hermitian'"),
-    ("skew", HEADER.replace(b"general", b"skew-symmetric"), 1, "symmetry 'skew-symmetric'"),
+    ("unknown symmetry", HEADER.replace(b"general", b"antisymmetric"), 1, "symmetry 'anti"),
+    (
+        "skew pattern",
+        HEADER.replace(b"real general", b"pattern skew-symmetric") + b"2 2 1\n2 1\n",
+        1,
+        "no values to negate",
+    ),
     ("dense", HEADER.replace(b"coordinate", b"array") + b"1 1\n1\n", 1, "format 'array'"),
     ("no size line", HEADER + b"% only a comment\n", 3, "before the size line"),
     ("bad size line", HEADER + b"3 3\n", 2, "bad size line"),
@@ -273,10 +278,11 @@ def test_weighted_only_when_every_line_has_a_weight(tmp_path):
 
 
 def test_edge_list_without_edges(tmp_path):
-    graph = read_edgelist(
-        write(tmp_path, "c.el", b"# nothing\n\n"), num_vertices=3, backend="numpy"
-    )
+    path = write(tmp_path, "c.el", b"# nothing\n\n")
+    graph = read_edgelist(path, num_vertices=3, backend="numpy")
     assert (graph.num_vertices, graph.num_edges) == (3, 0)
+    with pytest.raises(GraphFormatError, match="no edges .*pass num_vertices"):
+        read_edgelist(path, backend="numpy")
 
 
 BAD_EDGE_LISTS = [
@@ -382,9 +388,19 @@ def corrupt_archive(tmp_path: Path, change) -> Path:
 )
 def test_npz_corrupt_arrays(tmp_path, change, problem):
     path = corrupt_archive(tmp_path, change)
-    with pytest.raises(GraphFormatError, match="not a valid bspgraph npz") as error:
+    full_check_only = problem in ("sorted and distinct", "both directions")
+    if full_check_only:  # what only a rebuild confirms: behind validate=True
         load_npz(path, backend="numpy")
+    with pytest.raises(GraphFormatError, match="not a valid bspgraph npz") as error:
+        load_npz(path, backend="numpy", validate=full_check_only)
     assert problem in str(error.value) and str(error.value).startswith(f"{path}: ")
+
+
+def test_npz_cheap_checks_keep_the_stored_arrays(tmp_path):
+    graph = generators.rmat(8, 4, seed=1, backend="numpy")
+    save_npz(graph, tmp_path / "g.npz")
+    for validate in (False, True):
+        assert_same_graph(load_npz(tmp_path / "g.npz", backend="numpy", validate=validate), graph)
 
 
 @pytest.mark.parametrize("data", [b"", b"not an archive", b"PK\x03\x04garbage"])
@@ -457,14 +473,23 @@ def time_limit(seconds: float):
         signal.signal(signal.SIGALRM, previous)
 
 
+MTX_FAST_PATHS = ("_load_mtx_library", "_load_mtx_fast")  # fast_matrix_market, numpy.loadtxt
+EDGE_LIST_FAST_PATHS = ("_load_edgelist_fast",)
+
+
 def read_all_ways(path: Path) -> None:
     """Each reader gives a Graph or a GraphFormatError, the same with its fast path off, and
     never runs for more than 20 s."""
-    for read, fast_path in ((read_mtx, "_load_mtx_fast"), (read_edgelist, "_load_edgelist_fast")):
+    for read, fast_paths in ((read_mtx, MTX_FAST_PATHS), (read_edgelist, EDGE_LIST_FAST_PATHS)):
         with time_limit(20):
             result = outcome(read, path)
-            with mock.patch.object(graph_io, fast_path, return_value=None):
-                assert same_outcome(result, outcome(read, path))
+            for declined in range(1, len(fast_paths) + 1):
+                with contextlib.ExitStack() as stack:
+                    for fast_path in fast_paths[:declined]:
+                        stack.enter_context(
+                            mock.patch.object(graph_io, fast_path, return_value=None)
+                        )
+                    assert same_outcome(result, outcome(read, path))
 
 
 @examples(200)
@@ -669,11 +694,12 @@ def edge_list_files(draw):
 
 def check_expected(read, path: Path, expected, **options) -> None:
     """``read`` (fast path on and off) gives the expected graph or error, within 20 s."""
-    fast = "_load_mtx_fast" if read is read_mtx else "_load_edgelist_fast"
-    for fast_path in (fast, None):
+    fast = MTX_FAST_PATHS if read is read_mtx else EDGE_LIST_FAST_PATHS
+    for declined in range(len(fast) + 1):
         patches = [mock.patch.object(graph_io, "_available_memory", return_value=SMALL_MEMORY)]
-        if fast_path:
-            patches.append(mock.patch.object(graph_io, fast_path, return_value=None))
+        patches += [
+            mock.patch.object(graph_io, name, return_value=None) for name in fast[:declined]
+        ]
         with contextlib.ExitStack() as stack, time_limit(20):
             for patch in patches:
                 stack.enter_context(patch)
@@ -770,3 +796,112 @@ def test_edge_list_num_vertices_past_what_fits(tmp_path, monkeypatch):
     monkeypatch.setattr(graph_io, "_available_memory", lambda: None)  # unknown: only the 3e9
     with pytest.raises(ValueError, match="at most 3000000000"):
         read_edgelist(path, num_vertices=10**10)
+
+
+# --- formats told by content, compression, symmetries, the library path ------------------------
+KARATE_TEXT = GRAPHS / "karate.mtx"
+
+
+@needs_graphs
+@pytest.mark.parametrize("name", ["KARATE.MTX", "karate.txt", "karate.mtx.gz", "karate.bz2"])
+def test_format_and_compression_are_told_by_content(tmp_path, name):
+    import bz2
+    import gzip
+
+    data = KARATE_TEXT.read_bytes()
+    if name.endswith(".gz"):
+        data = gzip.compress(data)
+    elif name.endswith(".bz2"):
+        data = bz2.compress(data)
+    path = write(tmp_path, name, data)
+    assert graph_io.sniff_format(path) == "mtx"
+    graph = read_mtx(path, backend="numpy")
+    assert edge_weights(graph) == edge_weights(read_mtx(KARATE_TEXT, backend="numpy"))
+
+
+def test_sniff_format(tmp_path):
+    save_npz(Graph.from_edges([0], [1], backend="numpy"), tmp_path / "g.bin")
+    assert graph_io.sniff_format(tmp_path / "g.bin") == "npz"
+    assert graph_io.sniff_format(write(tmp_path, "g.mtx", b"0 1\n")) == "edgelist"
+    assert graph_io.sniff_format(write(tmp_path, "b", b"\xef\xbb\xbf%%matrixmarket x\n")) == "mtx"
+    with pytest.raises(IsADirectoryError, match="is a directory"):
+        graph_io.sniff_format(tmp_path)
+
+
+def test_damaged_gzip_is_a_format_error(tmp_path):
+    path = write(tmp_path, "g.mtx.gz", b"\x1f\x8b\x08\x00garbage")
+    with pytest.raises(GraphFormatError, match="damaged compressed data"):
+        read_mtx(path, backend="numpy")
+
+
+def test_skew_symmetric_and_hermitian(tmp_path):
+    skew = HEADER.replace(b"general", b"skew-symmetric") + b"3 3 2\n2 1 5\n3 1 -1.5\n"
+    graph = read_mtx(write(tmp_path, "k.mtx", skew), backend="numpy")
+    assert graph.directed
+    expected = {(1, 0): 5.0, (0, 1): -5.0, (2, 0): -1.5, (0, 2): 1.5}
+    assert edge_weights(graph) == expected
+    matrix = scipy.io.mmread(tmp_path / "k.mtx").tocoo()  # the same matrix
+    assert edge_weights(graph) == dict(zip(zip(matrix.row.tolist(), matrix.col.tolist()),
+                                           matrix.data.tolist()))  # fmt: skip
+    hermitian = HEADER.replace(b"general", b"hermitian") + b"3 3 2\n2 1 5\n3 3 1\n"
+    graph = read_mtx(write(tmp_path, "h.mtx", hermitian), backend="numpy")
+    assert not graph.directed and edge_weights(graph) == {(1, 0): 5.0, (0, 1): 5.0, (2, 2): 1.0}
+
+
+@pytest.mark.parametrize(
+    "body, library",
+    [
+        (b"3 3 2\n1 2 4\n3 1 7\n", True),  # plain digits: fast_matrix_market
+        (b"3 3 2\n1 2 4\r\n3 1 7\n", False),  # anything else: numpy.loadtxt or the scan
+        (b"3 3 2\n1 2 4 9\n3 1\n", False),  # 5 fields in 2 lines: one line has too many
+        (b"3 3 2\n1 2 -4\n3 1 7\n", False),
+    ],
+)
+def test_library_parses_only_plain_bodies(tmp_path, body, library):
+    path = write(tmp_path, "p.mtx", HEADER.replace(b"real", b"integer") + body)
+    with open(path, "rb") as stream:
+        header = graph_io._read_mtx_header(stream, str(path))
+        assert (graph_io._load_mtx_library(str(path), stream, header) is not None) == library
+
+
+@pytest.mark.parametrize(
+    "field, value", [(b"integer", b"1.5"), (b"real", b"1e"), (b"real", b"1.2.3"), (b"real", b"1_0")]
+)
+def test_what_the_library_would_misread_is_named(tmp_path, field, value):
+    path = write(tmp_path, "m.mtx", HEADER.replace(b"real", field) + b"2 2 1\n1 2 " + value + b"\n")
+    with pytest.raises(GraphFormatError) as error:
+        read_mtx(path, backend="numpy")
+    assert error.value.line == 3 and "is not" in error.value.problem
+
+
+def test_float_ids_refused_on_every_numpy(tmp_path):
+    """numpy < 2 reads "1.7" as the integer 1 with only a DeprecationWarning; it is declined."""
+    path = write(tmp_path, "f.el", b"0 1\n1.7 2\n")
+    with pytest.raises(GraphFormatError, match=r":2: vertex id '1\.7' is not an integer"):
+        read_edgelist(path, backend="numpy")
+
+
+@pytest.mark.parametrize(
+    "data, base, vertices",
+    [
+        (b"1 2\n2 3\n3 1\n", 1, 3),  # no 0, largest id = number of ids: 1-based
+        (b"0 1\n1 2\n", 0, 3),
+        (b"1 2\n2 4\n", 0, 5),  # 3 is missing: 0-based, vertices 0 and 3 isolated
+    ],
+)
+def test_edge_list_base_auto(tmp_path, data, base, vertices):
+    graph = read_edgelist(write(tmp_path, "a.el", data), base="auto", backend="numpy")
+    assert graph.cache["base"] == base and graph.num_vertices == vertices
+    explicit = read_edgelist(tmp_path / "a.el", base=base, backend="numpy")
+    assert edge_weights(graph) == edge_weights(explicit)
+    assert graph.summary == explicit.summary
+
+
+@needs_graphs
+def test_us_power_grid_base_auto_undirected_matches_networkx():
+    graph = read_edgelist(GRAPHS / "USPowerGrid.txt", base="auto", directed=False, backend="numpy")
+    expected = nx.read_edgelist(GRAPHS / "USPowerGrid.txt", nodetype=int)
+    assert graph.cache["base"] == 1 and graph.num_vertices == expected.number_of_nodes() == 4941
+    assert {frozenset(e) for e in graph.to_networkx().edges} == {
+        frozenset((u - 1, v - 1)) for u, v in expected.edges
+    }

@@ -1,0 +1,164 @@
+"""Reading graph files on the CPU: bspgraph against scipy on the same rmat graph.
+
+    python -m benchmarks.io [--scale 20] [--repeat 3] [--output benchmarks/data/io-....txt]
+
+Generates R-MAT (``bg.generators.rmat(scale, 16, seed=1, weights=True)``), writes it as Matrix
+Market and as bspgraph npz in a temporary folder, and times, in this process, each reader
+against its baseline (best of ``--repeat``, alternating): ``bg.read_mtx`` against
+``scipy.io.mmread(...).tocsr()``, ``Graph.from_edges`` against scipy's COO -> CSR on the same
+(shuffled) arrays, ``bg.load_npz`` against ``np.load`` of the same arrays. Peak memory of each
+read is measured in a child process (``VmHWM`` after the read minus before, Linux) and compared with
+the graph's own size (offsets + indices + weights).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import subprocess
+import sys
+import tempfile
+import time
+
+import numpy as np
+import scipy
+import scipy.io
+import scipy.sparse as sp
+
+import bspgraph as bg
+
+
+def _best(call, repeat: int) -> float:
+    times = []
+    for _ in range(repeat):
+        started = time.perf_counter()
+        call()
+        times.append(time.perf_counter() - started)
+    return min(times)
+
+
+def _pair(ours, baseline, repeat: int) -> tuple[float, float]:
+    """Best times of ``ours`` and ``baseline``, run alternately."""
+    mine, theirs = [], []
+    for _ in range(repeat):
+        theirs.append(_best(baseline, 1))
+        mine.append(_best(ours, 1))
+    return min(mine), min(theirs)
+
+
+_CHILD = """
+import sys, numpy as np, scipy.io, scipy.sparse, bspgraph as bg
+kind, path = sys.argv[1], sys.argv[2]
+def hwm():
+    with open("/proc/self/status") as status:
+        return next(int(line.split()[1]) for line in status if line.startswith("VmHWM"))
+with open("/proc/self/clear_refs", "w") as refs:  # the peak so far (a fork's) starts again
+    refs.write("5")
+before = hwm()
+if kind == "read_mtx":
+    g = bg.read_mtx(path, backend="numpy")
+elif kind == "mmread":
+    g = scipy.io.mmread(path).tocsr()
+elif kind == "load_npz":
+    g = bg.load_npz(path, backend="numpy")
+print((hwm() - before) * 1024)
+"""
+
+
+def _peak(kind: str, path: str) -> int:
+    """Bytes of peak resident memory that one read adds, in a fresh process."""
+    done = subprocess.run([sys.executable, "-c", _CHILD, kind, path], capture_output=True,
+                          text=True, check=True, env=dict(os.environ))  # fmt: skip
+    return int(done.stdout.split()[-1])
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--scale", type=int, default=20)
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--output", help="also write the table and facts here")
+    args = parser.parse_args(argv)
+
+    lines = []
+
+    def say(text: str = "") -> None:
+        print(text, flush=True)
+        lines.append(text)
+
+    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True,
+                            text=True).stdout.strip()  # fmt: skip
+    say(f"# benchmarks.io  scale={args.scale} repeat={args.repeat} commit={commit} "
+        f"date={time.strftime('%Y-%m-%d %H:%M')}")  # fmt: skip
+    say(f"# {platform.processor() or platform.machine()}, {os.cpu_count()} cores, python "
+        f"{platform.python_version()}, numpy {np.__version__}, scipy {scipy.__version__}, "
+        f"load {os.getloadavg()[0]:.1f}")  # fmt: skip
+    graph = bg.generators.rmat(args.scale, 16, seed=1, weights=True, backend="numpy")
+    own = sum(a.nbytes for a in (graph.offsets, graph.indices, graph.weights))
+    say(f"# graph: {graph!r}, own size {own / 2**20:.0f} MiB")
+    rows = []
+    with tempfile.TemporaryDirectory() as folder:
+        mtx, npz = os.path.join(folder, "g.mtx"), os.path.join(folder, "g.npz")
+        bg.write_mtx(graph, mtx)
+        bg.save_npz(graph, npz)
+        say(f"# files: .mtx {os.path.getsize(mtx) / 2**20:.0f} MiB, .npz "
+            f"{os.path.getsize(npz) / 2**20:.0f} MiB")  # fmt: skip
+
+        read = bg.read_mtx(mtx, backend="numpy")
+        assert np.array_equal(read.indices, graph.indices)
+        assert np.array_equal(read.weights, graph.weights)
+        own_read = sum(a.nbytes for a in (read.offsets, read.indices, read.weights))
+        say(f"# read back from .mtx: float64 weights, own size {own_read / 2**20:.0f} MiB")
+        del read
+        mine, theirs = _pair(lambda: bg.read_mtx(mtx, backend="numpy"),
+                             lambda: scipy.io.mmread(mtx).tocsr(), args.repeat)  # fmt: skip
+        rows.append(("read .mtx into a graph", "bg.read_mtx", mine,
+                     "scipy.io.mmread + tocsr", theirs, 1.2))  # fmt: skip
+
+        src, dst, weight = graph.edges()
+        order = np.random.default_rng(0).permutation(src.size)
+        src, dst, weight = src[order], dst[order], weight[order].astype(np.float64)
+        n = graph.num_vertices
+        mine, theirs = _pair(
+            lambda: bg.Graph.from_edges(src, dst, weight, num_vertices=n, backend="numpy"),
+            lambda: sp.coo_array((weight, (src, dst)), shape=(n, n)).tocsr(),
+            args.repeat,
+        )
+        rows.append(("build from shuffled edges", "Graph.from_edges", mine,
+                     "scipy coo_array.tocsr", theirs, 1.2))  # fmt: skip
+
+        def np_load():
+            with np.load(npz) as archive:
+                return {key: archive[key] for key in archive.files}
+
+        mine, theirs = _pair(lambda: bg.load_npz(npz, backend="numpy"), np_load, args.repeat)
+        rows.append(("load .npz", "bg.load_npz", mine, "np.load of its arrays", theirs, 2.0))
+        valid = _best(lambda: bg.load_npz(npz, backend="numpy", validate=True), 1)
+
+        say()
+        say("| step | bspgraph | s | baseline | s | ratio | target |")
+        say("|---|---|---:|---|---:|---:|---:|")
+        for step, ours, mine, base, theirs, target in rows:
+            ratio = mine / theirs
+            mark = "met" if ratio <= target else "MISSED"
+            say(f"| {step} | {ours} | {mine:.2f} | {base} | {theirs:.2f} | {ratio:.2f}x | "
+                f"<= {target}x {mark} |")  # fmt: skip
+        say(f"\nload_npz(validate=True): {valid:.2f} s")
+        peaks = {kind: _peak(kind, path) for kind, path in
+                 (("read_mtx", mtx), ("mmread", mtx), ("load_npz", npz))}  # fmt: skip
+        say("\n| read | peak added (MiB) | / graph's own size | target |")
+        say("|---|---:|---:|---:|")
+        for kind, peak in peaks.items():
+            target = "<= 2x" if kind != "mmread" else "(baseline)"
+            size = own if kind == "load_npz" else own_read  # .mtx values come back as float64
+            say(f"| {kind} | {peak / 2**20:.0f} | {peak / size:.2f}x | {target} |")
+    if args.output:
+        with open(args.output, "w") as stream:
+            stream.write("\n".join(lines) + "\n")
+            stream.write(json.dumps({"rows": rows, "peaks": peaks, "own": own}) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
