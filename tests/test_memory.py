@@ -14,7 +14,7 @@ from bspgraph.backend import NumpyBackend
 from bspgraph.exceptions import DeviceError, OutOfDeviceMemory
 from bspgraph.frontier import operators
 from bspgraph.frontier.advance import push
-from bspgraph.graph import graph as graph_module
+from bspgraph.graph import csr as csr_module
 from bspgraph.graph.build import _check_ids
 from bspgraph.graph.graph import INT32_MAX, index_dtype
 from bspgraph.primitives import BFS, CC, SSSP, TC, PageRank
@@ -293,7 +293,7 @@ def test_int64_path_at_small_scale(monkeypatch, name):
         "tc": lambda g: bg.triangle_count(g).per_vertex,
     }
     expected = runs[name](rmat)
-    monkeypatch.setattr(graph_module, "INT32_MAX", 40)
+    monkeypatch.setattr(csr_module, "INT32_MAX", 40)
     wide = bg.Graph.from_edges(src, dst, weight, num_vertices=64, directed=False, backend="numpy")
     assert wide.indices.dtype == np.int64 and wide.offsets.dtype == np.int64
     assert wide.reverse.offsets.dtype == np.int64

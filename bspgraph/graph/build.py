@@ -5,20 +5,20 @@ from __future__ import annotations
 import numpy as np
 
 from ..backend import Backend
-from .graph import CSR, Graph, Summary, index_dtype
+from .csr import CSR, Summary, csr_of_sorted, index_dtype
 
 MAX_VERTICES = 3_000_000_000  # the merge key src * n + dst must fit in int64
 
 
-def build_graph(src, dst, weight, **options) -> Graph:
-    """See :meth:`Graph.from_edges`."""
+def build_graph(src, dst, weight, **options) -> dict:
+    """See :meth:`Graph.from_edges`: the keyword arguments of the Graph it builds."""
     edges = [src, dst, weight]
     del src, dst, weight
     return build_owned(edges, **options)
 
 
 def build_owned(edges: list, *, num_vertices, directed, duplicates, self_loops,
-                backend: Backend) -> Graph:  # fmt: skip
+                backend: Backend) -> dict:  # fmt: skip
     """:func:`build_graph` of ``[src, dst, weight]``, a list it empties: arrays that only the
     list held are freed as soon as the build has its own copy (a reader's parsed entries)."""
     src, dst, weight = edges
@@ -81,13 +81,14 @@ def build_owned(edges: list, *, num_vertices, directed, duplicates, self_loops,
     del first
     src, dst = key // max(num_vertices, 1), key % max(num_vertices, 1)
     del key
-    forward = _csr(src, dst, weight, num_vertices, xp)
+    forward = csr_of_sorted(src, dst, weight, num_vertices, xp)
     summary = Summary(num_vertices, int(dst.size), bool(directed), merged, self_loop_count, dropped)
-    return Graph(forward, num_vertices, directed=directed, backend=backend, summary=summary)
+    return {"forward": forward, "num_vertices": num_vertices, "directed": directed,
+            "backend": backend, "summary": summary}  # fmt: skip
 
 
 def _build_on_host(edges: list, num_vertices: int, directed: bool, duplicates: str,
-                   self_loops: bool, backend: Backend) -> Graph:  # fmt: skip
+                   self_loops: bool, backend: Backend) -> dict:  # fmt: skip
     """The NumPy build: one counting sort by source and a sort within each row (scipy's
     COO -> CSR in C++, without its summing of duplicates), then one merge pass; no int64 keys."""
     src, dst, weight = edges
@@ -110,7 +111,8 @@ def _build_on_host(edges: list, num_vertices: int, directed: bool, duplicates: s
     forward = CSR(offsets, indices.astype(ids, copy=False), weight)
     summary = Summary(num_vertices, int(indices.size), bool(directed), merged, self_loop_count,
                       dropped)  # fmt: skip
-    return Graph(forward, num_vertices, directed=directed, backend=backend, summary=summary)
+    return {"forward": forward, "num_vertices": num_vertices, "directed": directed,
+            "backend": backend, "summary": summary}  # fmt: skip
 
 
 def _self_loops(src, dst, weight, keep: bool):
@@ -235,26 +237,3 @@ def _edge_keys(src, dst, weight, num_vertices: int, directed: bool, xp):
     other = src != dst
     key = xp.concatenate([key, dst[other] * num_vertices + src[other]])
     return key, (None if weight is None else xp.concatenate([weight, weight[other]]))
-
-
-def _csr(src, dst, weight, num_vertices: int, xp) -> CSR:
-    """CSR from edges sorted by (src, dst)."""
-    ids = index_dtype(num_vertices)
-    offsets_dtype = index_dtype(int(dst.size))
-    counts = (
-        xp.bincount(src, minlength=num_vertices) if src.size else xp.zeros(num_vertices, np.int64)
-    )
-    offsets = xp.zeros(num_vertices + 1, dtype=offsets_dtype)
-    offsets[1:] = xp.cumsum(counts)
-    return CSR(offsets, dst.astype(ids), weight)
-
-
-def transpose(csr: CSR, num_vertices: int, xp) -> CSR:
-    """In-edges of ``csr``: rows are destinations; ``edge_ids`` map back to forward positions."""
-    counts = xp.diff(csr.offsets)
-    src = xp.repeat(xp.arange(num_vertices, dtype=csr.indices.dtype), counts.astype(np.int64))
-    order = xp.argsort(csr.indices, kind="stable")  # stable: sources stay sorted within a row
-    rows = csr.indices[order].astype(np.int64)
-    reverse = _csr(rows, src[order], None, num_vertices, xp)
-    weights = None if csr.weights is None else csr.weights[order]
-    return CSR(reverse.offsets, reverse.indices, weights, order.astype(csr.offsets.dtype))

@@ -2,56 +2,15 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Literal
 
 import numpy as np
 
 from ..backend import Backend, get_backend, to_host
 from .context import RunContext
+from .csr import CSR, INT32_MAX, Summary, index_dtype, transpose
 
-INT32_MAX = np.iinfo(np.int32).max
-
-
-def index_dtype(count: int) -> np.dtype:
-    """int32 while ``count`` fits in it, int64 beyond."""
-    return np.dtype(np.int32) if count <= INT32_MAX else np.dtype(np.int64)
-
-
-@dataclass(frozen=True)
-class Summary:
-    """What building a Graph did to its input edges."""
-
-    vertices: int
-    edges: int  # stored directed edges (an undirected edge counts twice, a self-loop once)
-    directed: bool
-    duplicates_merged: int
-    self_loops: int  # self-loop entries in the input, duplicates included
-    self_loops_dropped: int
-
-
-class CSR:
-    """One direction of adjacency: ``offsets`` (V+1), ``indices`` (E), ``weights`` (E or None)."""
-
-    __slots__ = ("offsets", "indices", "weights", "edge_ids", "_rows")
-
-    def __init__(self, offsets, indices, weights=None, edge_ids=None):
-        self.offsets, self.indices, self.weights, self.edge_ids = (
-            offsets,
-            indices,
-            weights,
-            edge_ids,
-        )
-        self._rows = None
-
-    def rows(self, backend):
-        """The row (source) of every edge, aligned with ``indices``; computed once."""
-        if self._rows is None:
-            degrees = backend.xp.diff(self.offsets)
-            self._rows = backend.segment_index(degrees, int(self.indices.shape[0])).astype(
-                self.indices.dtype, copy=False
-            )
-        return self._rows
+__all__ = ["CSR", "INT32_MAX", "Graph", "Summary", "index_dtype"]  # the arrays' home: .csr
 
 
 class Graph:
@@ -113,10 +72,10 @@ class Graph:
         """
         from .build import build_graph
 
-        return build_graph(
+        return cls(**build_graph(
             src, dst, weight, num_vertices=num_vertices, directed=directed,
             duplicates=duplicates, self_loops=self_loops, backend=get_backend(backend),
-        )  # fmt: skip
+        ))  # fmt: skip
 
     @classmethod
     def from_networkx(
@@ -236,8 +195,6 @@ class Graph:
     def reverse(self) -> CSR:
         """In-edges: ``reverse.indices[reverse.offsets[v]:reverse.offsets[v+1]]`` are v's in-neighbours."""
         if self._reverse is None:
-            from .build import transpose
-
             self._reverse = transpose(self.forward, self.num_vertices, self.xp)
         return self._reverse
 

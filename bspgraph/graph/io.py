@@ -201,7 +201,7 @@ def _build_owned(edges: list, **options) -> Graph:
     soon as it has its copy, so a reader's arrays do not outlive their use."""
     from .build import build_owned
 
-    return build_owned(edges, **{**options, "backend": get_backend(options["backend"])})
+    return Graph(**build_owned(edges, **{**options, "backend": get_backend(options["backend"])}))
 
 
 def _mirror_negated(src, dst, weight):
