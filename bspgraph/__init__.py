@@ -24,6 +24,7 @@ from .primitives import (
     sssp,
     triangle_count,
 )
+from .warmup import warmup
 
 __all__ = [
     "BspgraphError", "CommunicationError", "ContractError", "ConvergenceError", "DeviceError",
@@ -32,6 +33,6 @@ __all__ = [
     "betweenness_centrality", "bfs", "combiners", "comm", "connected_components", "core_number",
     "enact", "frontier",
     "generators", "get_backend", "load_npz", "pagerank", "partitioners", "read_edgelist",
-    "read_mtx", "save_npz", "sssp", "testing", "triangle_count", "write_mtx",
+    "read_mtx", "save_npz", "sssp", "testing", "triangle_count", "warmup", "write_mtx",
 ]  # fmt: skip
 __version__ = "0.1.0"

@@ -220,6 +220,13 @@ def _parser() -> argparse.ArgumentParser:
                       help="BFS sweeps for the diameter estimate (default 4)")  # fmt: skip
     info.add_argument("--backend", choices=["numpy", "cupy"], default=None)
     info.add_argument("--json", action="store_true", help="print the facts as JSON")
+
+    warm = commands.add_parser(
+        "warmup", help="compile every primitive's kernels now (CuPy keeps them on disk)"
+    )
+    warm.add_argument("--backend", choices=["numpy", "cupy"], default=None)
+    warm.add_argument("--scale", type=_positive, default=14,
+                      help="R-MAT scale of the graphs run (default 14)")  # fmt: skip
     return parser
 
 
@@ -291,7 +298,8 @@ def main(argv: list[str] | None = None) -> int:
     parser = _parser()
     args = parser.parse_args(argv)
     _check_usage(parser, args)
-    commands = {"run": _run, "bench": _bench, "generate": _generate, "info": _info}
+    commands = {"run": _run, "bench": _bench, "generate": _generate, "info": _info,
+                "warmup": _warmup}  # fmt: skip
     try:
         return commands[args.command](args)
     except (BspgraphError, ValueError, OSError, ImportError) as error:
@@ -301,6 +309,13 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("bspgraph: interrupted", file=sys.stderr)
         return 130
+
+
+def _warmup(args) -> int:
+    from .warmup import warmup
+
+    print(warmup(args.backend, scale=args.scale))
+    return 0
 
 
 def _fail(error) -> int:

@@ -338,3 +338,10 @@ def test_devices_below_one_and_version(capsys):
 def test_info_diameter_of_a_directed_graph():
     info = json.loads(ok("info", GRAPHS / "wiki-Vote.txt", "--json"))
     assert info["directed"] is True and info["diameter_estimate"] == 10  # longest finite distance
+
+
+def test_warmup_runs_every_primitive_and_says_where_kernels_are_kept():
+    out = ok("warmup", "--backend", "numpy", "--scale", "8")
+    assert out.startswith("warmup on numpy: 34 calls") and "no kernel cache on disk" in out
+    report = bg.warmup("numpy", scale=6)
+    assert report.calls == 34 and report.cache_dir is None

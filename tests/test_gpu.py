@@ -1,5 +1,7 @@
 """CuPy answers equal NumPy answers on R-MAT graphs (run on a GPU: pytest -m gpu)."""
 
+import os
+
 import networkx as nx
 import numpy as np
 import pytest
@@ -483,3 +485,52 @@ def test_lifting_checks_and_the_weakly_connected_example_on_cupy():
     labels = module.weakly_connected(graph, backend="cupy", check=True)
     expected = bg.connected_components(graph.to("numpy"), backend="numpy").labels
     np.testing.assert_array_equal(labels, expected)
+
+
+@pytest.mark.parametrize("name", ["bfs", "sssp", "cc", "pagerank", "bc", "tc", "core"])
+def test_results_stay_on_the_device_on_request(rmat18, name):
+    """result_device=True: CuPy arrays (DLPack and the CUDA array interface), the same values."""
+    import cupy
+
+    gpu, _ = rmat18
+    calls = {
+        "bfs": lambda **r: bg.bfs(gpu, 3, parents=True, **r).depth,
+        "sssp": lambda **r: bg.sssp(gpu, 3, **r).distance,
+        "cc": lambda **r: bg.connected_components(gpu, **r).labels,
+        "pagerank": lambda **r: bg.pagerank(gpu, **r).rank,
+        "bc": lambda **r: bg.betweenness_centrality(gpu, sources=[3, 5], **r).centrality,
+        "tc": lambda **r: bg.triangle_count(gpu, **r).per_vertex,
+        "core": lambda **r: bg.core_number(gpu, **r).core,
+    }
+    kept = calls[name](backend="cupy", result_device=True)
+    assert isinstance(kept, cupy.ndarray) and hasattr(kept, "__cuda_array_interface__")
+    np.testing.assert_allclose(cupy.asnumpy(kept), calls[name](backend="cupy"), rtol=1e-12)
+
+
+def test_warmup_fills_the_kernel_cache_and_first_calls_are_warm(tmp_path):
+    """bg.warmup() in a process whose CuPy cache starts empty: then a first call of each
+    primitive on a new graph compiles nothing (no new file in the cache)."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parent.parent
+    script = (
+        "import os, bspgraph as bg\n"
+        "report = bg.warmup('cupy', scale=12)\n"
+        "print(report.cached_before, report.cached_after)\n"
+        "g = bg.generators.rmat(13, 16, seed=9, weights=True, backend='numpy').to('cupy')\n"
+        "for call in (lambda: bg.bfs(g, 0), lambda: bg.sssp(g, 0), lambda: bg.pagerank(g),\n"
+        "             lambda: bg.connected_components(g), lambda: bg.core_number(g),\n"
+        "             lambda: bg.betweenness_centrality(g, sources=[1]),\n"
+        "             lambda: bg.triangle_count(g)):\n"
+        "    call()\n"
+        "print(sum(len(f) for _, _, f in os.walk(report.cache_dir)))\n"
+    )
+    env = dict(os.environ, CUPY_CACHE_DIR=str(tmp_path), PYTHONPATH=str(root))
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                          env=env, cwd=root, timeout=600)  # fmt: skip
+    assert done.returncode == 0, done.stderr[-2000:]
+    (before, after), (final,) = (map(int, line.split()) for line in done.stdout.splitlines())
+    assert before == 0 and after > 0
+    assert final == after  # nothing compiled after the warmup

@@ -184,3 +184,14 @@ def test_scalars_are_combined_before_converged(graph, devices, communicator, dat
                               communicator=communicator, check=True)  # fmt: skip
     np.testing.assert_array_equal(several["seen"], one["seen"])
     assert stats.iterations == one_stats.iterations  # the same superstep sees "none reached"
+
+
+def test_result_device_on_numpy_gives_host_arrays_on_one_device_and_several():
+    graph = bg.generators.grid(4, 5, backend="numpy")
+    for devices in (1, 3):
+        result = bg.bfs(graph, 0, parents=True, devices=devices, result_device=True)
+        assert isinstance(result.depth, np.ndarray) and isinstance(result.parent, np.ndarray)
+        np.testing.assert_array_equal(result.depth, bg.bfs(graph, 0).depth)
+        centrality = bg.betweenness_centrality(graph, devices=devices, result_device=True)
+        np.testing.assert_allclose(centrality.centrality,
+                                   bg.betweenness_centrality(graph).centrality)  # fmt: skip

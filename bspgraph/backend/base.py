@@ -43,6 +43,10 @@ class Backend(ABC):
     def activate(self):
         """A context in which new arrays and kernels go to this backend's device."""
 
+    def kernel_cache_dir(self) -> str | None:
+        """The folder where compiled kernels are kept between processes (None: none)."""
+        return None
+
     @abstractmethod
     def asarray(self, array, dtype=None):
         """Move ``array`` (NumPy, CuPy or a sequence) to this backend's device (a no-op when

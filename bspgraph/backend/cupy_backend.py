@@ -26,6 +26,10 @@ class CupyBackend(Backend):
     def activate(self):
         return self.xp.cuda.Device(self.device or 0)
 
+    def kernel_cache_dir(self) -> str | None:
+        """CuPy's kernel cache (``CUPY_CACHE_DIR``, default ``~/.cupy/kernel_cache``)."""
+        return self.xp.cuda.compiler.get_cache_dir()
+
     def asarray(self, array, dtype=None):
         device = self.device or 0
         with self.xp.cuda.Device(device):

@@ -27,7 +27,7 @@ def enact(
     backend=None,
     seed: int = 0,
     transport=None,
-    keep_on_device: bool = False,
+    result_device: bool = False,
     check: bool = False,
     **params: Any,
 ) -> tuple[dict[str, np.ndarray], Stats]:
@@ -39,9 +39,11 @@ def enact(
     ``backend`` is "numpy", "cupy" or None (CuPy when a GPU is usable). ``params`` go to
     ``init_frontier`` (for example ``source``). ``transport`` ("local", "mpi" or a Transport)
     moves updates between devices; with "mpi" there is one device per rank (``devices`` left out
-    or the number of ranks) and every rank returns the whole result. ``keep_on_device``
-    leaves the arrays of a one-device run on its device (for a primitive that chains runs, as
-    betweenness does); several devices always gather to the host. ``check`` compares the state
+    or the number of ranks) and every rank returns the whole result. ``result_device``
+    leaves the result arrays on the device (CuPy arrays on a GPU: ``__dlpack__`` and
+    ``__cuda_array_interface__`` hand them to other libraries without a copy; a primitive that
+    chains runs, as betweenness does, keeps them there too); several devices gather to the host
+    first, then to the first device. ``check`` compares the state
     with a snapshot after every step (slow: for tests, as ``bspgraph.testing.assert_lifts``).
 
     Raises
@@ -56,16 +58,22 @@ def enact(
             or transport is not None):  # fmt: skip
         from .distributed import enact_multi
 
-        return enact_multi(primitive, graph, None if devices is None else device_ids,
-                           partitioner=partitioner, communicator=communicator, backend=backend,
-                           seed=seed, transport=transport, check=check, **params)  # fmt: skip
+        result, stats = enact_multi(primitive, graph, None if devices is None else device_ids,
+                                    partitioner=partitioner, communicator=communicator,
+                                    backend=backend, seed=seed, transport=transport, check=check,
+                                    **params)  # fmt: skip
+        if result_device:
+            first = get_backend(backend, device_ids[0])
+            result = {name: value if getattr(value, "ndim", 0) == 0 else first.asarray(value)
+                      for name, value in result.items()}  # fmt: skip
+        return result, stats
     target = get_backend(backend, device_ids[0])
     memory.check(primitive, graph, target)  # before any copy: OutOfDeviceMemory, not a CUDA OOM
     with target.activate():
-        return _enact_one(primitive, graph.to(target), params, keep_on_device, check)
+        return _enact_one(primitive, graph.to(target), params, result_device, check)
 
 
-def _enact_one(primitive, graph, params, keep_on_device=False, check=False):
+def _enact_one(primitive, graph, params, result_device=False, check=False):
     stats = Stats()
     started = time.perf_counter()
     state = allocate(primitive, graph)
@@ -86,10 +94,19 @@ def _enact_one(primitive, graph, params, keep_on_device=False, check=False):
     stats.seconds = time.perf_counter() - started
     stats.iterations = iteration
     stats.edges = primitive.traversed_edges(graph, state)
-    return gather(primitive, state, host=not keep_on_device), stats
+    return gather(primitive, state, host=not result_device), stats
 
 
-RUN_OPTIONS = ("devices", "partitioner", "communicator", "backend", "seed", "transport", "check")
+RUN_OPTIONS = (
+    "devices",
+    "partitioner",
+    "communicator",
+    "backend",
+    "seed",
+    "transport",
+    "check",
+    "result_device",
+)
 
 
 def _check_params(primitive: Primitive, params: dict) -> None:

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .. import frontier as fr
-from ..backend import backend_of, to_host
+from ..backend import backend_of, get_backend, to_host
 from ..enactor import Add, Primitive, State, Stats, enact
 from ..exceptions import PathCountOverflow
 from ..frontier.advance import BETA
@@ -153,26 +153,29 @@ def betweenness_centrality(
             raise ValueError(
                 f"{where}(sources={sources!r}): expected distinct vertices, at least one"
             )
+    on_device = run.pop("result_device", False)
     total, runs = None, []
     for source in sources:  # one device: the phases hand over and add up on it
-        forward, forward_stats = enact(Forward(), graph, source=source, keep_on_device=True, **run)
+        forward, forward_stats = enact(Forward(), graph, source=source, result_device=True, **run)
         reached = forward["depth"] >= 0
         _check_counts(forward, source)
         deepest = int(forward["depth"].max())
         backward, backward_stats = enact(Backward(deepest=deepest), graph, depth=forward["depth"],
-                                         sigma=forward["sigma"], keep_on_device=True, **run)  # fmt: skip
+                                         sigma=forward["sigma"], result_device=True, **run)  # fmt: skip
         runs += [forward_stats, backward_stats]
         dependency = backward["delta"] + (1 if endpoints else 0)
         dependency[~reached] = 0
         dependency[source] = reached.sum() - 1 if endpoints else 0
         total = dependency if total is None else total + dependency
     if total is None:
-        return BCResult(np.zeros(n), Stats.combine(runs))
+        centrality = np.zeros(n)
+        return BCResult(get_backend(run.get("backend")).asarray(centrality) if on_device
+                        else centrality, Stats.combine(runs))  # fmt: skip
     k = None if len(sources) == n else len(sources)
     centrality = _rescale(
         total, n, k, sources, normalized=normalized, directed=graph.directed, endpoints=endpoints
-    )  # on the device: one copy of the result to the host
-    return BCResult(to_host(centrality), Stats.combine(runs))
+    )  # on the device: one copy of the result to the host, unless asked to stay
+    return BCResult(centrality if on_device else to_host(centrality), Stats.combine(runs))
 
 
 def _check_counts(forward: dict, source: int) -> None:
