@@ -26,6 +26,9 @@ cp = None  # cupy, set in main() through the backend seam
 sparse = None  # cupyx.scipy.sparse
 
 
+RUN: dict = {}  # keyword arguments of every bspgraph call (--result-device)
+
+
 def timed(fn, repeat: int):
     """Median seconds of ``repeat`` calls after a warm-up (one call when the warm-up took more
     than LONG_CALL seconds), the last result, the memory pool's bytes, and the median of the
@@ -224,15 +227,17 @@ def run_graph(name, graph, repeat, rows, algorithms, levels=False):
     if "bfs" in algorithms:
         base = timed(lambda: plain_bfs(graph, source, pull), repeat)
         for direction in ("push", "auto"):
-            ours = timed(lambda d=direction: bg.bfs(graph, source, direction=d), repeat)
-            record(f"bfs-{direction}", ours, base, lambda r, b: (r.depth == to_host(b)).all())
+            ours = timed(lambda d=direction: bg.bfs(graph, source, direction=d, **RUN), repeat)
+            record(
+                f"bfs-{direction}", ours, base, lambda r, b: (to_host(r.depth) == to_host(b)).all()
+            )
     if "sssp" in algorithms:
         base = timed(lambda: plain_sssp(graph, source), repeat)
-        ours = timed(lambda: bg.sssp(graph, source), repeat)
-        record("sssp", ours, base, lambda r, b: np.array_equal(r.distance, to_host(b)))
+        ours = timed(lambda: bg.sssp(graph, source, **RUN), repeat)
+        record("sssp", ours, base, lambda r, b: np.array_equal(to_host(r.distance), to_host(b)))
     if "pagerank" in algorithms:
         base = timed(lambda: plain_pagerank(graph), repeat)
-        ours = timed(lambda: bg.pagerank(graph, tol=PAGERANK_TOL), repeat)
+        ours = timed(lambda: bg.pagerank(graph, tol=PAGERANK_TOL, **RUN), repeat)
         iterations, base_iteration = base[1][1:]
         # one iteration: the median superstep after the first (which only publishes the start
         # vector), against the median of the baseline's loop bodies; both end with a host read
@@ -241,17 +246,19 @@ def run_graph(name, graph, repeat, rows, algorithms, levels=False):
         # and the contribution read, the rank read and written once each (float64)
         weights = 0 if graph.weights is None else graph.weights.nbytes
         compulsory = graph.indices.nbytes + weights + graph.offsets.nbytes + 3 * 8 * n
-        record("pagerank", ours, base, lambda r, b: np.allclose(r.rank, to_host(b[0]), atol=1e-9),
+        record("pagerank", ours, base, lambda r, b: np.allclose(to_host(r.rank), to_host(b[0]), atol=1e-9),
                f"(baseline {iterations} iterations; one iteration: {iteration * 1e3:.3f} vs "
                f"{base_iteration * 1e3:.3f} ms, {base_iteration / iteration:.2f}x; compulsory "
                f"bytes at {compulsory / iteration / 1e9:.0f} GB/s)")  # fmt: skip
     if "cc" in algorithms:
         base = timed(lambda: plain_cc(graph), repeat)
-        ours = timed(lambda: bg.connected_components(graph), repeat)
-        record("cc", ours, base, lambda r, b: np.array_equal(r.labels, to_host(b)))
+        ours = timed(lambda: bg.connected_components(graph, **RUN), repeat)
+        record("cc", ours, base, lambda r, b: np.array_equal(to_host(r.labels), to_host(b)))
     if "bc" in algorithms:
         base = timed(lambda: plain_bc(graph, source, matrix), repeat)
-        ours = timed(lambda: bg.betweenness_centrality(graph, [source], normalized=False), repeat)
+        ours = timed(
+            lambda: bg.betweenness_centrality(graph, [source], normalized=False, **RUN), repeat
+        )
         # networkx's scaling of one sampled source, normalized=False: (n - 1) / 2 (undirected)
         scale = (n - 1) / (1 if graph.directed else 2)
         record(
@@ -259,7 +266,9 @@ def run_graph(name, graph, repeat, rows, algorithms, levels=False):
             ours,
             base,
             lambda r, b: np.allclose(
-                np.delete(r.centrality / scale, source), np.delete(to_host(b), source), rtol=1e-9
+                np.delete(to_host(r.centrality) / scale, source),
+                np.delete(to_host(b), source),
+                rtol=1e-9,
             ),
         )
     if "tc" in algorithms:
@@ -267,7 +276,7 @@ def run_graph(name, graph, repeat, rows, algorithms, levels=False):
             base, failure = timed(lambda: plain_tc(graph), repeat), ""
         except (cp.cuda.memory.OutOfMemoryError, RuntimeError) as error:  # cuSPARSE's too
             base, failure = (float("nan"), None, 0, None), f"(baseline failed: {error})"
-        ours = timed(lambda: bg.triangle_count(graph), repeat)
+        ours = timed(lambda: bg.triangle_count(graph, **RUN), repeat)
         record("tc", ours, base, lambda r, b: b is None or r.total == b,
                f"({ours[1].total} triangles) {failure}")  # fmt: skip
 
@@ -290,10 +299,15 @@ def main(argv=None) -> None:
                         help="print each run's supersteps (frontier size:ms, the first 64)")  # fmt: skip
     parser.add_argument("--algorithms", nargs="+",
                         default=["bfs", "sssp", "pagerank", "cc", "bc", "tc"])  # fmt: skip
+    parser.add_argument("--result-device", action="store_true",
+                        help="keep results on the GPU (result_device=True): the whole call "
+                             "without the copy to the host")  # fmt: skip
     parser.add_argument("--cpu", type=int, default=None,
                         help="pin this process to one CPU core (the host work of a small "
                              "superstep is most of its time: it then does not migrate)")  # fmt: skip
     args = parser.parse_args(argv)
+    if args.result_device:
+        RUN["result_device"] = True
     if args.cpu is not None:
         os.sched_setaffinity(0, {args.cpu})
     cp = get_backend("cupy").xp
@@ -315,7 +329,8 @@ def main(argv=None) -> None:
         run_graph(
             f"grid{size}", graph, 1, rows, [a for a in args.algorithms if a not in ("tc", "bc")]
         )
-    print("\nms: whole call, result on the host; bsp ms: the BSP loop (stats.seconds); "
+    where = "on the device" if RUN else "on the host"
+    print(f"\nms: whole call, result {where}; bsp ms: the BSP loop (stats.seconds); "
           "each the median of the timed calls")  # fmt: skip
     print(f"{'graph':<9} {'algorithm':<9} {'ms':>9} {'GTEPS':>7} {'bsp ms':>9} {'GTEPS':>7} "
           f"{'steps':>6} {'base ms':>9} {'speed-up':>8} {'peak GB':>7}")  # fmt: skip
