@@ -21,7 +21,8 @@ class CoreResult:
 class KCore(Primitive):
     """Peeling, one level k at a time: every vertex with at most k neighbours left gets core
     number k and leaves, which lowers its neighbours' degrees; when a superstep peels no
-    vertex anywhere, k goes up.
+    vertex anywhere, k goes up, to the least degree left if that is higher (no vertex would
+    leave at the levels between).
 
     The frontier holds the candidates: every vertex at the start and when k goes up, else the
     vertices whose degree fell. The degree travels as changes (``add``: several devices may
@@ -34,6 +35,7 @@ class KCore(Primitive):
         Scalar("k", "int64", reduce="max"),  # every device raises it alike
         Scalar("peeled", "int64"),  # vertices peeled in the last superstep, over all devices
         Scalar("left", "int64"),  # vertices without a core number yet, over all devices
+        Scalar("lowest", "int64", reduce="min"),  # the least degree of those, over all devices
     )
     communicate = {"degree": "add"}
 
@@ -42,8 +44,8 @@ class KCore(Primitive):
         return fr.Frontier.all(graph)
 
     def step(self, graph, frontier, state, iteration):
-        if iteration > 0 and int(state.peeled) == 0:  # level k is done everywhere
-            state.k[...] += 1
+        if iteration > 0 and int(state.peeled) == 0:  # level k is done everywhere, and
+            state.k[...] = max(int(state.k) + 1, int(state.lowest))  # no degree fell since
             frontier = fr.Frontier.all(graph)
         k, core, degree = int(state.k), state.core, state.degree
         peel = fr.filter(graph, frontier, lambda ids: (core[ids] < 0) & (degree[ids] <= k))
@@ -57,7 +59,10 @@ class KCore(Primitive):
 
         lowered = fr.advance(graph, peel, lower, direction="push", unique=True)
         state.peeled[...] = len(peel)
-        state.left[...] = int((core[graph.owned_ids()] < 0).sum())
+        owned = graph.owned_ids()
+        left = owned[core[owned] < 0]
+        state.left[...] = left.shape[0]
+        state.lowest[...] = degree[left].min() if left.shape[0] else np.iinfo(np.int64).max
         return fr.Frontier.union(graph, peel, lowered)
 
     def converged(self, graph, frontier, state, iteration):
