@@ -195,3 +195,12 @@ def test_result_device_on_numpy_gives_host_arrays_on_one_device_and_several():
         centrality = bg.betweenness_centrality(graph, devices=devices, result_device=True)
         np.testing.assert_allclose(centrality.centrality,
                                    bg.betweenness_centrality(graph).centrality)  # fmt: skip
+
+
+@pytest.mark.parametrize("devices", [1, 2])
+def test_stats_split_setup_loop_and_gather(devices):
+    graph = bg.generators.rmat(10, 8, seed=1, backend="numpy")
+    stats = bg.bfs(graph, 0, devices=devices).stats
+    assert stats.setup_seconds >= 0 and stats.seconds > 0 and stats.gather_seconds > 0
+    both = bg.enactor.Stats.combine([stats, stats])
+    assert both.gather_seconds == 2 * stats.gather_seconds

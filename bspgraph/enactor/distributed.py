@@ -116,10 +116,14 @@ def _enact(primitive, graph, transport, backends, partitioner, communicator, see
     stats.iterations = iteration
     traversed = each(primitive.traversed_edges, devices, states)
     (stats.edges,) = _sum(transport, [sum(traversed.values())])
+    gathered = time.perf_counter()
     if transport.distributed:
         _share_owned(primitive, devices, states, transport)
-        return gather(primitive, states[local[0]]), stats
-    return _gather(primitive, states, owner), stats
+        result = gather(primitive, states[local[0]])
+    else:
+        result = _gather(primitive, states, owner)
+    stats.gather_seconds = time.perf_counter() - gathered
+    return result, stats
 
 
 def _transport(transport, backend, device_ids) -> tuple[comm.Transport, dict]:

@@ -67,10 +67,15 @@ def enact(
             result = {name: value if getattr(value, "ndim", 0) == 0 else first.asarray(value)
                       for name, value in result.items()}  # fmt: skip
         return result, stats
+    started = time.perf_counter()
     target = get_backend(backend, device_ids[0])
     memory.check(primitive, graph, target)  # before any copy: OutOfDeviceMemory, not a CUDA OOM
     with target.activate():
-        return _enact_one(primitive, graph.to(target), params, result_device, check)
+        graph = graph.to(target)
+        setup_seconds = time.perf_counter() - started
+        result, stats = _enact_one(primitive, graph, params, result_device, check)
+    stats.setup_seconds = setup_seconds
+    return result, stats
 
 
 def _enact_one(primitive, graph, params, result_device=False, check=False):
@@ -94,7 +99,10 @@ def _enact_one(primitive, graph, params, result_device=False, check=False):
     stats.seconds = time.perf_counter() - started
     stats.iterations = iteration
     stats.edges = primitive.traversed_edges(graph, state)
-    return gather(primitive, state, host=not result_device), stats
+    gathered = time.perf_counter()
+    result = gather(primitive, state, host=not result_device)
+    stats.gather_seconds = time.perf_counter() - gathered
+    return result, stats
 
 
 RUN_OPTIONS = (

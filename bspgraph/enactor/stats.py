@@ -28,12 +28,15 @@ class Stats:
     """Iterations, wall time, per-superstep records and traversed edges of one run.
 
     ``seconds`` times the BSP run (allocation, supersteps, synchronisation); ``setup_seconds``
-    the partitioning and copying to devices before it (0 on one device, or when reused).
+    what came before it (the memory check and the copy of the graph to the device; on several
+    devices the partitioning; 0 when reused); ``gather_seconds`` what came after (the result
+    read from the owners, copied to the host unless ``result_device``).
     """
 
     iterations: int = 0
     seconds: float = 0.0
     setup_seconds: float = 0.0
+    gather_seconds: float = 0.0
     edges: int = 0
     devices: int = 1
     supersteps: list[Superstep] = field(default_factory=list)
@@ -43,7 +46,8 @@ class Stats:
         """One record for several runs: counts and times added, supersteps concatenated."""
         return cls(
             iterations=sum(r.iterations for r in runs), seconds=sum(r.seconds for r in runs),
-            setup_seconds=sum(r.setup_seconds for r in runs), edges=sum(r.edges for r in runs),
+            setup_seconds=sum(r.setup_seconds for r in runs),
+            gather_seconds=sum(r.gather_seconds for r in runs), edges=sum(r.edges for r in runs),
             devices=max((r.devices for r in runs), default=1),
             supersteps=[s for r in runs for s in r.supersteps],
         )  # fmt: skip
