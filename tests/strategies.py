@@ -9,7 +9,16 @@ from hypothesis import strategies as st
 
 import bspgraph as bg
 
-DEEP = 16 if os.environ.get("HYPOTHESIS_PROFILE") == "deep" else 1  # 60 -> about 1,000
+PROFILE = os.environ.get("HYPOTHESIS_PROFILE", "ci")  # conftest.py registers and loads it
+DEEP = 16 if PROFILE == "deep" else 1  # 60 -> about 1,000
+
+# The seed of the multi-device grid's searches (tests/grid.py): fixed under the ci profile, so
+# CI runs the same examples every time; drawn per run under the others. Printed in the header.
+_SEED = os.environ.get("BSPGRAPH_TEST_SEED")
+if _SEED is not None:
+    SEED = int(_SEED)
+else:
+    SEED = 0 if PROFILE == "ci" else int(np.random.SeedSequence().entropy % 2**32)
 
 
 def examples(n: int) -> settings:
