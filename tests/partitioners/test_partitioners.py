@@ -1,6 +1,7 @@
 """Partitioners: valid, deterministic owners for every P; edge balance, locality and the report."""
 
 import importlib.util
+import sys
 
 import numpy as np
 import pytest
@@ -219,8 +220,8 @@ def test_get_unknown_name_lists_the_valid_ones():
     assert str(error.value) == message
 
 
-@pytest.mark.skipif(HAS_PYMETIS, reason="pymetis is installed")
-def test_metis_without_pymetis_names_the_install_command():
+def test_metis_without_pymetis_names_the_install_command(monkeypatch):
+    monkeypatch.setitem(sys.modules, "pymetis", None)  # import pymetis: ImportError
     with pytest.raises(ImportError, match=r"pip install 'bspgraph\[metis\]'"):
         partitioners.get("metis")
     with pytest.raises(ImportError, match=r"pip install 'bspgraph\[metis\]'"):
