@@ -12,6 +12,7 @@ from strategies import PROFILE, SEED
 
 settings.register_profile("ci", deadline=None, max_examples=60, derandomize=True, database=None)
 settings.register_profile("random", deadline=None, max_examples=60)
+settings.register_profile("default", settings.get_profile("random"))  # its name until issue 32
 settings.register_profile("deep", deadline=None, max_examples=1000)  # a long search for bugs
 settings.load_profile(PROFILE)
 
