@@ -1,9 +1,11 @@
 """The multi-device grid: every primitive x partitioner x communicator x device count, each cell
-a pytest parameter that checks a few hypothesis-drawn graphs (and the empty and an edgeless
-graph) against networkx. tests/test_multi.py runs it; tests/conftest.py reports what it covered.
+a pytest parameter that checks a few hypothesis-drawn graphs (and the empty graph and edgeless
+ones) against networkx. tests/test_multi.py runs it; tests/conftest.py reports what it covered.
 
 To add a primitive, add one ``Row`` to ``ROWS``: how bspgraph runs it, how networkx answers,
-how the two compare (and, optionally, the graphs and options to draw). For example::
+how the two compare (and, optionally, the graphs and options to draw). For example (with the
+result's field and the handling of self-loops, which nx.core_number refuses, as the primitive
+defines them)::
 
     Row("core_number", examples=6,
         run=lambda g, o, **run: bg.core_number(g, **run).core,
