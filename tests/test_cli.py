@@ -2,10 +2,12 @@
 
 import json
 import os
+import random
 import subprocess
 import sys
 from pathlib import Path
 
+import networkx as nx
 import numpy as np
 import pytest
 
@@ -107,12 +109,37 @@ def test_run_every_algorithm(capsys, algorithm, finding):
     summary = json.loads(capsys.readouterr().out)
     assert summary["algorithm"] == algorithm
     assert finding.items() <= summary.items()
+    if algorithm in ("pagerank", "bc"):  # the top vertex (any of a tie) and value, as networkx's
+        nx_graph = bg.generators.grid(3, 4, backend="numpy").to_networkx()
+        scores = (nx.pagerank if algorithm == "pagerank" else nx.betweenness_centrality)(nx_graph)
+        top = max(scores.values())
+        assert summary["top_value"] == pytest.approx(top, rel=1e-6)
+        assert scores[summary["top_vertex"]] == pytest.approx(top, rel=1e-6)
 
 
-def test_run_bc_samples_sources(capsys):
-    assert cli.main(["run", "bc", "grid:4x4", "--samples", "3", "--seed", "2", "--json"]) == 0
+class _Sample(random.Random):
+    """A random source for networkx whose sample is the given vertices."""
+
+    def __init__(self, vertices):
+        super().__init__(0)
+        self.vertices = list(vertices)
+
+    def sample(self, population, k):
+        assert k == len(self.vertices)
+        return self.vertices
+
+
+def test_run_bc_samples_sources(capsys, tmp_path):
+    output = tmp_path / "bc.npy"
+    assert cli.main(["run", "bc", "grid:4x4", "--samples", "3", "--seed", "2", "--json",
+                     "--output", str(output)]) == 0  # fmt: skip
     summary = json.loads(capsys.readouterr().out)
-    assert summary["top_value"] > 0
+    sources = np.random.default_rng(2).choice(16, size=3, replace=False)  # --samples, --seed
+    nx_graph = bg.generators.grid(4, 4, backend="numpy").to_networkx()
+    scores = nx.betweenness_centrality(nx_graph, k=3, seed=_Sample(sources.tolist()))
+    expected = np.array([scores[v] for v in range(16)])
+    np.testing.assert_allclose(np.load(output), expected, rtol=1e-12)
+    assert summary["top_value"] == pytest.approx(expected.max(), rel=1e-12)
 
 
 def test_run_on_several_devices_with_a_butterfly():

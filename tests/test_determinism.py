@@ -10,6 +10,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import networkx as nx
 import numpy as np
 import pytest
 
@@ -91,6 +92,22 @@ def source_of(graph) -> int:
     return int(np.argmax(np.diff(graph.offsets)))
 
 
+def check_networkx(graph, source, got) -> None:
+    """``run_all``'s answers are networkx's (PageRank within 1e-8)."""
+    g, n = graph.to_networkx(), graph.num_vertices
+    depth = nx.single_source_shortest_path_length(g, source)
+    np.testing.assert_array_equal(got["bfs"], [depth.get(v, -1) for v in range(n)])
+    distance = nx.single_source_dijkstra_path_length(g, source)
+    np.testing.assert_allclose(got["sssp"], [distance.get(v, np.inf) for v in range(n)])
+    labels = np.empty(n, dtype=np.int64)
+    for component in (nx.weakly_connected_components if graph.directed
+                      else nx.connected_components)(g):  # fmt: skip
+        labels[list(component)] = min(component)
+    np.testing.assert_array_equal(got["cc"], labels)
+    rank = nx.pagerank(g, tol=1e-10)
+    np.testing.assert_allclose(got["pagerank"], [rank[v] for v in range(n)], rtol=0, atol=1e-8)
+
+
 def test_repeated_runs_are_identical(graph):
     source = source_of(graph)
     first, again = run_all(graph, source), run_all(graph, source)
@@ -103,11 +120,12 @@ def test_repeated_runs_are_identical(graph):
         assert digest(several[0][name]) == digest(several[1][name]), name
 
 
-@pytest.mark.parametrize("partitioner", PARTITIONERS)
+@pytest.mark.parametrize("partitioner", ALL_PARTITIONERS)
 @pytest.mark.parametrize("communicator", COMMUNICATORS)
 def test_every_device_count_gives_the_same_answer(graph, partitioner, communicator):
     source = source_of(graph)
     one = run_all(graph, source)
+    check_networkx(graph, source, one)
     for devices in DEVICE_COUNTS[1:]:
         got = run_all(graph, source, devices=devices, partitioner=partitioner,
                       communicator=communicator, seed=devices)  # fmt: skip
@@ -125,6 +143,7 @@ def test_directed_graph_on_every_device_count():
                                 backend="numpy")  # fmt: skip
     source = source_of(graph)
     one = run_all(graph, source)
+    check_networkx(graph, source, one)
     for devices in DEVICE_COUNTS[1:]:
         got = run_all(graph, source, devices=devices, partitioner="biased")
         for name in ("bfs", "sssp", "cc"):

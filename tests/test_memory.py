@@ -153,12 +153,23 @@ def test_estimate_covers_what_a_numpy_run_allocates(name, directed):
         peak = tracemalloc.get_traced_memory()[1]
     finally:
         tracemalloc.stop()
-    assert resident + peak <= memory.estimate(PRIMITIVES[name], build())
+    estimate = memory.estimate(PRIMITIVES[name], build())
+    assert resident + peak <= estimate
+    assert estimate <= 8 * (resident + peak)  # and not far above it (1.6-5.2 times, measured)
 
 
 # --- the check and the enactor ---------------------------------------------------------------
-def test_check_is_a_no_op_on_the_cpu():
-    memory.check(SSSP(), shape(10**12, 10**13), bg.get_backend("numpy"))
+def test_check_is_a_no_op_on_the_cpu(monkeypatch):
+    """No estimate, no error on NumPy, for a graph no memory holds (which a GPU refuses)."""
+    huge = shape(10**12, 10**13)
+    with pytest.raises(OutOfDeviceMemory):
+        memory.check(SSSP(), huge, fake_gpu(2**40))
+
+    def estimate(*args, **kwargs):
+        raise AssertionError("estimated on the CPU")
+
+    monkeypatch.setattr(memory, "estimate", estimate)
+    assert memory.check(SSSP(), huge, bg.get_backend("numpy")) is None
 
 
 def test_check_raises_with_need_and_free():

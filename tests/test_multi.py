@@ -1,134 +1,27 @@
-"""Every primitive gives networkx's answer on 1..5 virtual devices, for every partitioner and
-communicator (NumPy, one process)."""
+"""Every primitive gives networkx's answer on 2..5 virtual devices, for every partitioner and
+communicator (NumPy, one process): the grid of tests/grid.py, one pytest parameter a cell; then
+the multi-device cases written out by hand."""
 
 import networkx as nx
 import numpy as np
 import pytest
-from hypothesis import given
-from hypothesis import strategies as st
-from strategies import as_array, examples, graphs
+from grid import cells, run_cell
 
 import bspgraph as bg
 
-PARTITIONERS = ["random", "biased", "edge_balanced"]
-COMMUNICATORS = ["broadcast", "selective", "butterfly:1", "butterfly:2", "butterfly:4"]
 
-runs = st.tuples(
-    st.integers(1, 5), st.sampled_from(PARTITIONERS), st.sampled_from(COMMUNICATORS)
-).map(lambda r: {"devices": r[0], "partitioner": r[1], "communicator": r[2]})
+@pytest.mark.parametrize(("row", "partitioner", "communicator", "devices"), cells())
+def test_grid(row, partitioner, communicator, devices):
+    run_cell(row, partitioner, communicator, devices)
 
 
-@examples(80)
-@given(graphs(), runs, st.data())
-def test_bfs_on_devices(case, run, data):
-    graph, nx_graph = case
-    source = data.draw(st.integers(0, graph.num_vertices - 1))
-    direction = data.draw(st.sampled_from(["push", "pull", "auto"]))
-    result = bg.bfs(graph, source, parents=True, direction=direction, **run)
-    expected = as_array(
-        nx.single_source_shortest_path_length(nx_graph, source), graph.num_vertices, -1
-    )
-    np.testing.assert_array_equal(result.depth, expected)
-    for vertex in np.flatnonzero(result.depth > 0):
-        assert result.depth[result.parent[vertex]] == result.depth[vertex] - 1
-        assert nx_graph.has_edge(result.parent[vertex], vertex)
-
-
-@examples(60)
-@given(graphs(), runs, st.data())
-def test_sssp_on_devices(case, run, data):
-    graph, nx_graph = case
-    source = data.draw(st.integers(0, graph.num_vertices - 1))
-    expected = as_array(
-        nx.single_source_dijkstra_path_length(nx_graph, source), graph.num_vertices, np.inf
-    )
-    np.testing.assert_allclose(bg.sssp(graph, source, **run).distance, expected)
-
-
-@examples(60)
-@given(graphs(), runs)
-def test_connected_components_on_devices(case, run):
-    graph, nx_graph = case
-    np.testing.assert_array_equal(
-        bg.connected_components(graph, **run).labels, component_minima(nx_graph)
-    )
-
-
-@st.composite
-def dense_graphs(draw):
-    """More than 8 edges a vertex on average (CC samples, then skips the largest component):
-    a dense core on random ids, a few edges anywhere, isolated vertices, either direction."""
-    n = draw(st.integers(20, 40))
-    core = draw(st.integers(int((12 * n) ** 0.5) + 2, n))  # enough distinct pairs
-    directed = draw(st.booleans())
-    rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
-    members = rng.permutation(n)[:core]
-    count = 20 * n
-    src, dst = members[rng.integers(0, core, count)], members[rng.integers(0, core, count)]
-    extra = draw(st.integers(0, 6))
-    src = np.concatenate([src, rng.integers(0, n, extra)])
-    dst = np.concatenate([dst, rng.integers(0, n, extra)])
-    graph = bg.Graph.from_edges(src, dst, num_vertices=n, directed=directed, backend="numpy")
-    nx_graph = (nx.DiGraph if directed else nx.Graph)()
-    nx_graph.add_nodes_from(range(n))
-    nx_graph.add_edges_from(zip(src.tolist(), dst.tolist()))
-    return graph, nx_graph
-
-
-@examples(40)
-@given(dense_graphs(), runs)
-def test_connected_components_of_dense_graphs_on_devices(case, run):
-    graph, nx_graph = case
-    assert graph.num_edges > 8 * graph.num_vertices  # the sampled path, then the skip
-    np.testing.assert_array_equal(
-        bg.connected_components(graph, **run).labels, component_minima(nx_graph)
-    )
-
-
-def component_minima(nx_graph) -> np.ndarray:
-    """Each vertex's label: the smallest id of its (weakly) connected component."""
-    directed = nx_graph.is_directed()
-    components = (nx.weakly_connected_components if directed else nx.connected_components)(nx_graph)
-    labels = np.empty(nx_graph.number_of_nodes(), dtype=np.int64)
-    for component in components:
-        labels[list(component)] = min(component)
-    return labels
-
-
-@examples(40)
-@given(graphs(), runs)
-def test_pagerank_on_devices(case, run):
-    graph, nx_graph = case
-    expected = as_array(nx.pagerank(nx_graph, tol=1e-10, max_iter=500), graph.num_vertices, 0.0)
-    rank = bg.pagerank(graph, tol=1e-10, max_iter=500, **run).rank
-    np.testing.assert_allclose(rank, expected, rtol=1e-5, atol=1e-8)
-
-
-@examples(30)
-@given(graphs(max_vertices=12, max_edges=30), runs)
-def test_betweenness_on_devices(case, run):
-    graph, nx_graph = case
-    nx_graph = nx.DiGraph(nx_graph) if graph.directed else nx.Graph(nx_graph)
-    expected = as_array(nx.betweenness_centrality(nx_graph, weight=None), graph.num_vertices, 0.0)
-    np.testing.assert_allclose(
-        bg.betweenness_centrality(graph, **run).centrality, expected, rtol=1e-9, atol=1e-12
-    )
-
-
-@examples(30)
-@given(graphs(directed=False), runs)
-def test_triangles_on_devices(case, run):
-    graph, nx_graph = case
-    expected = as_array(nx.triangles(nx_graph), graph.num_vertices, 0)
-    result = bg.triangle_count(graph, **run)
-    np.testing.assert_array_equal(result.per_vertex, expected)
-
-
-def test_issue_example_three_devices_equals_one():
+def test_issue_example_three_devices_match_networkx():
     graph = bg.generators.rmat(12, 16, seed=2, backend="numpy")
-    one = bg.bfs(graph, 0, devices=1)
+    depth = nx.single_source_shortest_path_length(graph.to_networkx(), 0)
+    expected = np.array([depth.get(v, -1) for v in range(graph.num_vertices)])
+    np.testing.assert_array_equal(bg.bfs(graph, 0, devices=1).depth, expected)
     three = bg.bfs(graph, 0, devices=3, partitioner="edge_balanced", communicator="butterfly")
-    np.testing.assert_array_equal(three.depth, one.depth)
+    np.testing.assert_array_equal(three.depth, expected)
     assert three.stats.devices == 3 and three.stats.supersteps[0].messages > 0
 
 

@@ -5,7 +5,6 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 from hypothesis import given
-from hypothesis import strategies as st
 from strategies import edge_lists, to_networkx
 
 import bspgraph as bg
@@ -262,9 +261,10 @@ def test_check_vertex():
             graph.check_vertex(not_an_id)
 
 
-@given(st.integers(0, 6), st.booleans())
-def test_to_same_backend_is_identity(n, directed):
-    graph = Graph.from_edges([], [], num_vertices=n, directed=directed, backend="numpy")
+@given(edge_lists(min_vertices=0))
+def test_to_same_backend_is_identity(edges):
+    n, src, dst, weight, directed = edges
+    graph = Graph.from_edges(src, dst, weight, num_vertices=n, directed=directed, backend="numpy")
     assert graph.to("numpy") is graph
 
 

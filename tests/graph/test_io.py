@@ -20,7 +20,7 @@ from bspgraph.graph import Graph, generators, load_npz, read_edgelist, read_mtx,
 from bspgraph.graph.io import MTX_FIELDS, MTX_SYMMETRIES
 
 GRAPHS = Path(__file__).resolve().parents[2].parent / "shared" / "graphs"
-needs_graphs = pytest.mark.skipif(not GRAPHS.is_dir(), reason=f"{GRAPHS} is absent")
+needs_graphs = pytest.mark.skipif(not GRAPHS.is_dir(), reason=f"real graphs unread: no {GRAPHS}")
 MTX_FILES = sorted(path.name for path in GRAPHS.glob("*.mtx")) if GRAPHS.is_dir() else []
 
 SMALL_MTX = b"""%%MatrixMarket matrix coordinate real general

@@ -1,6 +1,7 @@
 """Partitioners: valid, deterministic owners for every P; edge balance, locality and the report."""
 
 import importlib.util
+import sys
 
 import numpy as np
 import pytest
@@ -170,14 +171,34 @@ def test_report_rejects_bad_owners():
         report(graph, np.array([0, 1, 2]), 2)
 
 
-@given(graphs(max_vertices=20, max_edges=50), st.integers(1, 6), st.sampled_from(NAMES))
+@given(graphs(min_vertices=0, max_vertices=20, max_edges=50), st.integers(1, 6),
+       st.sampled_from(NAMES))  # fmt: skip
 def test_any_graph_any_parts(pair, parts, name):
-    graph, _ = pair
+    """A valid owner array, what each partitioner promises of it, and a report that counts
+    the partition as networkx's graph of the same edges does."""
+    graph, nx_graph = pair
     owner = partitioners.get(name)(graph, parts, seed=3)
     check_owner(owner, graph, parts)
+    assert np.array_equal(owner, partitioners.get(name)(graph, parts, seed=3))
+    if name == "edge_balanced":  # contiguous id ranges, in order
+        assert np.all(np.diff(owner) >= 0)
+    if name == "metis" and parts >= graph.num_vertices:  # one vertex a part
+        assert owner.tolist() == list(range(graph.num_vertices))
+    stored = [(u, v) for u, v in nx_graph.edges]  # an undirected edge is stored from each end
+    if not graph.directed:
+        stored += [(v, u) for u, v in nx_graph.edges if u != v]
     r = report(graph, owner, parts)
-    assert sum(r.vertices) == graph.num_vertices and sum(r.edges) == graph.num_edges
-    assert r.cut_edges <= graph.num_edges
+    assert r.vertices == tuple(np.bincount(owner, minlength=parts).tolist())
+    assert r.edges == tuple(sum(owner[u] == i for u, _ in stored) for i in range(parts))
+    assert r.cut_edges == sum(owner[u] != owner[v] for u, v in stored)
+    for i in range(parts):
+        mine = set(np.flatnonzero(owner == i).tolist())
+        border = {v for u, v in stored if u in mine and v not in mine}
+        border |= {u for u, v in stored if v in mine and u not in mine}
+        assert r.borders[i] == len(border), i
+    for sizes, imbalance in ((r.vertices, r.vertex_imbalance), (r.edges, r.edge_imbalance)):
+        mean = sum(sizes) / parts
+        assert imbalance == pytest.approx(max(sizes) / mean if mean else 1.0)
 
 
 def test_get_by_name_and_instance():
@@ -199,8 +220,8 @@ def test_get_unknown_name_lists_the_valid_ones():
     assert str(error.value) == message
 
 
-@pytest.mark.skipif(HAS_PYMETIS, reason="pymetis is installed")
-def test_metis_without_pymetis_names_the_install_command():
+def test_metis_without_pymetis_names_the_install_command(monkeypatch):
+    monkeypatch.setitem(sys.modules, "pymetis", None)  # import pymetis: ImportError
     with pytest.raises(ImportError, match=r"pip install 'bspgraph\[metis\]'"):
         partitioners.get("metis")
     with pytest.raises(ImportError, match=r"pip install 'bspgraph\[metis\]'"):
