@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import inspect
 
-from . import algorithms
+from . import algorithms, traversal  # noqa: F401 (registers their functions)
 from .graph import NxGraph, from_networkx, to_networkx
 
 
