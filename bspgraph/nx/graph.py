@@ -98,6 +98,23 @@ class NxGraph:
             self._labels = np.fromiter(self.nodes, dtype=object, count=len(self.nodes))
         return self._labels[ids].tolist()
 
+    def subgraph(self, keep: np.ndarray) -> NxGraph:
+        """The subgraph induced by the vertices where ``keep`` (a bool array) is True, with
+        their node data, the edges between them and their data, and the graph data (networkx's
+        ``G.subgraph(nodes).copy()``; nodes in this graph's order)."""
+        ids = np.flatnonzero(keep)
+        new_id = np.cumsum(keep) - 1
+        edges = keep[self.src] & keep[self.dst]
+        node_data = None if self.node_data is None else [self.node_data[i] for i in ids.tolist()]
+        return NxGraph(
+            self.labels(ids), new_id[self.src[edges]], new_id[self.dst[edges]],
+            directed=self.directed, multigraph=self.multigraph,
+            edge_values={name: values[edges] for name, values in self.edge_values.items()},
+            node_data=node_data, graph_attrs=dict(self.graph_attrs),
+            multiplicity=None if self.multiplicity is None else self.multiplicity[edges],
+            edge_minima={name: values[edges] for name, values in self.edge_minima.items()},
+        )  # fmt: skip
+
     def ordered_adjacency(self, *, reverse: bool = False) -> tuple[np.ndarray, np.ndarray]:
         """``(offsets, indices)``: each vertex's neighbours in networkx's order (its
         successors; its predecessors with ``reverse``, in node order), host arrays."""

@@ -275,8 +275,11 @@ def shortest_path_length(G, source=None, target=None, weight=None, method="dijks
     if source is None or target is None:
         node = target if source is None else source
         if node not in G:
-            message = "Source {} not in G" if method == "bellman-ford" else (
-                "Source {} is not in G" if weight is None else "Node {} not found in graph")
+            message = (
+                "Source {} not in G"
+                if method == "bellman-ford"
+                else ("Source {} is not in G" if weight is None else "Node {} not found in graph")
+            )
             raise nx.NodeNotFound(message.format(node))  # fmt: skip
         return _length_dict(G, *_lengths(G, G.vertex(node), weight, reverse=source is None))
     if source not in G or target not in G:
