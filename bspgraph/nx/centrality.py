@@ -29,35 +29,37 @@ def _count(G: NxGraph) -> int:
     return int(np.unique(_labels(G)).size) if len(G) else 0
 
 
-def _refuse(G: NxGraph, directed: bool) -> None:
+def _refuse(G, directed: bool) -> NxGraph:
+    """``G`` converted; networkx's exception when it is not ``directed``."""
+    G = _backend_graph(G)
     if G.is_directed() is not directed:
         kind = "undirected" if directed else "directed"
         raise nx.NetworkXNotImplemented(f"not implemented for {kind} type")
+    return G
 
 
-@networkx_algorithm
-def number_connected_components(G):
-    """union-find (:func:`bspgraph.connected_components`), then the distinct labels."""
-    G = _backend_graph(G)
-    _refuse(G, directed=False)
-    return _count(G)
-
-
-@networkx_algorithm
-def is_connected(G):
-    """one :func:`bspgraph.connected_components`."""
-    G = _backend_graph(G)
-    _refuse(G, directed=False)
+def _one_component(G: NxGraph) -> bool:
     if len(G) == 0:
         raise nx.NetworkXPointlessConcept("Connectivity is undefined for the null graph.")
     return _count(G) == 1
 
 
 @networkx_algorithm
+def number_connected_components(G):
+    """union-find (:func:`bspgraph.connected_components`), then the distinct labels."""
+    return _count(_refuse(G, directed=False))
+
+
+@networkx_algorithm
+def is_connected(G):
+    """one :func:`bspgraph.connected_components`."""
+    return _one_component(_refuse(G, directed=False))
+
+
+@networkx_algorithm
 def node_connected_component(G, n):
     """one BFS (:func:`bspgraph.bfs`) from ``n``."""
-    G = _backend_graph(G)
-    _refuse(G, directed=False)
+    G = _refuse(G, directed=False)
     if n not in G:
         raise KeyError(n)  # as networkx's adjacency lookup
     depth = primitives.bfs(G.graph(), G.vertex(n)).depth
@@ -67,27 +69,19 @@ def node_connected_component(G, n):
 @networkx_algorithm
 def weakly_connected_components(G):
     """union-find over the edges, directions ignored; sets in networkx's order."""
-    G = _backend_graph(G)
-    _refuse(G, directed=True)
-    return _component_sets(G)
+    return _component_sets(_refuse(G, directed=True))
 
 
 @networkx_algorithm
 def number_weakly_connected_components(G):
     """union-find over the edges, directions ignored."""
-    G = _backend_graph(G)
-    _refuse(G, directed=True)
-    return _count(G)
+    return _count(_refuse(G, directed=True))
 
 
 @networkx_algorithm
 def is_weakly_connected(G):
     """union-find over the edges, directions ignored."""
-    G = _backend_graph(G)
-    _refuse(G, directed=True)
-    if len(G) == 0:
-        raise nx.NetworkXPointlessConcept("Connectivity is undefined for the null graph.")
-    return _count(G) == 1
+    return _one_component(_refuse(G, directed=True))
 
 
 # --- power iterations ---------------------------------------------------------------------------
