@@ -20,7 +20,11 @@ from .primitives import (
     bfs,
     connected_components,
     core_number,
+    eigenvector_centrality,
+    hits,
+    katz_centrality,
     pagerank,
+    pagerank_from,
     sssp,
     triangle_count,
 )
@@ -35,4 +39,5 @@ __all__ = [
     "generators", "get_backend", "load_npz", "pagerank", "partitioners", "read_edgelist",
     "read_mtx", "save_npz", "sssp", "testing", "triangle_count", "warmup", "write_mtx",
 ]  # fmt: skip
+__all__ += ["eigenvector_centrality", "hits", "katz_centrality", "pagerank_from"]
 __version__ = "0.1.0"

@@ -276,6 +276,76 @@ class Graph:
                      summary=self.summary, reverse=reverse,
                      context=self.context.to(backend))  # fmt: skip
 
+    def to_undirected(self) -> Graph:
+        """The undirected graph of the same edges, directions dropped (itself if undirected).
+
+        ``u -> v`` and ``v -> u`` become one edge with the smaller weight (what shortest paths
+        see; networkx keeps the data of one of them). Built on the graph's backend from its two
+        sorted edge lists (out-edges and in-edges): one stable merge of two sorted runs, O(E)
+        past the in-edges a directed graph builds anyway.
+        """
+        if not self.directed:
+            return self
+        xp, forward, reverse = self.xp, self.forward, self.reverse
+        src = xp.concatenate([forward.rows(self.backend), reverse.rows(self.backend)])
+        dst = xp.concatenate([forward.indices, reverse.indices])
+        weight = None if forward.weights is None else xp.concatenate([forward.weights,
+                                                                      reverse.weights])  # fmt: skip
+        both = Graph.from_edges(src, dst, weight, num_vertices=self.num_vertices,
+                                directed=True, backend=self.backend)  # fmt: skip
+        return Graph(both.forward, self.num_vertices, directed=False, backend=self.backend)
+
+    def reversed(self) -> Graph:
+        """The graph with every edge turned around (networkx's ``G.reverse()``; the name
+        ``reverse`` is taken by the in-edge CSR). Itself when undirected.
+
+        O(E): the in-edges become the out-edges and the other way round (the in-edges are
+        built first if they were not yet).
+        """
+        if not self.directed:
+            return self
+        xp, forward, reverse = self.xp, self.forward, self.reverse
+        positions = xp.empty_like(reverse.edge_ids)  # forward edge p is reversed edge positions[p]
+        positions[reverse.edge_ids] = xp.arange(reverse.edge_ids.shape[0], dtype=positions.dtype)
+        return Graph(CSR(reverse.offsets, reverse.indices, reverse.weights), self.num_vertices,
+                     directed=True, backend=self.backend,
+                     reverse=CSR(forward.offsets, forward.indices, forward.weights, positions))  # fmt: skip
+
+    def subgraph(self, vertices) -> Graph:
+        """The subgraph induced by ``vertices``: those vertices and the edges between them.
+
+        Vertex ``i`` of the result is the ``i``-th smallest of ``vertices`` (networkx keeps
+        the graph's node order too); repeated ids count once. O(V + E) on the graph's backend:
+        the CSR rows stay sorted, so the kept edges are already in order.
+
+        Raises
+        ------
+        ValueError
+            An id that is not a vertex (named with the valid range).
+        """
+        xp, n = self.xp, self.num_vertices
+        keep = xp.zeros(n, dtype=bool)
+        ids = self.backend.asarray(vertices).reshape(-1)
+        if ids.size:
+            if ids.dtype.kind not in "iu":
+                raise ValueError(f"Graph.subgraph: vertex ids must be integers, got {ids.dtype}")
+            low, high = int(ids.min()), int(ids.max())
+            if low < 0 or high >= n:
+                bad = low if low < 0 else high
+                raise ValueError(f"Graph.subgraph: vertex {bad} out of range [0, {n})")
+            keep[ids] = True
+        new_id = xp.cumsum(keep) - 1  # the new id of each kept vertex
+        count = int(keep.sum())
+        rows = self.forward.rows(self.backend)
+        kept = keep[rows] & keep[self.forward.indices]
+        dtype = index_dtype(count)
+        indices = new_id[self.forward.indices[kept]].astype(dtype)
+        offsets = xp.zeros(count + 1, dtype=index_dtype(int(indices.shape[0])))
+        offsets[1:] = xp.cumsum(xp.bincount(new_id[rows[kept]], minlength=count)[:count])
+        weights = None if self.forward.weights is None else self.forward.weights[kept]
+        return Graph(CSR(offsets, indices, weights), count, directed=self.directed,
+                     backend=self.backend)  # fmt: skip
+
     def edges(self) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
         """Host arrays ``(src, dst, weight)`` of the stored directed edges, in CSR order."""
         offsets = to_host(self.forward.offsets)

@@ -59,18 +59,18 @@ def _backend_graph(G, weight: str | None = None) -> NxGraph:
 @networkx_algorithm
 def pagerank(G, alpha=0.85, personalization=None, max_iter=100, tol=1.0e-6, nstart=None,
              weight="weight", dangling=None):  # fmt: skip
-    """pull-style power iteration (:func:`bspgraph.pagerank`); ``nstart`` and ``dangling`` are
-    not supported (NotImplementedError), nor negative or infinite weights or personalization
-    values, an unweighted multigraph (networkx counts its parallel edges), or ``alpha``,
-    ``tol``, ``max_iter`` out of their ranges (networkx runs them as given)."""
-    reason = _pagerank_can_run({"G": G, "nstart": nstart, "dangling": dangling, "weight": weight,
-                                "alpha": alpha, "tol": tol, "max_iter": max_iter})  # fmt: skip
+    """pull-style power iteration (:func:`bspgraph.pagerank`; with ``nstart`` or
+    ``dangling``, :func:`bspgraph.pagerank_from`); parallel edges of a multigraph add up
+    (unweighted, they count). Negative or infinite weights, personalization, nstart or
+    dangling values are not supported (NotImplementedError), nor ``alpha``, ``tol``,
+    ``max_iter`` out of their ranges (networkx runs them as given)."""
+    reason = _pagerank_can_run({"alpha": alpha, "tol": tol, "max_iter": max_iter})
     if reason is not True:
         raise NotImplementedError(f"pagerank: {reason}")
     G = _backend_graph(G, weight)
     if len(G) == 0:
         return {}
-    graph = G.graph(weight)
+    graph = G.graph(weight, parallel="count" if weight is None else "sum")
     lightest, heaviest = graph.weight_range()
     if not (lightest >= 0 and heaviest < np.inf):  # (False for NaN)
         raise NotImplementedError("pagerank: negative, infinite or NaN edge weights")
@@ -82,22 +82,39 @@ def pagerank(G, alpha=0.85, personalization=None, max_iter=100, tol=1.0e-6, nsta
         if not bool(((teleport >= 0) & (teleport < np.inf)).all()):
             raise NotImplementedError("pagerank: negative, infinite or NaN personalization")
     try:
-        rank = primitives.pagerank(graph, alpha, personalization=teleport, tol=tol,
-                                   max_iter=max_iter).rank  # fmt: skip
+        if nstart is None and dangling is None:
+            rank = primitives.pagerank(graph, alpha, personalization=teleport, tol=tol,
+                                       max_iter=max_iter).rank  # fmt: skip
+        else:
+            start, spread = (
+                None if values is None else _distribution(G, values, name)
+                for values, name in ((nstart, "nstart"), (dangling, "dangling"))
+            )
+            rank = primitives.pagerank_from(
+                graph,
+                alpha,
+                personalization=teleport,
+                start=start,
+                dangling=spread,
+                tol=tol,
+                max_iter=max_iter,
+            ).rank
     except ConvergenceError:
         raise nx.PowerIterationFailedConvergence(max_iter) from None
     return dict(zip(G.nodes, rank.tolist()))
 
 
+def _distribution(G: NxGraph, values: dict, name: str) -> np.ndarray:
+    """``values`` by node (0 for the missing ones), as networkx reads nstart and dangling."""
+    vector = np.array([values.get(node, 0) for node in G.nodes], dtype=np.float64)
+    if not (((vector >= 0) & (vector < np.inf)).all() and vector.sum() > 0):
+        raise NotImplementedError(f"pagerank: {name} with negative, infinite or NaN values, "
+                                  "or summing to zero")  # fmt: skip
+    return vector
+
+
 @can_run_when(pagerank)
 def _pagerank_can_run(arguments):
-    if arguments.get("nstart") is not None:
-        return "nstart (a start vector) is not supported"
-    if arguments.get("dangling") is not None:
-        return "dangling (a dangling-node distribution) is not supported"
-    G = arguments.get("G")
-    if G is not None and G.is_multigraph() and arguments.get("weight") is None:
-        return "an unweighted multigraph: networkx counts parallel edges, bspgraph merges them"
     try:  # out of range, networkx runs them as given (alpha=2 fails to converge there)
         checked_options(arguments.get("alpha", 0.85), arguments.get("tol", 1.0e-6),
                         arguments.get("max_iter", 100))  # fmt: skip

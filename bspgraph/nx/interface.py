@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import inspect
 
-from . import algorithms
+from . import algorithms, centrality, traversal  # noqa: F401 (they register their functions)
 from .graph import NxGraph, from_networkx, to_networkx
 
 

@@ -12,3 +12,18 @@ __all__ = ["BFS", "BFSResult", "SSSP", "SSSPResult", "bfs", "sssp"]
 __all__ += ["BCResult", "betweenness_centrality", "CC", "CCResult", "connected_components"]
 __all__ += ["PageRank", "PageRankResult", "pagerank", "TC", "TCResult", "triangle_count"]
 __all__ += ["CoreResult", "KCore", "core_number"]
+from .power import (  # noqa: E402
+    HITS,
+    CentralityResult,
+    Eigenvector,
+    HITSResult,
+    Katz,
+    PageRankFrom,
+    eigenvector_centrality,
+    hits,
+    katz_centrality,
+    pagerank_from,
+)
+
+__all__ += ["CentralityResult", "Eigenvector", "HITS", "HITSResult", "Katz", "PageRankFrom"]
+__all__ += ["eigenvector_centrality", "hits", "katz_centrality", "pagerank_from"]

@@ -36,7 +36,8 @@ class PageRank(Primitive):
 
     def init_frontier(self, graph, state, *, teleport):
         xp = graph.xp  # the out-weights: row sums of the weights (right only for owned vertices)
-        out_weight = fr.neighbor_reduce(graph, xp.ones(graph.num_vertices), "sum", weighted=True)
+        out_weight = fr.neighbor_reduce(graph, xp.ones(graph.num_vertices), "sum",
+                                        weighted=self.options.get("weighted", True))  # fmt: skip
         state.sink[...] = out_weight == 0
         state.scale[...] = 1.0 / xp.where(out_weight == 0, xp.inf, out_weight)  # 0 if dangling
         state.teleport[...] = graph.backend.asarray(teleport)  # a float when uniform
@@ -54,7 +55,7 @@ class PageRank(Primitive):
             state.rank = update(graph)
         else:  # plus.times over every in-edge (owned source or not): one sparse product
             pulled = fr.neighbor_reduce(graph, state.contribution, "sum", direction="in",
-                                        weighted=True)  # fmt: skip
+                                        weighted=self.options.get("weighted", True))  # fmt: skip
             state.rank = update(graph, pulled)
         return fr.Frontier.all(graph)
 
@@ -81,6 +82,7 @@ def pagerank(
     personalization=None,
     tol: float = 1e-6,
     max_iter: int = 100,
+    weighted: bool = True,
     **run,
 ) -> PageRankResult:
     """PageRank of every vertex, as ``networkx.pagerank(G, alpha, personalization, max_iter, tol)``.
@@ -101,6 +103,9 @@ def pagerank(
         Non-negative, not all zero; missing vertices weigh 0.
     tol, max_iter : float, int
         Convergence tolerance (per vertex) and the most iterations.
+    weighted : bool
+        False: the structure only, every edge weighing 1 whatever the graph's weights
+        (networkx's ``pagerank(G, weight=None)``); True (default): the graph's weights, if any.
     **run
         ``devices``, ``partitioner``, ``communicator``, ``backend``, ``seed``: see :func:`enact`.
 
@@ -119,13 +124,13 @@ def pagerank(
         No convergence within ``max_iter`` iterations (networkx's PowerIterationFailedConvergence).
     """
     options = checked_options(alpha, tol, max_iter)
-    lightest, heaviest = graph.weight_range()
+    lightest, heaviest = graph.weight_range() if weighted else (1.0, 1.0)
     if not (lightest >= 0 and heaviest < np.inf):  # (False for NaN)
         raise ValueError("pagerank: edge weights must be finite non-negative numbers (no NaN)")
     if graph.num_vertices == 0:
         return PageRankResult(np.zeros(0), Stats())
     teleport = _teleport(graph, personalization)
-    primitive = PageRank(**options)
+    primitive = PageRank(**options, weighted=bool(weighted))
     state, stats = enact(primitive, graph, teleport=teleport, **run)
     return PageRankResult(state["rank"], stats)
 
