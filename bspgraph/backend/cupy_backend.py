@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from typing import ClassVar
 
 import numpy as np
@@ -28,7 +29,7 @@ class CupyBackend(Backend):
 
     def kernel_cache_dir(self) -> str | None:
         """CuPy's kernel cache (``CUPY_CACHE_DIR``, default ``~/.cupy/kernel_cache``)."""
-        return self.xp.cuda.compiler.get_cache_dir()
+        return os.environ.get("CUPY_CACHE_DIR", os.path.expanduser("~/.cupy/kernel_cache"))
 
     def asarray(self, array, dtype=None):
         device = self.device or 0
