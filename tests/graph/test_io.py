@@ -902,6 +902,24 @@ def test_what_the_library_would_misread_is_named(tmp_path, field, value):
     assert error.value.line == 3 and "is not" in error.value.problem
 
 
+@pytest.mark.parametrize("name", ["g.el", "plain.gz", "PLAIN.BZ2"])
+@pytest.mark.parametrize(
+    "data",
+    [b"0 1\n1 2\n", b"# c\n0 1\n1 2 # e\n", b"% c\n0 1\n1 2\n", b"# c\n% d\n0 1 % e\n1 2\n"],
+)
+def test_edge_list_fast_path_comments_and_names(tmp_path, name, data):
+    """numpy reads the file by its path with only the comment characters it holds, unless the
+    name would make numpy decompress a plain file; the graph is the line scan's."""
+    path = write(tmp_path, name, data)
+    with mock.patch.object(graph_io, "_scan_edgelist", side_effect=AssertionError("declined")):
+        graph = read_edgelist(path, backend="numpy")
+    assert edge_weights(graph) == {(0, 1): 1.0, (1, 2): 1.0}
+    with open(path, "rb") as stream:
+        assert graph_io._text_facts(stream, "#%")[1] == "".join(
+            mark for mark in "#%" if mark.encode() in data
+        )
+
+
 def test_float_ids_refused_on_every_numpy(tmp_path):
     """numpy < 2 reads "1.7" as the integer 1 with only a DeprecationWarning; it is declined."""
     path = write(tmp_path, "f.el", b"0 1\n1.7 2\n")
