@@ -38,6 +38,7 @@ def build_owned(edges: list, *, num_vertices, directed, duplicates, self_loops,
             raise ValueError(
                 f"Graph.from_edges: {name} ids must be integers, got dtype {ids.dtype}"
             )
+    del ids  # the loop's last: dst, which the build frees early
     if xp is not np or src.dtype.kind == "f":
         src, dst = src.astype(np.int64, copy=False), dst.astype(np.int64, copy=False)
     if weight is not None:
@@ -96,15 +97,15 @@ def _build_on_host(edges: list, num_vertices: int, directed: bool, duplicates: s
     ids = index_dtype(num_vertices)
     src, dst = src.astype(ids, copy=False), dst.astype(ids, copy=False)
     src, dst, weight, loops, self_loop_count, dropped = _self_loops(src, dst, weight, self_loops)
-    if not directed:  # both directions; a self-loop once
-        other = ~loops
-        src, dst = np.concatenate([src, dst[other]]), np.concatenate([dst, src[other]])
-        weight = None if weight is None else np.concatenate([weight, weight[other]])
-        del other
-    del loops
     edges = [src, dst, weight]
     del src, dst, weight
-    offsets, indices, weight = _sorted_rows(edges, num_vertices)
+    loops = loops if self_loop_count and not directed else None
+    if directed:
+        offsets, indices, weight = _sorted_rows(edges, num_vertices)
+    else:
+        edges.append(loops)
+        del loops
+        offsets, indices, weight = _mirrored_rows(edges, num_vertices)
     offsets, indices, weight, merged = _merge_duplicates(offsets, indices, weight, duplicates,
                                                          directed)  # fmt: skip
     offsets = offsets.astype(index_dtype(int(indices.size)), copy=False)
@@ -152,6 +153,112 @@ def _sorted_rows(edges: list, num_vertices: int):
     del coo
     csr.sort_indices()
     return csr.indptr, csr.indices, csr.data if weighted else None
+
+
+def edge_ring(count: int, num_vertices: int) -> tuple[np.ndarray, np.ndarray]:
+    """``(src, dst)``: room for ``count`` undirected edges that the host build mirrors without a
+    copy. Both are views of one array laid out ``[src; dst; src]``, so that its first two thirds
+    are the rows of both directions and its last two the columns; a reader parses into them."""
+    ring = np.empty(3 * count, dtype=index_dtype(max(num_vertices, 2 * count)))
+    return ring[:count], ring[count : 2 * count]
+
+
+def _ring_of(src, dst):
+    """The array under ``src`` and ``dst`` when they are an untouched :func:`edge_ring`."""
+    ring, count = src.base, src.size
+    if (
+        ring is None
+        or dst.base is not ring
+        or ring.ndim != 1
+        or ring.size != 3 * count
+        or ring.dtype != src.dtype
+        or not (ring.flags.c_contiguous and src.flags.c_contiguous and dst.flags.c_contiguous)
+    ):
+        return None
+    start = ring.__array_interface__["data"][0]
+    if (src.__array_interface__["data"][0] != start
+            or dst.__array_interface__["data"][0] != start + count * ring.itemsize):  # fmt: skip
+        return None
+    return ring
+
+
+def _mirrored_rows(edges: list, num_vertices: int):
+    """``(offsets, indices, weights)`` of both directions of each edge of ``[src, dst, weight,
+    loops]`` (emptied; a self-loop once: ``loops`` marks them, None when there are none), rows
+    sorted, duplicates kept.
+
+    The mirrored edges are never materialised: one counting sort (scipy's ``coo_tocsr``) of the
+    ids laid out ``[src; dst; src]`` (:func:`edge_ring`) places each direction's target and its
+    edge's number, the rows are sorted on those (rarely needed: a file sorted by row or column
+    comes out sorted), and the weights are gathered once by edge number. Beside the graph it
+    builds, that holds the ids (3 per edge), the input weights and two arrays of edge numbers:
+    about 1.85x the graph's own size, where materialising the mirrored copy needs 2.3x.
+    """
+    from scipy.sparse import _sparsetools
+
+    src, dst, weight, loops = edges
+    edges.clear()
+    count = int(src.size)
+    if count == 0:
+        return np.zeros(num_vertices + 1, dtype=np.int64), dst, weight
+    ring = _ring_of(src, dst)
+    if ring is None:
+        into_src, into_dst = edge_ring(count, num_vertices)
+        into_src[:] = src
+        into_dst[:] = dst
+        ring = into_src.base
+        del into_src, into_dst
+    del src, dst
+    ring[2 * count :] = ring[:count]
+    mirrored = 2 * count
+    offsets = np.empty(num_vertices + 1, dtype=ring.dtype)
+    indices = np.empty(mirrored, dtype=ring.dtype)
+    numbered = weight is not None or loops is not None
+    if numbered:  # entry e and its mirror count + e carry the edge's number e
+        numbers = np.empty(mirrored, dtype=index_dtype(count))
+        numbers[:count] = np.arange(count, dtype=numbers.dtype)
+        numbers[count:] = numbers[:count]
+        order = np.empty_like(numbers)
+    else:  # nothing to carry: the targets ride as their own payload
+        numbers, order = ring[count:], indices
+    # entry e is row ring[e], column ring[e + count]: the edges, then their mirrors
+    _sparsetools.coo_tocsr(num_vertices, num_vertices, mirrored, ring[:mirrored], ring[count:],
+                           numbers, offsets, indices, order)  # fmt: skip
+    del ring, numbers
+    if not _sparsetools.csr_has_sorted_indices(num_vertices, offsets, indices):
+        _sparsetools.csr_sort_indices(num_vertices, offsets, indices, order)
+    if loops is not None:  # each self-loop is there twice, side by side: drop one copy
+        copies = np.flatnonzero(loops[order])
+        drop = np.zeros(mirrored, dtype=bool)
+        drop[copies] = True
+        drop[copies[np.unique(order[copies], return_index=True)[1]]] = False
+        del copies
+        offsets, indices, order = _drop_positions(offsets, drop, indices, order)
+        del drop
+    if weight is not None:
+        weight = _gather(weight, order)
+    return offsets, indices, weight
+
+
+def _gather(values, positions, block: int = 1 << 20):
+    """``values[positions]``, by ``np.take`` a block at a time: it is faster than indexing
+    (about 0.4 s against 0.8 for rmat20's 31M weights) and copies only a block of
+    ``positions`` as intp, not all of them."""
+    out = np.empty(positions.size, dtype=values.dtype)
+    for start in range(0, positions.size, block):
+        stop = start + block
+        np.take(values, positions[start:stop], out=out[start:stop], mode="clip")
+    return out
+
+
+def _drop_positions(offsets, drop, *arrays):
+    """``offsets`` and ``arrays`` of a CSR without the positions where ``drop`` is true."""
+    positions = np.flatnonzero(drop)
+    rows = np.searchsorted(offsets, positions, side="right") - 1
+    offsets = offsets.astype(np.int64)
+    offsets[1:] -= np.cumsum(np.bincount(rows, minlength=offsets.size - 1))
+    keep = ~drop
+    return (offsets, *(array[keep] for array in arrays))
 
 
 def _merge_duplicates(offsets, indices, weight, duplicates: str, directed: bool):

@@ -14,6 +14,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from strategies import examples
 
+import bspgraph.graph.build as build
 import bspgraph.graph.io as graph_io
 from bspgraph.exceptions import GraphFormatError
 from bspgraph.graph import Graph, generators, load_npz, read_edgelist, read_mtx, save_npz
@@ -566,8 +567,9 @@ def mtx_files(draw):
         defect = "fields"
     bad_entry = draw(st.integers(0, max(count - 1, 0)))
     if defect == "banner":
-        banner[draw(st.integers(1, 4))] = draw(st.sampled_from(["array", "complex", "hermitian",
-                                                                "vector", "x"]))  # fmt: skip
+        # not "hermitian": a supported symmetry (read as symmetric), so no defect
+        banner[draw(st.integers(1, 4))] = draw(st.sampled_from(["array", "complex", "vector",
+                                                                "x"]))  # fmt: skip
     elif defect == "size":
         size = draw(st.sampled_from([[str(n), str(n)], [str(n), str(n + 1), str(count)],
                                      [str(n), str(n), str(count), "1"], ["-1", "-1", str(count)],
@@ -864,6 +866,32 @@ def test_library_parses_only_plain_bodies(tmp_path, body, library):
         assert (graph_io._load_mtx_library(str(path), stream, header) is not None) == library
 
 
+@pytest.mark.parametrize("field", [b"real", b"integer", b"pattern"])
+@pytest.mark.parametrize("duplicates", ["min", "sum"])
+@pytest.mark.parametrize("self_loops", [True, False])
+def test_library_ring_equals_the_scan(tmp_path, field, duplicates, self_loops):
+    """An undirected file parsed into an edge ring (mirrored without a copy, rows unsorted,
+    self-loops twice until one copy goes) gives the graph and summary of the line scan."""
+    entries = [(2, 1, 5), (3, 3, 2), (1, 2, 4), (3, 3, 7), (4, 3, 1), (4, 1, 9), (2, 2, 3)]
+    lines = [f"{i} {j}" if field == b"pattern" else f"{i} {j} {v}" for i, j, v in entries]
+    body = f"4 4 {len(entries)}\n" + "\n".join(lines) + "\n"
+    banner = HEADER.replace(b"general", b"symmetric").replace(b"real", field)
+    path = write(tmp_path, "s.mtx", banner + body.encode())
+    with open(path, "rb") as stream:
+        header = graph_io._read_mtx_header(stream, str(path))
+        src, dst, _ = graph_io._load_mtx_library(str(path), stream, header)
+    assert build._ring_of(src, dst) is not None
+    options = {"duplicates": duplicates, "self_loops": self_loops, "backend": "numpy"}
+    graph = read_mtx(path, **options)
+    with mock.patch.object(graph_io, "_load_mtx_library", return_value=None):
+        scanned = read_mtx(path, **options)
+    assert edge_weights(graph) == edge_weights(scanned) and graph.summary == scanned.summary
+    assert graph.summary.self_loops == (3 if self_loops else 0)
+    for row in range(4):  # rows sorted and distinct
+        targets = graph.indices[graph.offsets[row] : graph.offsets[row + 1]]
+        assert np.all(np.diff(targets) > 0)
+
+
 @pytest.mark.parametrize(
     "field, value", [(b"integer", b"1.5"), (b"real", b"1e"), (b"real", b"1.2.3"), (b"real", b"1_0")]
 )
@@ -872,6 +900,24 @@ def test_what_the_library_would_misread_is_named(tmp_path, field, value):
     with pytest.raises(GraphFormatError) as error:
         read_mtx(path, backend="numpy")
     assert error.value.line == 3 and "is not" in error.value.problem
+
+
+@pytest.mark.parametrize("name", ["g.el", "plain.gz", "PLAIN.BZ2"])
+@pytest.mark.parametrize(
+    "data",
+    [b"0 1\n1 2\n", b"# c\n0 1\n1 2 # e\n", b"% c\n0 1\n1 2\n", b"# c\n% d\n0 1 % e\n1 2\n"],
+)
+def test_edge_list_fast_path_comments_and_names(tmp_path, name, data):
+    """numpy reads the file by its path with only the comment characters it holds, unless the
+    name would make numpy decompress a plain file; the graph is the line scan's."""
+    path = write(tmp_path, name, data)
+    with mock.patch.object(graph_io, "_scan_edgelist", side_effect=AssertionError("declined")):
+        graph = read_edgelist(path, backend="numpy")
+    assert edge_weights(graph) == {(0, 1): 1.0, (1, 2): 1.0}
+    with open(path, "rb") as stream:
+        assert graph_io._text_facts(stream, "#%")[1] == "".join(
+            mark for mark in "#%" if mark.encode() in data
+        )
 
 
 def test_float_ids_refused_on_every_numpy(tmp_path):
