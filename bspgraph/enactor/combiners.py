@@ -22,6 +22,8 @@ combiner                   what arrives, and what the receiver keeps            
 from __future__ import annotations
 
 import abc
+import operator
+from collections.abc import Callable
 from typing import Any, ClassVar
 
 import numpy as np
@@ -69,42 +71,41 @@ class Combiner(abc.ABC):
         return column[first]
 
 
-class Min(Combiner):
+class _Best(Combiner):
+    """The better value wins: ``wins(a, b)`` says where ``a`` beats ``b``; ``worst(dtype)`` is
+    the value every other beats; ``scatter`` names the backend's scatter that keeps the best."""
+
+    keyed = True
+    wins: ClassVar[Callable]
+    pick: ClassVar[Callable]
+    worst: ClassVar[Callable]
+    scatter: ClassVar[str]
+
+    def apply(self, xp, current, incoming, won=None, tied=None):
+        better = type(self).wins(incoming, current)
+        return xp.where(better, incoming, current), better
+
+    def reduce(self, values):
+        return type(self).pick(values)
+
+    def merge(self, backend, column, segment, count, first, tied):
+        out = backend.full(count, type(self).worst(column.dtype), column.dtype)
+        getattr(backend, self.scatter)(out, segment, column)
+        return out
+
+
+class Min(_Best):
     """The smallest value wins (BFS depth, SSSP distance, CC labels)."""
 
-    name = "min"
-    keyed = True
-
-    def apply(self, xp, current, incoming, won=None, tied=None):
-        better = incoming < current
-        return xp.where(better, incoming, current), better
-
-    def reduce(self, values):
-        return min(values)
-
-    def merge(self, backend, column, segment, count, first, tied):
-        out = backend.full(count, _largest(column.dtype), column.dtype)
-        backend.scatter_min(out, segment, column)
-        return out
+    name, wins, pick, scatter = "min", operator.lt, min, "scatter_min"
+    worst = staticmethod(lambda dtype: _largest(dtype))
 
 
-class Max(Combiner):
+class Max(_Best):
     """The largest value wins."""
 
-    name = "max"
-    keyed = True
-
-    def apply(self, xp, current, incoming, won=None, tied=None):
-        better = incoming > current
-        return xp.where(better, incoming, current), better
-
-    def reduce(self, values):
-        return max(values)
-
-    def merge(self, backend, column, segment, count, first, tied):
-        out = backend.full(count, _smallest(column.dtype), column.dtype)
-        backend.scatter_max(out, segment, column)
-        return out
+    name, wins, pick, scatter = "max", operator.gt, max, "scatter_max"
+    worst = staticmethod(lambda dtype: _smallest(dtype))
 
 
 class Replace(Combiner):

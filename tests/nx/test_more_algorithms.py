@@ -163,6 +163,8 @@ def test_hits_matches_networkx_python_iteration(G):
         with pytest.raises(nx.PowerIterationFailedConvergence):
             bnx.hits(G)
         return
+    except ZeroDivisionError:  # networkx's iteration, when every weight is 0: no answer
+        assume(False)
     ours = bnx.hits(G)
     assert ours[0] == approx(hubs, 1e-9) and ours[1] == approx(authorities, 1e-9)
 
