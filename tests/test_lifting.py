@@ -204,3 +204,35 @@ def test_stats_split_setup_loop_and_gather(devices):
     assert stats.setup_seconds >= 0 and stats.seconds > 0 and stats.gather_seconds > 0
     both = bg.enactor.Stats.combine([stats, stats])
     assert both.gather_seconds == 2 * stats.gather_seconds
+
+
+class CountingLocal(bg.comm.Local):
+    """The in-process transport, counting its collectives: pickled (allgather) and buffer."""
+
+    def __init__(self, devices):
+        super().__init__(devices)
+        self.pickled = self.buffers = 0
+
+    def allgather(self, value):
+        self.pickled += 1
+        return super().allgather(value)
+
+    def allgather_numbers(self, values):
+        self.buffers += 1
+        return super().allgather_numbers(values)
+
+
+@pytest.mark.parametrize("name", ["bfs", "sssp", "cc", "pagerank", "core"])
+def test_no_pickled_collective_in_the_superstep(name):
+    """The tally of a superstep (frontier sizes, traffic, convergence) and the scalars travel
+    as int64 buffers: at most two buffer collectives a superstep, none pickled."""
+    graph = bg.generators.rmat(9, 8, seed=2, weights=True, backend="numpy")
+    transport = CountingLocal(3)
+    calls = {
+        "bfs": lambda **r: bg.bfs(graph, 1, **r), "sssp": lambda **r: bg.sssp(graph, 1, **r),
+        "cc": lambda **r: bg.connected_components(graph, **r),
+        "pagerank": lambda **r: bg.pagerank(graph, **r), "core": lambda **r: bg.core_number(graph, **r),
+    }  # fmt: skip
+    result = calls[name](transport=transport)
+    assert transport.pickled == 0
+    assert 0 < transport.buffers <= 2 * result.stats.iterations + 2

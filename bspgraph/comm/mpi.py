@@ -29,6 +29,8 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
+import numpy as np
+
 from ..backend import Backend, get_backend, gpu_count, to_host
 from ..exceptions import CommunicationError, DeviceError
 from .message import Update, encoded_bytes, encoding
@@ -105,6 +107,12 @@ class MPITransport(Transport):
 
     def allgather(self, value: Any) -> list[Any]:
         return self._collective("allgather", self.comm.allgather, value)
+
+    def allgather_numbers(self, values) -> np.ndarray:
+        values = np.ascontiguousarray(values, dtype=np.int64)
+        rows = np.empty((self.size, values.shape[0]), dtype=np.int64)
+        self._collective("Allgather", self.comm.Allgather, values, rows)
+        return rows
 
     def abort(self, error: BaseException) -> None:
         """Print one line naming this rank and ``error``, then ``MPI_Abort``: every rank exits 1."""

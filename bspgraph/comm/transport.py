@@ -8,6 +8,8 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
+
 from ..backend import Backend
 from ..exceptions import CommunicationError
 from .message import Encoding, Update, encoded_bytes, encoding
@@ -70,6 +72,12 @@ class Transport(abc.ABC):
         """Every process's ``value``, in rank order (``[value]`` when this process drives every
         device). A collective: every process calls it, in the same order."""
         return [value]
+
+    def allgather_numbers(self, values: np.ndarray) -> np.ndarray:
+        """Every process's 1-D int64 ``values`` (the same length everywhere) as rows of one
+        array, in rank order: a buffer collective, nothing pickled (what the superstep's tally
+        uses). A collective: every process calls it, in the same order."""
+        return np.asarray(values, dtype=np.int64)[None, :]
 
     def abort(self, error: BaseException) -> None:
         """Stop the run on every process after ``error`` on this one (no peer is left waiting).

@@ -72,7 +72,7 @@ def _enact(primitive, graph, transport, backends, partitioner, communicator, see
     bases = each(functools.partial(_bases, contract), devices, states)
     iteration = 0
     converged = each(primitive.converged, devices, frontiers, states, iteration)
-    done = all(_everywhere(transport, list(converged.values())))
+    done = _sum(transport, [sum(not c for c in converged.values())]) == [0]
     while not done:
         step_started = time.perf_counter()
         if check:
@@ -174,26 +174,36 @@ def _owned_part(graph, frontier: Frontier) -> Frontier:
 
 
 def _combine_scalars(contract: Contract, states, transport) -> None:
-    """Every scalar replaced, on every device, by its combiner's reduction over all devices."""
+    """Every scalar replaced, on every device, by its combiner's reduction over all devices:
+    one buffer collective of the scalars' bits (a float's travel as int64, exactly)."""
     if not contract.scalars:
         return
     names = list(contract.scalars)
-    values = _everywhere(transport, [[getattr(s, name).item() for name in names]
-                                     for s in states.values()])  # fmt: skip
+    local = [[getattr(s, name) for s in states.values()] for name in names]
+    bits = np.array([_to_bits(value) for values in local for value in values], dtype=np.int64)
+    rows = transport.allgather_numbers(bits).reshape(-1, len(names), len(states))
     for k, (name, combiner) in enumerate(contract.scalars.items()):
-        total = combiner.reduce([device[k] for device in values])
+        dtype = local[k][0].dtype
+        total = combiner.reduce([_from_bits(b, dtype) for b in rows[:, k, :].ravel().tolist()])
         for s in states.values():
             getattr(s, name)[...] = total
 
 
-def _everywhere(transport, values: list) -> list:
-    """The ``values`` of this process's devices -> those of every device, in device order."""
-    return [value for process in transport.allgather(values) for value in process]
+def _to_bits(scalar) -> int:
+    """A 0-d array's value as an int64: a float's bits (as float64), else the integer."""
+    value = scalar.item()
+    return int(np.float64(value).view(np.int64)) if scalar.dtype.kind == "f" else int(value)
+
+
+def _from_bits(bits: int, dtype: np.dtype):
+    return np.int64(bits).view(np.float64).item() if dtype.kind == "f" else bits
 
 
 def _sum(transport, numbers: list) -> list:
-    """Element-wise sums of ``numbers`` over the processes."""
-    return [sum(column) for column in zip(*transport.allgather(numbers))]
+    """Element-wise sums of the integers ``numbers`` over the processes (one buffer
+    collective, nothing pickled)."""
+    rows = transport.allgather_numbers(np.asarray(numbers, dtype=np.int64))
+    return rows.sum(axis=0).tolist()
 
 
 def _on_each(backends, fn, devices: dict, *per_device_and_constants):
