@@ -36,7 +36,7 @@ HOST = get_backend("numpy")
 
 
 def enact_multi(primitive, graph, device_ids, *, partitioner, communicator, backend, seed,
-                transport=None, check=False, **params):  # fmt: skip
+                transport=None, check=False, result_device=False, **params):  # fmt: skip
     """See :func:`bspgraph.enactor.enact`; runs on ``len(device_ids)`` devices.
 
     ``transport``: None or "local" (every device in this process), "mpi" or "nccl" (one rank
@@ -47,8 +47,13 @@ def enact_multi(primitive, graph, device_ids, *, partitioner, communicator, back
     """
     transport, backends = _transport(transport, backend, device_ids)
     with failing_together(transport):  # with one process, errors propagate as they are
-        return _enact(primitive, graph, transport, backends, partitioner, communicator, seed,
-                      check, params)  # fmt: skip
+        result, stats = _enact(primitive, graph, transport, backends, partitioner,
+                               communicator, seed, check, params)  # fmt: skip
+    if result_device:  # gathered on the host: on to this process's first device
+        first = backends[transport.local[0]]
+        result = {name: value if getattr(value, "ndim", 0) == 0 else first.asarray(value)
+                  for name, value in result.items()}  # fmt: skip
+    return result, stats
 
 
 def _enact(primitive, graph, transport, backends, partitioner, communicator, seed, check, params):

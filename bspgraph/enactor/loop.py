@@ -58,15 +58,10 @@ def enact(
             or transport is not None):  # fmt: skip
         from .distributed import enact_multi
 
-        result, stats = enact_multi(primitive, graph, None if devices is None else device_ids,
-                                    partitioner=partitioner, communicator=communicator,
-                                    backend=backend, seed=seed, transport=transport, check=check,
-                                    **params)  # fmt: skip
-        if result_device:
-            first = get_backend(backend, device_ids[0])
-            result = {name: value if getattr(value, "ndim", 0) == 0 else first.asarray(value)
-                      for name, value in result.items()}  # fmt: skip
-        return result, stats
+        return enact_multi(primitive, graph, None if devices is None else device_ids,
+                           partitioner=partitioner, communicator=communicator, backend=backend,
+                           seed=seed, transport=transport, check=check,
+                           result_device=result_device, **params)  # fmt: skip
     started = time.perf_counter()
     target = get_backend(backend, device_ids[0])
     memory.check(primitive, graph, target)  # before any copy: OutOfDeviceMemory, not a CUDA OOM
