@@ -65,8 +65,9 @@ def warmup(backend=None, *, scale: int = 14) -> WarmupReport:
     before = _count(cache_dir)
     started = time.perf_counter()
     calls = 0
-    for graph in _graphs(target, scale):
-        source = int(np.argmax(np.diff(graph.to("numpy").forward.offsets)))
+    for host in _graphs(scale):
+        source = int(np.argmax(np.diff(host.forward.offsets)))
+        graph = host.to(target)
         for call in _calls(graph, source):
             call(backend=target)
             calls += 1
@@ -75,7 +76,8 @@ def warmup(backend=None, *, scale: int = 14) -> WarmupReport:
                         _count(cache_dir))  # fmt: skip
 
 
-def _graphs(backend, scale: int) -> list[Graph]:
+def _graphs(scale: int) -> list[Graph]:
+    """The warmup's graphs, on the host."""
     rmat = generators.rmat(scale, 16, seed=1, weights=True, backend="numpy")
     src, dst, weight = rmat.edges()
     upward = src < dst  # one direction of each edge: a directed graph with sinks
@@ -84,7 +86,7 @@ def _graphs(backend, scale: int) -> list[Graph]:
     unweighted = Graph.from_edges(src, dst, num_vertices=rmat.num_vertices, directed=False,
                                   backend="numpy")  # fmt: skip
     grid = generators.grid(64, 64, backend="numpy")
-    return [g.to(backend) for g in (rmat, directed, unweighted, grid)]
+    return [rmat, directed, unweighted, grid]
 
 
 def _calls(graph: Graph, source: int) -> list:

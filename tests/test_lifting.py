@@ -236,3 +236,9 @@ def test_no_pickled_collective_in_the_superstep(name):
     result = calls[name](transport=transport)
     assert transport.pickled == 0
     assert 0 < transport.buffers <= 2 * result.stats.iterations + 2
+
+
+def test_a_scalar_reduced_by_replace_is_a_contract_error():
+    primitive = type("Bad", (Unreturned,), {"scalars": (bg.Scalar("total", reduce="replace"),)})()
+    with pytest.raises(bg.ContractError, match=r"scalars\['total'\]: a scalar reduces with"):
+        bg.enact(primitive, bg.Graph.from_edges([0], [1]))

@@ -150,6 +150,10 @@ def contract_of(primitive: Primitive, state=None) -> Contract:
                             "mixed with other combiners in one primitive")  # fmt: skip
     scalars = {s.name: combiners.get(s.reduce, f"{kind}.scalars[{s.name!r}]")
                for s in primitive.scalars}  # fmt: skip
+    for name, combiner in scalars.items():
+        if combiner.owner_only or combiner.follows:  # a scalar has no owner and no key
+            raise ContractError(f"{kind}.scalars[{name!r}]: a scalar reduces with 'add', 'min', "
+                                f"'max' or a combiner of values, not {combiner!r}")  # fmt: skip
     if state is not None:
         for name, combiner in resolved.items():
             array = getattr(state, name)

@@ -278,6 +278,9 @@ def merge(contract: Contract, update: Update) -> Update:
     values = {}
     for name, column in update.values.items():
         combiner = contract.combiners[name]
+        if name == key:  # sorted best first: the key's winner is each id's first entry
+            values[name] = column[order][first]
+            continue
         values[name] = combiner.merge(backend, column[order], segment, count, first,
                                       tied if combiner.follows else None)  # fmt: skip
     return Update(ids[first], values)
@@ -319,19 +322,19 @@ def _combine(contract: Contract, state, update: Update, xp):
     bool per id, True where the vertex's state changed. Each ``follows`` state sees whether
     its key's incoming value won or tied against the value held before. Every column is
     written whole at ``ids``: no compaction, no host synchronisation."""
-    ids = update.ids
-    outcome = {}
-    for key in {c.follows for c in contract.combiners.values() if c.follows}:
+    ids, key = update.ids, contract.key
+    won = tied = None
+    if key is not None:  # before any column changes: the key's outcome against what was held
         current, incoming = getattr(state, key)[ids], update.values[key]
         _, won = contract.combiners[key].apply(xp, current, incoming)
-        outcome[key] = won, incoming == current
+        tied = incoming == current
     improved = xp.zeros(ids.size, dtype=bool)
     for name, combiner in contract.combiners.items():
         array = getattr(state, name)
         if array is None:
             continue
-        won, tied = outcome.get(combiner.follows, (None, None))
-        array[ids], changed = combiner.apply(xp, array[ids], update.values[name], won, tied)
+        outcome = (won, tied) if combiner.follows else (None, None)
+        array[ids], changed = combiner.apply(xp, array[ids], update.values[name], *outcome)
         improved |= changed
     return improved
 

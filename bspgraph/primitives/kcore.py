@@ -54,7 +54,8 @@ class KCore(Primitive):
 
         def lower(src, dst, eid, weight):  # dst repeats: a scatter, not an assignment
             left = core[dst] < 0
-            backend.scatter_add(degree, dst[left], graph.xp.full(int(left.sum()), -1, np.int64))
+            lowered = dst[left]
+            backend.scatter_add(degree, lowered, graph.xp.full(lowered.shape, -1, np.int64))
             return left
 
         lowered = fr.advance(graph, peel, lower, direction="push", unique=True)
