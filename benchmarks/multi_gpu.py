@@ -30,7 +30,40 @@ import numpy as np
 import bspgraph as bg
 from bspgraph.backend import get_backend, gpu_count, to_host
 
+
+class Empty(bg.Primitive):
+    """EMPTY_STEPS supersteps that change nothing: what the enactor costs around the kernels
+    (a one-int state travels by min, so every superstep packages, exchanges and combines)."""
+
+    state = (bg.State("value", "int32"),)
+    communicate = {"value": "min"}
+
+    def init_frontier(self, graph, state, *, source):
+        return bg.frontier.Frontier.empty(graph)
+
+    def step(self, graph, frontier, state, iteration):
+        return frontier
+
+    def converged(self, graph, frontier, state, iteration):
+        return iteration >= EMPTY_STEPS
+
+
+EMPTY_STEPS = 100
+
+
+@dataclasses.dataclass
+class EmptyResult:
+    value: np.ndarray
+    stats: bg.Stats
+
+
+def empty(graph, source, run):
+    state, stats = bg.enact(Empty(), graph, source=source, **run)
+    return EmptyResult(state["value"], stats)
+
+
 ALGORITHMS = {
+    "empty": (empty, "value"),
     "bfs-auto": (lambda g, s, run: bg.bfs(g, s, direction="auto", **run), "depth"),
     "bfs-push": (lambda g, s, run: bg.bfs(g, s, direction="push", **run), "depth"),
     "sssp": (lambda g, s, run: bg.sssp(g, s, **run), "distance"),
@@ -92,10 +125,12 @@ def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--scale", type=int, default=22)
     parser.add_argument("--devices", type=int, default=2, help="GPUs of one process (local)")
+    parser.add_argument("--same-gpu", action="store_true",
+                        help="--devices parts all on GPU 0 (the enactor's cost on one GPU)")  # fmt: skip
     parser.add_argument("--transport", choices=["local", "nccl", "mpi"], default="local")
     parser.add_argument("--backend", default="cupy", help="numpy: a CPU run of the same script")
     parser.add_argument("--repeat", type=int, default=3)
-    parser.add_argument("--algorithms", nargs="+", default=list(ALGORITHMS))
+    parser.add_argument("--algorithms", nargs="+", default=[a for a in ALGORITHMS if a != "empty"])
     parser.add_argument("--partitioners", nargs="+", default=["edge_balanced", "random", "biased"])
     parser.add_argument(
         "--communicators", nargs="+", default=["selective", "butterfly", "broadcast"]
@@ -113,7 +148,8 @@ def main(argv=None) -> None:
                      "in one process use --devices")  # fmt: skip
     if args.transport == "local":
         backend, rank = get_backend(args.backend), 0
-        runs = {args.devices: {"backend": backend, "devices": args.devices}}
+        devices = [0] * args.devices if args.same_gpu else args.devices
+        runs = {args.devices: {"backend": backend, "devices": devices}}
     else:
         world, transports_by_size = transports(args.transport, args.backend, args.sizes)
         backend, rank = world.backend, world.rank

@@ -47,11 +47,24 @@ def test_scratch_state_stays_out_of_the_result():
     assert set(state) == {"rank", "dangling", "error"}
 
 
-@pytest.mark.parametrize("devices", [0, -1, [0, 0], 2.0, "2", [0, 1.5], [True]])
+@pytest.mark.parametrize("devices", [0, -1, [], [0, -1], 2.0, "2", [0, 1.5], [True]])
 def test_bad_device_counts_are_errors(devices):
     graph = bg.generators.grid(2, 2, backend="numpy")
     with pytest.raises(ValueError, match="devices"):
         bg.bfs(graph, 0, devices=devices)
+
+
+def test_a_repeated_device_id_runs_several_parts_on_it():
+    graph = bg.generators.rmat(9, 8, seed=3, backend="numpy")
+    one = bg.bfs(graph, 0, parents=True)
+    three = bg.bfs(graph, 0, parents=True, devices=[0, 0, 0], partitioner="random")
+    assert three.stats.devices == 3
+    np.testing.assert_array_equal(three.depth, one.depth)
+    reached = np.flatnonzero(three.depth > 0)  # each parent is one level up, along an edge
+    np.testing.assert_array_equal(three.depth[three.parent[reached]], three.depth[reached] - 1)
+    src, dst, _ = graph.edges()
+    edges = set(zip(src.tolist(), dst.tolist(), strict=True))
+    assert all((int(p), int(v)) in edges for p, v in zip(three.parent[reached], reached))
 
 
 @pytest.mark.parametrize("call", [lambda g: bg.bfs(g, 0, device=2),

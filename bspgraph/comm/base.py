@@ -199,8 +199,8 @@ def split(update: Update, keys, count: int) -> list[Update]:
     entries whose key is k, in their original order. Up to SPLIT_BY_MASKS pieces, the
     positions of each key (a compaction and a host read each); more, one sort and one host read
     of ``count`` sizes."""
-    if count == 1:
-        return [update]
+    if count == 1 or not len(update):
+        return [update] * count
     xp = backend_of(update.ids).xp
     if count <= SPLIT_BY_MASKS:
         return [update.take(xp.flatnonzero(keys == k)) for k in range(count)]

@@ -14,11 +14,12 @@ from __future__ import annotations
 
 import functools
 import time
+from types import SimpleNamespace
 
 import numpy as np
 
 from .. import comm
-from ..backend import backend_of, get_backend, gpu_count
+from ..backend import backend_of, get_backend, gpu_count, to_host
 from ..comm.message import Update
 from ..comm.transport import failing_together
 from ..exceptions import DeviceError
@@ -31,7 +32,8 @@ from .stats import Stats, Superstep
 
 # Several GPUs in one process exchange through the host: CuPy's per-device memory pools are
 # not safe for kernels of one GPU reading another GPU's temporaries (seen as lost updates on
-# rmat 22 with peer copies); one process per GPU (NCCL, MPI) sends device buffers directly.
+# rmat 22 with peer copies); one process per GPU (NCCL, MPI) sends device buffers directly, and
+# parts that share one GPU (``devices=[0, 0]``) or virtual devices hand their arrays over.
 HOST = get_backend("numpy")
 
 
@@ -48,15 +50,16 @@ def enact_multi(primitive, graph, device_ids, *, partitioner, communicator, back
     transport, backends = _transport(transport, backend, device_ids)
     with failing_together(transport):  # with one process, errors propagate as they are
         result, stats = _enact(primitive, graph, transport, backends, partitioner,
-                               communicator, seed, check, params)  # fmt: skip
-    if result_device:  # gathered on the host: on to this process's first device
+                               communicator, seed, check, result_device, params)  # fmt: skip
+    if result_device:  # gathered on the host (or on the one GPU of every part): to the first
         first = backends[transport.local[0]]
         result = {name: value if getattr(value, "ndim", 0) == 0 else first.asarray(value)
                   for name, value in result.items()}  # fmt: skip
     return result, stats
 
 
-def _enact(primitive, graph, transport, backends, partitioner, communicator, seed, check, params):
+def _enact(primitive, graph, transport, backends, partitioner, communicator, seed, check,
+           result_device, params):  # fmt: skip
     pattern = comm.get(communicator or "selective")
     started = time.perf_counter()
     owner, devices = _parts(primitive, graph, transport, backends, partitioner, seed)
@@ -65,9 +68,10 @@ def _enact(primitive, graph, transport, backends, partitioner, communicator, see
     stats = Stats(devices=transport.size, setup_seconds=time.perf_counter() - started)
     started = time.perf_counter()
     local = transport.local
+    staged = len({backends[d] for d in local}) > 1  # several GPUs in this process
     owners = {d: _per_cut(graph, owner, backends[d], backends[d].asarray) for d in local}
     # one process per device: the communicator splits by owner on that device, no copy
-    exchange_owner = owners[local[0]] if transport.distributed else owner
+    exchange_owner = owner if staged else owners[local[0]]
     each = functools.partial(_on_each, backends)
     states = each(functools.partial(allocate, primitive), devices)
     contract = contract_of(primitive, states[local[0]])
@@ -90,7 +94,7 @@ def _enact(primitive, graph, transport, backends, partitioner, communicator, see
             backends[d].synchronize()
         comm_started = time.perf_counter()
         packages = each(functools.partial(_package, contract), devices, states, bases, outputs)
-        if not transport.distributed:  # GPUs of one process exchange through host memory
+        if staged:  # GPUs of one process exchange through host memory
             packages = {d: _to(HOST, update) for d, update in packages.items()}
         updates = [packages.get(d) for d in range(transport.size)]
         received, traffic = pattern.exchange(
@@ -126,7 +130,7 @@ def _enact(primitive, graph, transport, backends, partitioner, communicator, see
         _share_owned(primitive, devices, states, transport)
         result = gather(primitive, states[local[0]])
     else:
-        result = _gather(primitive, states, owner)
+        result = _gather(primitive, devices, states, host=staged or not result_device)
     stats.gather_seconds = time.perf_counter() - gathered
     return result, stats
 
@@ -232,7 +236,9 @@ def _bases(contract: Contract, graph, state) -> dict:
 def _package(contract: Contract, graph, state, bases, output: Frontier) -> Update:
     """The communicated state of the ``output`` vertices (the change since the last superstep,
     for ``add``); owners only send when the combiners are ``replace``."""
-    if not contract.owner_only:
+    if not len(output):  # nothing changed: empty views, no kernel
+        ids = output.ids
+    elif not contract.owner_only:
         ids = output.ids
     elif output.is_dense:  # one pass over the mask (PageRank's every owned vertex)
         ids = graph.xp.flatnonzero(output.mask & graph.context.owned).astype(graph.indices.dtype)
@@ -293,8 +299,10 @@ def _next_frontier(primitive, contract: Contract, graph, state, bases, output: F
     this device owns (all of them when ``needs_all``) and the vertices whose communicated
     state changed here. A fresh Frontier: what the step's producer knew (``passed``,
     ``pulled_from``) described one device's view, not this union."""
-    mine = output if primitive.needs_all else _owned_part(graph, output)
-    arrived, touched = [], [output.ids]
+    if not (len(output) or inbox):  # an empty superstep here: no kernel
+        return Frontier.from_ids(graph, output.ids)
+    mine = output if primitive.needs_all or not len(output) else _owned_part(graph, output)
+    arrived, touched = [], [output.ids] if len(output) else []
     for update in inbox:
         update = _to(graph.backend, update)
         improved = _combine(contract, state, update, graph.xp)
@@ -355,14 +363,25 @@ def _share_owned(primitive, devices, states, transport) -> None:
             getattr(state, name)[update.ids] = update.values[name]
 
 
-def _gather(primitive, states, owner) -> dict[str, np.ndarray]:
-    """Each vertex's values from its owner's device, all devices in this process."""
-    hosts = {d: gather(primitive, s) for d, s in states.items()}
-    result = dict(next(iter(hosts.values())))
-    names = [spec.name for spec in primitive.state if result.get(spec.name) is not None]
-    for name in names:
-        result[name] = result[name].copy()
-        for d, host in hosts.items():
-            mine = owner == d
-            result[name][mine] = host[name][mine]
-    return result
+def _gather(primitive, devices, states, *, host: bool) -> dict:
+    """Each vertex's output values from its owner's device, all devices in this process: the
+    other devices' owned values written into the first device's arrays (through the host when
+    the devices are GPUs that do not share memory), the sentinels replaced once; host arrays,
+    or arrays on the devices' one backend with ``host=False``."""
+    first, *others = states
+    whole = SimpleNamespace(**vars(states[first]))  # scalars agree on every device
+    shared = len({devices[d].backend for d in states}) == 1
+    for spec in primitive.state:
+        array = getattr(whole, spec.name)
+        if not spec.output or array is None:
+            continue
+        if not shared:
+            array = to_host(array)
+        for d in others:
+            ids = devices[d].owned_ids()
+            values = getattr(states[d], spec.name)[ids]
+            if not shared:
+                ids, values = to_host(ids), to_host(values)
+            array[ids] = values
+        setattr(whole, spec.name, array)
+    return gather(primitive, whole, host=host)

@@ -33,7 +33,8 @@ def enact(
 ) -> tuple[dict[str, np.ndarray], Stats]:
     """Run ``primitive`` on ``graph`` until it converges; return host state arrays and stats.
 
-    ``devices`` is a count or a list of device ids (default 1); with more than one, the graph is
+    ``devices`` is a count or a list of device ids (default 1; a repeated id runs several parts
+    on one GPU, ``devices=[0, 0]``); with more than one, the graph is
     partitioned by ``partitioner`` and updates travel by ``communicator``, as the lifting
     contract says (:mod:`bspgraph.enactor.contract`).
     ``backend`` is "numpy", "cupy" or None (CuPy when a GPU is usable). ``params`` go to
@@ -148,6 +149,6 @@ def _device_ids(devices) -> list[int]:
     ids = list(devices)
     if not all(isinstance(d, (int, np.integer)) and not isinstance(d, bool) for d in ids):
         raise ValueError(f"devices={devices!r}: device ids must be integers")
-    if not ids or len(set(ids)) != len(ids) or min(ids) < 0:
-        raise ValueError(f"devices={devices!r}: expected distinct non-negative device ids")
+    if not ids or min(ids) < 0:  # a repeated id: several parts on one GPU
+        raise ValueError(f"devices={devices!r}: expected non-negative device ids")
     return [int(d) for d in ids]
