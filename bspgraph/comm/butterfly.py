@@ -125,6 +125,7 @@ class Butterfly(Communicator):
     """
 
     name = "butterfly"
+    dense = False  # it combines on the way: Updates only
 
     def __init__(self, fanout: int = 2):
         super().__init__()

@@ -8,7 +8,7 @@ from typing import Any, Literal
 
 from ..backend import backend_of
 
-Encoding = Literal["ids", "bitmap"]
+Encoding = Literal["ids", "bitmap", "dense"]
 
 
 @dataclass(frozen=True, eq=False)
@@ -71,6 +71,26 @@ class Update:
         return self.take(slice(0, 0))
 
 
+@dataclass(frozen=True, eq=False)
+class Slab:
+    """A dense message: values of a run of vertices named by position, so that no id travels.
+    ``block`` is the device whose owned vertices (ascending) the values are aligned with, or
+    None for every vertex of the graph; ``values`` maps state names to equally long arrays.
+    Entries a sender has nothing for hold its combiner's neutral value (see
+    :meth:`bspgraph.enactor.combiners.Combiner.neutral`)."""
+
+    block: int | None
+    values: dict[str, Any]
+
+    def __len__(self) -> int:
+        return int(next(iter(self.values.values())).shape[0]) if self.values else 0
+
+    def cut(self, block: int, index) -> Slab:
+        """The entries of device ``block``'s owned vertices (``index``: a slice or their ids) of
+        this every-vertex Slab."""
+        return Slab(block, {name: column[index] for name, column in self.values.items()})
+
+
 def concat(updates: Sequence[Update]) -> Update:
     """One Update holding every entry of ``updates`` (same device, same value names), in order.
 
@@ -106,18 +126,21 @@ def bitmap_bytes(num_vertices: int) -> int:
     return (int(num_vertices) + 7) // 8
 
 
-def value_bytes(update: Update) -> int:
+def value_bytes(update: Update | Slab) -> int:
     """Bytes of the values, whichever encoding carries the ids."""
     return sum(int(column.nbytes) for column in update.values.values())
 
 
-def encoding(update: Update, num_vertices: int) -> Encoding:
-    """The smaller wire form of ``update``'s ids: "ids" (a list) or "bitmap" (ties: "ids")."""
+def encoding(update: Update | Slab, num_vertices: int) -> Encoding:
+    """The smaller wire form of ``update``'s ids: "ids" (a list) or "bitmap" (ties: "ids");
+    "dense" for a Slab (no ids)."""
+    if isinstance(update, Slab):
+        return "dense"
     return "bitmap" if bitmap_bytes(num_vertices) < id_list_bytes(update) else "ids"
 
 
-def encoded_bytes(update: Update, num_vertices: int) -> int:
-    """Bytes on the wire: ``min(id list, bitmap) + values``.
+def encoded_bytes(update: Update | Slab, num_vertices: int) -> int:
+    """Bytes on the wire: ``min(id list, bitmap) + values`` (a Slab: its values alone).
 
     Parameters
     ----------
@@ -139,4 +162,6 @@ def encoded_bytes(update: Update, num_vertices: int) -> int:
     >>> encoded_bytes(u, num_vertices=1000), encoding(u, 1000)
     (525, 'bitmap')
     """
+    if isinstance(update, Slab):
+        return value_bytes(update)
     return min(id_list_bytes(update), bitmap_bytes(num_vertices)) + value_bytes(update)

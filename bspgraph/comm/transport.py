@@ -12,7 +12,7 @@ import numpy as np
 
 from ..backend import Backend
 from ..exceptions import CommunicationError
-from .message import Encoding, Update, encoded_bytes, encoding
+from .message import Encoding, Slab, Update, encoded_bytes, encoding
 
 Send = tuple[int, int, Update]  # (source device, destination device, payload)
 Inbox = list[list[Update]]  # per destination device: what arrived, in order of source
@@ -214,10 +214,13 @@ class Local(Transport):
                 f"in [0, {self.size})"
             )
 
-    def _move(self, update: Update, dst: int) -> Update:
+    def _move(self, update: Update | Slab, dst: int) -> Update | Slab:
         if self.backends is None:
             return update
         backend = self.backends[dst]
+        if isinstance(update, Slab):
+            moved = {name: backend.asarray(column) for name, column in update.values.items()}
+            return Slab(update.block, moved)
         return Update(
             backend.asarray(update.ids),
             {name: backend.asarray(column) for name, column in update.values.items()},

@@ -63,6 +63,12 @@ class Combiner(abc.ABC):
     def reduce(self, values: list) -> Any:
         """One value from a scalar's values on every device."""
 
+    def neutral(self, xp, column, returned):
+        """``column`` (every vertex's value, or change for ``ships_change``) for a dense
+        message: where the bool ``returned`` is False, a value that :meth:`apply` leaves
+        without effect. None (the default): this combiner's state travels in Updates only."""
+        return None
+
     def merge(self, backend, column, segment, count: int, first, tied):
         """One value per id from the entries of ``column`` (two updates concatenated and
         sorted by id, and within an id by the followed key, best first): ``segment`` numbers
@@ -84,6 +90,9 @@ class _Best(Combiner):
     def apply(self, xp, current, incoming, won=None, tied=None):
         better = type(self).wins(incoming, current)
         return xp.where(better, incoming, current), better
+
+    def neutral(self, xp, column, returned):
+        return xp.where(returned, column, type(self).worst(column.dtype))
 
     def reduce(self, values):
         return type(self).pick(values)
@@ -117,6 +126,9 @@ class Replace(Combiner):
     def apply(self, xp, current, incoming, won=None, tied=None):
         return incoming, incoming != current
 
+    def neutral(self, xp, column, returned):
+        return column  # sent by owners for their own block, whose values are current
+
     def reduce(self, values):
         raise ContractError("a scalar cannot be replaced: reduce it with 'add', 'min' or 'max'")
 
@@ -148,6 +160,9 @@ class Add(Combiner):
     def reduce(self, values):
         return sum(values)
 
+    def neutral(self, xp, column, returned):
+        return xp.where(returned, column, 0)
+
     def merge(self, backend, column, segment, count, first, tied):
         out = backend.xp.zeros(count, dtype=column.dtype)
         backend.scatter_add(out, segment, column if tied is None else column * tied)
@@ -167,6 +182,9 @@ class Follow(Combiner):
 
     def apply(self, xp, current, incoming, won=None, tied=None):
         return xp.where(won, incoming, current), xp.zeros(incoming.shape, dtype=bool)
+
+    def neutral(self, xp, column, returned):
+        return column  # taken only where the key's neutral value cannot win
 
     def reduce(self, values):
         raise ContractError("a scalar cannot follow another")

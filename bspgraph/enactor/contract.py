@@ -117,6 +117,14 @@ class Contract:
     def names(self) -> list[str]:
         return list(self.combiners)
 
+    @property
+    def dense(self) -> bool:
+        """Whether every communicated state can travel in dense messages (its combiner has a
+        neutral value)."""
+        return bool(self.combiners) and all(
+            type(c).neutral is not combiners.Combiner.neutral for c in self.combiners.values()
+        )
+
 
 def contract_of(primitive: Primitive, state=None) -> Contract:
     """``primitive``'s contract; with ``state`` (allocated arrays), dtypes checked too.

@@ -20,7 +20,7 @@ import numpy as np
 
 from .. import comm
 from ..backend import backend_of, get_backend, gpu_count, to_host
-from ..comm.message import Update
+from ..comm.message import Slab, Update
 from ..comm.transport import failing_together
 from ..exceptions import DeviceError
 from ..frontier import Frontier
@@ -72,9 +72,14 @@ def _enact(primitive, graph, transport, backends, partitioner, communicator, see
     owners = {d: _per_cut(graph, owner, backends[d], backends[d].asarray) for d in local}
     # one process per device: the communicator splits by owner on that device, no copy
     exchange_owner = owner if staged else owners[local[0]]
+    # Slabs (no ids) in supersteps where many vertices changed: parts in this process's memory
     each = functools.partial(_on_each, backends)
     states = each(functools.partial(allocate, primitive), devices)
     contract = contract_of(primitive, states[local[0]])
+    # Slabs (no ids) in supersteps where many vertices changed: parts in this process's memory
+    dense = pattern.dense and contract.dense and not (staged or transport.distributed)
+    blocks = _per_cut(graph, owner, ("blocks", backends[local[0]]),
+                      functools.partial(_blocks, backends[local[0]], transport.size))  # fmt: skip
     frontiers = each(functools.partial(primitive.init_frontier, **params), devices, states)
     if not primitive.needs_all:  # each vertex starts on its owner only
         frontiers = each(_owned_part, devices, frontiers)
@@ -93,19 +98,27 @@ def _enact(primitive, graph, transport, backends, partitioner, communicator, see
         for d in local:  # the step's kernels are done: what follows is communication
             backends[d].synchronize()
         comm_started = time.perf_counter()
-        packages = each(functools.partial(_package, contract), devices, states, bases, outputs)
-        if staged:  # GPUs of one process exchange through host memory
-            packages = {d: _to(HOST, update) for d, update in packages.items()}
-        updates = [packages.get(d) for d in range(transport.size)]
-        received, traffic = pattern.exchange(
-            updates, owner=exchange_owner, to_all=primitive.needs_all, transport=transport,
-            combine=lambda a, b: merge(contract, _concat(a, b)),
-        )  # fmt: skip
+        if dense and sum(len(o) for o in outputs.values()) * DENSE_SHARE >= graph.num_vertices:
+            columns = each(functools.partial(_columns, contract), devices, states, bases, outputs)
+            received, traffic = pattern.exchange_dense(
+                [columns.get(d) for d in range(transport.size)], blocks=blocks,
+                to_all=primitive.needs_all, owner_only=contract.owner_only, transport=transport,
+            )  # fmt: skip
+        else:
+            packages = each(functools.partial(_package, contract), devices, states, bases,
+                            outputs)  # fmt: skip
+            if staged:  # GPUs of one process exchange through host memory
+                packages = {d: _to(HOST, update) for d, update in packages.items()}
+            received, traffic = pattern.exchange(
+                [packages.get(d) for d in range(transport.size)], owner=exchange_owner,
+                to_all=primitive.needs_all, transport=transport,
+                combine=lambda a, b: merge(contract, _concat(a, b)),
+            )  # fmt: skip
         for d in local:
             backends[d].synchronize()
         comm_seconds = time.perf_counter() - comm_started
-        frontiers = each(functools.partial(_next_frontier, primitive, contract), devices, states,
-                         bases, outputs, dict(enumerate(received)))  # fmt: skip
+        frontiers = each(functools.partial(_next_frontier, primitive, contract, blocks), devices,
+                         states, bases, outputs, dict(enumerate(received)))  # fmt: skip
         sync_started = time.perf_counter()
         _combine_scalars(contract, states, transport)
         iteration += 1
@@ -292,8 +305,8 @@ def merge(contract: Contract, update: Update) -> Update:
     return Update(ids[first], values)
 
 
-def _next_frontier(primitive, contract: Contract, graph, state, bases, output: Frontier,
-                   inbox: list[Update]) -> Frontier:  # fmt: skip
+def _next_frontier(primitive, contract: Contract, blocks, graph, state, bases,
+                   output: Frontier, inbox: list) -> Frontier:  # fmt: skip
     """Combine each Update of ``inbox`` (each with distinct ids, as communicators deliver)
     into ``state`` in turn; the next frontier (the contract's rule 3): the returned vertices
     this device owns (all of them when ``needs_all``) and the vertices whose communicated
@@ -301,11 +314,14 @@ def _next_frontier(primitive, contract: Contract, graph, state, bases, output: F
     ``pulled_from``) described one device's view, not this union."""
     if not (len(output) or inbox):  # an empty superstep here: no kernel
         return Frontier.from_ids(graph, output.ids)
+    if inbox and isinstance(inbox[0], Slab):
+        return _next_frontier_dense(primitive, contract, blocks, graph, state, bases, output,
+                                    inbox)  # fmt: skip
     mine = output if primitive.needs_all or not len(output) else _owned_part(graph, output)
     arrived, touched = [], [output.ids] if len(output) else []
     for update in inbox:
         update = _to(graph.backend, update)
-        improved = _combine(contract, state, update, graph.xp)
+        improved = _combine(contract, state, update.ids, update.values, graph.xp)
         touched.append(update.ids)
         if len(mine) < graph.num_vertices:  # else every vertex is in the frontier already
             arrived.append(Frontier.from_ids(graph, update.ids[improved]))
@@ -319,30 +335,75 @@ def _next_frontier(primitive, contract: Contract, graph, state, bases, output: F
     return Frontier.from_ids(graph, union.ids, out_edges=union.out_edges)
 
 
+DENSE_SHARE = 8  # a superstep whose devices returned V / DENSE_SHARE vertices sends Slabs
+
+
+def _blocks(backend, parts: int, owner) -> list:
+    """Each device's owned vertices, ascending, on ``backend``: a slice when they are
+    contiguous (edge_balanced cuts), else their ids."""
+    blocks = []
+    for d in range(parts):
+        ids = np.flatnonzero(owner == d)
+        if ids.size == 0 or ids[-1] - ids[0] + 1 == ids.size:
+            start = int(ids[0]) if ids.size else 0
+            blocks.append(slice(start, start + ids.size))
+        else:
+            blocks.append(backend.asarray(ids))
+    return blocks
+
+
+def _columns(contract: Contract, graph, state, bases, output: Frontier) -> Slab:
+    """This device's dense message: every communicated column over every vertex (the change
+    since the last superstep, for ``add``), neutral where the step returned nothing."""
+    returned = output.mask
+    values = {}
+    for name, combiner in contract.combiners.items():
+        array = getattr(state, name)
+        if array is not None:
+            column = array - bases[name] if name in bases else array
+            values[name] = combiner.neutral(graph.xp, column, returned)
+    return Slab(None, values)
+
+
+def _next_frontier_dense(primitive, contract: Contract, blocks, graph, state, bases,
+                         output: Frontier, inbox: list[Slab]) -> Frontier:  # fmt: skip
+    """:func:`_next_frontier` for Slabs: each applied to its block in turn, the changed
+    vertices marked in a mask that starts from the returned ones (those owned, unless
+    ``needs_all``)."""
+    xp = graph.xp
+    mask = output.mask.copy() if primitive.needs_all else output.mask & graph.context.owned
+    for slab in inbox:
+        region = slice(None) if slab.block is None else blocks[slab.block]
+        mask[region] |= _combine(contract, state, region, slab.values, xp)
+    for name, base in bases.items():  # every change is shipped and applied: the new baseline
+        base[...] = getattr(state, name)
+    return Frontier.from_mask(graph, mask)
+
+
 def _to(backend, update: Update) -> Update:
     return Update(
         backend.asarray(update.ids), {n: backend.asarray(v) for n, v in update.values.items()}
     )
 
 
-def _combine(contract: Contract, state, update: Update, xp):
-    """Apply ``update`` (distinct ids) to ``state`` with the contract's combiners; return a
-    bool per id, True where the vertex's state changed. Each ``follows`` state sees whether
-    its key's incoming value won or tied against the value held before. Every column is
-    written whole at ``ids``: no compaction, no host synchronisation."""
-    ids, key = update.ids, contract.key
+def _combine(contract: Contract, state, ids, values: dict, xp):
+    """Apply ``values`` at ``ids`` (distinct ids, or a slice) to ``state`` with the contract's
+    combiners; return a bool per id, True where the vertex's state changed. Each ``follows``
+    state sees whether its key's incoming value won or tied against the value held before.
+    Every column is written whole at ``ids``: no compaction, no host synchronisation."""
+    key = contract.key
     won = tied = None
     if key is not None:  # before any column changes: the key's outcome against what was held
-        current, incoming = getattr(state, key)[ids], update.values[key]
+        current, incoming = getattr(state, key)[ids], values[key]
         _, won = contract.combiners[key].apply(xp, current, incoming)
         tied = incoming == current
-    improved = xp.zeros(ids.size, dtype=bool)
+    improved = xp.zeros(len(next(iter(values.values()))), dtype=bool)
     for name, combiner in contract.combiners.items():
         array = getattr(state, name)
         if array is None:
             continue
         outcome = (won, tied) if combiner.follows else (None, None)
-        array[ids], changed = combiner.apply(xp, array[ids], update.values[name], *outcome)
+        array[ids], changed = combiner.apply(xp, array[ids], values[name], *outcome)
         improved |= changed
     return improved
 
