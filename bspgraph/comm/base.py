@@ -139,40 +139,36 @@ class Communicator(abc.ABC):
 
     def exchange_dense(
         self,
-        columns: Sequence[Slab | None],
+        slabs: Sequence[Slab | None],
         *,
         blocks: Sequence[Any],
         to_all: bool = False,
-        owner_only: bool = False,
         transport: Transport,
     ) -> tuple[list[list[Slab] | None], CommStats]:
         """The dense form of :meth:`exchange`, for supersteps in which many vertices changed.
 
-        ``columns[d]`` is device d's every-vertex Slab (``block=None``): its communicated
-        columns, neutral where d returned nothing. ``blocks[o]`` indexes device o's owned
-        vertices (a slice when they are contiguous, else their ids). Delivered, as Slabs whose
-        ``block`` says which vertices they cover, is what :meth:`exchange` delivers: each
-        owner's block of every other device's columns (``to_all=False``), or every vertex
-        (``to_all=True``; only the sender's own block when ``owner_only``). No id travels and
+        ``slabs[d]`` is device d's Slab: its communicated columns, neutral where d returned
+        nothing, over every vertex (``block=None``) or over d's own block only. ``blocks[o]``
+        indexes device o's owned vertices (a slice when they are contiguous, else their ids).
+        Delivered, as Slabs whose ``block`` says which vertices they cover, is what
+        :meth:`exchange` delivers: each owner's block of every other device's every-vertex
+        Slab (``to_all=False``), or every Slab as it is (``to_all=True``). No id travels and
         nothing is combined on the way; receivers apply the Slabs in turn. This one sends
         each device's piece straight to its destination, in one round.
         """
-        num_vertices = len(columns[transport.local[0]])
         if transport.size == 1:
-            return [[] if d in transport.local else None for d in range(1)], CommStats()
+            return [[]], CommStats()
         sends = []
         for s in transport.local:
+            slab = slabs[s]
             for o in range(transport.size):
-                if o == s:
-                    continue
-                block = (s if owner_only else None) if to_all else o
-                piece = columns[s] if block is None else columns[s].cut(block, blocks[block])
-                sends.append((s, o, piece))
-        return self._dense_round(sends, transport, num_vertices, blocks)
+                if o != s:
+                    sends.append((s, o, slab if to_all else slab.cut(o, blocks[o])))
+        return self._dense_round(sends, transport, blocks)
 
-    def _dense_round(self, sends, transport, num_vertices, blocks, cut=False):
+    def _dense_round(self, sends, transport, blocks, cut=False):
         """Run one round of Slab ``sends``; with ``cut``, each receiver keeps its own block."""
-        inbox, stats = transport.exchange_round(sends, num_vertices=num_vertices)
+        inbox, stats = transport.exchange_round(sends, num_vertices=0)  # no ids, no bitmap
         received: list[list[Slab] | None] = [None] * transport.size
         for d in transport.local:
             received[d] = [s.cut(d, blocks[d]) if cut else s for s in inbox[d]]

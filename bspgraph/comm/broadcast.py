@@ -31,16 +31,15 @@ class Broadcast(Communicator):
         """Messages per exchange on ``parts`` devices: ``P * (P - 1)``."""
         return parts * (parts - 1)
 
-    def exchange_dense(self, columns, *, blocks, to_all=False, owner_only=False, transport):
-        """Every device's whole Slab to every other device (only its own block when
-        ``owner_only``); receivers keep their own block unless ``to_all``."""
+    def exchange_dense(self, slabs, *, blocks, to_all=False, transport):
+        """Every device's Slab, as it is, to every other device; receivers keep their own
+        block unless ``to_all``."""
         if to_all or transport.size == 1:
-            return super().exchange_dense(columns, blocks=blocks, to_all=to_all,
-                                          owner_only=owner_only, transport=transport)  # fmt: skip
-        sends = [(d, o, columns[d]) for d in transport.local
+            return super().exchange_dense(slabs, blocks=blocks, to_all=to_all,
+                                          transport=transport)  # fmt: skip
+        sends = [(d, o, slabs[d]) for d in transport.local
                  for o in range(transport.size) if o != d]  # fmt: skip
-        num_vertices = len(columns[transport.local[0]])
-        return self._dense_round(sends, transport, num_vertices, blocks, cut=True)
+        return self._dense_round(sends, transport, blocks, cut=True)
 
     def _deliver(self, updates, *, owner, to_all, combine, transport, num_vertices):
         parts = transport.size

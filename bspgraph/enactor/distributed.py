@@ -98,11 +98,14 @@ def _enact(primitive, graph, transport, backends, partitioner, communicator, see
         for d in local:  # the step's kernels are done: what follows is communication
             backends[d].synchronize()
         comm_started = time.perf_counter()
-        if dense and sum(len(o) for o in outputs.values()) * DENSE_SHARE >= graph.num_vertices:
-            columns = each(functools.partial(_columns, contract), devices, states, bases, outputs)
+        spread = each(_spread, devices, outputs) if dense else {}
+        if dense and _dense_pays(primitive, contract, graph, outputs, spread):
+            whole = not primitive.needs_all or (not contract.owner_only and any(spread.values()))
+            slabs = each(functools.partial(_slab, contract, blocks, whole), devices, states,
+                         bases, outputs)  # fmt: skip
             received, traffic = pattern.exchange_dense(
-                [columns.get(d) for d in range(transport.size)], blocks=blocks,
-                to_all=primitive.needs_all, owner_only=contract.owner_only, transport=transport,
+                [slabs.get(d) for d in range(transport.size)], blocks=blocks,
+                to_all=primitive.needs_all, transport=transport,
             )  # fmt: skip
         else:
             packages = each(functools.partial(_package, contract), devices, states, bases,
@@ -335,7 +338,29 @@ def _next_frontier(primitive, contract: Contract, blocks, graph, state, bases,
     return Frontier.from_ids(graph, union.ids, out_edges=union.out_edges)
 
 
-DENSE_SHARE = 8  # a superstep whose devices returned V / DENSE_SHARE vertices sends Slabs
+DENSE_SHARE = 8  # a superstep in which V / DENSE_SHARE returned vertices travel sends Slabs
+
+
+def _spread(graph, output: Frontier) -> int:
+    """How many of the ``output`` vertices other devices own."""
+    if not len(output):
+        return 0
+    owned = graph.context.owned
+    kept = output.mask & owned if output.is_dense else owned[output.ids]
+    return len(output) - int(graph.xp.count_nonzero(kept))
+
+
+def _dense_pays(primitive, contract: Contract, graph, outputs: dict, spread: dict) -> bool:
+    """Whether this superstep's exchange is cheaper in Slabs: when the entries that travel
+    number V / DENSE_SHARE or more (times P - 1 when every device needs every vertex's
+    value from every other: each receives P - 1 whole columns)."""
+    if not primitive.needs_all:
+        travelling, span = sum(spread.values()), graph.num_vertices
+    else:
+        travelling = sum(len(o) for o in outputs.values())
+        whole = not contract.owner_only and any(spread.values())
+        span = graph.num_vertices * (max(len(outputs), 2) - 1 if whole else 1)
+    return travelling * DENSE_SHARE >= span
 
 
 def _blocks(backend, parts: int, owner) -> list:
@@ -352,17 +377,21 @@ def _blocks(backend, parts: int, owner) -> list:
     return blocks
 
 
-def _columns(contract: Contract, graph, state, bases, output: Frontier) -> Slab:
-    """This device's dense message: every communicated column over every vertex (the change
-    since the last superstep, for ``add``), neutral where the step returned nothing."""
-    returned = output.mask
+def _slab(contract: Contract, blocks, whole: bool, graph, state, bases, output: Frontier) -> Slab:
+    """This device's dense message: every communicated column (the change since the last
+    superstep, for ``add``), neutral where the step returned nothing, over every vertex, or
+    over the device's own block when no other device's vertex can have changed (``whole``
+    False: replace, or every returned vertex is owned)."""
+    block = None if whole else graph.context.device
+    region = slice(None) if block is None else blocks[block]
+    returned = output.mask[region]
     values = {}
     for name, combiner in contract.combiners.items():
         array = getattr(state, name)
         if array is not None:
-            column = array - bases[name] if name in bases else array
+            column = array[region] - bases[name][region] if name in bases else array[region]
             values[name] = combiner.neutral(graph.xp, column, returned)
-    return Slab(None, values)
+    return Slab(block, values)
 
 
 def _next_frontier_dense(primitive, contract: Contract, blocks, graph, state, bases,

@@ -162,7 +162,7 @@ def _subgraph(host: Graph, owner: np.ndarray, device: int, parts: int, replicate
     with its run context (owned vertices, the whole graph's degrees)."""
     owned = owner == device
     degrees = (to_host(host.out_degree()), to_host(host.in_degree()), host.num_edges)
-    context = RunContext(owned, parts, degrees)
+    context = RunContext(owned, parts, degrees, device)
     if replicate:
         return Graph(host.forward, host.num_vertices, directed=host.directed, backend=host.backend,
                      summary=host.summary, reverse=host.reverse if host.directed else None,

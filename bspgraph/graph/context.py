@@ -13,7 +13,8 @@ class RunContext:
     asks how the graph was cut.
 
     ``owned``: a bool mask of the vertices whose edges and results this device holds (None:
-    every vertex); ``parts``: the devices of the run; ``degrees``: ``(out_degree, in_degree,
+    every vertex); ``parts``: the devices of the run; ``device``: this one's index among them;
+    ``degrees``: ``(out_degree, in_degree,
     num_edges)`` of the whole graph on this device's backend, for cost models (None: this
     graph's own), so that every device takes the same decision.
     """
@@ -21,6 +22,7 @@ class RunContext:
     owned: Any = None
     parts: int = 1
     degrees: tuple | None = None
+    device: int = 0
 
     @property
     def global_view(self) -> bool:
@@ -38,4 +40,4 @@ class RunContext:
         if self.degrees is not None:
             out_degree, in_degree, edges = self.degrees
             degrees = (backend.asarray(out_degree), backend.asarray(in_degree), edges)
-        return RunContext(owned, self.parts, degrees)
+        return RunContext(owned, self.parts, degrees, self.device)
