@@ -43,7 +43,7 @@ class NumpyBackend(Backend):
 
     def scatter_add(self, target, index, values) -> None:
         """A float sum over more than 64 indices by ``bincount`` (faster than ``add.at``)."""
-        if target.dtype.kind == "f" and len(index) > 64:
+        if target.dtype.kind == "f" and target.ndim == 1 and len(index) > 64:
             values = np.broadcast_to(values, np.shape(index))
             target += np.bincount(index, weights=values, minlength=len(target))[: len(target)]
         else:
