@@ -14,7 +14,12 @@ from .power import CentralityResult
 
 
 def closeness_centrality(
-    graph, *, wf_improved: bool = True, batch: int | None = None, **run
+    graph,
+    vertices: Iterable[int] | None = None,
+    *,
+    wf_improved: bool = True,
+    batch: int | None = None,
+    **run,
 ) -> CentralityResult:
     """Closeness centrality of every vertex, as ``networkx.closeness_centrality`` (unweighted).
 
@@ -27,6 +32,8 @@ def closeness_centrality(
     Parameters
     ----------
     graph : Graph
+    vertices : iterable of int, optional
+        The vertices scored (default: every vertex; the others get 0).
     wf_improved : bool
         Scale by the fraction of the other vertices that reach the vertex.
     batch : int, optional
@@ -38,8 +45,14 @@ def closeness_centrality(
     -------
     CentralityResult
         ``centrality`` (float64) and ``stats`` summed over the batches.
+
+    Raises
+    ------
+    ValueError
+        An id of ``vertices`` is not a vertex (named, with the range).
     """
-    n = graph.num_vertices
+    n, where = graph.num_vertices, "closeness_centrality"
+    scored = _vertices(graph, vertices, "vertices", where)
 
     def closeness(depth):  # per lane, from its distances to the others
         xp = backend_of(depth).xp
@@ -49,7 +62,7 @@ def closeness_centrality(
         value = xp.where(total > 0, others / xp.where(total > 0, total, 1.0), 0.0)
         return value * (others / (n - 1)) if wf_improved and n > 1 else value
 
-    return _per_vertex(graph.reversed(), range(n), closeness, batch, "closeness_centrality", run)
+    return _per_vertex(graph.reversed(), scored, closeness, batch, where, run)
 
 
 def harmonic_centrality(
