@@ -55,8 +55,8 @@ def advance_lanes(graph, frontier: Frontier, values):
                          f"({len(frontier)}, b): a row of lanes per frontier member")  # fmt: skip
     xp, n = graph.xp, graph.num_vertices
     flags = values.dtype == np.bool_
-    dtype = np.dtype(np.float32) if flags else values.dtype  # or-and as a sum of 0/1 (no wrap)
-    values = values.astype(dtype, copy=False)
+    dtype = _count_dtype(graph) if flags else values.dtype  # or-and: a count of 0/1 that
+    values = values.astype(dtype, copy=False)  # cannot wrap (at most the largest in-degree)
     total = int(graph.forward.indices.shape[0])
     ids = frontier.ids
     if not total or not len(frontier):
@@ -107,6 +107,14 @@ def _matrix(graph, direction: str, dtype):
         graph.cache[key] = graph.backend.sparse.csr_matrix((data, csr.indices, csr.offsets),
                                                            shape=shape)  # fmt: skip
     return graph.cache[key]
+
+
+def _count_dtype(graph):
+    """The backend's dtype for counts up to the graph's largest in-degree (cached)."""
+    if "largest in-degree" not in graph.cache:
+        in_degree = graph.cost_degrees()[1]
+        graph.cache["largest in-degree"] = int(in_degree.max()) if in_degree.shape[0] else 0
+    return graph.backend.count_dtype(graph.cache["largest in-degree"])
 
 
 def _row_edges(csr, ids) -> int:

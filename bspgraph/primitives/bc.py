@@ -240,7 +240,7 @@ def betweenness_centrality(
             raise ValueError(f"{where}(sources=[]): expected at least one source")
     on_device = run.pop("result_device", False)
     target = get_backend(run.get("backend"))
-    width = batch_width(target, n, len(sources), batch, where)
+    width = batch_width(target, graph, len(sources), batch, where)
     accumulate = _one_by_one if width == 1 else _batched
     total, runs = accumulate(graph, sources, width, endpoints, run)
     if total is None:

@@ -82,8 +82,13 @@ class BatchedBFS(Primitive):
 
 def depth_batches(graph, sources: Sequence[int], width: int, **run) -> Iterator[tuple]:
     """``(batch, depth, stats)`` for each batch of ``width`` sources: ``depth`` the ``V x b``
-    hops (-1: unreachable) on the run's device (lane ``j``: from ``batch[j]``)."""
+    hops (-1: unreachable) on the run's device (lane ``j``: from ``batch[j]``); with
+    ``width`` 1, each from :class:`BFS`."""
     for batch in batches(sources, width):
+        if width == 1:  # one source a run: the one-source BFS (push or pull by its cost model)
+            state, stats = enact(BFS(), graph, source=batch[0], result_device=True, **run)
+            yield batch, state["depth"][:, None], stats
+            continue
         state, stats = enact(BatchedBFS(lanes=len(batch)), graph, sources=batch,
                              result_device=True, **run)  # fmt: skip
         yield batch, state["depth"], stats
@@ -143,8 +148,7 @@ def bfs(
         if parents or direction != "auto":
             raise ValueError("bfs(sources=...): parents and direction are for one source")
         sources = checked_sources(graph, sources, "bfs")
-        width = batch_width(get_backend(run.get("backend")), graph.num_vertices, len(sources),
-                            batch, "bfs")  # fmt: skip
+        width = batch_width(get_backend(run.get("backend")), graph, len(sources), batch, "bfs")
         depth = np.empty((len(sources), graph.num_vertices), dtype=graph.indices.dtype)
         runs, done = [], 0
         for chunk, lanes, stats in depth_batches(graph, sources, width, **run):

@@ -116,8 +116,7 @@ def _per_vertex(graph, vertices, measure, batch, where: str, run: dict) -> Centr
     as an array over every vertex (0 elsewhere)."""
     vertices = list(vertices)
     centrality, runs = np.zeros(graph.num_vertices), []
-    width = batch_width(get_backend(run.get("backend")), graph.num_vertices, len(vertices),
-                        batch, where)  # fmt: skip
+    width = batch_width(get_backend(run.get("backend")), graph, len(vertices), batch, where)
     for chunk, depth, stats in depth_batches(graph, vertices, width, **run):
         centrality[chunk] = to_host(measure(depth))
         runs.append(stats)
