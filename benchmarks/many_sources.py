@@ -3,7 +3,7 @@ time and networkx, in one run on one device.
 
     PYTHONPATH=. python3 -m benchmarks.many_sources                   # NumPy
     PYTHONPATH=. python3 -m benchmarks.many_sources --backend cupy    # one GPU
-    PYTHONPATH=. python3 -m benchmarks.many_sources --scale 16 --sources 256 --single 16
+    PYTHONPATH=. python3 -m benchmarks.many_sources --scale 16 --sources 256 --single 16 --batch 64
 
 Rows (each the best of ``--repeat`` runs after one untimed call, answers checked):
 
@@ -53,6 +53,8 @@ def main(argv: list[str] | None = None) -> list[dict]:
     parser.add_argument("--sources", type=int, default=1024, help="sampled sources of row 2")
     parser.add_argument("--single", type=int, default=None,
                         help="one-source runs timed in row 2 (default: all on cupy, 8 on numpy)")  # fmt: skip
+    parser.add_argument("--batch", type=int, default=None,
+                        help="sources a batch in row 2 (default: the library's choice)")  # fmt: skip
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--email", type=Path, default=EMAIL)
     args = parser.parse_args(argv)
@@ -91,7 +93,8 @@ def main(argv: list[str] | None = None) -> list[dict]:
     single_count = args.single or (len(sources) if backend == "cupy" else 8)
     single_count = min(single_count, len(sources))
     repeat = 1 if args.scale >= 16 else args.repeat
-    batched_s, _ = best(lambda: bg.betweenness_centrality(rmat, k=args.sources, seed=1), repeat)
+    batched_s, _ = best(lambda: bg.betweenness_centrality(rmat, k=args.sources, seed=1,
+                                                          batch=args.batch), repeat)  # fmt: skip
     few = sources[:single_count]
     few_s, _ = best(lambda: bg.betweenness_centrality(rmat, few, batch=1), 1)
     check = bg.betweenness_centrality(rmat, few[:2], normalized=False).centrality
@@ -99,9 +102,9 @@ def main(argv: list[str] | None = None) -> list[dict]:
                                                          normalized=False).centrality,
                                check, rtol=1e-9, atol=1e-9)  # fmt: skip
     scaled = few_s * len(sources) / single_count
-    note = ""
+    note = f"batch={args.batch}" if args.batch else "batch: the library's choice"
     if single_count < len(sources):
-        note = f"one source a run timed on {single_count}, x {len(sources) / single_count:g}"
+        note += f"; one source a run timed on {single_count}, x {len(sources) / single_count:g}"
     row(f"BC, {len(sources)} sampled sources, rmat{args.scale} "
         f"({rmat.num_vertices} vertices, {rmat.num_edges} edges)", batched_s,
         f"{len(sources)} one-source runs", scaled, note)  # fmt: skip

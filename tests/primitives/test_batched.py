@@ -165,3 +165,22 @@ def test_batched_betweenness_on_devices_is_networkx(case, devices, batch, commun
     expected = nx.betweenness_centrality(nx_graph, k=k, seed=1)
     np.testing.assert_allclose(result.centrality, as_array(expected, graph.num_vertices, -1.0),
                                rtol=1e-9, atol=1e-12)  # fmt: skip
+
+
+def test_batched_primitives_on_each_backend(backend):
+    """The same answers on NumPy and (with a GPU) CuPy: cuSPARSE's products, float32 counts."""
+    g = nx.gnp_random_graph(60, 0.06, seed=2, directed=True)
+    g.add_edges_from([(3, 3), (60, 61)])  # a self-loop, a second component
+    graph = bg.Graph.from_networkx(g, backend=backend)
+    n = graph.num_vertices
+    sources = list(range(0, n, 3))
+    depth = bg.bfs(graph, sources=sources, batch=7, backend=backend).depth
+    np.testing.assert_array_equal(depth, _depths(g, sources, n))
+    for options in ({}, {"k": 20, "seed": 3, "endpoints": True}):
+        ours = bg.betweenness_centrality(graph, batch=16, backend=backend, **options).centrality
+        expected = as_array(nx.betweenness_centrality(g, **options), n, -1.0)
+        np.testing.assert_allclose(ours, expected, rtol=1e-9, atol=1e-12)
+    ours = bg.closeness_centrality(graph, batch=32, backend=backend).centrality
+    np.testing.assert_allclose(ours, as_array(nx.closeness_centrality(g), n, -1.0), rtol=1e-12)
+    ours = bg.harmonic_centrality(graph, backend=backend).centrality
+    np.testing.assert_allclose(ours, as_array(nx.harmonic_centrality(g), n, -1.0), rtol=1e-12)
