@@ -12,17 +12,21 @@ import os
 _NO_SORT = "sort_neighbors is not supported."
 _NON_NEGATIVE = "Negative weights and weight functions are not supported (NotImplementedError)."
 _DIRECTED = "Directed graphs are not supported."
+_WEIGHTED = "distance (weighted) is not supported."
 _DOCS = {
     "average_clustering": "Triangle counting; directed graphs and weight are not supported.",
     "betweenness_centrality": (
-        "Exact Brandes betweenness on bspgraph's BFS primitives; k (source sampling) and "
-        "weight are not supported."
+        "Brandes betweenness over batches of sources (one sparse product a level for a "
+        "batch); k samples the sources as networkx does. weight is not supported."
     ),
     "bfs_edges": "Level-synchronous BFS in networkx's order. " + _NO_SORT,
     "bfs_layers": "Level-synchronous BFS from all sources at once, in networkx's order.",
     "bfs_predecessors": "Level-synchronous BFS in networkx's order. " + _NO_SORT,
     "bfs_successors": "Level-synchronous BFS in networkx's order. " + _NO_SORT,
     "bfs_tree": "Level-synchronous BFS in networkx's order. " + _NO_SORT,
+    "closeness_centrality": (
+        "Batched BFS (a lane per node, one sparse product a level for a batch). " + _WEIGHTED
+    ),
     "clustering": "Triangle counting; directed graphs and weight are not supported.",
     "connected_components": "Union-find over sampled edges, then the rest, on the whole graph.",
     "core_number": "Level-synchronous peeling. " + _DIRECTED,
@@ -30,6 +34,7 @@ _DOCS = {
     "descendants": "BFS.",
     "dijkstra_path_length": "Bucketed SSSP. " + _NON_NEGATIVE,
     "eigenvector_centrality": "Power iteration with A + I, as networkx's.",
+    "harmonic_centrality": "Batched BFS from the nodes of nbunch. " + _WEIGHTED,
     "has_path": "BFS.",
     "hits": "Power iteration on A A^T (networkx's _hits_python; networkx calls ARPACK).",
     "is_connected": "Union-find.",

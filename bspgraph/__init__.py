@@ -18,9 +18,11 @@ from .graph.write import write_mtx
 from .primitives import (
     betweenness_centrality,
     bfs,
+    closeness_centrality,
     connected_components,
     core_number,
     eigenvector_centrality,
+    harmonic_centrality,
     hits,
     katz_centrality,
     pagerank,
@@ -40,4 +42,5 @@ __all__ = [
     "read_mtx", "save_npz", "sssp", "testing", "triangle_count", "warmup", "write_mtx",
 ]  # fmt: skip
 __all__ += ["eigenvector_centrality", "hits", "katz_centrality", "pagerank_from"]
+__all__ += ["closeness_centrality", "harmonic_centrality"]
 __version__ = "0.1.0"

@@ -80,7 +80,9 @@ def estimate(primitive, graph, *, devices: int = 1, edges: int | None = None) ->
     total += temporaries
     if devices > 1:
         names = list(getattr(primitive, "communicate", {}))
-        sizes = {spec.name: _itemsize(spec.dtype, graph) for spec in primitive.state}
+        options = getattr(primitive, "options", {})
+        sizes = {spec.name: _itemsize(spec.dtype, graph) * (spec.width(options) or 1)
+                 for spec in primitive.state}  # fmt: skip
         total += 2 * n * (ids + sum(sizes.get(name, 8) for name in names))  # sent, received
         total += 2 * n * offsets  # the whole graph's degrees, for every device's cost model
         total += n * (1 + 4)  # the owned mask and the owner map (int32)
@@ -145,7 +147,7 @@ def _state_itemsize(primitive, graph) -> int:
     """Bytes per vertex of the primitive's state arrays (those its options switch on)."""
     options = getattr(primitive, "options", {})
     return sum(
-        _itemsize(spec.dtype, graph)
+        _itemsize(spec.dtype, graph) * (spec.width(options) or 1)  # rows of lanes: b values
         for spec in primitive.state
         if spec.when is None or options.get(spec.when)
     )

@@ -189,25 +189,52 @@ def _close(rtol, atol):
 
 
 def _bc(graph, options, **run):
-    sources = None
-    if "k" in options:  # networkx's own sample of k sources for this seed
-        sources = random.Random(options["seed"]).sample(range(graph.num_vertices), options["k"])
-    scaling = {key: options[key] for key in ("normalized", "endpoints") if key in options}
-    return bg.betweenness_centrality(graph, sources, **scaling, **run).centrality
+    options = dict(options)
+    if "sampled" in options:  # the list networkx samples for (k, seed), passed as sources
+        k, seed = options.pop("sampled")
+        options["sources"] = random.Random(seed).sample(range(graph.num_vertices), k)
+    return bg.betweenness_centrality(graph, **options, **run).centrality
 
 
 def _bc_truth(nx_graph, options):
     nx_graph = nx.DiGraph(nx_graph) if nx_graph.is_directed() else nx.Graph(nx_graph)
     n = nx_graph.number_of_nodes()
+    options = {key: value for key, value in options.items() if key != "batch"}
+    if "sampled" in options:
+        options["k"], options["seed"] = options.pop("sampled")
     return as_array(nx.betweenness_centrality(nx_graph, weight=None, **options), n, 0.0)
 
 
 @st.composite
 def _bc_options(draw, n):
-    options = {"normalized": draw(st.booleans()), "endpoints": draw(st.booleans())}
-    if draw(st.booleans()):  # sampled sources
-        options.update(k=draw(st.integers(1, n)), seed=draw(st.integers(0, 1000)))
+    options = {"normalized": draw(st.booleans()), "endpoints": draw(st.booleans()),
+               "batch": draw(st.sampled_from([1, 2, 3, None]))}  # fmt: skip
+    if draw(st.booleans()):  # sampled sources: networkx's k and seed, or its sample as a list
+        k, seed = draw(st.integers(1, n)), draw(st.integers(0, 1000))
+        options.update({"k": k, "seed": seed} if draw(st.booleans()) else {"sampled": (k, seed)})
     return options
+
+
+def _bfs_sources(graph, options, **run):  # (every vertex on the trivial graphs)
+    sources = options.get("sources", range(graph.num_vertices))
+    return bg.bfs(graph, sources=sources, batch=options.get("batch"), **run).depth
+
+
+def _bfs_sources_truth(nx_graph, options):
+    n = nx_graph.number_of_nodes()
+    sources = options.get("sources", range(n))
+    rows = [as_array(nx.single_source_shortest_path_length(nx_graph, s), n, -1) for s in sources]
+    return np.array(rows, dtype=np.int64).reshape(len(sources), n)
+
+
+def _closeness(graph, options, **run):
+    return bg.closeness_centrality(graph, **options, **run).centrality
+
+
+def _closeness_truth(nx_graph, options):
+    n = nx_graph.number_of_nodes()
+    closeness = nx.closeness_centrality(nx_graph, wf_improved=options.get("wf_improved", True))
+    return as_array(closeness, n, 0.0)
 
 
 def _triangles(graph, options, **run):
@@ -314,6 +341,13 @@ ROWS: tuple[Row, ...] = (
         options=_pagerank_options),
     Row("betweenness_centrality", _bc, _bc_truth, _close(1e-9, 1e-12), examples=3,
         graphs=edge_lists(max_vertices=12, max_edges=30), options=_bc_options),
+    Row("bfs_sources", _bfs_sources, _bfs_sources_truth, _equal, examples=3,
+        options=lambda n: st.fixed_dictionaries({"batch": st.sampled_from([1, 2, 3, None]),
+                                                 "sources": st.lists(st.integers(0, n - 1),
+                                                                     unique=True, max_size=n)})),
+    Row("closeness_centrality", _closeness, _closeness_truth, _close(1e-12, 0), examples=3,
+        options=lambda n: st.fixed_dictionaries({"batch": st.sampled_from([1, 3, None]),
+                                                 "wf_improved": st.booleans()})),
     Row("triangle_count", _triangles, _triangles_truth, _triangles_compare, examples=6,
         directed=False),
     Row("core_number", _core, _core_truth, _core_compare, examples=6, directed=False),

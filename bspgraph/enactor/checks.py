@@ -11,9 +11,9 @@ from ..exceptions import ContractError
 
 
 def snapshot(graph, state) -> dict[str, np.ndarray]:
-    """Host copies of every per-vertex state array."""
+    """Host copies of every per-vertex state array (rows of lanes too)."""
     return {name: to_host(array).copy() for name, array in vars(state).items()
-            if array is not None and getattr(array, "ndim", 0) == 1}  # fmt: skip
+            if array is not None and getattr(array, "ndim", 0) >= 1}  # fmt: skip
 
 
 def verify(primitive, contract, iteration: int, graph, before: dict, state, output) -> None:
@@ -31,6 +31,8 @@ def verify(primitive, contract, iteration: int, graph, before: dict, state, outp
     for name, old in before.items():
         new = to_host(getattr(state, name))
         changed = (old != new) & ~(_nan(old) & _nan(new))
+        if changed.ndim > 1:  # rows of lanes: a vertex changed when any lane did
+            changed = changed.reshape(changed.shape[0], -1).any(axis=1)
         combiner = contract.combiners.get(name)
         if combiner is not None:
             lost = changed & ~returned

@@ -17,6 +17,10 @@ combiner                   what arrives, and what the receiver keeps            
                            dropped when ``k`` loses (path counts at the least depth)    or non-0
 ``Follow(k)``              the sender's value; taken when ``k`` wins (BFS parents)      never
 =========================  ===========================================================  =======
+
+A state of lanes (``State(..., lanes=b)``: a row of ``b`` values per vertex) is combined lane
+by lane with the same combiners (min, max, replace, add; not ``follows``), and a vertex changed
+when any of its lanes did.
 """
 
 from __future__ import annotations
@@ -56,8 +60,9 @@ class Combiner(abc.ABC):
 
     @abc.abstractmethod
     def apply(self, xp, current, incoming, won=None, tied=None):
-        """``(combined, changed)``: ``incoming`` combined into ``current`` (aligned arrays);
-        ``won`` / ``tied``: where the followed key's incoming value won / tied (else None)."""
+        """``(combined, changed)``: ``incoming`` combined into ``current`` (aligned arrays,
+        rows of lanes too), ``changed`` a bool per row; ``won`` / ``tied``: where the followed
+        key's incoming value won / tied (else None)."""
 
     @abc.abstractmethod
     def reduce(self, values: list) -> Any:
@@ -89,7 +94,7 @@ class _Best(Combiner):
 
     def apply(self, xp, current, incoming, won=None, tied=None):
         better = type(self).wins(incoming, current)
-        return xp.where(better, incoming, current), better
+        return xp.where(better, incoming, current), _rows(better)
 
     def neutral(self, xp, column, returned):
         return xp.where(returned, column, type(self).worst(column.dtype))
@@ -98,7 +103,9 @@ class _Best(Combiner):
         return type(self).pick(values)
 
     def merge(self, backend, column, segment, count, first, tied):
-        out = backend.full(count, type(self).worst(column.dtype), column.dtype)
+        worst = type(self).worst(column.dtype)
+        out = (backend.full(count, worst, column.dtype) if column.ndim == 1 else
+               backend.xp.full((count, *column.shape[1:]), worst, dtype=column.dtype))  # fmt: skip
         getattr(backend, self.scatter)(out, segment, column)
         return out
 
@@ -124,7 +131,7 @@ class Replace(Combiner):
     owner_only = True
 
     def apply(self, xp, current, incoming, won=None, tied=None):
-        return incoming, incoming != current
+        return incoming, _rows(incoming != current)
 
     def neutral(self, xp, column, returned):
         return column  # sent by owners for their own block, whose values are current
@@ -153,7 +160,7 @@ class Add(Combiner):
 
     def apply(self, xp, current, incoming, won=None, tied=None):
         if won is None:
-            return current + incoming, incoming != 0
+            return current + incoming, _rows(incoming != 0)
         combined = xp.where(won, incoming, xp.where(tied, current + incoming, current))
         return combined, won | (tied & (incoming != 0))
 
@@ -164,7 +171,7 @@ class Add(Combiner):
         return xp.where(returned, column, 0)
 
     def merge(self, backend, column, segment, count, first, tied):
-        out = backend.xp.zeros(count, dtype=column.dtype)
+        out = backend.xp.zeros((count, *column.shape[1:]), dtype=column.dtype)
         backend.scatter_add(out, segment, column if tied is None else column * tied)
         return out
 
@@ -220,6 +227,11 @@ def get(name_or_instance, where: str) -> Combiner:
         f"{where}: unknown combiner {name_or_instance!r}; expected one of {valid} or a "
         "bspgraph.combiners.Combiner (Add(follows=...), Follow(...))"
     )
+
+
+def _rows(changed):
+    """A bool per row: ``changed`` itself, or for rows of lanes, whether any lane changed."""
+    return changed if changed.ndim == 1 else changed.any(axis=tuple(range(1, changed.ndim)))
 
 
 def _largest(dtype: np.dtype):

@@ -40,6 +40,9 @@ class State:
     own id). At the end, values still equal to the "max"/"inf" sentinel become ``unset``.
     ``when`` names a primitive option that must be true for the array to exist (else None).
     ``output=False`` marks scratch state that the result leaves out (never copied to the host).
+    ``lanes`` makes the array a row of values per vertex (shape ``V x b``, one lane per member of
+    a batch, such as one per BFS source): an int, or the name of the primitive option holding
+    ``b``. Combiners then apply lane by lane, and a vertex changed when any of its lanes did.
     """
 
     name: str
@@ -48,6 +51,11 @@ class State:
     unset: Any = None
     when: str | None = None
     output: bool = True
+    lanes: int | str | None = None
+
+    def width(self, options: dict) -> int | None:
+        """The number of lanes (None: one value per vertex) under a primitive's ``options``."""
+        return options[self.lanes] if isinstance(self.lanes, str) else self.lanes
 
 
 @dataclass(frozen=True)
@@ -149,6 +157,11 @@ def contract_of(primitive: Primitive, state=None) -> Contract:
         if key is not None and not (key in resolved and resolved[key].keyed):
             raise ContractError(f"{kind}.communicate[{name!r}]: follows {key!r}, which is not "
                                 "a state communicated with 'min' or 'max'")  # fmt: skip
+    laned = {spec.name for spec in primitive.state if spec.lanes is not None}
+    for name, combiner in resolved.items():
+        if combiner.follows and {name, combiner.follows} & laned:
+            raise ContractError(f"{kind}.communicate[{name!r}]: a state of lanes cannot follow "
+                                "or be followed (each lane has its own winner)")  # fmt: skip
     keys = {c.follows for c in resolved.values() if c.follows}
     if len(keys) > 1:
         raise ContractError(f"{kind}.communicate: states follow {sorted(keys)}; one key at most")

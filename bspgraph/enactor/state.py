@@ -7,6 +7,7 @@ from types import SimpleNamespace
 import numpy as np
 
 from ..backend import backend_of, to_host
+from ..exceptions import ContractError
 from .contract import Primitive, State
 
 
@@ -19,7 +20,13 @@ def allocate(primitive: Primitive, graph) -> SimpleNamespace:
             arrays[spec.name] = None
             continue
         dtype = _dtype(spec.dtype, graph)
-        if spec.init == "id":
+        lanes = spec.width(primitive.options)
+        if lanes is not None:  # a row of lanes per vertex
+            if spec.init == "id":
+                raise ContractError(f"{type(primitive).__name__}: State {spec.name!r} of lanes "
+                                    "cannot start from 'id'")  # fmt: skip
+            arrays[spec.name] = xp.full((n, int(lanes)), _initial_value(spec, dtype), dtype=dtype)
+        elif spec.init == "id":
             arrays[spec.name] = xp.arange(n, dtype=dtype)
         else:
             arrays[spec.name] = graph.backend.full(n, _initial_value(spec, dtype), dtype)

@@ -13,20 +13,25 @@ idempotent (every writer stores the same value) or go through ``backend.scatter_
     next_frontier = fr.advance(G, frontier, visit, unique=True)
 
 ``functors`` holds built-in functors with fused GPU kernels (``visit_unvisited``, ``relax_min``).
+``advance_lanes`` and ``reduce_lanes`` move a batched frontier (b traversals, a lane each) one
+level in one sparse product (:mod:`bspgraph.frontier.lanes`).
 """
 
 from . import functors
 from .advance import advance, count_out_edges
 from .frontier import Frontier
+from .lanes import advance_lanes, reduce_lanes
 from .operators import compute, filter, link, neighbor_reduce  # noqa: A004
 
 __all__ = [
     "Frontier",
     "advance",
+    "advance_lanes",
     "compute",
     "count_out_edges",
     "filter",
     "functors",
     "link",
     "neighbor_reduce",
+    "reduce_lanes",
 ]

@@ -15,6 +15,7 @@ from collections.abc import Callable
 
 import networkx as nx
 import numpy as np
+from networkx.utils import create_py_random_state
 
 from .. import primitives
 from ..exceptions import ConvergenceError
@@ -161,24 +162,88 @@ def connected_components(G):
 # --- centrality ---------------------------------------------------------------------------------
 @networkx_algorithm
 def betweenness_centrality(G, k=None, normalized=True, weight=None, endpoints=False, seed=None):
-    """exact Brandes betweenness (:func:`bspgraph.betweenness_centrality`), one BFS pair per
-    source; ``k`` (sampled sources) and ``weight`` are not supported (NotImplementedError)."""
-    reason = _betweenness_can_run({"k": k, "weight": weight})
+    """Brandes betweenness over batches of sources (:func:`bspgraph.betweenness_centrality`:
+    path counts and dependencies of a whole batch, one sparse product a level); ``k`` samples
+    the sources as networkx does (``seed.sample(list(G), k)``), so the answer is networkx's
+    for the same ``seed``. ``weight`` is not supported (NotImplementedError)."""
+    reason = _betweenness_can_run({"weight": weight})
     if reason is not True:
         raise NotImplementedError(f"betweenness_centrality: {reason}")
     G = _backend_graph(G)
-    centrality = primitives.betweenness_centrality(G.graph(), normalized=normalized,
+    sources = None
+    if k is not None and k != len(G):  # networkx's sample (k == len(G): every node, unsampled)
+        sample = create_py_random_state(seed).sample(list(G.nodes), k)
+        sources = [G.vertex(node) for node in sample]
+        if not sources:  # networkx rescales by 1 / k: 0 sources divide by zero where it scales
+            if len(G) - (0 if endpoints else 1) >= 2:
+                raise ZeroDivisionError("division by zero")
+            return dict.fromkeys(G.nodes, 0.0)
+    centrality = primitives.betweenness_centrality(G.graph(), sources, normalized=normalized,
                                                    endpoints=endpoints).centrality  # fmt: skip
     return dict(zip(G.nodes, centrality.tolist()))
 
 
 @can_run_when(betweenness_centrality)
 def _betweenness_can_run(arguments):
-    if arguments.get("k") is not None:
-        return "k (sampled sources) is not supported; bspgraph computes exact betweenness"
     if arguments.get("weight") is not None:
         return "weighted betweenness is not supported"
     return True
+
+
+@networkx_algorithm
+def closeness_centrality(G, u=None, distance=None, wf_improved=True):
+    """batched BFS (:func:`bspgraph.closeness_centrality`: a lane per node, one sparse product
+    a level for a batch of nodes), over the reversed graph when directed (distances to each
+    node, as networkx); ``distance`` (weighted) is not supported (NotImplementedError)."""
+    reason = _distance_can_run({"distance": distance})
+    if reason is not True:
+        raise NotImplementedError(f"closeness_centrality: {reason}")
+    G = _backend_graph(G)
+    if u is not None:
+        if u not in G:
+            raise nx.NodeNotFound(f"Source {u} is not in G")
+        vertex = G.vertex(u)
+        result = primitives.closeness_centrality(G.graph(), [vertex], wf_improved=wf_improved)
+        return float(result.centrality[vertex])
+    centrality = primitives.closeness_centrality(G.graph(), wf_improved=wf_improved).centrality
+    return dict(zip(G.nodes, centrality.tolist()))
+
+
+@networkx_algorithm
+def harmonic_centrality(G, nbunch=None, distance=None, sources=None):
+    """batched BFS (:func:`bspgraph.harmonic_centrality`) from the nodes of ``nbunch``, over
+    the reversed graph when directed; ``distance`` (weighted) is not supported
+    (NotImplementedError)."""
+    reason = _distance_can_run({"distance": distance})
+    if reason is not True:
+        raise NotImplementedError(f"harmonic_centrality: {reason}")
+    G = _backend_graph(G)
+    scored = set(_node_bunch(G, nbunch))  # a set, as networkx's: the result's keys in its order
+    counted = set(_node_bunch(G, sources))
+    result = primitives.harmonic_centrality(G.graph(), [G.vertex(node) for node in scored],
+                                            [G.vertex(node) for node in counted])  # fmt: skip
+    values = result.centrality
+    return {node: float(values[G.vertex(node)]) for node in scored}
+
+
+def _node_bunch(G: NxGraph, nbunch) -> list:
+    """networkx's ``G.nbunch_iter(nbunch)`` as a list: every node for None, one node, or the
+    nodes of an iterable that are in ``G`` (with networkx's errors)."""
+    if nbunch is None:
+        return list(G.nodes)
+    if nbunch in G:
+        return [nbunch]
+    return _nbunch(G, nbunch)
+
+
+def _distance_can_run(arguments):
+    if arguments.get("distance") is not None:
+        return "weighted distances (distance=...) are not supported"
+    return True
+
+
+closeness_centrality.can_run = _distance_can_run
+harmonic_centrality.can_run = _distance_can_run
 
 
 # --- clustering ---------------------------------------------------------------------------------

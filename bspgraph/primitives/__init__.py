@@ -1,7 +1,7 @@
 """The primitives: each an operator pipeline plus its multi-device contract."""
 
 from .bc import BCResult, betweenness_centrality
-from .bfs import BFS, BFSResult, bfs
+from .bfs import BFS, BatchedBFS, BFSResult, bfs
 from .cc import CC, CCResult, connected_components
 from .kcore import CoreResult, KCore, core_number
 from .pagerank import PageRank, PageRankResult, pagerank
@@ -11,7 +11,7 @@ from .tc import TC, TCResult, triangle_count
 __all__ = ["BFS", "BFSResult", "SSSP", "SSSPResult", "bfs", "sssp"]
 __all__ += ["BCResult", "betweenness_centrality", "CC", "CCResult", "connected_components"]
 __all__ += ["PageRank", "PageRankResult", "pagerank", "TC", "TCResult", "triangle_count"]
-__all__ += ["CoreResult", "KCore", "core_number"]
+__all__ += ["CoreResult", "KCore", "core_number", "BatchedBFS"]
 from .power import (  # noqa: E402
     HITS,
     CentralityResult,
@@ -27,3 +27,6 @@ from .power import (  # noqa: E402
 
 __all__ += ["CentralityResult", "Eigenvector", "HITS", "HITSResult", "Katz", "PageRankFrom"]
 __all__ += ["eigenvector_centrality", "hits", "katz_centrality", "pagerank_from"]
+from .closeness import closeness_centrality, harmonic_centrality  # noqa: E402
+
+__all__ += ["closeness_centrality", "harmonic_centrality"]

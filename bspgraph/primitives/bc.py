@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -11,6 +12,7 @@ from ..backend import backend_of, get_backend, to_host
 from ..enactor import Add, Primitive, State, Stats, enact
 from ..exceptions import PathCountOverflow
 from ..frontier.advance import BETA
+from ._batch import batch_width, batches, checked_sources, sampled_sources
 from ._bc_kernels import count_paths
 
 
@@ -97,68 +99,168 @@ class Backward(Primitive):
         return self.options["deepest"] - 1 - iteration < 1  # level 0 is the source: no delta
 
 
+class BatchedForward(Primitive):
+    """:class:`Forward` from ``lanes`` sources at once: ``depth`` and ``sigma`` are rows of
+    lanes, and a level's path counts for the whole batch are one product (the frontier's
+    ``sigma`` times the adjacency matrix, masked by the unvisited lanes)."""
+
+    state = (
+        State("depth", "vertex", init="max", unset=-1, lanes="lanes"),
+        State("sigma", "float64", lanes="lanes"),
+    )
+    communicate = {"depth": "min", "sigma": "add"}  # lane by lane
+    needs_all = True  # every device knows every depth: counts add up only at the new level
+
+    def init_frontier(self, graph, state, *, sources):
+        ids = graph.backend.asarray(sources).astype(graph.indices.dtype, copy=False)
+        lanes = graph.xp.arange(len(sources))
+        state.depth[ids, lanes], state.sigma[ids, lanes] = 0, 1.0
+        return fr.Frontier.from_ids(graph, graph.backend.unique(ids))
+
+    def step(self, graph, frontier, state, iteration):
+        xp, rows = graph.xp, frontier.ids
+        level = xp.where(state.depth[rows] == iteration, state.sigma[rows], 0.0)
+        paths = fr.advance_lanes(graph, frontier, level)  # plus.times over the level's edges
+        new = (paths > 0) & (state.depth == np.iinfo(state.depth.dtype).max)
+        xp.copyto(state.depth, state.depth.dtype.type(iteration + 1), where=new)
+        xp.copyto(state.sigma, paths, where=new)
+        return fr.Frontier.from_mask(graph, new.any(axis=1))
+
+    def traversed_edges(self, graph, state):
+        reached = (state.depth < np.iinfo(state.depth.dtype).max).sum(axis=1)
+        return int((graph.out_degree() * reached).sum())
+
+
+class BatchedBackward(Primitive):
+    """:class:`Backward` for ``lanes`` sources at once: a level's dependencies for the whole
+    batch are one product (the adjacency matrix times ``(1 + delta) / sigma`` of the level
+    below)."""
+
+    state = (
+        State("depth", "vertex", output=False, lanes="lanes"),
+        State("sigma", "float64", output=False, lanes="lanes"),
+        State("delta", "float64", lanes="lanes"),
+    )
+    communicate = {"delta": "replace"}
+    needs_all = True  # a vertex reads the dependencies of its successors, owned or not
+
+    def init_frontier(self, graph, state, *, depth, sigma):
+        state.depth[...] = graph.backend.asarray(depth)
+        state.sigma[...] = graph.backend.asarray(sigma)
+        return fr.Frontier.empty(graph)  # the deepest level's dependencies are 0: final
+
+    def step(self, graph, frontier, state, iteration):
+        xp, level = graph.xp, self.options["deepest"] - 1 - iteration
+        below = state.depth == level + 1
+        share = xp.where(below, (1 + state.delta) / xp.where(below, state.sigma, 1.0), 0.0)
+        members = fr.filter(graph, fr.Frontier.all(graph),  # the rows this device owns there
+                            lambda ids: (state.depth[ids] == level).any(axis=1))  # fmt: skip
+        rows = members.ids
+        sums = fr.reduce_lanes(graph, share, members)  # plus.times over their out-edges
+        state.delta[rows] = xp.where(state.depth[rows] == level, state.sigma[rows] * sums,
+                                     state.delta[rows])  # fmt: skip
+        return members
+
+    def converged(self, graph, frontier, state, iteration):
+        return self.options["deepest"] - 1 - iteration < 1  # level 0 holds the sources
+
+
 def _at_depth(graph, state, depth: int):
     """The vertices at ``depth`` (the source is at 0), in id order."""
     return fr.Frontier.from_mask(graph, state.depth == depth)
 
 
 def betweenness_centrality(
-    graph, sources=None, *, normalized: bool = True, endpoints: bool = False, **run
+    graph,
+    sources: Sequence[int] | None = None,
+    *,
+    k: int | None = None,
+    seed=None,
+    batch: int | None = None,
+    normalized: bool = True,
+    endpoints: bool = False,
+    **run,
 ) -> BCResult:
     """Betweenness centrality of every vertex, as ``networkx.betweenness_centrality`` (unweighted).
 
-    Brandes' algorithm, one source at a time: :class:`Forward` counts shortest paths level by
-    level (``sigma``), :class:`Backward` accumulates dependencies from the deepest level up
-    (``delta``), and the host sums ``delta`` over the sources. The sums are rescaled as networkx
-    rescales them; a list of ``sources`` is treated as networkx's sample of ``k = len(sources)``
-    sources (``nx.betweenness_centrality(G, k, seed=...)`` with the same sample).
+    Brandes' algorithm over batches of ``batch`` sources: :class:`BatchedForward` counts
+    shortest paths level by level (``sigma``) from every source of the batch at once,
+    :class:`BatchedBackward` accumulates dependencies from the deepest level up (``delta``),
+    one sparse product a level for the whole batch (LAGraph's and GraphBLAST's formulation),
+    and the dependencies are summed over the sources. With ``batch=1``, one source at a time
+    (:class:`Forward`, :class:`Backward`: fused kernels and push or pull per level). The sums
+    are rescaled as networkx rescales them, ``sources`` (or a sample of ``k``) as networkx's
+    sample of ``k = len(sources)`` sources.
 
     Parameters
     ----------
     graph : Graph
     sources : sequence of int, optional
-        Distinct source vertices; None (default) means every vertex.
+        Distinct source vertices; None (default) means every vertex (or a sample of ``k``).
+    k : int, optional
+        networkx's ``k``: ``k`` sources sampled as networkx samples them for ``seed``
+        (``seed.sample(list(G), k)``), so that the answer is networkx's for the same ``seed``.
+    seed : int, random.Random or None
+        networkx's ``seed`` for the sample (None: the ``random`` module's state).
+    batch : int, optional
+        Sources per batched run (default: as many as fit, up to 1024); 1: one at a time.
     normalized : bool
         Divide by the number of (source, target) pairs, else only halve on undirected graphs.
     endpoints : bool
         Count the endpoints of each shortest path as on it.
     **run
-        ``devices``, ``partitioner``, ``communicator``, ``backend``, ``seed``: see :func:`enact`.
+        ``devices``, ``partitioner``, ``communicator``, ``backend``: see :func:`enact`.
 
     Returns
     -------
     BCResult
-        ``centrality`` (float64) and ``stats`` summed over both phases of every source.
+        ``centrality`` (float64) and ``stats`` summed over both phases of every batch.
 
     Raises
     ------
     ValueError
-        ``sources`` is not a sequence (an int: networkx's k is a count), is empty, repeats a
-        vertex, or holds an id that is not a vertex.
+        ``sources`` is not a sequence (an int: networkx's k is ``k=``), is empty, repeats a
+        vertex or holds an id that is not a vertex; both ``sources`` and ``k``; ``k`` out of
+        ``[1, num_vertices]``; ``batch`` below 1.
     PathCountOverflow
         A source has more shortest paths to some vertex than float64 holds (large grids).
     """
-    n = graph.num_vertices
-    if sources is None:
+    n, where = graph.num_vertices, "betweenness_centrality"
+    if sources is not None and k is not None:
+        raise ValueError(f"{where}: expected sources= or k=, not both")
+    if k is not None:
+        sources = sampled_sources(graph, k, seed, where)
+        if not sources:
+            raise ValueError(f"{where}(k=0): expected at least one source")
+    elif sources is None:
         sources = range(n)
     else:
-        where = "betweenness_centrality"
-        if isinstance(sources, (int, np.integer)) or np.ndim(sources) > 1:  # (networkx's k)
-            raise ValueError(
-                f"{where}(sources={sources!r}): expected a sequence of vertex ids (for "
-                "networkx's k, pass k sampled vertices, e.g. rng.choice(n, k, replace=False))"
-            )
-        sources = [graph.check_vertex(s, name="sources", where=where) for s in sources]
-        if not sources or len(set(sources)) != len(sources):
-            raise ValueError(
-                f"{where}(sources={sources!r}): expected distinct vertices, at least one"
-            )
+        sources = checked_sources(graph, sources, where)
+        if not sources:
+            raise ValueError(f"{where}(sources=[]): expected at least one source")
     on_device = run.pop("result_device", False)
+    target = get_backend(run.get("backend"))
+    width = batch_width(target, graph, len(sources), batch, where)
+    accumulate = _one_by_one if width == 1 else _batched
+    total, runs = accumulate(graph, sources, width, endpoints, run)
+    if total is None:
+        centrality = np.zeros(n)
+        return BCResult(target.asarray(centrality) if on_device else centrality,
+                        Stats.combine(runs))  # fmt: skip
+    k = None if len(sources) == n else len(sources)
+    centrality = _rescale(
+        total, n, k, sources, normalized=normalized, directed=graph.directed, endpoints=endpoints
+    )  # on the device: one copy of the result to the host, unless asked to stay
+    return BCResult(centrality if on_device else to_host(centrality), Stats.combine(runs))
+
+
+def _one_by_one(graph, sources, width, endpoints, run):
+    """The dependencies summed over ``sources``, one source at a time."""
     total, runs = None, []
     for source in sources:  # one device: the phases hand over and add up on it
         forward, forward_stats = enact(Forward(), graph, source=source, result_device=True, **run)
         reached = forward["depth"] >= 0
-        _check_counts(forward, source)
+        _check_counts(forward, [source])
         deepest = int(forward["depth"].max())
         backward, backward_stats = enact(Backward(deepest=deepest), graph, depth=forward["depth"],
                                          sigma=forward["sigma"], result_device=True, **run)  # fmt: skip
@@ -167,27 +269,45 @@ def betweenness_centrality(
         dependency[~reached] = 0
         dependency[source] = reached.sum() - 1 if endpoints else 0
         total = dependency if total is None else total + dependency
-    if total is None:
-        centrality = np.zeros(n)
-        return BCResult(get_backend(run.get("backend")).asarray(centrality) if on_device
-                        else centrality, Stats.combine(runs))  # fmt: skip
-    k = None if len(sources) == n else len(sources)
-    centrality = _rescale(
-        total, n, k, sources, normalized=normalized, directed=graph.directed, endpoints=endpoints
-    )  # on the device: one copy of the result to the host, unless asked to stay
-    return BCResult(centrality if on_device else to_host(centrality), Stats.combine(runs))
+    return total, runs
 
 
-def _check_counts(forward: dict, source: int) -> None:
+def _batched(graph, sources, width, endpoints, run):
+    """The dependencies summed over ``sources``, ``width`` sources a run."""
+    total, runs = None, []
+    for batch in batches(sources, width):
+        forward, forward_stats = enact(BatchedForward(lanes=len(batch)), graph, sources=batch,
+                                       result_device=True, **run)  # fmt: skip
+        depth = forward["depth"]
+        _check_counts(forward, batch)
+        deepest = int(depth.max())
+        backward, backward_stats = enact(BatchedBackward(lanes=len(batch), deepest=deepest),
+                                         graph, depth=depth, sigma=forward["sigma"],
+                                         result_device=True, **run)  # fmt: skip
+        runs += [forward_stats, backward_stats]
+        dependency = backward["delta"].sum(axis=1)  # 0 at unreached vertices and the sources
+        if endpoints:  # each reached target, and each source for its targets
+            xp = backend_of(depth).xp
+            dependency += (depth > 0).sum(axis=1)
+            picked = backend_of(depth).asarray(batch)
+            dependency[picked] += (depth >= 0).sum(axis=0)[xp.arange(len(batch))] - 1
+        total = dependency if total is None else total + dependency
+    return total, runs
+
+
+def _check_counts(forward: dict, sources: list[int]) -> None:
     """PathCountOverflow when a shortest-path count is infinite (past float64's 1.8e308, as
-    from a corner of a 600 x 600 grid): every dependency would be NaN."""
+    from a corner of a 600 x 600 grid): every dependency would be NaN. ``forward``'s arrays
+    are one value a vertex (one source) or rows of a lane per source."""
     sigma = forward["sigma"]
     overflow = backend_of(sigma).xp.isinf(sigma)
     if bool(overflow.any()):
-        vertex = int(backend_of(sigma).xp.flatnonzero(overflow)[0])
+        first = int(backend_of(sigma).xp.flatnonzero(overflow)[0])
+        vertex, lane = divmod(first, len(sources)) if sigma.ndim > 1 else (first, 0)
+        depth = forward["depth"][vertex] if sigma.ndim == 1 else forward["depth"][vertex, lane]
         raise PathCountOverflow(
-            f"betweenness_centrality: from source {source}, vertex {vertex} (depth "
-            f"{int(forward['depth'][vertex])}) has more shortest paths than float64 holds "
+            f"betweenness_centrality: from source {sources[lane]}, vertex {vertex} (depth "
+            f"{int(depth)}) has more shortest paths than float64 holds "
             "(1.8e308); its dependencies would be NaN"
         )
 

@@ -3,19 +3,23 @@
 from __future__ import annotations
 
 import functools
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
 import numpy as np
 
 from .. import frontier as fr
+from ..backend import get_backend, to_host
 from ..enactor import Follow, Primitive, State, Stats, enact
+from ._batch import batch_width, batches, checked_sources
 
 
 @dataclass(frozen=True)
 class BFSResult:
     """``depth[v]``: hops from the source, -1 if unreachable; ``parent[v]``: a BFS parent, -1
-    for the source and unreachable vertices (None unless ``parents=True``)."""
+    for the source and unreachable vertices (None unless ``parents=True``). From several
+    ``sources``, ``depth[i, v]``: hops from ``sources[i]`` (and no parent)."""
 
     depth: np.ndarray
     parent: np.ndarray | None
@@ -52,42 +56,106 @@ class BFS(Primitive):
         return graph.backend.sum_below(graph.out_degree(), state.depth, unset)
 
 
+class BatchedBFS(Primitive):
+    """BFS from ``lanes`` sources at once: ``depth`` is a row of lanes per vertex (lane ``j``:
+    hops from the ``j``-th source), and a level of the whole batch is one product."""
+
+    state = (State("depth", "vertex", init="max", unset=-1, lanes="lanes"),)
+    communicate = {"depth": "min"}  # lane by lane
+
+    def init_frontier(self, graph, state, *, sources):
+        ids = graph.backend.asarray(sources).astype(graph.indices.dtype, copy=False)
+        state.depth[ids, graph.xp.arange(len(sources))] = 0
+        return fr.Frontier.from_ids(graph, graph.backend.unique(ids))
+
+    def step(self, graph, frontier, state, iteration):
+        active = state.depth[frontier.ids] == iteration  # the lanes each row is in the level of
+        reached = fr.advance_lanes(graph, frontier, active)
+        new = reached & (state.depth == np.iinfo(state.depth.dtype).max)
+        graph.xp.copyto(state.depth, state.depth.dtype.type(iteration + 1), where=new)
+        return fr.Frontier.from_mask(graph, new.any(axis=1))
+
+    def traversed_edges(self, graph, state):
+        reached = (state.depth < np.iinfo(state.depth.dtype).max).sum(axis=1)
+        return int((graph.out_degree() * reached).sum())
+
+
+def depth_batches(graph, sources: Sequence[int], width: int, **run) -> Iterator[tuple]:
+    """``(batch, depth, stats)`` for each batch of ``width`` sources: ``depth`` the ``V x b``
+    hops (-1: unreachable) on the run's device (lane ``j``: from ``batch[j]``); with
+    ``width`` 1, each from :class:`BFS`."""
+    for batch in batches(sources, width):
+        if width == 1:  # one source a run: the one-source BFS (push or pull by its cost model)
+            state, stats = enact(BFS(), graph, source=batch[0], result_device=True, **run)
+            yield batch, state["depth"][:, None], stats
+            continue
+        state, stats = enact(BatchedBFS(lanes=len(batch)), graph, sources=batch,
+                             result_device=True, **run)  # fmt: skip
+        yield batch, state["depth"], stats
+
+
 def bfs(
     graph,
-    source: int,
+    source: int | None = None,
     *,
+    sources: Sequence[int] | None = None,
+    batch: int | None = None,
     parents: bool = False,
     direction: Literal["auto", "push", "pull"] = "auto",
     **run,
 ) -> BFSResult:
-    """Breadth-first search from ``source`` along out-edges.
+    """Breadth-first search from ``source`` (or from each of ``sources``) along out-edges.
 
     Level-synchronous: superstep ``i`` advances the frontier of depth ``i`` to the unvisited
     vertices at depth ``i + 1``, pushing from the frontier or pulling into the unvisited
-    vertices as the cost model (Beamer's alpha/beta) or ``direction`` says.
+    vertices as the cost model (Beamer's alpha/beta) or ``direction`` says. From ``sources``
+    the searches run ``batch`` at a time as one batched search (:class:`BatchedBFS`: a lane
+    per source, one sparse product a level for the whole batch).
 
     Parameters
     ----------
     graph : Graph
     source : int
         The start vertex, in ``[0, num_vertices)``.
+    sources : sequence of int, optional
+        Distinct start vertices, instead of ``source``: ``depth`` is then a matrix.
+    batch : int, optional
+        Sources per batched run (default: as many as fit, up to 1024).
     parents : bool
-        Also return a BFS tree as ``parent``.
+        Also return a BFS tree as ``parent`` (one source only).
     direction : "auto", "push" or "pull"
+        (one source only)
     **run
         ``devices``, ``partitioner``, ``communicator``, ``backend``, ``seed``: see :func:`enact`.
 
     Raises
     ------
     ValueError
-        ``source`` is not a vertex of ``graph``.
+        ``source`` (or one of ``sources``) is not a vertex of ``graph``, both or neither are
+        given, ``sources`` repeats a vertex, or ``parents`` is asked with ``sources``.
 
     Examples
     --------
     >>> G = bg.generators.grid(3, 3)
     >>> bg.bfs(G, 0).depth.tolist()
     [0, 1, 2, 1, 2, 3, 2, 3, 4]
+    >>> bg.bfs(G, sources=[0, 4]).depth.tolist()
+    [[0, 1, 2, 1, 2, 3, 2, 3, 4], [2, 1, 2, 1, 0, 1, 2, 1, 2]]
     """
+    if (source is None) == (sources is None):
+        raise ValueError("bfs: expected either source= (one vertex) or sources= (several)")
+    if sources is not None:
+        if parents or direction != "auto":
+            raise ValueError("bfs(sources=...): parents and direction are for one source")
+        sources = checked_sources(graph, sources, "bfs")
+        width = batch_width(get_backend(run.get("backend")), graph, len(sources), batch, "bfs")
+        depth = np.empty((len(sources), graph.num_vertices), dtype=graph.indices.dtype)
+        runs, done = [], 0
+        for chunk, lanes, stats in depth_batches(graph, sources, width, **run):
+            depth[done : done + len(chunk)] = to_host(lanes).T
+            done += len(chunk)
+            runs.append(stats)
+        return BFSResult(depth, None, Stats.combine(runs))
     graph.check_vertex(source, name="source", where="bfs")
     if direction not in ("auto", "push", "pull"):
         raise ValueError(f"bfs(direction={direction!r}): expected 'auto', 'push' or 'pull'")

@@ -25,6 +25,8 @@ MODULES=(
   centrality.tests.test_eigenvector_centrality
   centrality.tests.test_degree_centrality
   centrality.tests.test_betweenness_centrality
+  centrality.tests.test_closeness_centrality
+  centrality.tests.test_harmonic_centrality
   tests.test_cluster
   tests.test_core
 )

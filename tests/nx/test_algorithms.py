@@ -112,11 +112,52 @@ def test_betweenness_matches_networkx(G, normalized, endpoints):
     assert ours == approx(theirs, 1e-9)
 
 
+@given(labelled_graphs(max_vertices=12, max_edges=30), st.booleans(), st.booleans(), st.data())
+def test_betweenness_sample_matches_networkx(G, normalized, endpoints, data):
+    k = data.draw(st.integers(1, len(G)), label="k")
+    seed = data.draw(st.integers(0, 1000), label="seed")
+    ours = bnx.betweenness_centrality(G, k, normalized, None, endpoints, seed)
+    theirs = nx.betweenness_centrality(G, k, normalized, None, endpoints, seed)
+    assert list(ours) == list(theirs)
+    assert ours == pytest.approx(theirs, abs=1e-9, nan_ok=True)
+
+
 def test_betweenness_unsupported_arguments():
-    with pytest.raises(NotImplementedError, match="k "):
-        bnx.betweenness_centrality(nx.path_graph(4), k=2)
     with pytest.raises(NotImplementedError, match="weighted"):
         bnx.betweenness_centrality(nx.path_graph(4), weight="weight")
+    with pytest.raises(ValueError, match="Sample larger than population"):  # as networkx
+        bnx.betweenness_centrality(nx.path_graph(4), k=5, seed=1)
+
+
+# --- closeness_centrality, harmonic_centrality --------------------------------------------------
+@given(labelled_graphs(max_vertices=12, max_edges=30), st.booleans(), st.data())
+def test_closeness_matches_networkx(G, wf_improved, data):
+    ours = bnx.closeness_centrality(G, wf_improved=wf_improved)
+    theirs = nx.closeness_centrality(G, wf_improved=wf_improved)
+    assert list(ours) == list(theirs)
+    assert ours == approx(theirs, 1e-12)
+    node = data.draw(st.sampled_from(list(G)), label="u")
+    one = bnx.closeness_centrality(G, node, wf_improved=wf_improved)
+    assert one == pytest.approx(nx.closeness_centrality(G, node, wf_improved=wf_improved))
+
+
+@given(labelled_graphs(max_vertices=12, max_edges=30), st.data())
+def test_harmonic_matches_networkx(G, data):
+    subsets = st.one_of(st.none(), st.lists(st.sampled_from([*G, "not a node"]), max_size=6))
+    nbunch, sources = data.draw(subsets, label="nbunch"), data.draw(subsets, label="sources")
+    ours = bnx.harmonic_centrality(G, nbunch, sources=sources)
+    theirs = nx.harmonic_centrality(G, nbunch, sources=sources)
+    assert ours == approx(theirs, 1e-12)
+
+
+def test_closeness_and_harmonic_refuse_distances_and_unknown_nodes():
+    with pytest.raises(NotImplementedError, match="distance"):
+        bnx.closeness_centrality(nx.path_graph(4), distance="weight")
+    with pytest.raises(NotImplementedError, match="distance"):
+        bnx.harmonic_centrality(nx.path_graph(4), distance="weight")
+    with pytest.raises(nx.NodeNotFound):
+        bnx.closeness_centrality(nx.path_graph(4), 9)
+    assert bnx.harmonic_centrality(nx.path_graph(3), 1) == {1: 2.0}
 
 
 # --- triangles ----------------------------------------------------------------------------------

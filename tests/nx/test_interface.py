@@ -147,9 +147,11 @@ def test_can_run_gives_reasons():
     G = nx.path_graph(4)
     assert BackendInterface.can_run("pagerank", (G,), {}) is True
     assert BackendInterface.can_run("pagerank", (G,), {"nstart": {0: 1}}) is True
-    assert "k " in BackendInterface.can_run("betweenness_centrality", (G, 2), {})
+    assert BackendInterface.can_run("betweenness_centrality", (G, 2), {}) is True
     assert "weight" in BackendInterface.can_run("betweenness_centrality", (G,), {"weight": "w"})
-    assert "does not implement" in BackendInterface.can_run("closeness_centrality", (G,), {})
+    assert BackendInterface.can_run("closeness_centrality", (G,), {}) is True
+    assert "distance" in BackendInterface.can_run("closeness_centrality", (G, 0, "w"), {})
+    assert "does not implement" in BackendInterface.can_run("load_centrality", (G,), {})
     assert "sort_neighbors" in BackendInterface.can_run(
         "bfs_edges", (G, 0), {"sort_neighbors": sorted}
     )
@@ -185,13 +187,22 @@ def test_dispatching_every_function():
     assert nx.betweenness_centrality(G, backend="bspgraph") == pytest.approx(
         nx.betweenness_centrality(G), abs=1e-12
     )
+    assert nx.closeness_centrality(G, backend="bspgraph") == pytest.approx(
+        nx.closeness_centrality(G), abs=1e-12
+    )
+    assert nx.harmonic_centrality(G, backend="bspgraph") == pytest.approx(
+        nx.harmonic_centrality(G), abs=1e-12
+    )
 
 
 @needs_entry_point
 def test_dispatching_unsupported_arguments_raises_or_falls_back():
     G = nx.path_graph(5)
+    assert nx.betweenness_centrality(G, k=2, seed=1, backend="bspgraph") == pytest.approx(
+        nx.betweenness_centrality(G, k=2, seed=1), abs=1e-12
+    )
     with pytest.raises(NotImplementedError):
-        nx.betweenness_centrality(G, k=2, seed=1, backend="bspgraph")
+        nx.betweenness_centrality(G, weight="weight", backend="bspgraph")
     with pytest.raises(nx.NetworkXNotImplemented):  # networkx's own check, before dispatching
         list(nx.connected_components(nx.DiGraph(G), backend="bspgraph"))
 

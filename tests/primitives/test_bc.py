@@ -45,16 +45,17 @@ def test_bc_literal_cases():
     path = bg.Graph.from_edges([0, 1], [1, 2], directed=False, backend="numpy")
     assert bg.betweenness_centrality(path, normalized=False).centrality.tolist() == [0, 1, 0]
     karate = nx.karate_club_graph()
-    result = bg.betweenness_centrality(bg.Graph.from_networkx(karate, backend="numpy"))
-    np.testing.assert_allclose(
-        result.centrality, as_array(nx.betweenness_centrality(karate), 34, 0)
-    )
-    assert result.stats.iterations > 34
+    expected = as_array(nx.betweenness_centrality(karate), 34, 0)
+    for batch, runs in ((1, 34), (None, 1), (5, 7)):  # one source a run; all; 7 batches
+        result = bg.betweenness_centrality(bg.Graph.from_networkx(karate, backend="numpy"),
+                                           batch=batch)  # fmt: skip
+        np.testing.assert_allclose(result.centrality, expected)
+        assert result.stats.iterations > runs * 2  # both phases of every run, summed
 
 
 @pytest.mark.parametrize(
     "sources, message",
-    [([], "at least one"), ([1, 1], "distinct"), ([9], "range"), (2, "networkx's k"),
+    [([], "at least one"), ([1, 1], "distinct"), ([9], "range"), (2, "k="),
      ([[0, 1]], "sequence")],
 )  # fmt: skip
 def test_bc_rejects_bad_sources(sources, message):
