@@ -97,7 +97,7 @@ class _Best(Combiner):
         return xp.where(better, incoming, current), _rows(better)
 
     def neutral(self, xp, column, returned):
-        return xp.where(returned, column, type(self).worst(column.dtype))
+        return xp.where(_lanes(returned, column), column, type(self).worst(column.dtype))
 
     def reduce(self, values):
         return type(self).pick(values)
@@ -168,7 +168,7 @@ class Add(Combiner):
         return sum(values)
 
     def neutral(self, xp, column, returned):
-        return xp.where(returned, column, 0)
+        return xp.where(_lanes(returned, column), column, 0)
 
     def merge(self, backend, column, segment, count, first, tied):
         out = backend.xp.zeros((count, *column.shape[1:]), dtype=column.dtype)
@@ -240,3 +240,8 @@ def _largest(dtype: np.dtype):
 
 def _smallest(dtype: np.dtype):
     return -np.inf if dtype.kind == "f" else (False if dtype.kind == "b" else np.iinfo(dtype).min)
+
+
+def _lanes(mask, column):
+    """The per-vertex ``mask`` shaped to broadcast over ``column``'s lanes (a V x b state)."""
+    return mask.reshape(mask.shape + (1,) * (column.ndim - 1))
