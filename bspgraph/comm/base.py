@@ -232,16 +232,18 @@ def merge_all(base: Update, updates: Sequence[Update], combine: Combine) -> Upda
 SPLIT_BY_MASKS = 4  # up to this many pieces: one mask each, not a sort
 
 
-def split(update: Update, keys, count: int) -> list[Update]:
+def split(update: Update, keys, count: int, skip: int | None = None) -> list[Update]:
     """``update`` split by ``keys`` (one int in ``[0, count)`` per entry): piece k holds the
     entries whose key is k, in their original order. Up to SPLIT_BY_MASKS pieces, the
-    positions of each key (a compaction and a host read each); more, one sort and one host read
-    of ``count`` sizes."""
+    positions of each key (a compaction and a host read each; none for the piece ``skip``,
+    which the caller does not read: it is left None); more, one sort and one host read of
+    ``count`` sizes."""
     if count == 1 or not len(update):
         return [update] * count
     xp = backend_of(update.ids).xp
     if count <= SPLIT_BY_MASKS:
-        return [update.take(xp.flatnonzero(keys == k)) for k in range(count)]
+        return [None if k == skip else update.take(xp.flatnonzero(keys == k))
+                for k in range(count)]  # fmt: skip
     order = xp.argsort(keys, kind="stable")
     sizes = to_host(xp.bincount(keys, minlength=count)).tolist() if len(update) else [0] * count
     pieces, start = [], 0

@@ -36,7 +36,8 @@ class Selective(Communicator):
             if to_all:
                 pieces = [update] * parts
             else:
-                pieces = split(update, self._owner_like(owner, update.ids)[update.ids], parts)
+                pieces = split(update, self._owner_like(owner, update.ids)[update.ids], parts,
+                               skip=d)  # fmt: skip
             sends += [(d, o, pieces[o]) for o in range(parts) if o != d and len(pieces[o])]
         inbox, stats = transport.exchange_round(sends, num_vertices=num_vertices)
         for d in transport.local:

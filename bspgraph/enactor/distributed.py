@@ -98,8 +98,9 @@ def _enact(primitive, graph, transport, backends, partitioner, communicator, see
         for d in local:  # the step's kernels are done: what follows is communication
             backends[d].synchronize()
         comm_started = time.perf_counter()
-        spread = each(_spread, devices, outputs) if dense else {}
-        if dense and _dense_pays(primitive, contract, graph, outputs, spread):
+        many = dense and sum(len(o) for o in outputs.values()) * DENSE_SHARE >= graph.num_vertices
+        spread = each(_spread, devices, outputs) if many else {}
+        if many and _dense_pays(primitive, contract, graph, outputs, spread):
             whole = not primitive.needs_all or (not contract.owner_only and any(spread.values()))
             slabs = each(functools.partial(_slab, contract, blocks, whole), devices, states,
                          bases, outputs)  # fmt: skip
@@ -343,9 +344,9 @@ DENSE_SHARE = 8  # a superstep in which V / DENSE_SHARE returned vertices travel
 
 def _spread(graph, output: Frontier) -> int:
     """How many of the ``output`` vertices other devices own."""
-    if not len(output):
-        return 0
     owned = graph.context.owned
+    if not len(output) or (output.is_dense and output.mask is owned):  # Frontier.all
+        return 0
     kept = output.mask & owned if output.is_dense else owned[output.ids]
     return len(output) - int(graph.xp.count_nonzero(kept))
 
