@@ -1,4 +1,5 @@
-"""Frontiers and the operators on them: advance, filter, compute, neighbor_reduce, link.
+"""Frontiers and the operators on them: advance, filter, compute, neighbor_reduce, link,
+link_pairs.
 
 A functor is a plain function of whole arrays, written with the array module so one body runs
 on NumPy and CuPy. An advance functor maps ``(src, dst, eid, weight)`` to a keep-mask (None: keep
@@ -18,7 +19,7 @@ idempotent (every writer stores the same value) or go through ``backend.scatter_
 from . import functors
 from .advance import advance, count_out_edges
 from .frontier import Frontier
-from .operators import compute, filter, link, neighbor_reduce  # noqa: A004
+from .operators import compute, filter, link, link_pairs, neighbor_reduce  # noqa: A004
 
 __all__ = [
     "Frontier",
@@ -28,5 +29,6 @@ __all__ = [
     "filter",
     "functors",
     "link",
+    "link_pairs",
     "neighbor_reduce",
 ]
