@@ -251,6 +251,9 @@ def test_two_gpus_equal_one(communicator):
     np.testing.assert_array_equal(bg.bfs(graph, 0, **run).depth, bg.bfs(graph, 0).depth)
     np.testing.assert_array_equal(bg.sssp(graph, 0, **run).distance, bg.sssp(graph, 0).distance)
     np.testing.assert_allclose(bg.pagerank(graph, **run).rank, bg.pagerank(graph).rank, rtol=1e-9)
+    labels = bg.connected_components(graph, **run)  # CuPy's link_pairs after the full link
+    np.testing.assert_array_equal(labels.labels, bg.connected_components(graph).labels)
+    assert labels.stats.iterations <= 5
 
 
 def test_segment_index_across_long_runs_of_empty_segments():
