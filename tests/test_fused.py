@@ -36,14 +36,16 @@ def test_the_kernels_of_one_algorithm_register_beside_it():
     keys = set(fused.registered())
     for key in [
         ("link", "numpy", "step"), ("link", "cupy", "step"),
+        ("link_pairs", "numpy", "step"), ("link_pairs", "cupy", "step"),
         ("close_wedges", "numpy", "step"), ("close_wedges", "cupy", "step"),
         ("count_paths", "cupy", "push"), ("damped_update", "cupy", "step"),
         ("visit_unvisited", "cupy", "repeat"), ("relax_min", "cupy", "repeat"),
     ]:  # fmt: skip
         assert key in keys
         assert fused.lookup(*key).__module__.startswith(
-            "bspgraph.primitives." if key[0] in ("link", "close_wedges", "count_paths",
-                                                 "damped_update") else "bspgraph.frontier."
+            "bspgraph.primitives." if key[0] in ("link", "link_pairs", "close_wedges",
+                                                 "count_paths", "damped_update")
+            else "bspgraph.frontier."
         )  # fmt: skip
 
 
@@ -88,5 +90,8 @@ def test_a_functor_without_a_kernel_takes_the_generic_path():
 def test_link_without_a_kernel_for_the_backend_says_so(monkeypatch):
     graph = bg.Graph.from_edges([0], [1], num_vertices=2, backend="numpy")
     monkeypatch.delitem(fused.REGISTRY, ("link", "numpy", "step"))
+    monkeypatch.delitem(fused.REGISTRY, ("link_pairs", "numpy", "step"))
     with pytest.raises(ValueError, match="no union-find kernel registered for backend 'numpy'"):
         fr.link(graph, np.arange(2))
+    with pytest.raises(ValueError, match=r"link_pairs: no union-find kernel .* 'numpy'"):
+        fr.link_pairs(graph, np.arange(2), np.array([0]), np.array([1]))

@@ -251,6 +251,9 @@ def test_two_gpus_equal_one(communicator):
     np.testing.assert_array_equal(bg.bfs(graph, 0, **run).depth, bg.bfs(graph, 0).depth)
     np.testing.assert_array_equal(bg.sssp(graph, 0, **run).distance, bg.sssp(graph, 0).distance)
     np.testing.assert_allclose(bg.pagerank(graph, **run).rank, bg.pagerank(graph).rank, rtol=1e-9)
+    labels = bg.connected_components(graph, **run)  # CuPy's link_pairs after the full link
+    np.testing.assert_array_equal(labels.labels, bg.connected_components(graph).labels)
+    assert labels.stats.iterations <= 5
 
 
 def test_segment_index_across_long_runs_of_empty_segments():
@@ -351,6 +354,41 @@ def test_link_equals_numpy(dtype, rows):
     assert (result <= cp.arange(n, dtype=dtype)).all()
     np.testing.assert_array_equal(roots(result).get(), roots(expected))
     assert not np.array_equal(roots(expected), roots(parent))  # it joined some
+
+
+@pytest.mark.parametrize("dtype", [np.int32, np.int64])
+@pytest.mark.parametrize("count", [0, 500, 300_000])
+def test_link_pairs_equals_numpy(dtype, count):
+    """fr.link_pairs on CuPy (a thread a pair, ECL-CC's hooking) joins the same trees as
+    NumPy's rounds: pairs repeated and in any order, many on a few hubs (as connected
+    components' pairs after a combine), the forest given not flat; roots by pointer jumping
+    are each component's least id, and the fused-kernel lookup is what fr.link_pairs runs."""
+    import cupy as cp
+
+    rng = np.random.default_rng(13)
+    n = 200_000
+    parent = np.arange(n, dtype=dtype)
+    chained = rng.random(n) < 0.3
+    parent[chained] = (rng.random(chained.sum()) * np.flatnonzero(chained)).astype(dtype)
+    hubs = rng.integers(0, 64, count)
+    a = np.where(rng.random(count) < 0.5, hubs, rng.integers(0, n, count)).astype(dtype)
+    b = rng.integers(0, n, count).astype(dtype)
+
+    def roots(forest):
+        while bool((forest[forest] != forest).any()):
+            forest = forest[forest]
+        return forest
+
+    host = bg.Graph.from_edges([], [], num_vertices=n, backend="numpy")
+    gpu = bg.Graph.from_edges([], [], num_vertices=n, backend="cupy")
+    expected = parent.copy()
+    fr.link_pairs(host, expected, a, b)
+    result = cp.asarray(parent)
+    fr.link_pairs(gpu, result, cp.asarray(a), cp.asarray(b))
+    assert (result <= cp.arange(n, dtype=dtype)).all()
+    np.testing.assert_array_equal(roots(result).get(), roots(expected))
+    if count:
+        assert not np.array_equal(roots(expected), roots(parent))  # it joined some
 
 
 @pytest.mark.parametrize("directed", [False, True])

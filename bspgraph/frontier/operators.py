@@ -117,6 +117,53 @@ def link(
            None if frontier is None else frontier.ids)  # fmt: skip
 
 
+def link_pairs(graph, parent, a, b) -> None:
+    """Union-find: join the trees of the forest ``parent`` that hold ``a[i]`` and ``b[i]``, for
+    every ``i`` (the root of one hooks under the smaller root; the pairs may repeat and come in
+    any order). Afterwards ``a[i]`` and ``b[i]`` have the same root. As :func:`link`, but
+    along pairs rather than edges, with the same kernels (the "link_pairs" step of the
+    fused-kernel registry, beside "link"): ``parent[x] <= x`` before and after, paths not
+    flattened (jump pointers to read the roots), lock-free on CuPy.
+
+    Its cost is the pairs', not the graph's edges': connected components on several devices
+    links the pairs (label a vertex had, label another device gave it), which rejoins the two
+    trees that the min of the labels split.
+
+    Parameters
+    ----------
+    graph : Graph
+        Gives the backend; its edges are not read.
+    parent : array
+        The forest, one entry per vertex, updated in place.
+    a, b : arrays of vertex ids
+        1-D, of equal length (cast to ``parent``'s dtype, on its array library).
+
+    Raises
+    ------
+    ValueError
+        ``a`` and ``b`` of different shapes or not 1-D, or no kernel for the graph's backend.
+
+    Examples
+    --------
+    >>> parent = np.arange(6)
+    >>> fr.link_pairs(G, parent, np.array([4, 5]), np.array([2, 4]))
+    >>> while (parent[parent] != parent).any():  # pointer jumping: the roots
+    ...     parent = parent[parent]
+    >>> parent.tolist()  # 2, 4 and 5 share the root 2
+    [0, 1, 2, 3, 2, 2]
+    """
+    xp = graph.xp
+    a, b = (xp.ascontiguousarray(xp.asarray(ids, dtype=parent.dtype)) for ids in (a, b))
+    if a.ndim != 1 or a.shape != b.shape:
+        raise ValueError(f"link_pairs(a, b): expected two 1-D arrays of one length, got shapes "
+                         f"{a.shape} and {b.shape}")  # fmt: skip
+    kernel = fused.lookup("link_pairs", graph.backend, "step")
+    if kernel is None:
+        raise ValueError(f"link_pairs: no union-find kernel registered for backend "
+                         f"{graph.backend.name!r}")  # fmt: skip
+    kernel(graph.backend, parent, a, b)
+
+
 def _lists(graph, direction: str, sample: int | None, where: str, *restrictions):
     """The CSR of the out- (or in-) lists, of their first ``sample`` entries when given (over
     every row: no ``restrictions``, frontier or sources); ValueError naming ``where`` else."""

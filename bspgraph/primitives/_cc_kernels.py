@@ -1,6 +1,7 @@
-"""Connected components' kernels: union-find along a CSR's entries (``fr.link``), registered
-as the "link" step of each backend. On NumPy, rounds that flatten every tree and hook each
-root under the least root across an entry; on CuPy, ECL-CC's lock-free hooking."""
+"""Connected components' kernels: union-find along a CSR's entries (``fr.link``) and between
+the two vertices of each pair (``fr.link_pairs``), registered as the "link" and "link_pairs"
+steps of each backend. On NumPy, rounds that flatten every tree and hook each root under the
+least root across an entry (a pair); on CuPy, ECL-CC's lock-free hooking."""
 
 from __future__ import annotations
 
@@ -15,26 +16,72 @@ def link(backend, parent, offsets, indices, rows=None) -> None:
     (the rows ``rows``, vertex ids, or all), ``u`` and ``v`` have the same root in the
     forest ``parent``, given and kept with ``parent[x] <= x``, so that a root (its own
     parent) is its tree's least id; a root is joined under a smaller vertex. NumPy: rounds
-    that flatten every tree and hook each root under the least root across an entry, until
-    none is apart (CuPy: :func:`link_rows`)."""
-    rows = np.arange(offsets.shape[0] - 1, dtype=indices.dtype) if rows is None else rows
+    that flatten the trees and hook each root under the least root across an entry, until
+    none is apart (:func:`_hook_rounds`; CuPy: :func:`link_rows`)."""
+    if rows is None:  # every row: its id once per entry, the entries as they are
+        tails = np.repeat(np.arange(offsets.shape[0] - 1, dtype=indices.dtype), np.diff(offsets))
+        _hook_rounds(backend, parent, tails, indices)
+        return
     starts = offsets[rows]
     degrees = offsets[rows + 1] - starts
     segment, position = backend.row_entries(starts, degrees, int(degrees.sum()))
-    tails, heads = rows[segment], indices[position]
+    _hook_rounds(backend, parent, rows[segment], indices[position])
+
+
+@fused.register("link_pairs", "numpy", "step")
+def link_pairs(backend, parent, tails, heads) -> None:
+    """Union-find between ``tails[i]`` and ``heads[i]`` for every ``i``: afterwards the two
+    have the same root in the forest ``parent`` (kept with ``parent[x] <= x``, as
+    :func:`link`). NumPy: :func:`link`'s rounds over the pairs (CuPy: :func:`link_pairs_gpu`)."""
+    _hook_rounds(backend, parent, tails, heads)
+
+
+def _hook_rounds(backend, parent, tails, heads) -> None:
+    """Rounds that flatten the trees of the pairs' ends and hook each root under the least
+    root across a pair ``(tails[i], heads[i])``, until no pair's ends have different roots;
+    each round keeps only the pairs still apart. Flattened: every vertex, or only the ends
+    when they are fewer than half the vertices (a device's own rows, a few pairs), so that
+    the rounds cost the pairs, not the vertices (the others' paths may stay long). Gathers
+    are ``take`` and selections by index (NumPy's fancy and boolean indexing are 2 to 4
+    times slower on arrays this size)."""
+    n = parent.shape[0]
+    if tails.shape[0] == 0:
+        return
+    ends = None
+    if tails.shape[0] < n:  # else nearly every vertex is an end
+        touched = np.zeros(n, dtype=bool)
+        touched[tails] = True
+        touched[heads] = True
+        ends = np.flatnonzero(touched)
+        ends = ends if 2 * ends.shape[0] < n else None
     while True:
-        jumped = parent[parent]
-        while (jumped != parent).any():  # every vertex to its root
+        _flatten(parent, ends)
+        roots = parent.take(tails), parent.take(heads)
+        apart = np.flatnonzero(roots[0] != roots[1])
+        if apart.shape[0] == 0:
+            return
+        tails, heads = tails.take(apart), heads.take(apart)
+        roots = roots[0].take(apart), roots[1].take(apart)
+        backend.scatter_min(parent, np.maximum(*roots), np.minimum(*roots))
+
+
+def _flatten(parent, ids=None) -> None:
+    """Point the vertices ``ids`` (or all) straight at their roots: pointer jumping."""
+    if ids is None:
+        jumped = parent.take(parent)
+        while (jumped != parent).any():
             parent[...] = jumped
-            jumped = parent[parent]
-        ends = parent[tails], parent[heads]
-        apart = ends[0] != ends[1]
-        if not apart.any():
-            return None
-        backend.scatter_min(parent, np.maximum(*ends)[apart], np.minimum(*ends)[apart])
+            jumped = parent.take(parent)
+        return
+    up = parent.take(ids)
+    while True:
+        jumped = parent.take(up)
+        if not (jumped != up).any():
+            return
+        parent[ids] = up = jumped
 
 
-_LINK = (
+_UNION = (
     COMPARE_SWAP
     + r"""
 
@@ -61,6 +108,12 @@ __device__ __forceinline__ void link(ID u, ID v, ID* parent) {  // ECL-CC's hook
     b = seen;
   }
 }
+"""
+)
+
+_LINK_ROWS = (
+    _UNION
+    + r"""
 
 extern "C" __global__ void link_rows(const OFF* starts, const OFF* ends, const ID* rows,
     const ID* indices, long long count, long long longest, ID* parent) {
@@ -111,8 +164,33 @@ def link_rows(backend, parent, offsets, indices, rows=None) -> None:
         count = int(starts.shape[0])
         if count == 0:
             continue
-        source = f"#define ROWS {per_warp}\n#define WARP_ROW {WARP_ROW}\n" + _LINK
+        source = f"#define ROWS {per_warp}\n#define WARP_ROW {WARP_ROW}\n" + _LINK_ROWS
         kernel = compile_kernel(cupy, source, "link_rows", OFF=c_type(starts), ID=c_type(indices))
         blocks = min(-(-count // (8 * per_warp)), 1 << 16)  # 8 warps a block
         kernel((blocks,), (256,), (starts, ends, np.uintp(0) if ids is None else ids, indices,
                                    np.int64(count), np.int64(longest), parent))  # fmt: skip
+
+
+_LINK_PAIRS = (
+    _UNION
+    + r"""
+
+extern "C" __global__ void link_pairs(const ID* tails, const ID* heads, long long count,
+    ID* parent) {  // a thread a pair, grid-stride
+  for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < count;
+       i += (long long)gridDim.x * blockDim.x)
+    link(tails[i], heads[i], parent);
+}
+"""
+)
+
+
+@fused.register("link_pairs", "cupy", "step")
+def link_pairs_gpu(backend, parent, tails, heads) -> None:
+    """:func:`link_pairs` on CuPy: :func:`link_rows`'s lock-free hooking, a thread a pair."""
+    count = int(tails.shape[0])
+    if count == 0:
+        return
+    kernel = compile_kernel(backend.xp, _LINK_PAIRS, "link_pairs", ID=c_type(parent))
+    blocks = min(-(-count // 256), 1 << 16)
+    kernel((blocks,), (256,), (tails, heads, np.int64(count), parent))

@@ -21,7 +21,10 @@ class CCResult:
 
 
 class CC(Primitive):
-    state = (State("labels", "vertex", init="id"),)  # labels[v] <= v: a forest, roots least
+    state = (
+        State("labels", "vertex", init="id"),  # labels[v] <= v: a forest, roots least
+        State("previous", "vertex", init="id", output=False),  # labels as the last step left them
+    )
     communicate = {"labels": "min"}
     needs_all = True  # linking writes, and pointer jumping reads, any vertex's label
     pull_kind = None  # it links along lists, never pulls (memory.estimate)
@@ -34,25 +37,28 @@ class CC(Primitive):
         before = labels.copy()
         # The first superstep links along each vertex's first SAMPLE edges only (Afforest's
         # sampling: that joins most of a large component cheaply); the next along every edge
-        # but those inside the largest component (Afforest's skip), as later ones where many
-        # labels changed. (On several devices each starts with only its own vertices, so a
-        # choice by frontier could differ between devices, and a device that pushes and one
-        # that pulls would both skip the edges between them.)
+        # but those inside the largest component (Afforest's skip). (On several devices each
+        # starts with only its own vertices, so a choice by frontier could differ between
+        # devices, and a device that pushes and one that pulls would both skip the edges
+        # between them.) Then every edge is in some device's forest. What the min of the
+        # labels loses on a device is only where another device's smaller label y replaced
+        # its label x at a vertex: that splits the vertex from x's tree, and linking the pair
+        # (x, y) rejoins the two trees. So the superstep over every edge first links those
+        # pairs, and later ones link nothing else: no edge is read again.
         sampled = _sampled_supersteps(graph)
-        if (not graph.directed and iteration > sampled
-                and fr.count_out_edges(graph, frontier) * SPARSE <= graph.cost_degrees()[2]):  # fmt: skip
-            fr.link(graph, labels, frontier=frontier)  # few labels changed: only their edges
-        elif iteration < sampled:
+        if iteration < sampled:
             _link(graph, labels, sample=SAMPLE)
-        elif sampled:  # an edge inside the largest component joins nothing
-            _link(graph, labels, frontier=_outside_largest(graph, labels))
+        elif iteration > sampled:
+            _link_replaced(graph, state)
+        elif sampled:
+            largest = _most_common(graph, labels)  # before the pairs: the same on every device
+            if _link_replaced(graph, state):
+                _jump(graph, labels)
+            _link(graph, labels, frontier=_outside(graph, labels, largest))
         else:
             _link(graph, labels)
-        while True:  # pointer jumping until every tree is a star
-            jumped = labels[labels]
-            if not bool((jumped != labels).any()):
-                break
-            labels[...] = jumped
+        _jump(graph, labels)
+        state.previous[...] = labels
         return fr.Frontier.from_mask(graph, labels != before)
 
     def converged(self, graph, frontier, state, iteration):
@@ -66,7 +72,6 @@ class CC(Primitive):
         return graph.num_edges
 
 
-SPARSE = 8  # a frontier with fewer than num_edges / SPARSE out-edges links along its edges only
 SAMPLE = 2  # edges per vertex linked in the sampled superstep (Afforest samples 2)
 
 
@@ -77,14 +82,45 @@ def _link(graph, labels, *, frontier=None, sample=None) -> None:
         fr.link(graph, labels, direction="in", frontier=frontier, sample=sample)
 
 
-def _outside_largest(graph, labels):
-    """The vertices that have edges and are outside the most common label (Afforest's skip:
-    after sampling, that label is the giant component's; an edge between two of its vertices
-    joins nothing, and one from it to a vertex outside is in that vertex's lists)."""
+def _link_replaced(graph, state) -> bool:
+    """Link the pairs ``(previous[v], labels[v])`` at the vertices ``v`` whose label the
+    combine replaced since the last step (another device's smaller label won), where ``v``
+    was not a root: that rejoins the tree ``v`` left to the one it joined (a root that moves
+    takes its tree along, which stays hung from it). Those vertices are in the frontier; they
+    are found by comparing the two arrays whole (one streaming pass; no gather through the
+    frontier's ids). Whether any pair was linked (never on one device)."""
+    previous, labels = state.previous, state.labels
+    replaced = graph.xp.flatnonzero(previous != labels)
+    replaced = replaced[previous[replaced] != replaced]
+    if replaced.shape[0] == 0:
+        return False
+    fr.link_pairs(graph, labels, previous[replaced], labels[replaced])
+    return True
+
+
+def _jump(graph, labels) -> None:
+    """Pointer jumping until every tree is a star: a pass over every vertex, then over
+    those still below a vertex that is no root (a vertex that points at a root stays: no
+    root moves)."""
+    grand = labels.take(labels)  # a gather; on NumPy twice as fast as labels[labels]
+    ids = graph.xp.flatnonzero(grand != labels)
+    up = grand.take(ids)
+    while ids.shape[0]:
+        labels[ids] = up
+        grand = labels.take(up)
+        still = graph.xp.flatnonzero(grand != up)
+        ids, up = ids.take(still), grand.take(still)
+
+
+def _outside(graph, labels, vertex: int):
+    """The vertices that have edges and are outside ``vertex``'s tree, the labels being stars
+    (Afforest's skip: ``vertex`` is the most common label after sampling, the giant
+    component's; an edge between two vertices of its tree joins nothing, and an edge from it
+    to a vertex outside is in that vertex's lists). On several devices ``vertex`` is the same
+    on all, read before the trees part: wherever a device skips an edge, its two ends are
+    each joined to ``vertex`` on the devices that hold their lists."""
     out_degree, in_degree, _ = graph.cost_degrees()
-    return fr.Frontier.from_mask(
-        graph, (labels != _most_common(graph, labels)) & ((out_degree | in_degree) > 0)
-    )
+    return fr.Frontier.from_mask(graph, (labels != labels[vertex]) & ((out_degree | in_degree) > 0))
 
 
 def _most_common(graph, labels) -> int:
@@ -110,10 +146,12 @@ def connected_components(graph, **run) -> CCResult:
     flattens every tree to a star. On a graph of more than 8 edges a vertex on average, the
     first superstep links along each vertex's first two edges only (sampling); the next skips
     the edges inside the most common label, the giant component. On one device that is the
-    answer; on several, each links its own edges and the labels meet by min, so supersteps go
-    on until none changes (an undirected graph then links along the edges of the vertices
-    whose label changed, when they are few). Edge directions are ignored, so a directed graph
-    gets its weakly connected components.
+    answer. On several, each links its own vertices' edges and the labels meet by min, which
+    on a device can only split a vertex from its tree where another device's smaller label
+    replaced its own: later supersteps link just those pairs (old label, new label) with
+    ``fr.link_pairs``, never an edge again, until no label changes (the skip's label is read
+    before any pair is linked, so that it is the same on every device). Edge directions are
+    ignored, so a directed graph gets its weakly connected components.
 
     Parameters
     ----------

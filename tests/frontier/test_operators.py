@@ -249,6 +249,55 @@ def test_link_joins_the_ends_of_each_edge(case, direction, sample, data):
         assert set(roots[list(component)].tolist()) == {min(component)}
 
 
+@examples(60)
+@given(st.integers(1, 40), st.data())
+def test_link_pairs_joins_the_two_vertices_of_each_pair(n, data):
+    """From a forest with parent[x] <= x (chains, not flat) and pairs in any order, repeated,
+    some inside one tree: afterwards both vertices of every pair share a root; the roots
+    are networkx's components of the forest's and the pairs' union, each labelled by its
+    least id; parent[x] <= x still."""
+    rng = np.random.default_rng(data.draw(st.integers(0, 2**16)))
+    parent = np.arange(n)
+    chained = rng.random(n) < 0.4
+    parent[chained] = (rng.random(chained.sum()) * np.flatnonzero(chained)).astype(np.int64)
+    ids = st.integers(0, n - 1)
+    pairs = data.draw(st.lists(st.tuples(ids, ids), max_size=3 * n))
+    dtype = data.draw(st.sampled_from([np.int32, np.int64]))
+    parent = parent.astype(dtype)
+    graph = bg.Graph.from_edges([], [], num_vertices=n, backend="numpy")
+    forest = nx.Graph()
+    forest.add_nodes_from(range(n))
+    forest.add_edges_from((x, int(parent[x])) for x in range(n))
+    forest.add_edges_from(pairs)
+    a = np.array([p[0] for p in pairs], dtype=np.int64)  # cast to parent's dtype
+    b = np.array([p[1] for p in pairs], dtype=np.int64)
+    fr.link_pairs(graph, parent, a, b)
+    assert parent.dtype == dtype and (parent <= np.arange(n)).all()
+    roots = parent.copy()
+    while (roots[roots] != roots).any():
+        roots = roots[roots]
+    for component in nx.connected_components(forest):
+        assert set(roots[list(component)].tolist()) == {min(component)}
+
+
+def test_link_pairs_literal():
+    graph = bg.Graph.from_edges([], [], num_vertices=6, backend="numpy")
+    parent = np.array([0, 1, 2, 3, 4, 4])  # 5 below 4
+    fr.link_pairs(graph, parent, np.array([4, 3]), np.array([2, 1]))  # lists are cast
+    assert parent[4] == 2 and parent[3] == 1 and parent[5] in (2, 4)  # 4's tree under 2
+    before = parent.copy()
+    fr.link_pairs(graph, parent, [], [])
+    assert (parent == before).all()  # no pairs: nothing moves
+
+
+def test_link_pairs_checks_its_arguments():
+    graph = bg.Graph.from_edges([0], [1], num_vertices=3, backend="numpy")
+    with pytest.raises(ValueError, match=r"link_pairs\(a, b\): expected two 1-D arrays"):
+        fr.link_pairs(graph, np.arange(3), np.array([0, 1]), np.array([2]))
+    with pytest.raises(ValueError, match="shapes"):
+        fr.link_pairs(graph, np.arange(3), np.zeros((1, 2), dtype=int), np.zeros((1, 2), dtype=int))
+
+
 def test_link_checks_its_arguments(graph):
     with pytest.raises(ValueError, match="direction"):
         fr.link(graph, np.arange(5), direction="both")

@@ -94,3 +94,74 @@ def test_cc_largest_component_hooks_under_a_smaller_label(directed):
         {"devices": 2, "communicator": "butterfly"},
     ):
         np.testing.assert_array_equal(bg.connected_components(graph, **run).labels, expected)
+
+
+def _rmat(scale, edge_factor, directed):
+    """An R-MAT graph; directed: each edge once, from its smaller end (weak components)."""
+    graph = bg.generators.rmat(scale, edge_factor, seed=scale + edge_factor, backend="numpy")
+    if not directed:
+        return graph
+    src = np.repeat(np.arange(graph.num_vertices), np.diff(graph.forward.offsets))
+    dst = graph.forward.indices
+    keep = src < dst
+    return bg.Graph.from_edges(src[keep], dst[keep], num_vertices=graph.num_vertices,
+                               directed=True, backend="numpy")  # fmt: skip
+
+
+def _nx_of(graph):
+    nx_graph = (nx.DiGraph if graph.directed else nx.Graph)()
+    nx_graph.add_nodes_from(range(graph.num_vertices))
+    offsets, indices = graph.forward.offsets, graph.forward.indices
+    nx_graph.add_edges_from(
+        (u, int(v)) for u in range(graph.num_vertices) for v in indices[offsets[u] : offsets[u + 1]]
+    )
+    return nx_graph
+
+
+@pytest.mark.parametrize("directed", [False, True])
+@pytest.mark.parametrize("partitioner", ["random", "biased", "edge_balanced"])
+@pytest.mark.parametrize("devices", [2, 3, 4])
+def test_cc_on_several_devices_reads_no_edge_after_the_full_link(
+    monkeypatch, directed, partitioner, devices
+):
+    """After the superstep over every edge, a superstep links only the pairs (label a vertex
+    had, label another device gave it): no list is read again, and a few supersteps end the
+    run with networkx's labels, on a sampled (dense) R-MAT graph and an unsampled sparse one."""
+    from bspgraph.primitives import cc
+
+    linked_in = []
+    step, link = cc.CC.step, cc._link
+    current = []
+    monkeypatch.setattr(
+        cc.CC, "step", lambda self, g, f, s, i: current.append(i) or step(self, g, f, s, i)
+    )
+    monkeypatch.setattr(cc, "_link", lambda *a, **k: linked_in.append(current[-1]) or link(*a, **k))
+    for edge_factor in (16, 2):
+        graph = _rmat(10, edge_factor, directed)
+        sampled = cc._sampled_supersteps(graph)
+        linked_in.clear()
+        result = bg.connected_components(graph, devices=devices, partitioner=partitioner)
+        np.testing.assert_array_equal(result.labels, expected_labels(_nx_of(graph)))
+        assert set(linked_in) == set(range(sampled + 1))
+        assert result.stats.iterations <= sampled + 4
+
+
+def test_cc_lifts():
+    """The one-device labels on every device count x partitioner x communicator, in checked
+    runs (the contract: every changed label returned; ``previous`` is scratch, written
+    anywhere), on small graphs of both kinds and on dense ones that sample first."""
+    dense = [
+        bg.Graph.from_edges(*np.random.default_rng(seed).integers(0, 40, (2, 500)), num_vertices=48,
+                            directed=directed, backend="numpy")
+        for seed, directed in ((1, False), (2, True))
+    ]  # fmt: skip
+    assert all(cc_sampled(graph) for graph in dense)
+    run = lambda graph, **r: bg.connected_components(graph, **r).labels  # noqa: E731
+    bg.testing.assert_lifts(run, max_examples=8)
+    bg.testing.assert_lifts(run, dense, devices=[2, 3, 4])
+
+
+def cc_sampled(graph):
+    from bspgraph.primitives import cc
+
+    return cc._sampled_supersteps(graph) == 1
