@@ -424,7 +424,7 @@ def _combine(contract: Contract, state, ids, values: dict, xp):
     key = contract.key
     won = tied = None
     if key is not None:  # before any column changes: the key's outcome against what was held
-        current, incoming = getattr(state, key)[ids], values[key]
+        current, incoming = _at(xp, getattr(state, key), ids), values[key]
         _, won = contract.combiners[key].apply(xp, current, incoming)
         tied = incoming == current
     improved = xp.zeros(len(next(iter(values.values()))), dtype=bool)
@@ -433,9 +433,14 @@ def _combine(contract: Contract, state, ids, values: dict, xp):
         if array is None:
             continue
         outcome = (won, tied) if combiner.follows else (None, None)
-        array[ids], changed = combiner.apply(xp, array[ids], values[name], *outcome)
+        array[ids], changed = combiner.apply(xp, _at(xp, array, ids), values[name], *outcome)
         improved |= changed
     return improved
+
+
+def _at(xp, array, ids):
+    """``array[ids]``: a view for a slice, ``take`` for ids (faster than indexing on NumPy)."""
+    return array[ids] if isinstance(ids, slice) else xp.take(array, ids, axis=0)
 
 
 def _share_owned(primitive, devices, states, transport) -> None:
