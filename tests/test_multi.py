@@ -5,13 +5,25 @@ the multi-device cases written out by hand."""
 import networkx as nx
 import numpy as np
 import pytest
-from grid import cells, run_cell
+from grid import ROWS, cells, run_cell
 
 import bspgraph as bg
 
 
 @pytest.mark.parametrize(("row", "partitioner", "communicator", "devices"), cells())
 def test_grid(row, partitioner, communicator, devices):
+    run_cell(row, partitioner, communicator, devices)
+
+
+@pytest.mark.parametrize("row", ROWS, ids=[row.name for row in ROWS])
+@pytest.mark.parametrize(("partitioner", "communicator", "devices"),
+                         [("random", "selective", 3), ("edge_balanced", "broadcast", 2),
+                          ("biased", "selective", 5)])  # fmt: skip
+def test_dense_messages_in_every_superstep(row, partitioner, communicator, devices, monkeypatch):
+    """Slabs whenever anything travels (the threshold lowered to one vertex): every combiner's
+    neutral value, blocks that are slices (edge_balanced) or ids, one's own block (pulls,
+    replace) and whole columns (CC's links) all give networkx's answer."""
+    monkeypatch.setattr("bspgraph.backend.numpy_backend.NumpyBackend.dense_share", 1 << 40)
     run_cell(row, partitioner, communicator, devices)
 
 

@@ -35,6 +35,8 @@ class Backend(ABC):
     costly_supersteps: ClassVar[bool]  # a superstep (launches, a host read) costs more than
     # the redundant work that fewer, larger supersteps do
     virtual_devices: ClassVar[bool]  # several devices are parts of this one process's memory
+    dense_share: ClassVar[int]  # the enactor sends dense messages (Slabs) in a superstep
+    # where V / dense_share or more vertices travel (benchmarks.multi_gpu --same-gpu)
 
     def __repr__(self) -> str:
         return f"Backend({self.name!r}, device={self.device})"

@@ -23,6 +23,7 @@ class CupyBackend(Backend):
     scans_whole_lists: ClassVar[bool] = False
     costly_supersteps: ClassVar[bool] = True
     virtual_devices: ClassVar[bool] = False
+    dense_share: ClassVar[int] = 8
 
     def activate(self):
         return self.xp.cuda.Device(self.device or 0)

@@ -78,6 +78,7 @@ def _enact(primitive, graph, transport, backends, partitioner, communicator, see
     contract = contract_of(primitive, states[local[0]])
     # Slabs (no ids) in supersteps where many vertices changed: parts in this process's memory
     dense = pattern.dense and contract.dense and not (staged or transport.distributed)
+    share = backends[local[0]].dense_share
     blocks = _per_cut(graph, owner, ("blocks", backends[local[0]]),
                       functools.partial(_blocks, backends[local[0]], transport.size))  # fmt: skip
     frontiers = each(functools.partial(primitive.init_frontier, **params), devices, states)
@@ -98,9 +99,9 @@ def _enact(primitive, graph, transport, backends, partitioner, communicator, see
         for d in local:  # the step's kernels are done: what follows is communication
             backends[d].synchronize()
         comm_started = time.perf_counter()
-        many = dense and sum(len(o) for o in outputs.values()) * DENSE_SHARE >= graph.num_vertices
+        many = dense and sum(len(o) for o in outputs.values()) * share >= graph.num_vertices
         spread = each(_spread, devices, outputs) if many else {}
-        if many and _dense_pays(primitive, contract, graph, outputs, spread):
+        if many and _dense_pays(primitive, contract, graph, outputs, spread, share):
             whole = not primitive.needs_all or (not contract.owner_only and any(spread.values()))
             slabs = each(functools.partial(_slab, contract, blocks, whole), devices, states,
                          bases, outputs)  # fmt: skip
@@ -339,9 +340,6 @@ def _next_frontier(primitive, contract: Contract, blocks, graph, state, bases,
     return Frontier.from_ids(graph, union.ids, out_edges=union.out_edges)
 
 
-DENSE_SHARE = 8  # a superstep in which V / DENSE_SHARE returned vertices travel sends Slabs
-
-
 def _spread(graph, output: Frontier) -> int:
     """How many of the ``output`` vertices other devices own."""
     owned = graph.context.owned
@@ -351,17 +349,18 @@ def _spread(graph, output: Frontier) -> int:
     return len(output) - int(graph.xp.count_nonzero(kept))
 
 
-def _dense_pays(primitive, contract: Contract, graph, outputs: dict, spread: dict) -> bool:
+def _dense_pays(primitive, contract: Contract, graph, outputs: dict, spread: dict,
+                share: int) -> bool:  # fmt: skip
     """Whether this superstep's exchange is cheaper in Slabs: when the entries that travel
-    number V / DENSE_SHARE or more (times P - 1 when every device needs every vertex's
-    value from every other: each receives P - 1 whole columns)."""
+    number V / ``share`` (the backend's ``dense_share``) or more, times P - 1 when every
+    device needs every vertex's value from every other (each receives P - 1 whole columns)."""
     if not primitive.needs_all:
         travelling, span = sum(spread.values()), graph.num_vertices
     else:
         travelling = sum(len(o) for o in outputs.values())
         whole = not contract.owner_only and any(spread.values())
         span = graph.num_vertices * (max(len(outputs), 2) - 1 if whole else 1)
-    return travelling * DENSE_SHARE >= span
+    return travelling * share >= span
 
 
 def _blocks(backend, parts: int, owner) -> list:

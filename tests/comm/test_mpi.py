@@ -82,7 +82,7 @@ def test_every_primitive_and_communicator_equals_networkx(ranks, graph_file, tmp
                                                          monkeypatch):  # fmt: skip
     # the in-process reference counts messages in Updates, as processes send them (in this
     # process, supersteps where many vertices changed would send Slabs, one to every peer)
-    monkeypatch.setattr("bspgraph.enactor.distributed.DENSE_SHARE", 0)
+    monkeypatch.setattr("bspgraph.backend.numpy_backend.NumpyBackend.dense_share", 0)
     check_driver(ranks, "mpi", graph_file, tmp_path)
 
 
@@ -91,7 +91,9 @@ def test_every_primitive_and_communicator_equals_networkx(ranks, graph_file, tmp
 def test_gpu_transports_on_two_gpus(transport, graph_file, tmp_path, monkeypatch):
     """Run on a machine with 2 GPUs (and on 4 too where it has 4): pytest -m gpu
     tests/comm/test_mpi.py."""
-    monkeypatch.setattr("bspgraph.enactor.distributed.DENSE_SHARE", 0)  # Updates, as above
+    monkeypatch.setattr(
+        "bspgraph.backend.numpy_backend.NumpyBackend.dense_share", 0
+    )  # Updates, as above
     from bspgraph.backend import gpu_count
 
     if gpu_count() < 2:
