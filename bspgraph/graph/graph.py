@@ -290,11 +290,16 @@ class Graph:
           backend's structures of a product over every list (NumPy: the edge values as
           floats; CuPy: the pieces of the rows longer than ``LONG_ROW``);
         - "cc": the CSR of each list's first two entries (Afforest's sampling) on a graph of
-          more than 8 edges a vertex;
-        - "bc", "closeness", "harmonic" (and "bfs" from several sources): the adjacency
-          matrices of the batched products and the largest in-degree; "closeness" and
-          "harmonic" on a directed graph: the reversed graph they search;
+          more than 8 edges a vertex, and on CuPy the pieces of the long rows it links along;
+        - "bc": the float64 adjacency matrices (in- and out-edges, E values each) of its
+          batched products; "closeness", "harmonic": the in-edge matrix in which a batched
+          search counts (and the largest in-degree that sizes it), on a directed graph of
+          the reversed graph they search, which they keep too (a batched BFS from
+          ``sources=`` builds its matrix on its first call);
         - "tc": the edges oriented from lower to higher (degree, id) (a CSR of E/2 entries).
+
+        Everything stays with the graph as long as it lives: on a large graph, prepare only
+        the algorithms it will run.
 
         Kernels are not compiled here: ``bg.warmup()`` does that, once per machine, and a
         call's ``Stats.compile_seconds`` says what it compiled. A graph moved to another
