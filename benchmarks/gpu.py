@@ -1,6 +1,7 @@
 """GPU harness: each primitive on CuPy beside the same algorithm written plainly with cupyx.
 
     python -m benchmarks.gpu --scale 22 24 --grid 4096
+    python -m benchmarks.gpu --scale 0 --grid 4096 --algorithms pagerank --prepare
 
 R-MAT graphs (Graph500, edge factor 16, integer weights 1..64) and a rows x rows grid are built
 on the GPU. For each (graph, algorithm) it checks that both answers agree and prints: ms of the
@@ -8,6 +9,9 @@ whole bspgraph call (result copied to the host) and of its BSP loop alone (stats
 of each (edges of reached vertices / time), the baseline's ms and the speed-up over it, and the
 peak of CuPy's memory pool. The table is printed last. Times are medians of ``--repeat`` calls
 after a warm-up; after a warm-up of more than 10 s (the TC baselines) one call is timed.
+With ``--prepare`` each graph is prepared first (``Graph.prepare(algorithms)``, timed); the
+table gives whole call / loop and, for the first (warm-up) call, its prepare and compile ms
+(``Stats.prepare_seconds``, ``compile_seconds``: what it paid once, outside its loop).
 """
 
 from __future__ import annotations
@@ -32,12 +36,14 @@ RUN: dict = {}  # keyword arguments of every bspgraph call (--result-device)
 def timed(fn, repeat: int):
     """Median seconds of ``repeat`` calls after a warm-up (one call when the warm-up took more
     than LONG_CALL seconds), the last result, the memory pool's bytes, and the median of the
-    results' BSP loops (``stats.seconds``; None for a baseline). The warm-up is never timed:
+    results' BSP loops (``stats.seconds``; None for a baseline) and the warm-up's stats (None
+    for a baseline). The warm-up is never timed:
     on a fresh machine it compiles every kernel (22.6 s for BC on rmat22)."""
     cp.cuda.Device().synchronize()
     start = time.perf_counter()
     out = fn()  # warm-up: kernel compilation, allocator pools
     cp.cuda.Device().synchronize()
+    first = getattr(out, "stats", None)
     if time.perf_counter() - start > LONG_CALL:
         repeat = 1
     cp.get_default_memory_pool().free_all_blocks()
@@ -51,7 +57,7 @@ def timed(fn, repeat: int):
         if hasattr(out, "stats"):
             loops.append(out.stats.seconds)
     loop = statistics.median(loops) if loops else None
-    return statistics.median(times), out, cp.get_default_memory_pool().total_bytes(), loop
+    return statistics.median(times), out, cp.get_default_memory_pool().total_bytes(), loop, first
 
 
 LONG_CALL = 10.0  # seconds: a warm-up this long is followed by one timed call, not ``repeat``
@@ -215,11 +221,18 @@ def run_graph(name, graph, repeat, rows, algorithms, levels=False):
     print(f"{name}: {n} vertices, {graph.num_edges} directed edges, source {source}", flush=True)
 
     def record(algorithm, ours, base, agree, note=""):
-        (t, result, peak, loop), (base_t, base_out, *_) = ours, base
+        (t, result, peak, loop, first), (base_t, base_out, *_) = ours, base
         assert agree(result, base_out), f"{name} {algorithm}: bspgraph and baseline disagree"
-        rows.append((name, algorithm, t, result.stats, loop, base_t, peak, note))
-        print(f"  {algorithm}: {t * 1e3:.2f} ms (bsp {loop * 1e3:.2f} ms), "
+        rows.append((name, algorithm, t, result.stats, loop, base_t, peak, note, first))
+        print(f"  {algorithm}: {t * 1e3:.2f} ms (bsp {loop * 1e3:.2f} ms, {t / loop:.2f}x), "
               f"baseline {base_t * 1e3:.2f} ms {note}", flush=True)  # fmt: skip
+        print(f"    first call: prepare {first.prepare_seconds * 1e3:.2f} ms, compile "
+              f"{first.compile_seconds * 1e3:.2f} ms, setup {first.setup_seconds * 1e3:.2f} ms, "
+              f"gather {first.gather_seconds * 1e3:.2f} ms; timed call: prepare "
+              f"{result.stats.prepare_seconds * 1e3:.2f} ms, setup "
+              f"{result.stats.setup_seconds * 1e3:.2f}, gather "
+              f"{result.stats.gather_seconds * 1e3:.2f}; backend {result.stats.backend} "
+              f"({result.stats.backend_reason})", flush=True)  # fmt: skip
         if levels:  # the last run's supersteps: output frontier size and ms
             print("    " + " ".join(f"{s.frontier}:{s.seconds * 1e3:.3f}"
                                     for s in result.stats.supersteps[:64]), flush=True)  # fmt: skip
@@ -275,10 +288,22 @@ def run_graph(name, graph, repeat, rows, algorithms, levels=False):
         try:
             base, failure = timed(lambda: plain_tc(graph), repeat), ""
         except (cp.cuda.memory.OutOfMemoryError, RuntimeError) as error:  # cuSPARSE's too
-            base, failure = (float("nan"), None, 0, None), f"(baseline failed: {error})"
+            base, failure = (float("nan"), None, 0, None, None), f"(baseline failed: {error})"
         ours = timed(lambda: bg.triangle_count(graph, **RUN), repeat)
         record("tc", ours, base, lambda r, b: b is None or r.total == b,
                f"({ours[1].total} triangles) {failure}")  # fmt: skip
+
+
+def prepared(graph, args):
+    """``graph``, prepared for the algorithms run when ``--prepare`` is given (time printed)."""
+    if args.prepare:
+        cp.cuda.Device().synchronize()
+        start = time.perf_counter()
+        graph.prepare([a for a in args.algorithms if a in ("bfs", "sssp", "pagerank", "cc",
+                                                            "bc", "tc")])  # fmt: skip
+        cp.cuda.Device().synchronize()
+        print(f"Graph.prepare: {(time.perf_counter() - start) * 1e3:.1f} ms", flush=True)
+    return graph
 
 
 def copy_bandwidth() -> float:
@@ -302,6 +327,8 @@ def main(argv=None) -> None:
     parser.add_argument("--result-device", action="store_true",
                         help="keep results on the GPU (result_device=True): the whole call "
                              "without the copy to the host")  # fmt: skip
+    parser.add_argument("--prepare", action="store_true",
+                        help="Graph.prepare(algorithms) each graph before its calls (timed)")  # fmt: skip
     parser.add_argument("--cpu", type=int, default=None,
                         help="pin this process to one CPU core (the host work of a small "
                              "superstep is most of its time: it then does not migrate)")  # fmt: skip
@@ -318,12 +345,13 @@ def main(argv=None) -> None:
     print(f"{cp.cuda.runtime.getDeviceProperties(0)['name'].decode()}: "
           f"copy {bandwidth / 1e12:.2f} TB/s", flush=True)  # fmt: skip
     rows = []
-    for scale in args.scale:
-        graph = bg.generators.rmat(scale, 16, seed=1, weights=True, backend="cupy")
+    for scale in (s for s in args.scale if s > 0):  # --scale 0: grids only
+        graph = prepared(bg.generators.rmat(scale, 16, seed=1, weights=True, backend="cupy"),
+                         args)  # fmt: skip
         run_graph(f"rmat{scale}", graph, args.repeat, rows, args.algorithms, args.levels)
         del graph
     for size in args.grid:
-        graph = bg.generators.grid(size, size, weights=True, backend="cupy")
+        graph = prepared(bg.generators.grid(size, size, weights=True, backend="cupy"), args)
         # no TC (a grid has no triangles) and no BC: a grid's path counts overflow float64
         # (PathCountOverflow from a corner past about 515 x 515, from anywhere past about 1,030)
         run_graph(
@@ -332,11 +360,16 @@ def main(argv=None) -> None:
     where = "on the device" if RUN else "on the host"
     print(f"\nms: whole call, result {where}; bsp ms: the BSP loop (stats.seconds); "
           "each the median of the timed calls")  # fmt: skip
+    print("whole/bsp: the whole call over its loop; 1st prep/comp ms: the first (warm-up) "
+          "call's prepare_seconds and compile_seconds")  # fmt: skip
     print(f"{'graph':<9} {'algorithm':<9} {'ms':>9} {'GTEPS':>7} {'bsp ms':>9} {'GTEPS':>7} "
+          f"{'whole/bsp':>9} {'1st prep':>8} {'1st comp':>8} "
           f"{'steps':>6} {'base ms':>9} {'speed-up':>8} {'peak GB':>7}")  # fmt: skip
-    for name, algorithm, seconds, stats, loop, base, peak, note in rows:
+    for name, algorithm, seconds, stats, loop, base, peak, note, first in rows:
         print(f"{name:<9} {algorithm:<9} {seconds * 1e3:9.2f} {stats.edges / seconds / 1e9:7.2f} "
-              f"{loop * 1e3:9.2f} {stats.edges / loop / 1e9:7.2f} {stats.iterations:6d} "
+              f"{loop * 1e3:9.2f} {stats.edges / loop / 1e9:7.2f} {seconds / loop:8.2f}x "
+              f"{first.prepare_seconds * 1e3:8.2f} {first.compile_seconds * 1e3:8.2f} "
+              f"{stats.iterations:6d} "
               f"{base * 1e3:9.2f} {base / seconds:7.2f}x {peak / 1e9:7.2f} {note}")  # fmt: skip
 
 

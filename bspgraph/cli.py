@@ -19,6 +19,13 @@ bfs and sssp start from the highest-degree vertex unless --source says otherwise
 --sources K averages over K random vertices with edges, as Graph500 does. Exit status: 0 on
 success, 1 for bad data (a malformed or missing file, a bad vertex id; one line on stderr, no
 traceback), 2 for usage.
+
+``run`` prints the call's parts: ``seconds`` (the BSP loop), ``prepare_seconds`` (per-graph
+structures built in this call), ``compile_seconds`` (kernels built on their first launch in
+this process; 0 on NumPy), ``setup_seconds`` (memory check, copy to the device),
+``gather_seconds`` (the result to the host) and ``call_seconds`` (the whole call), and which
+backend ran and why (``backend_reason``: without --backend, NumPy for a graph of fewer than
+``bspgraph.backend.SMALL_GRAPH_EDGES`` edges even where a GPU is usable).
 """
 
 from __future__ import annotations
@@ -27,6 +34,7 @@ import argparse
 import contextlib
 import json
 import os
+import shlex
 import statistics
 import sys
 import threading
@@ -35,6 +43,7 @@ import time
 import numpy as np
 
 from . import __version__, primitives
+from .backend import SMALL_GRAPH_EDGES, choose
 from .exceptions import BspgraphError
 from .graph.io import atomic_output
 
@@ -358,15 +367,41 @@ def _check_writable(path: str, option: str) -> None:
 
 
 def _load(args):
-    """The graph that ``args`` names, read with its file options; tc needs it undirected."""
-    graph = load_graph(args.graph, args.backend, undirected=args.undirected, base=args.base,
+    """The graph that ``args`` names, read with its file options; tc needs it undirected.
+
+    Without ``--backend`` the graph goes where ``backend=None`` would run it
+    (:func:`bspgraph.backend.choose`: NumPy for a small graph, even where a GPU is usable),
+    read on the host first (a generated graph is made on the host only when its expected edge
+    count is small); ``args.backend_reason`` says why."""
+    backend = args.backend
+    if backend is None and _expected_edges(args.graph) < SMALL_GRAPH_EDGES:
+        backend = "numpy"  # on the host first: the choice below sees its edges
+    graph = load_graph(args.graph, backend, undirected=args.undirected, base=args.base,
                        delimiter=args.delimiter, weighted=args.weighted)  # fmt: skip
+    name, args.backend_reason = choose(args.backend, graph)
+    graph = graph.to(name)
     if getattr(args, "algorithm", None) == "tc" and graph.directed:
         raise ValueError(
             f"tc: {args.graph} is a directed graph; triangles are counted on undirected graphs "
             "(hint: --undirected counts the triangles of the undirected graph beneath it)"
         )
     return graph
+
+
+def _expected_edges(spec: str) -> float:
+    """The edges a generator spec makes at most (rmat: 2 x edge factor x 2^scale, grid: 4 per
+    vertex); a file's: 0 (it is read on the host, then placed by its edge count)."""
+    kind, _, rest = spec.partition(":")
+    try:
+        if kind == "rmat" and rest:
+            scale, _, edge_factor = rest.partition(":")
+            return 2.0 * int(edge_factor or "16") * 2 ** int(scale)
+        if kind == "grid" and rest:
+            rows, x, cols = rest.partition("x")
+            return 4.0 * int(rows) * int(cols if x else rows)
+    except ValueError:  # a malformed spec: load_graph says what is wrong
+        return 0.0
+    return 0.0
 
 
 def _pick_sources(graph, args) -> tuple[list[int], str]:
@@ -427,9 +462,12 @@ def _run(args) -> int:
     chosen = _choose_source(graph, args)
     _warm_imports()
     field, call = ALGORITHMS[args.algorithm]
+    called = time.perf_counter()
     result = call(graph, args, _run_kwargs(args))
+    called = time.perf_counter() - called
     values = getattr(result, field)
     summary = _summary(args, graph, result.stats, loaded)
+    summary["call_seconds"] = round(called, 6)  # the whole call: the five parts above and checks
     summary.update(chosen)
     summary.update(_findings(args.algorithm, result, values))
     if args.output:
@@ -496,9 +534,16 @@ def _run_mpi(args) -> int:
 def _summary(args, graph, stats, loaded: float) -> dict:
     summary = {
         "algorithm": args.algorithm, "graph": args.graph, "vertices": graph.num_vertices,
-        "edges": graph.num_edges, "directed": graph.directed, "backend": graph.backend.name,
+        "edges": graph.num_edges, "directed": graph.directed,
+        "backend": stats.backend or graph.backend.name,
+        "backend_reason": getattr(args, "backend_reason", None) or stats.backend_reason,
         "devices": args.devices, "supersteps": stats.iterations, "load_seconds": round(loaded, 4),
         "seconds": round(stats.seconds, 6), "gteps": round(stats.gteps, 4),
+        # the rest of the call: one-time costs (0 when paid before), the copy in, the result out
+        "prepare_seconds": round(stats.prepare_seconds, 6),
+        "compile_seconds": round(stats.compile_seconds, 6),
+        "setup_seconds": round(stats.setup_seconds, 6),
+        "gather_seconds": round(stats.gather_seconds, 6),
     }  # fmt: skip
     if args.devices > 1:  # what the communicator moved, over all supersteps
         for key in ("messages", "bytes", "rounds"):
@@ -525,7 +570,8 @@ def _print(summary: dict, as_json: bool) -> None:
     if as_json:
         print(json.dumps(summary))
     else:
-        print("  ".join(f"{key}={value}" for key, value in summary.items()))
+        # key=value fields; a value with spaces (backend_reason) quoted as a shell would
+        print("  ".join(f"{key}={shlex.quote(str(value))}" for key, value in summary.items()))
 
 
 def _bench(args) -> int:

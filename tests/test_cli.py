@@ -3,6 +3,7 @@
 import json
 import os
 import random
+import shlex
 import subprocess
 import sys
 from pathlib import Path
@@ -36,7 +37,7 @@ def ok(*args, **kwargs):
 
 
 def summary_of(text: str) -> dict:
-    return dict(field.split("=", 1) for field in text.split())
+    return dict(field.split("=", 1) for field in shlex.split(text))
 
 
 # --- run --------------------------------------------------------------------------------------
@@ -372,3 +373,12 @@ def test_warmup_runs_every_primitive_and_says_where_kernels_are_kept():
     assert out.startswith("warmup on numpy: 34 calls") and "no kernel cache on disk" in out
     report = bg.warmup("numpy", scale=6)
     assert report.calls == 34 and report.cache_dir is None
+
+
+def test_run_reports_the_parts_of_the_call_and_the_backend_chosen():
+    summary = json.loads(ok("run", "pagerank", "rmat:8", "--json"))
+    parts = ("seconds", "prepare_seconds", "compile_seconds", "setup_seconds", "gather_seconds")
+    assert all(summary[key] >= 0 for key in parts)
+    assert summary["compile_seconds"] == 0  # NumPy compiles nothing
+    assert sum(summary[key] for key in parts) <= summary["call_seconds"]
+    assert summary["backend"] == "numpy" and summary["backend_reason"]

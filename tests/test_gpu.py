@@ -573,3 +573,61 @@ def test_warmup_fills_the_kernel_cache_and_first_calls_are_warm(tmp_path):
     (before, after), (final,) = (map(int, line.split()) for line in done.stdout.splitlines())
     assert before == 0 and after > 0
     assert final - after <= 0.05 * after  # almost nothing compiled after the warmup
+
+
+def test_a_first_call_reports_its_compilation_and_its_parts_add_up(tmp_path):
+    """In a fresh process every kernel is built (compiled, or loaded from the disk cache) on
+    its first launch: the first call's compile_seconds holds that time, CuPy's own kernels
+    included (the wrapped compiler), and its parts add up to the whole call; the second call
+    compiles nothing."""
+    import subprocess
+    import sys
+
+    script = (
+        "import time, cupy, bspgraph as bg\n"
+        "g = bg.generators.rmat(12, 16, seed=9, weights=True, backend='numpy').to('cupy')\n"
+        "assert cupy.cuda.compiler._compile_module_with_cache.timed_by_bspgraph\n"
+        "for _ in range(2):\n"
+        "    start = time.perf_counter()\n"
+        "    s = bg.connected_components(g).stats\n"
+        "    whole = time.perf_counter() - start\n"
+        "    parts = (s.seconds + s.prepare_seconds + s.compile_seconds + s.setup_seconds\n"
+        "             + s.gather_seconds)\n"
+        "    print(s.compile_seconds, s.prepare_seconds, parts, whole)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                         check=True, cwd=os.path.dirname(os.path.dirname(__file__)),
+                         env={**os.environ, "PYTHONPATH": "."})  # fmt: skip
+    first, second = ([float(x) for x in line.split()] for line in out.stdout.splitlines())
+    assert first[0] > 0 and first[1] > 0
+    assert first[2] <= first[3] and first[2] >= 0.9 * first[3]  # the call, but for its checks
+    assert second[0] < 0.01 * first[0] and second[1] == 0
+
+
+@pytest.mark.parametrize("name", ["bfs", "sssp", "pagerank", "cc", "bc", "tc", "core_number"])
+def test_prepare_on_cupy_leaves_nothing_to_prepare(name):
+    host = bg.generators.rmat(13, 16, seed=5, weights=True, backend="numpy")
+    calls = {
+        "bfs": lambda g: bg.bfs(g, 1), "sssp": lambda g: bg.sssp(g, 1),
+        "pagerank": lambda g: bg.pagerank(g), "cc": lambda g: bg.connected_components(g),
+        "bc": lambda g: bg.betweenness_centrality(g, sources=[1, 2, 3]),
+        "tc": lambda g: bg.triangle_count(g), "core_number": lambda g: bg.core_number(g),
+    }  # fmt: skip
+    expected = calls[name](host.to("cupy"))
+    result = calls[name](host.to("cupy").prepare([name]))
+    assert result.stats.prepare_seconds == 0 and result.stats.backend == "cupy"
+    for field in ("depth", "distance", "rank", "labels", "centrality", "per_vertex", "core"):
+        if hasattr(result, field):
+            np.testing.assert_allclose(getattr(result, field), getattr(expected, field))
+
+
+def test_backend_none_runs_a_small_host_graph_on_numpy_and_a_large_one_on_cupy():
+    from bspgraph.backend import SMALL_GRAPH_EDGES
+
+    small = bg.generators.rmat(8, 16, seed=1, backend="numpy")
+    large = bg.generators.rmat(14, 16, seed=1, backend="numpy")
+    assert small.num_edges < SMALL_GRAPH_EDGES <= large.num_edges
+    assert bg.bfs(small, 0).stats.backend == "numpy"
+    assert bg.bfs(large, 0).stats.backend == "cupy"
+    assert bg.bfs(small.to("cupy"), 0).stats.backend == "cupy"  # a graph on the GPU stays
+    assert bg.bfs(small, 0, backend="cupy").stats.backend == "cupy"  # given: always

@@ -7,7 +7,7 @@ by array; ``fused`` is the registry of fused kernels by (functor, backend, direc
 above this package asks a backend's methods and traits, never which library it has.
 """
 
-from . import fused
+from . import clock, fused
 from .base import Backend, identity, row_positions, to_host, while_alive
 from .cuda import (
     BLOCK_SUM,
@@ -22,11 +22,20 @@ from .cuda import (
 )
 from .cupy_backend import CupyBackend
 from .numpy_backend import NumpyBackend
-from .select import ENV_VAR, NAMES, backend_of, get_backend, gpu_count
+from .select import (
+    ENV_VAR,
+    NAMES,
+    SMALL_GRAPH_EDGES,
+    backend_for,
+    backend_of,
+    choose,
+    get_backend,
+    gpu_count,
+)
 
 __all__ = [
     "BLOCK_SUM", "COMPARE_SWAP", "C_TYPES", "ENV_VAR", "LONG_ROW", "NAMES", "STREAM_BLOCKS",
-    "WARP_ROW", "Backend", "CupyBackend", "NumpyBackend", "backend_of", "c_type",
+    "WARP_ROW", "Backend", "CupyBackend", "NumpyBackend", "backend_of", "c_type", "clock",
     "compile_kernel", "fused", "get_backend", "gpu_count", "hub_pieces", "identity",
-    "row_positions", "to_host", "while_alive",
+    "row_positions", "to_host", "while_alive", "SMALL_GRAPH_EDGES", "backend_for", "choose",
 ]  # fmt: skip

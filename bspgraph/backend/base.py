@@ -37,6 +37,7 @@ class Backend(ABC):
     virtual_devices: ClassVar[bool]  # several devices are parts of this one process's memory
     dense_share: ClassVar[int]  # the enactor sends dense messages (Slabs) in a superstep
     # where V / dense_share or more vertices travel (benchmarks.multi_gpu --same-gpu)
+    on_host: ClassVar[bool]  # arrays live in the host's memory (NumPy's)
 
     def __repr__(self) -> str:
         return f"Backend({self.name!r}, device={self.device})"
@@ -76,6 +77,17 @@ class Backend(ABC):
         """``y[i] = sum of weights[e] * x[indices[e]]`` over row ``i``'s entries ``e`` of a CSR
         matrix, in ``x``'s dtype; ``weights`` None means ones. With ``rows`` (ids), over those
         rows only: ``y[k]`` for row ``rows[k]``. The same sums every run (a fixed order)."""
+
+    def prepare_rows(self, offsets) -> None:
+        """Build what a kernel over every row of a CSR with ``offsets`` caches (kept while the
+        arrays live), so that its first launch does not: nothing by default."""
+        return None
+
+    def prepare_product(self, offsets, indices, weights, dtype) -> None:
+        """Build what :meth:`spmv` over every row of this CSR with ``dtype`` values caches
+        (kept while the arrays live), so that the first product does not: by default what
+        :meth:`prepare_rows` builds."""
+        self.prepare_rows(offsets)
 
     def spmv_transposed(self, offsets, indices, data, x, num_columns: int):
         """``y[j] = sum of data[e] * x[i]`` over the entries ``e = (i, j)`` of a CSR matrix with

@@ -10,6 +10,7 @@ import re
 
 import numpy as np
 
+from . import clock
 from .base import identity, while_alive
 
 _SEGMENT_INDEX = r"""
@@ -142,7 +143,12 @@ def row_reduce(cupy, reduce: str, offsets, indices, weights, values, rows: int, 
 def hub_pieces(cupy, offsets):
     """:func:`_pieces` of every row of a CSR with ``offsets``, cached while ``offsets`` lives:
     a product per superstep does not search the rows again."""
-    return while_alive(offsets, ("hub pieces",), lambda: _pieces(cupy, offsets[:-1], offsets[1:]))
+
+    def pieces():
+        with clock.paying("prepare"):  # once per graph (its offsets)
+            return _pieces(cupy, offsets[:-1], offsets[1:])
+
+    return while_alive(offsets, ("hub pieces",), pieces)
 
 
 def _pieces(cupy, starts, ends):
@@ -353,10 +359,38 @@ def masked_sum(cupy, values, mask=None, ids=None, keys=None, bound=None) -> int:
 def compile_kernel(cupy, source: str, name: str, cooperative: bool = False, **types: str):
     """The kernel ``name`` of ``source`` with each whole-word token of ``types`` replaced by its
     text (a C type, a constant), built once per key (a row reduction is called thousands of
-    times a run); ``cooperative`` for a kernel that synchronises its whole grid."""
+    times a run); ``cooperative`` for a kernel that synchronises its whole grid. It is
+    compiled here, on the current device, and the time paid as "compile" (:mod:`.clock`)."""
     for token, text in types.items():
         source = re.sub(rf"\b{token}\b", text, source)
-    return cupy.RawKernel(source, name, enable_cooperative_groups=cooperative)
+    kernel = cupy.RawKernel(source, name, enable_cooperative_groups=cooperative)
+    with clock.paying("compile"):  # now, on the current device: not inside a timed step
+        kernel.compile()
+    return kernel
+
+
+def time_compilation(cupy) -> bool:
+    """Time every kernel CuPy builds as a "compile" payment on :mod:`.clock`: its element-wise
+    kernels, reductions (CUB's included) and raw kernels all pass through one function,
+    ``cupy.cuda.compiler._compile_module_with_cache`` (compile, or load from the disk cache,
+    then load the module), reached only for a kernel not yet built in this process. That
+    function is wrapped once per process; False when this CuPy has none (then only
+    bspgraph's own kernels are timed, by :func:`compile_kernel`)."""
+    compiler = getattr(getattr(cupy, "cuda", None), "compiler", None)
+    original = getattr(compiler, "_compile_module_with_cache", None)
+    if original is None:
+        return False
+    if getattr(original, "timed_by_bspgraph", False):
+        return True
+
+    @functools.wraps(original)
+    def timed(*args, **kwargs):
+        with clock.paying("compile"):
+            return original(*args, **kwargs)
+
+    timed.timed_by_bspgraph = True
+    compiler._compile_module_with_cache = timed
+    return True
 
 
 def c_type(array) -> str:

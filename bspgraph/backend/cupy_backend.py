@@ -24,6 +24,7 @@ class CupyBackend(Backend):
     costly_supersteps: ClassVar[bool] = True
     virtual_devices: ClassVar[bool] = False
     dense_share: ClassVar[int] = 8
+    on_host: ClassVar[bool] = False
 
     def activate(self):
         return self.xp.cuda.Device(self.device or 0)
@@ -62,6 +63,11 @@ class CupyBackend(Backend):
     def spmv(self, offsets, indices, weights, x, num_rows: int, rows=None):
         """A warp per 32 rows (no atomics, a fixed order), read in place."""
         return cuda.row_reduce(self.xp, "sum", offsets, indices, weights, x, num_rows, rows)
+
+    def prepare_rows(self, offsets) -> None:
+        """The pieces of the rows longer than ``cuda.LONG_ROW`` (a search over the rows), which
+        the row reductions and union-find's links read."""
+        cuda.hub_pieces(self.xp, offsets)
 
     def csr_rows(self, offsets, indices, weights, rows, num_columns: int):
         """Gathered edge-parallel; offsets in the input's dtype (cuSPARSE: int32)."""

@@ -29,6 +29,7 @@ class NumpyBackend(Backend):
     costly_supersteps: ClassVar[bool] = False
     virtual_devices: ClassVar[bool] = True
     dense_share: ClassVar[int] = 1  # rmat18, 2 and 4 parts: BFS's pulls ran faster in Updates
+    on_host: ClassVar[bool] = True
 
     def activate(self):
         return contextlib.nullcontext()
@@ -65,6 +66,11 @@ class NumpyBackend(Backend):
         return (
             self.sparse.csr_matrix((data, indices, offsets), shape=(num_rows, int(x.shape[0]))) @ x
         )
+
+    def prepare_product(self, offsets, indices, weights, dtype) -> None:
+        """The edge values as ``dtype`` (ones when unweighted), which scipy's product takes."""
+        self.prepare_rows(offsets)
+        self.edge_values(indices, weights, dtype)
 
     def count_dtype(self, bound: int) -> np.dtype:
         """uint16 while ``bound`` fits (scipy's products of 2-byte integers move half the bytes

@@ -15,6 +15,13 @@ from .numpy_backend import NumpyBackend
 NAMES = ("numpy", "cupy")
 ENV_VAR = "BSPGRAPH_BACKEND"
 
+# backend=None runs a graph held on the host with fewer edges (stored, directed) than this on
+# NumPy even where a GPU is usable: there a GPU call is bound by its launches and host reads,
+# not by the edges. PROVISIONAL (an estimate, not yet measured): to be set from
+# `python -m benchmarks.crossover` on a GPU machine (the edge count from which CuPy's whole
+# call wins, the median over bfs, sssp, pagerank, cc and bc).
+SMALL_GRAPH_EDGES = 1 << 17
+
 
 def backend_of(array) -> Backend:
     """The backend holding ``array``: CuPy (on its device) or NumPy. Never imports CuPy to ask."""
@@ -34,8 +41,50 @@ def gpu_count() -> int:
         return 0
 
 
+def choose(name: str | Backend | None, graph, *, by_size: bool = True) -> tuple[str | Backend, str]:
+    """Which backend a run of ``graph`` takes for ``backend=name``, and why (a sentence):
+
+    - ``name`` given (a name or a Backend): that one;
+    - else $BSPGRAPH_BACKEND when set;
+    - else the graph's own backend when the graph lives on a device (a CuPy graph stays there);
+    - else (a graph on the host) NumPy when no GPU is usable, or when the graph has fewer
+      than SMALL_GRAPH_EDGES edges (a GPU call would be launch-bound); CuPy otherwise.
+
+    Without ``by_size`` (several devices) the graph is not looked at: CuPy when a GPU is
+    usable. Returns the name (or the Backend given) to pass to :func:`get_backend`, and the
+    reason.
+    """
+    if isinstance(name, Backend):
+        return name, f"backend={name.name!r} given"
+    if name:
+        return name, f"backend={name!r} given"
+    if os.environ.get(ENV_VAR):
+        return os.environ[ENV_VAR], f"${ENV_VAR}={os.environ[ENV_VAR]}"
+    if not by_size:
+        return ("cupy", "a GPU is usable") if gpu_count() else ("numpy", "no GPU usable")
+    own = getattr(graph, "backend", None)
+    if own is not None and not own.on_host:
+        return own.name, f"the graph lives on {own.name} (backend=None keeps it there)"
+    edges = int(graph.num_edges)
+    if gpu_count() == 0:
+        return "numpy", "no GPU usable"
+    if edges < SMALL_GRAPH_EDGES:
+        return "numpy", (f"a host graph of {edges:,} edges < SMALL_GRAPH_EDGES = "
+                         f"{SMALL_GRAPH_EDGES:,}: a GPU call would be launch-bound")  # fmt: skip
+    return "cupy", f"a host graph of {edges:,} edges >= SMALL_GRAPH_EDGES = {SMALL_GRAPH_EDGES:,}"
+
+
+def backend_for(name: str | Backend | None, graph, device: int | None = None) -> Backend:
+    """The backend :func:`choose` picks for a run of ``graph`` (on ``device``), as
+    :func:`get_backend` makes it; what primitives that size their work by the device (batched
+    searches) ask, so that they see the enactor's choice."""
+    return get_backend(choose(name, graph)[0], device)
+
+
 def get_backend(name: str | Backend | None = None, device: int | None = None) -> Backend:
-    """The backend called ``name`` ("numpy", "cupy"), or $BSPGRAPH_BACKEND, or CuPy when a GPU is usable.
+    """The backend called ``name`` ("numpy", "cupy"), or $BSPGRAPH_BACKEND, or CuPy when a GPU is
+    usable. Without a graph to go by: a run of a graph (``enact``) chooses by its size as
+    well (:func:`choose`).
 
     Raises
     ------
@@ -74,4 +123,7 @@ def _import_cupy(required: bool):
                 "or 'bspgraph[gpu-cuda12]' (CUDA 12)"
             ) from error
         return None
+    from .cuda import time_compilation
+
+    time_compilation(cupy)  # kernels built inside a call are reported as its compile time
     return cupy

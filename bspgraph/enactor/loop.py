@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 
 from .. import memory
-from ..backend import get_backend
+from ..backend import choose, clock, get_backend
 from .checks import snapshot, verify
 from .contract import Primitive, contract_of
 from .state import allocate, gather
@@ -37,7 +37,10 @@ def enact(
     on one GPU, ``devices=[0, 0]``); with more than one, the graph is
     partitioned by ``partitioner`` and updates travel by ``communicator``, as the lifting
     contract says (:mod:`bspgraph.enactor.contract`).
-    ``backend`` is "numpy", "cupy" or None (CuPy when a GPU is usable). ``params`` go to
+    ``backend`` is "numpy", "cupy" or None: on one device, the graph's own backend for a graph
+    on a GPU, else CuPy when a GPU is usable and the graph has SMALL_GRAPH_EDGES edges or
+    more, else NumPy (:func:`bspgraph.backend.choose`; ``stats.backend`` and
+    ``stats.backend_reason`` say which and why). ``params`` go to
     ``init_frontier`` (for example ``source``). ``transport`` ("local", "mpi" or a Transport)
     moves updates between devices; with "mpi" there is one device per rank (``devices`` left out
     or the number of ranks) and every rank returns the whole result. ``result_device``
@@ -59,45 +62,60 @@ def enact(
             or transport is not None):  # fmt: skip
         from .distributed import enact_multi
 
-        return enact_multi(primitive, graph, None if devices is None else device_ids,
-                           partitioner=partitioner, communicator=communicator, backend=backend,
-                           seed=seed, transport=transport, check=check,
-                           result_device=result_device, **params)  # fmt: skip
-    started = time.perf_counter()
-    target = get_backend(backend, device_ids[0])
+        result, stats = enact_multi(primitive, graph, None if devices is None else device_ids,
+                                    partitioner=partitioner, communicator=communicator,
+                                    backend=backend, seed=seed, transport=transport, check=check,
+                                    result_device=result_device, **params)  # fmt: skip
+        if not stats.backend:  # the size rule is for one device
+            name, stats.backend_reason = choose(backend, graph, by_size=False)
+            stats.backend = get_backend(name).name
+        return result, stats
+    started, paid = time.perf_counter(), clock.paid()
+    name, reason = choose(backend, graph)
+    target = get_backend(name, device_ids[0])
     memory.check(primitive, graph, target)  # before any copy: OutOfDeviceMemory, not a CUDA OOM
     with target.activate():
         graph = graph.to(target)
-        setup_seconds = time.perf_counter() - started
+        setup_seconds = time.perf_counter() - started - _paid_since(paid)
         result, stats = _enact_one(primitive, graph, params, result_device, check)
     stats.setup_seconds = setup_seconds
+    payments = clock.since(paid)  # one-time costs of this call, apart from its phases
+    stats.prepare_seconds, stats.compile_seconds = payments["prepare"], payments["compile"]
+    stats.backend, stats.backend_reason = target.name, reason
     return result, stats
+
+
+def _paid_since(reading) -> float:
+    """Seconds of one-time costs (preparations, compilations) paid since ``reading``."""
+    return sum(clock.since(reading).values())
 
 
 def _enact_one(primitive, graph, params, result_device=False, check=False):
     stats = Stats()
-    started = time.perf_counter()
+    primitive.prepare(graph)  # what the steps read, built before the loop: prepare_seconds
+    started, paid = time.perf_counter(), clock.paid()
     state = allocate(primitive, graph)
     contract = contract_of(primitive, state)  # ContractError now, not on several devices later
     frontier = primitive.init_frontier(graph, state, **params)
     iteration = 0
     while not primitive.converged(graph, frontier, state, iteration):
-        step_started = time.perf_counter()
+        step_started, step_paid = time.perf_counter(), clock.paid()
         before = snapshot(graph, state) if check else None
         frontier = primitive.step(graph, frontier, state, iteration)
         if check:
             verify(primitive, contract, iteration, graph, before, state, frontier)
         sizes = (*frontier.passed, len(frontier))  # a repeated advance ran several levels
         iteration += len(sizes)
-        seconds = (time.perf_counter() - step_started) / len(sizes)  # shared out evenly
+        seconds = time.perf_counter() - step_started - _paid_since(step_paid)
+        seconds /= len(sizes)  # shared out evenly
         stats.supersteps.extend(Superstep(size, seconds) for size in sizes)
     graph.backend.synchronize()
-    stats.seconds = time.perf_counter() - started
+    stats.seconds = time.perf_counter() - started - _paid_since(paid)
     stats.iterations = iteration
     stats.edges = primitive.traversed_edges(graph, state)
-    gathered = time.perf_counter()
+    gathered, paid = time.perf_counter(), clock.paid()
     result = gather(primitive, state, host=not result_device)
-    stats.gather_seconds = time.perf_counter() - gathered
+    stats.gather_seconds = time.perf_counter() - gathered - _paid_since(paid)
     return result, stats
 
 

@@ -30,16 +30,27 @@ class Stats:
     ``seconds`` times the BSP run (allocation, supersteps, synchronisation); ``setup_seconds``
     what came before it (the memory check and the copy of the graph to the device; on several
     devices the partitioning; 0 when reused); ``gather_seconds`` what came after (the result
-    read from the owners, copied to the host unless ``result_device``).
+    read from the owners, copied to the host unless ``result_device``). One-time costs paid
+    inside the call are apart from those three (and from the supersteps' seconds):
+    ``prepare_seconds``, the per-graph structures built (a reverse CSR, renamed columns, ...:
+    0 after ``Graph.prepare``), and ``compile_seconds``, the kernels built (compiled, or
+    loaded from the disk cache) on their first launch in this process (0 on NumPy). Together
+    the five add up to the whole call, but for the primitive's own checks before the run.
+    ``backend`` names the backend the run took and ``backend_reason`` says why
+    (``bspgraph.backend.choose``: asked for, or by the graph's size and the GPUs present).
     """
 
     iterations: int = 0
     seconds: float = 0.0
     setup_seconds: float = 0.0
     gather_seconds: float = 0.0
+    prepare_seconds: float = 0.0
+    compile_seconds: float = 0.0
     edges: int = 0
     devices: int = 1
     supersteps: list[Superstep] = field(default_factory=list)
+    backend: str = ""
+    backend_reason: str = ""
 
     @classmethod
     def combine(cls, runs: list[Stats]) -> Stats:
@@ -48,8 +59,12 @@ class Stats:
             iterations=sum(r.iterations for r in runs), seconds=sum(r.seconds for r in runs),
             setup_seconds=sum(r.setup_seconds for r in runs),
             gather_seconds=sum(r.gather_seconds for r in runs), edges=sum(r.edges for r in runs),
+            prepare_seconds=sum(r.prepare_seconds for r in runs),
+            compile_seconds=sum(r.compile_seconds for r in runs),
             devices=max((r.devices for r in runs), default=1),
             supersteps=[s for r in runs for s in r.supersteps],
+            backend=runs[0].backend if runs else "",
+            backend_reason=runs[0].backend_reason if runs else "",
         )  # fmt: skip
 
     @property

@@ -349,17 +349,16 @@ def level_limits(graph) -> tuple[int, int]:
     ALPHA out-edges (the kernel pushes: no level that a BFS would rather pull), else
     LEVEL_VERTICES and LEVEL_EDGES (one warp reads a hub's row: a long one would hold a wide
     level up). Read once per graph."""
-    if "level limits" not in graph.cache:
-        from .advance import ALPHA
+    from .advance import ALPHA
 
+    def limits():
         degrees, _, edges = graph.cost_degrees()
         longest = int(degrees.max()) if degrees.shape[0] else 0
         vertices, most = WIDE_LEVELS
         wide = (vertices, max(min(most, edges // ALPHA), LEVEL_EDGES))
-        graph.cache["level limits"] = (
-            wide if longest <= SHORT_ROW else (LEVEL_VERTICES, LEVEL_EDGES)
-        )
-    return graph.cache["level limits"]
+        return wide if longest <= SHORT_ROW else (LEVEL_VERTICES, LEVEL_EDGES)
+
+    return graph.cached("level limits", limits)
 
 
 @fused.register("visit_unvisited", "cupy", "repeat")

@@ -96,25 +96,34 @@ def reduce_lanes(graph, values, frontier: Frontier):
     return graph.backend.sparse.csr_matrix((data, indices, offsets), shape=(len(ids), n)) @ values
 
 
+def prepare(graph, direction: str, dtype=None) -> None:
+    """Build the adjacency matrix of the out- (or in-) lists that the batched operators read
+    in a level over most rows, once per graph: of ``dtype`` values, or (None) of the counts
+    in which :func:`advance_lanes` adds up bools (batched searches)."""
+    _matrix(graph, direction, _count_dtype(graph) if dtype is None else dtype)
+
+
 def _matrix(graph, direction: str, dtype):
     """The adjacency matrix of the out- (or in-) lists, unweighted, as a sparse matrix of
     ``dtype`` on the graph's backend, built once per graph."""
-    key = ("lanes matrix", direction, np.dtype(dtype).str)
-    if key not in graph.cache:
+
+    def build():
         csr = graph.forward if direction == "out" else graph.reverse
         data = graph.backend.edge_values(csr.indices, None, dtype)
         shape = (graph.num_vertices, graph.num_vertices)
-        graph.cache[key] = graph.backend.sparse.csr_matrix((data, csr.indices, csr.offsets),
-                                                           shape=shape)  # fmt: skip
-    return graph.cache[key]
+        return graph.backend.sparse.csr_matrix((data, csr.indices, csr.offsets), shape=shape)
+
+    return graph.cached(("lanes matrix", direction, np.dtype(dtype).str), build)
 
 
 def _count_dtype(graph):
     """The backend's dtype for counts up to the graph's largest in-degree (cached)."""
-    if "largest in-degree" not in graph.cache:
+
+    def largest():
         in_degree = graph.cost_degrees()[1]
-        graph.cache["largest in-degree"] = int(in_degree.max()) if in_degree.shape[0] else 0
-    return graph.backend.count_dtype(graph.cache["largest in-degree"])
+        return int(in_degree.max()) if in_degree.shape[0] else 0
+
+    return graph.backend.count_dtype(graph.cached("largest in-degree", largest))
 
 
 def _row_edges(csr, ids) -> int:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import numpy as np
+
 from ..backend import fused
 from ..graph.graph import CSR
 from .frontier import Frontier
@@ -213,12 +215,41 @@ def _ordered_columns(graph, direction: str):
     n = graph.num_vertices
     if n < ORDERED_VERTICES:
         return None
-    key = ("ordered columns", direction if graph.directed else "out")  # undirected: one CSR
+    key = _ordered_key(graph, direction)
     ordered = graph.cache.get(key, 0)
     if isinstance(ordered, int):  # the calls so far
-        ordered = ordered + 1 if ordered + 1 < ORDER_AFTER else _order_columns(graph, direction)
-        graph.cache[key] = ordered
+        if ordered + 1 >= ORDER_AFTER:
+            graph.cache.pop(key, None)  # (the count) then built, timed as a preparation
+            return graph.cached(key, lambda: _order_columns(graph, direction))
+        graph.cache[key] = ordered + 1
     return None if isinstance(ordered, int) else ordered
+
+
+def _ordered_key(graph, direction: str) -> tuple:
+    return ("ordered columns", direction if graph.directed else "out")  # undirected: one CSR
+
+
+def prepare_reduction(graph, direction: str = "in", reduce: str = "sum", dtype=np.float64,
+                      weighted: bool = True) -> None:  # fmt: skip
+    """Build now what a reduction over every out- (or in-) list of ``graph`` (a
+    :func:`neighbor_reduce` ``reduce`` of ``dtype`` values, ``weighted`` or not) builds in its
+    first calls, kept with the graph: the lists, the columns renamed in degree order on a
+    large graph of skewed degrees (instead of at the ORDER_AFTER-th reduction), and for a
+    sum the backend's structures of a product over every list
+    (:meth:`Backend.prepare_product`)."""
+    csr = _lists(graph, direction, None, "prepare_reduction")
+    indices = csr.indices
+    if graph.num_vertices >= ORDERED_VERTICES:
+        key = _ordered_key(graph, direction)
+        if isinstance(graph.cache.get(key, 0), int):
+            graph.cache.pop(key, None)
+        ordered = graph.cached(key, lambda: _order_columns(graph, direction))
+        indices = indices if ordered is None else ordered[1]
+    if reduce == "sum":  # (the backend keeps what it builds with the arrays: a mark here)
+        weights = csr.weights if weighted else None
+        graph.cached(("product", direction, np.dtype(dtype).str, weights is None),
+                     lambda: graph.backend.prepare_product(csr.offsets, indices, weights,
+                                                           np.dtype(dtype)))  # fmt: skip
 
 
 def _order_columns(graph, direction: str):
@@ -238,8 +269,8 @@ def _order_columns(graph, direction: str):
 
 def _first_entries(graph, direction: str, k: int):
     """The CSR of the first ``k`` entries of each of ``graph``'s out- (or in-) lists, cached."""
-    key = ("first entries", direction, k)
-    if key not in graph.cache:
+
+    def build():
         csr = graph.forward if direction == "out" else graph.reverse
         xp, offsets = graph.xp, csr.offsets
         degrees = xp.minimum(xp.diff(offsets), k)
@@ -247,5 +278,12 @@ def _first_entries(graph, direction: str, k: int):
         xp.cumsum(degrees, out=sampled[1:])
         _, position = graph.backend.row_entries(offsets[:-1], degrees, int(sampled[-1]))
         weights = None if csr.weights is None else csr.weights[position]
-        graph.cache[key] = CSR(sampled, csr.indices[position], weights)
-    return graph.cache[key]
+        return CSR(sampled, csr.indices[position], weights)
+
+    return graph.cached(("first entries", direction, k), build)
+
+
+def prepare_sample(graph, direction: str, k: int) -> None:
+    """Build now the CSR of the first ``k`` entries of each out- (or in-) list, which
+    :func:`neighbor_reduce` and :func:`link` read with ``sample=k`` (cached with the graph)."""
+    _lists(graph, direction, k, "prepare_sample")

@@ -6,6 +6,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..backend import clock
+
 INT32_MAX = np.iinfo(np.int32).max
 
 
@@ -43,10 +45,11 @@ class CSR:
     def rows(self, backend):
         """The row (source) of every edge, aligned with ``indices``; computed once."""
         if self._rows is None:
-            degrees = backend.xp.diff(self.offsets)
-            self._rows = backend.segment_index(degrees, int(self.indices.shape[0])).astype(
-                self.indices.dtype, copy=False
-            )
+            with clock.paying("prepare"):
+                degrees = backend.xp.diff(self.offsets)
+                self._rows = backend.segment_index(degrees, int(self.indices.shape[0])).astype(
+                    self.indices.dtype, copy=False
+                )
         return self._rows
 
 

@@ -2,15 +2,26 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Literal
 
 import numpy as np
 
-from ..backend import Backend, get_backend, to_host
+from ..backend import Backend, clock, get_backend, to_host
 from .context import RunContext
 from .csr import CSR, INT32_MAX, Summary, index_dtype, transpose
 
 __all__ = ["CSR", "INT32_MAX", "Graph", "Summary", "index_dtype"]  # the arrays' home: .csr
+
+# What Graph.prepare builds for each algorithm, by name: ``prepare(graph)`` functions that the
+# primitives' modules register (see register_preparation); the graph layer knows none of them.
+PREPARATIONS: dict[str, Callable] = {}
+
+
+def register_preparation(names: str | tuple[str, ...], prepare: Callable) -> None:
+    """Register ``prepare(graph)`` as what :meth:`Graph.prepare` builds for each of ``names``."""
+    for name in (names,) if isinstance(names, str) else names:
+        PREPARATIONS[name] = prepare
 
 
 class Graph:
@@ -195,29 +206,31 @@ class Graph:
     def reverse(self) -> CSR:
         """In-edges: ``reverse.indices[reverse.offsets[v]:reverse.offsets[v+1]]`` are v's in-neighbours."""
         if self._reverse is None:
-            self._reverse = transpose(self.forward, self.num_vertices, self.xp)
+            with clock.paying("prepare"):
+                self._reverse = transpose(self.forward, self.num_vertices, self.xp)
+                self.backend.synchronize()  # its kernels are the preparation's time
         return self._reverse
 
     def weight_range(self) -> tuple[float, float]:
         """``(lightest, heaviest)`` edge weight: NaN in both if a weight is NaN, ``(1, 1)``
         unweighted, ``(0, 0)`` without edges. Read once (cached: weights are not to change)."""
-        if "weight range" not in self.cache:
+
+        def read():
             weights = self.weights
             if weights is None or weights.shape[0] == 0:
-                self.cache["weight range"] = (1.0, 1.0) if self.num_edges else (0.0, 0.0)
-            else:
-                self.cache["weight range"] = (float(weights.min()), float(weights.max()))
-        return self.cache["weight range"]
+                return (1.0, 1.0) if self.num_edges else (0.0, 0.0)
+            return float(weights.min()), float(weights.max())
+
+        return self.cached("weight range", read)
 
     def owned_ids(self):
         """Ids of the vertices whose edges this graph holds: all of them, or one device's part."""
         owned = self.context.owned
         if owned is None:
             return self.xp.arange(self.num_vertices, dtype=self.indices.dtype)
-        if "owned ids" not in self.cache:  # a part's vertices never change: once per part
-            ids = self.xp.flatnonzero(owned).astype(self.indices.dtype, copy=False)
-            self.cache["owned ids"] = ids
-        return self.cache["owned ids"]
+        # a part's vertices never change: once per part
+        return self.cached("owned ids",
+                           lambda: self.xp.flatnonzero(owned).astype(self.indices.dtype, copy=False))  # fmt: skip
 
     def cost_degrees(self):
         """``(out_degree, in_degree, num_edges)`` of the whole graph, for cost models.
@@ -232,7 +245,8 @@ class Graph:
     def out_degree(self):
         """Out-degree of every vertex (computed once, cached)."""
         if self._out_degree is None:
-            self._out_degree = self.xp.diff(self.forward.offsets)
+            with clock.paying("prepare"):
+                self._out_degree = self.xp.diff(self.forward.offsets)
         return self._out_degree
 
     def in_degree(self):
@@ -240,8 +254,76 @@ class Graph:
         if not self.directed:
             return self.out_degree()
         if self._in_degree is None:
-            self._in_degree = self.xp.diff(self.reverse.offsets)
+            with clock.paying("prepare"):
+                self._in_degree = self.xp.diff(self.reverse.offsets)
         return self._in_degree
+
+    def cached(self, key, build: Callable):
+        """``self.cache[key]``, built by ``build()`` the first time: a structure derived from
+        this graph, kept with it (its arrays never change). The build is timed as a one-time
+        preparation (``Stats.prepare_seconds`` of the run that pays it, or :meth:`prepare`)."""
+        if key not in self.cache:
+            with clock.paying("prepare"):
+                self.cache[key] = build()
+                self.backend.synchronize()  # its kernels are the preparation's time
+        return self.cache[key]
+
+    def prepare(self, algorithms=None) -> Graph:
+        """Build now, on this graph's backend, the structures that runs of ``algorithms`` would
+        otherwise build in their first call (or, for some, a later one), so that no call pays
+        for them: ``Stats.prepare_seconds`` of a later run is then 0. Returns the graph.
+
+        ``algorithms``: names from ``sorted(bspgraph.graph.graph.PREPARATIONS)`` ("bfs",
+        "sssp", "pagerank", "cc", "bc", "tc", "core_number", "closeness", "harmonic",
+        "eigenvector", "katz", "hits", "pagerank_from"), or None for all of them. What each
+        builds, every one kept with the graph (``graph.cache`` and the graph's attributes):
+
+        - every algorithm: the out-degrees (cost models) and, on a directed graph whose
+          algorithm may pull or follows in-edges, the reverse CSR (in-edges with edge ids,
+          O(E)) and the in-degrees;
+        - "bfs", "sssp": the frontier limits of a repeated advance (a read of the largest
+          degree); "sssp", "pagerank": the weight range (a read of the weights);
+        - "pagerank", and "sssp", "eigenvector", "katz", "hits", "pagerank_from" (which
+          reduce over every list): on a large graph of skewed degrees (``operators.
+          ORDERED_VERTICES`` vertices or more), the lists' columns renamed in degree order,
+          which they would otherwise build in their ORDER_AFTER-th reduction; then the
+          backend's structures of a product over every list (NumPy: the edge values as
+          floats; CuPy: the pieces of the rows longer than ``LONG_ROW``);
+        - "cc": the CSR of each list's first two entries (Afforest's sampling) on a graph of
+          more than 8 edges a vertex, and on CuPy the pieces of the long rows it links along;
+        - "bc": the float64 adjacency matrices (in- and out-edges, E values each) of its
+          batched products; "closeness", "harmonic": the in-edge matrix in which a batched
+          search counts (and the largest in-degree that sizes it), on a directed graph of
+          the reversed graph they search, which they keep too (a batched BFS from
+          ``sources=`` builds its matrix on its first call);
+        - "tc": the edges oriented from lower to higher (degree, id) (a CSR of E/2 entries).
+
+        Everything stays with the graph as long as it lives: on a large graph, prepare only
+        the algorithms it will run.
+
+        Kernels are not compiled here: ``bg.warmup()`` does that, once per machine, and a
+        call's ``Stats.compile_seconds`` says what it compiled. A graph moved to another
+        backend (``graph.to``, or a host graph that a call runs on a GPU) is a new graph
+        without these: prepare the graph the calls receive, on their backend.
+
+        Raises
+        ------
+        ValueError
+            An unknown algorithm name (the message lists the valid ones).
+        """
+        known = sorted(PREPARATIONS)
+        names = known if algorithms is None else (
+            [algorithms] if isinstance(algorithms, str) else list(algorithms))  # fmt: skip
+        unknown = [name for name in names if name not in PREPARATIONS]
+        if unknown:
+            raise ValueError(
+                f"Graph.prepare: unknown algorithm(s) {', '.join(map(repr, unknown))}; "
+                f"expected names from {', '.join(map(repr, known))}"
+            )
+        with self.backend.activate():
+            for name in dict.fromkeys(names):
+                PREPARATIONS[name](self)
+        return self
 
     def __repr__(self) -> str:
         kind = "directed" if self.directed else "undirected"
@@ -300,10 +382,13 @@ class Graph:
         ``reverse`` is taken by the in-edge CSR). Itself when undirected.
 
         O(E): the in-edges become the out-edges and the other way round (the in-edges are
-        built first if they were not yet).
+        built first if they were not yet). Built once, kept with the graph (``cache``).
         """
         if not self.directed:
             return self
+        return self.cached("reversed", self._reversed)
+
+    def _reversed(self) -> Graph:
         xp, forward, reverse = self.xp, self.forward, self.reverse
         positions = xp.empty_like(reverse.edge_ids)  # forward edge p is reversed edge positions[p]
         positions[reverse.edge_ids] = xp.arange(reverse.edge_ids.shape[0], dtype=positions.dtype)

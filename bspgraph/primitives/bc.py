@@ -8,10 +8,13 @@ from dataclasses import dataclass
 import numpy as np
 
 from .. import frontier as fr
-from ..backend import backend_of, get_backend, to_host
+from ..backend import backend_for, backend_of, to_host
 from ..enactor import Add, Primitive, State, Stats, enact
 from ..exceptions import PathCountOverflow
+from ..frontier import lanes
 from ..frontier.advance import BETA
+from ..frontier.operators import prepare_reduction
+from ..graph.graph import register_preparation
 from ._batch import batch_width, batches, checked_sources, sampled_sources
 from ._bc_kernels import count_paths
 
@@ -50,6 +53,10 @@ class Forward(Primitive):
     def traversed_edges(self, graph, state):
         unset = np.iinfo(state.depth.dtype).max
         return graph.backend.sum_below(graph.out_degree(), state.depth, unset)
+
+    def prepare(self, graph):
+        super().prepare(graph)
+        graph.cost_degrees()  # a heavy level's pull reads the in-edges
 
 
 def _heavy(graph, frontier) -> bool:
@@ -130,6 +137,10 @@ class BatchedForward(Primitive):
         reached = (state.depth < np.iinfo(state.depth.dtype).max).sum(axis=1)
         return int((graph.out_degree() * reached).sum())
 
+    def prepare(self, graph):
+        super().prepare(graph)
+        lanes.prepare(graph, "in", np.float64)  # a dense level's path counts
+
 
 class BatchedBackward(Primitive):
     """:class:`Backward` for ``lanes`` sources at once: a level's dependencies for the whole
@@ -163,6 +174,23 @@ class BatchedBackward(Primitive):
 
     def converged(self, graph, frontier, state, iteration):
         return self.options["deepest"] - 1 - iteration < 1  # level 0 holds the sources
+
+    def prepare(self, graph):
+        super().prepare(graph)
+        lanes.prepare(graph, "out", np.float64)  # a dense level's dependencies
+
+
+def _prepare(graph) -> None:
+    """What betweenness builds, one source at a time or batched, and up front what the
+    products of its heavy levels over every list build lazily."""
+    for primitive in (Forward(), Backward(deepest=1), BatchedForward(lanes=2),
+                      BatchedBackward(lanes=2, deepest=1)):  # fmt: skip
+        primitive.prepare(graph)
+    prepare_reduction(graph, "in")
+    prepare_reduction(graph, "out")
+
+
+register_preparation("bc", _prepare)
 
 
 def _at_depth(graph, state, depth: int):
@@ -239,7 +267,7 @@ def betweenness_centrality(
         if not sources:
             raise ValueError(f"{where}(sources=[]): expected at least one source")
     on_device = run.pop("result_device", False)
-    target = get_backend(run.get("backend"))
+    target = backend_for(run.get("backend"), graph)
     width = batch_width(target, graph, len(sources), batch, where)
     accumulate = _one_by_one if width == 1 else _batched
     total, runs = accumulate(graph, sources, width, endpoints, run)

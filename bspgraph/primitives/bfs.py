@@ -10,8 +10,11 @@ from typing import Literal
 import numpy as np
 
 from .. import frontier as fr
-from ..backend import get_backend, to_host
+from ..backend import backend_for, to_host
 from ..enactor import Follow, Primitive, State, Stats, enact
+from ..frontier import lanes
+from ..frontier.kernels import level_limits
+from ..graph.graph import register_preparation
 from ._batch import batch_width, batches, checked_sources
 
 
@@ -55,6 +58,10 @@ class BFS(Primitive):
         unset = np.iinfo(state.depth.dtype).max
         return graph.backend.sum_below(graph.out_degree(), state.depth, unset)
 
+    def prepare(self, graph):
+        super().prepare(graph)
+        level_limits(graph)  # the most a repeated advance (GPU) takes on
+
 
 class BatchedBFS(Primitive):
     """BFS from ``lanes`` sources at once: ``depth`` is a row of lanes per vertex (lane ``j``:
@@ -78,6 +85,13 @@ class BatchedBFS(Primitive):
     def traversed_edges(self, graph, state):
         reached = (state.depth < np.iinfo(state.depth.dtype).max).sum(axis=1)
         return int((graph.out_degree() * reached).sum())
+
+    def prepare(self, graph):
+        super().prepare(graph)
+        lanes.prepare(graph, "in")  # a dense level's product
+
+
+register_preparation("bfs", lambda graph: BFS().prepare(graph))
 
 
 def depth_batches(graph, sources: Sequence[int], width: int, **run) -> Iterator[tuple]:
@@ -148,7 +162,9 @@ def bfs(
         if parents or direction != "auto":
             raise ValueError("bfs(sources=...): parents and direction are for one source")
         sources = checked_sources(graph, sources, "bfs")
-        width = batch_width(get_backend(run.get("backend")), graph, len(sources), batch, "bfs")
+        width = batch_width(
+            backend_for(run.get("backend"), graph), graph, len(sources), batch, "bfs"
+        )
         depth = np.empty((len(sources), graph.num_vertices), dtype=graph.indices.dtype)
         runs, done = [], 0
         for chunk, lanes, stats in depth_batches(graph, sources, width, **run):

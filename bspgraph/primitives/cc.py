@@ -9,6 +9,8 @@ import numpy as np
 from .. import frontier as fr
 from ..backend import to_host
 from ..enactor import Primitive, State, Stats, enact
+from ..frontier.operators import prepare_sample
+from ..graph.graph import register_preparation
 from . import _cc_kernels  # noqa: F401 (registers the union-find kernels fr.link runs)
 
 
@@ -70,6 +72,20 @@ class CC(Primitive):
 
     def traversed_edges(self, graph, state):
         return graph.num_edges
+
+    def prepare(self, graph):
+        super().prepare(graph)
+        directions = ("out", "in") if graph.directed else ("out",)
+        lists = [graph.forward, graph.reverse] if graph.directed else [graph.forward]
+        if _sampled_supersteps(graph):
+            for direction in directions:  # the first superstep's samples
+                prepare_sample(graph, direction, SAMPLE)
+            lists += [graph.cache[("first entries", d, SAMPLE)] for d in directions]
+        for csr in lists:  # union-find's links over every row
+            graph.backend.prepare_rows(csr.offsets)
+
+
+register_preparation("cc", lambda graph: CC().prepare(graph))
 
 
 SAMPLE = 2  # edges per vertex linked in the sampled superstep (Afforest samples 2)

@@ -6,10 +6,11 @@ from collections.abc import Iterable
 
 import numpy as np
 
-from ..backend import backend_of, get_backend, to_host
+from ..backend import backend_for, backend_of, to_host
 from ..enactor import Stats
+from ..graph.graph import register_preparation
 from ._batch import batch_width
-from .bfs import depth_batches
+from .bfs import BFS, BatchedBFS, depth_batches
 from .power import CentralityResult
 
 
@@ -111,12 +112,22 @@ def harmonic_centrality(
     return _per_vertex(graph.reversed(), scored, harmonic, batch, where, run)
 
 
+def _prepare(graph) -> None:
+    """The reversed graph (directed) and what the searches on it read."""
+    reversed_graph = graph.reversed()
+    BFS().prepare(reversed_graph)
+    BatchedBFS(lanes=2).prepare(reversed_graph)
+
+
+register_preparation(("closeness", "harmonic"), _prepare)
+
+
 def _per_vertex(graph, vertices, measure, batch, where: str, run: dict) -> CentralityResult:
     """``measure(depth)`` of each lane of batched searches from ``vertices`` (on ``graph``),
     as an array over every vertex (0 elsewhere)."""
     vertices = list(vertices)
     centrality, runs = np.zeros(graph.num_vertices), []
-    width = batch_width(get_backend(run.get("backend")), graph, len(vertices), batch, where)
+    width = batch_width(backend_for(run.get("backend"), graph), graph, len(vertices), batch, where)
     for chunk, depth, stats in depth_batches(graph, vertices, width, **run):
         centrality[chunk] = to_host(measure(depth))
         runs.append(stats)

@@ -8,6 +8,7 @@ import numpy as np
 
 from .. import frontier as fr
 from ..enactor import Primitive, Scalar, State, Stats, enact
+from ..graph.graph import register_preparation
 
 
 @dataclass(frozen=True)
@@ -71,6 +72,9 @@ class KCore(Primitive):
 
     def traversed_edges(self, graph, state):
         return graph.num_edges
+
+
+register_preparation("core_number", lambda graph: KCore().prepare(graph))
 
 
 def core_number(graph, **run) -> CoreResult:

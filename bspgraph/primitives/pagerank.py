@@ -9,6 +9,8 @@ import numpy as np
 from .. import frontier as fr
 from ..enactor import Primitive, Scalar, State, Stats, enact
 from ..exceptions import ConvergenceError
+from ..frontier.operators import prepare_reduction
+from ..graph.graph import register_preparation
 from ._pagerank_kernels import damped_update
 
 
@@ -73,6 +75,16 @@ class PageRank(Primitive):
 
     def traversed_edges(self, graph, state):
         return graph.num_edges
+
+    def prepare(self, graph):
+        super().prepare(graph)
+        graph.weight_range()
+        weighted = self.options.get("weighted", True)
+        prepare_reduction(graph, "in", weighted=weighted)  # each iteration's pull
+        prepare_reduction(graph, "out", weighted=weighted)  # the out-weights (undirected: the same)
+
+
+register_preparation("pagerank", lambda graph: PageRank().prepare(graph))
 
 
 def pagerank(

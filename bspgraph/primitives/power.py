@@ -10,6 +10,8 @@ import numpy as np
 from .. import frontier as fr
 from ..enactor import Primitive, Scalar, State, Stats, enact
 from ..exceptions import ConvergenceError
+from ..frontier.operators import prepare_reduction
+from ..graph.graph import register_preparation
 from .pagerank import PageRank, PageRankResult, _teleport, checked_options
 
 
@@ -40,6 +42,12 @@ def _pull(graph, values, direction: str = "in"):
     return fr.neighbor_reduce(graph, values, "sum", direction=direction, weighted=True)
 
 
+def _prepare_pulls(graph, *directions: str) -> None:
+    """Build what :func:`_pull` over every list in each of ``directions`` reads."""
+    for direction in directions:
+        prepare_reduction(graph, direction)
+
+
 def _failed(name: str, max_iter: int, error: float, tolerance: float) -> ConvergenceError:
     return ConvergenceError(
         f"{name}: no convergence in max_iter={max_iter} iterations: L1 change {error:.3g}, "
@@ -67,6 +75,10 @@ class Eigenvector(Primitive):
     needs_all = True
     pull_kind = "fused"
     reduces_every_list = True
+
+    def prepare(self, graph):
+        super().prepare(graph)
+        _prepare_pulls(graph, "in")
 
     def init_frontier(self, graph, state, *, start):
         state.y[...] = graph.backend.asarray(start)
@@ -96,6 +108,9 @@ class Eigenvector(Primitive):
 
     def traversed_edges(self, graph, state):
         return graph.num_edges
+
+
+register_preparation("eigenvector", lambda graph: Eigenvector().prepare(graph))
 
 
 def eigenvector_centrality(graph, *, max_iter: int = 100, tol: float = 1e-6, start=None,
@@ -145,6 +160,10 @@ class Katz(Primitive):
     pull_kind = "fused"
     reduces_every_list = True
 
+    def prepare(self, graph):
+        super().prepare(graph)
+        _prepare_pulls(graph, "in")
+
     def init_frontier(self, graph, state, *, start, beta):
         state.x[...] = graph.backend.asarray(start)
         state.beta[...] = graph.backend.asarray(beta)
@@ -167,6 +186,9 @@ class Katz(Primitive):
 
     def traversed_edges(self, graph, state):
         return graph.num_edges
+
+
+register_preparation("katz", lambda graph: Katz().prepare(graph))
 
 
 def katz_centrality(graph, alpha: float = 0.1, beta=1.0, *, max_iter: int = 1000,
@@ -236,6 +258,10 @@ class HITS(Primitive):
     pull_kind = "fused"
     reduces_every_list = True
 
+    def prepare(self, graph):
+        super().prepare(graph)
+        _prepare_pulls(graph, "in", "out")
+
     def init_frontier(self, graph, state, *, start):
         state.h[...] = graph.backend.asarray(start)
         state.hubs[...] = state.h
@@ -272,6 +298,9 @@ class HITS(Primitive):
 
     def traversed_edges(self, graph, state):
         return graph.num_edges
+
+
+register_preparation("hits", lambda graph: HITS().prepare(graph))
 
 
 def hits(graph, *, max_iter: int = 100, tol: float = 1e-8, start=None, normalized: bool = True,
@@ -347,6 +376,9 @@ class PageRankFrom(PageRank):
             state.rank = update(graph, pulled)
         state.held[...] = (state.rank[mine] * state.dangling_vertex[mine]).sum()
         return frontier
+
+
+register_preparation("pagerank_from", lambda graph: PageRankFrom().prepare(graph))
 
 
 def pagerank_from(graph, alpha: float = 0.85, *, personalization=None, start=None,

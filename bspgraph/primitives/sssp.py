@@ -11,6 +11,9 @@ from .. import frontier as fr
 from ..backend import to_host
 from ..enactor import Primitive, State, Stats, enact
 from ..exceptions import DistanceOverflow
+from ..frontier.kernels import level_limits
+from ..frontier.operators import prepare_reduction
+from ..graph.graph import register_preparation
 
 
 @dataclass(frozen=True)
@@ -59,6 +62,20 @@ class SSSP(Primitive):
 
     def traversed_edges(self, graph, state):
         return graph.backend.sum_below(graph.out_degree(), state.distance, np.inf)
+
+    def prepare(self, graph):
+        super().prepare(graph)
+        level_limits(graph)  # the most a repeated advance (GPU) takes on
+        graph.weight_range()
+
+
+def _prepare(graph) -> None:
+    """SSSP's preparation, and up front what its pulls over every in-list build lazily."""
+    SSSP().prepare(graph)
+    prepare_reduction(graph, "in", "min")
+
+
+register_preparation("sssp", _prepare)
 
 
 def sssp(graph, source: int, **run) -> SSSPResult:

@@ -9,6 +9,7 @@ import numpy as np
 from .. import frontier as fr
 from ..backend import fused
 from ..enactor import Primitive, State, Stats, enact
+from ..graph.graph import register_preparation
 from . import _tc_kernels  # noqa: F401 (registers the close_wedges kernels)
 
 
@@ -66,6 +67,13 @@ class TC(Primitive):
     def traversed_edges(self, graph, state):
         return graph.num_edges
 
+    def prepare(self, graph):
+        super().prepare(graph)
+        _oriented(graph)
+
+
+register_preparation("tc", lambda graph: TC().prepare(graph))
+
 
 WEDGE_BATCH = 1 << 25  # wedges examined at once (about 50 bytes each)
 
@@ -84,7 +92,12 @@ def _batches(frontier, wedges, xp):
 
 
 def _oriented(graph):
-    """CSR ``(offsets, heads)`` of the edges ``u -> v`` with ``(degree, id)`` of ``u`` below ``v``'s."""
+    """CSR ``(offsets, heads)`` of the edges ``u -> v`` with ``(degree, id)`` of ``u`` below
+    ``v``'s; built once per graph (kept in its cache)."""
+    return graph.cached("oriented", lambda: _orient(graph))
+
+
+def _orient(graph):
     xp, n = graph.xp, graph.num_vertices
     rank = graph.out_degree().astype(np.int64) * n + xp.arange(n)  # a total order on vertices
     src = graph.backend.segment_index(graph.out_degree(), graph.num_edges)
