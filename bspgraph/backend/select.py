@@ -17,10 +17,11 @@ ENV_VAR = "BSPGRAPH_BACKEND"
 
 # backend=None runs a graph held on the host with fewer edges (stored, directed) than this on
 # NumPy even where a GPU is usable: there a GPU call is bound by its launches and host reads,
-# not by the edges. PROVISIONAL (an estimate, not yet measured): to be set from
-# `python -m benchmarks.crossover` on a GPU machine (the edge count from which CuPy's whole
-# call wins, the median over bfs, sssp, pagerank, cc and bc).
-SMALL_GRAPH_EDGES = 1 << 17
+# not by the edges. Measured with `python -m benchmarks.crossover` on an H100 (whole calls of a
+# host graph, benchmarks/data/crossover-h100.txt): CuPy first wins at rmat12 (97k edges) for
+# SSSP, rmat14 (427k) for PageRank, rmat15 (884k) for BFS and BC, past rmat16 (1.8M) for CC;
+# between rmat14 and rmat15 the most primitives are on the faster side.
+SMALL_GRAPH_EDGES = 1 << 19
 
 
 def backend_of(array) -> Backend:

@@ -473,10 +473,11 @@ def _gather(primitive, devices, states, *, host: bool) -> dict:
         if not shared:
             array = to_host(array)
         for d in others:
-            ids = devices[d].owned_ids()
-            values = getattr(states[d], spec.name)[ids]
-            if not shared:
-                ids, values = to_host(ids), to_host(values)
+            with devices[d].backend.activate():  # read on d's own GPU
+                ids = devices[d].owned_ids()
+                values = getattr(states[d], spec.name)[ids]
+                if not shared:
+                    ids, values = to_host(ids), to_host(values)
             array[ids] = values
         setattr(whole, spec.name, array)
     return gather(primitive, whole, host=host)
