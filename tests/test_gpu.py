@@ -625,7 +625,7 @@ def test_backend_none_runs_a_small_host_graph_on_numpy_and_a_large_one_on_cupy()
     from bspgraph.backend import SMALL_GRAPH_EDGES
 
     small = bg.generators.rmat(8, 16, seed=1, backend="numpy")
-    large = bg.generators.rmat(14, 16, seed=1, backend="numpy")
+    large = bg.generators.rmat(15, 16, seed=1, backend="numpy")
     assert small.num_edges < SMALL_GRAPH_EDGES <= large.num_edges
     assert bg.bfs(small, 0).stats.backend == "numpy"
     assert bg.bfs(large, 0).stats.backend == "cupy"

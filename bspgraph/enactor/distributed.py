@@ -213,7 +213,9 @@ def _combine_scalars(contract: Contract, states, transport) -> None:
         dtype = local[k][0].dtype
         total = combiner.reduce([_from_bits(b, dtype) for b in rows[:, k, :].ravel().tolist()])
         for s in states.values():
-            getattr(s, name)[...] = total
+            scalar = getattr(s, name)
+            with backend_of(scalar).activate():  # on the scalar's own GPU
+                scalar[...] = total
 
 
 def _to_bits(scalar) -> int:

@@ -245,6 +245,7 @@ def prepare_reduction(graph, direction: str = "in", reduce: str = "sum", dtype=n
             graph.cache.pop(key, None)
         ordered = graph.cached(key, lambda: _order_columns(graph, direction))
         indices = indices if ordered is None else ordered[1]
+    graph.backend.prepare_rows(csr.offsets)  # a min reads the rows' pieces too
     if reduce == "sum":  # (the backend keeps what it builds with the arrays: a mark here)
         weights = csr.weights if weighted else None
         graph.cached(("product", direction, np.dtype(dtype).str, weights is None),
