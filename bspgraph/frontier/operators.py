@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..backend import fused
+from ..backend import fused, identity, to_host
 from ..graph.graph import CSR
 from .frontier import Frontier
 
@@ -80,12 +80,36 @@ def neighbor_reduce(
     weights = csr.weights if weighted else None
     if frontier is None or rows * ROWS_SHARE > total:  # every row (then pick the frontier's)
         indices, values = (csr.indices, values) if sample else gathered(graph, direction, values)
-        out = (backend.spmv(csr.offsets, indices, weights, values, n) if floats else
-               backend.gather_reduce(values, csr.offsets, indices, reduce))  # fmt: skip
+        span = graph.owned_index()
+        if isinstance(span, slice) and span != slice(None):  # a part's range holds every list
+            offsets, indices, weights = _range_rows(graph, csr, indices, weights, span)
+            out = backend.full(n, identity(reduce, values.dtype), values.dtype)
+        else:
+            offsets, span, out = csr.offsets, slice(None), None
+        part = (backend.spmv(offsets, indices, weights, values, offsets.shape[0] - 1) if floats
+                else backend.gather_reduce(values, offsets, indices, reduce))  # fmt: skip
+        if out is None:
+            out = part
+        else:
+            out[span] = part
         return out if frontier is None else out[frontier.ids]
     if floats:  # the frontier's rows, in place
         return backend.spmv(csr.offsets, csr.indices, weights, values, n, rows=frontier.ids)
     return backend.gather_reduce(values, csr.offsets, csr.indices, reduce, rows=frontier.ids)
+
+
+def _range_rows(graph, csr: CSR, indices, weights, span: slice):
+    """The rows ``span`` of ``csr`` (with ``indices`` for its columns, renamed or not) as a CSR
+    of their own, its offsets from 0: on a device that owns one range of vertices, its lists
+    are all there, and a reduction need not pass over the other (empty) rows. Kept with the
+    part."""
+
+    def build():  # the same views every call: what a backend caches per array stays valid
+        first, last = (int(x) for x in to_host(csr.offsets[[span.start, span.stop]]))
+        offsets = csr.offsets[span.start : span.stop + 1] - csr.offsets[span.start]
+        return offsets, indices[first:last], None if weights is None else weights[first:last]
+
+    return graph.cached(("range rows", id(csr.offsets), id(indices), id(weights)), build)
 
 
 def link(

@@ -232,6 +232,22 @@ class Graph:
         return self.cached("owned ids",
                            lambda: self.xp.flatnonzero(owned).astype(self.indices.dtype, copy=False))  # fmt: skip
 
+    def owned_index(self):
+        """The vertices whose edges this graph holds, as an index: ``slice(None)`` for all of
+        them, a slice for one contiguous range (an edge_balanced part), else their ids
+        (:meth:`owned_ids`). Indexing with it gives views where it can."""
+        if self.context.owned is None:
+            return slice(None)
+
+        def index():
+            ids = to_host(self.owned_ids())  # (once per part)
+            if ids.size and ids[-1] - ids[0] + 1 != ids.size:
+                return self.owned_ids()
+            start = int(ids[0]) if ids.size else 0
+            return slice(start, start + int(ids.size))
+
+        return self.cached("owned index", index)
+
     def cost_degrees(self):
         """``(out_degree, in_degree, num_edges)`` of the whole graph, for cost models.
 

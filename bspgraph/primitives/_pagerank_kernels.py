@@ -41,9 +41,7 @@ class damped_update(Functor):  # noqa: N801
         )
         if rank is not None:  # a fused kernel (CuPy)
             return rank
-        mine = (
-            slice(None) if graph.context.owned is None else graph.owned_ids()
-        )  # views on one device
+        mine = graph.owned_index()  # views on one device, or on a part's contiguous range
         alpha, teleport = self.alpha, self.teleport
         if pulled is not None:
             pulled = pulled[mine]

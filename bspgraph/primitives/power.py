@@ -34,7 +34,7 @@ class HITSResult:
 
 def _mine(graph):
     """The vertices whose entries this device writes: all of them on one device."""
-    return slice(None) if graph.context.owned is None else graph.owned_ids()
+    return graph.owned_index()
 
 
 def _pull(graph, values, direction: str = "in"):
