@@ -14,6 +14,7 @@ from ..backend import row_positions as positions
 from .advance.push import DENSE_RATIO, _chunks, rows_of
 from .frontier import Frontier
 from .kernels import MAX_LEVELS, level_limits, startable
+from .operators import range_rows
 
 NUMBA = f"{__package__}._numba"  # the numba kernels (import numba: optional)
 
@@ -117,14 +118,29 @@ def visit_pull(graph, in_frontier, candidates, depth, value, parent) -> Frontier
     their own in-edges (``reduceat`` per row, or every hit when parents are kept). Dense masks
     are indexed through their ids (NumPy's boolean indexing is slower on random masks)."""
     reverse, n = graph.reverse, graph.num_vertices
-    candidates = candidates & (depth > value)  # the functor keeps only the unvisited
+    span = graph.owned_index()  # a part that owns one range: only its rows hold in-lists
+    window = span if isinstance(span, slice) and span != slice(None) else slice(0, n)
+    first = window.start
+    candidates = candidates[window] & (depth[window] > value)  # only the unvisited
     active = np.flatnonzero(candidates)
+    if first:
+        active += first
     degrees = graph.in_degree()[active]
     total = int(degrees.sum())
     if parent is None and total * SPMV_SHARE > reverse.indices.shape[0]:
-        reached = graph.backend.spmv(reverse.offsets, reverse.indices, None, in_frontier, n)
-        reached &= candidates
-        ids = np.flatnonzero(reached)
+        if window.stop - first < n:
+            offsets, indices, _ = range_rows(graph, reverse, reverse.indices, None, window)
+        else:
+            offsets, indices = reverse.offsets, reverse.indices
+        hits = graph.backend.spmv(offsets, indices, None, in_frontier, offsets.shape[0] - 1)
+        hits &= candidates
+        ids = np.flatnonzero(hits)
+        if window.stop - first < n:
+            ids += first
+            reached = np.zeros(n, dtype=bool)
+            reached[window] = hits
+        else:
+            reached = hits
     else:
         live = np.flatnonzero(degrees)
         active, degrees = active[live], degrees[live]

@@ -82,7 +82,7 @@ def neighbor_reduce(
         indices, values = (csr.indices, values) if sample else gathered(graph, direction, values)
         span = graph.owned_index()
         if isinstance(span, slice) and span != slice(None):  # a part's range holds every list
-            offsets, indices, weights = _range_rows(graph, csr, indices, weights, span)
+            offsets, indices, weights = range_rows(graph, csr, indices, weights, span)
             out = backend.full(n, identity(reduce, values.dtype), values.dtype)
         else:
             offsets, span, out = csr.offsets, slice(None), None
@@ -98,7 +98,7 @@ def neighbor_reduce(
     return backend.gather_reduce(values, csr.offsets, csr.indices, reduce, rows=frontier.ids)
 
 
-def _range_rows(graph, csr: CSR, indices, weights, span: slice):
+def range_rows(graph, csr: CSR, indices, weights, span: slice):
     """The rows ``span`` of ``csr`` (with ``indices`` for its columns, renamed or not) as a CSR
     of their own, its offsets from 0: on a device that owns one range of vertices, its lists
     are all there, and a reduction need not pass over the other (empty) rows. Kept with the
