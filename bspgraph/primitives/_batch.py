@@ -79,3 +79,10 @@ def batches(sources: Sequence[int], width: int) -> Iterator[list[int]]:
     """``sources`` cut into lists of ``width`` (the last one shorter when it does not divide)."""
     for start in range(0, len(sources), width):
         yield list(sources[start : start + width])
+
+
+def lane_edges(graph, depth) -> int:
+    """The out-edges of the vertices each lane of a batched search reached (``depth`` below its
+    unset sentinel), summed over the lanes: the traversed edges of the whole batch."""
+    reached = (depth < np.iinfo(depth.dtype).max).sum(axis=1)
+    return int((graph.out_degree() * reached).sum())

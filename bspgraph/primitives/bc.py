@@ -15,7 +15,7 @@ from ..frontier import lanes
 from ..frontier.advance import BETA
 from ..frontier.operators import prepare_reduction
 from ..graph.graph import register_preparation
-from ._batch import batch_width, batches, checked_sources, sampled_sources
+from ._batch import batch_width, batches, checked_sources, lane_edges, sampled_sources
 from ._bc_kernels import count_paths
 
 
@@ -134,8 +134,7 @@ class BatchedForward(Primitive):
         return fr.Frontier.from_mask(graph, new.any(axis=1))
 
     def traversed_edges(self, graph, state):
-        reached = (state.depth < np.iinfo(state.depth.dtype).max).sum(axis=1)
-        return int((graph.out_degree() * reached).sum())
+        return lane_edges(graph, state.depth)
 
     def prepare(self, graph):
         super().prepare(graph)

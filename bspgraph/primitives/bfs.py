@@ -15,7 +15,7 @@ from ..enactor import Follow, Primitive, State, Stats, enact
 from ..frontier import lanes
 from ..frontier.kernels import level_limits
 from ..graph.graph import register_preparation
-from ._batch import batch_width, batches, checked_sources
+from ._batch import batch_width, batches, checked_sources, lane_edges
 
 
 @dataclass(frozen=True)
@@ -83,8 +83,7 @@ class BatchedBFS(Primitive):
         return fr.Frontier.from_mask(graph, new.any(axis=1))
 
     def traversed_edges(self, graph, state):
-        reached = (state.depth < np.iinfo(state.depth.dtype).max).sum(axis=1)
-        return int((graph.out_degree() * reached).sum())
+        return lane_edges(graph, state.depth)
 
     def prepare(self, graph):
         super().prepare(graph)
