@@ -472,3 +472,56 @@ def test_split_keeps_each_keys_entries_in_order(count, keys):
         where = np.flatnonzero(keys == k)
         np.testing.assert_array_equal(piece.ids, where * 3)
         np.testing.assert_array_equal(piece.values["value"], where * 0.5)
+
+
+# --- dense messages (Slabs) -------------------------------------------------------------------
+
+
+def blocks_of(owner, parts):
+    """Each device's owned vertices: a slice when contiguous, else their ids (as the enactor)."""
+    blocks = []
+    for d in range(parts):
+        ids = np.flatnonzero(owner == d)
+        contiguous = ids.size == 0 or ids[-1] - ids[0] + 1 == ids.size
+        start = int(ids[0]) if ids.size else 0
+        blocks.append(slice(start, start + ids.size) if contiguous else ids)
+    return blocks
+
+
+@given(parts=st.integers(2, 5), n=st.integers(1, 40), data=st.data())
+def test_dense_exchange_delivers_each_block_to_its_owner(parts, n, data):
+    owner = np.array(data.draw(st.lists(st.integers(0, parts - 1), min_size=n, max_size=n)))
+    if data.draw(st.booleans()):  # contiguous ranges, as edge_balanced cuts
+        owner = np.sort(owner)
+    blocks = blocks_of(owner, parts)
+    columns = [np.arange(n) * 10 + d for d in range(parts)]  # device d's value of vertex v
+    slabs = [comm.Slab(None, {"x": column}) for column in columns]
+    for pattern in (Selective(), Broadcast()):
+        received, stats = pattern.exchange_dense(slabs, blocks=blocks, transport=Local(parts))
+        for d in range(parts):
+            got = {s.block for s in received[d]}
+            assert got == {d} and len(received[d]) == parts - 1  # one from every other device
+            for slab in received[d]:
+                values = slab.values["x"]
+                assert len(values) == np.count_nonzero(owner == d)
+                senders = set((values - np.arange(n)[blocks[d]] * 10).tolist())
+                assert senders <= set(range(parts)) - {d} and len(senders) <= 1
+        assert stats.messages == parts * (parts - 1) and stats.rounds == 1
+        # selective: every block once from every other device; broadcast: whole columns
+        whole = parts if isinstance(pattern, Broadcast) else 1
+        assert stats.bytes == whole * (parts - 1) * n * 8
+
+
+@given(parts=st.integers(2, 5), n=st.integers(1, 30), data=st.data())
+def test_dense_exchange_to_all_sends_each_slab_as_it_is(parts, n, data):
+    owner = np.sort(np.array(data.draw(st.lists(st.integers(0, parts - 1), min_size=n,
+                                                max_size=n))))  # fmt: skip
+    blocks = blocks_of(owner, parts)
+    own = [comm.Slab(d, {"x": np.full(np.count_nonzero(owner == d), d)}) for d in range(parts)]
+    for pattern in (Selective(), Broadcast()):
+        received, stats = pattern.exchange_dense(own, blocks=blocks, to_all=True,
+                                                 transport=Local(parts))  # fmt: skip
+        for d in range(parts):
+            assert sorted(s.block for s in received[d]) == [o for o in range(parts) if o != d]
+            assert all((s.values["x"] == s.block).all() for s in received[d])
+        assert stats.bytes == (parts - 1) * n * 8  # each block once to every other device
