@@ -34,6 +34,8 @@ def mpiexec(ranks, *command, env=None, timeout=TIMEOUT):
     """Run ``command`` on ``ranks`` ranks; return (returncode, stdout, stderr, seconds)."""
     environment = {k: v for k, v in os.environ.items() if not k.startswith("BSPGRAPH_MPI_")}
     environment.update(PYTHONPATH=str(ROOT), OMP_NUM_THREADS="1", **(env or {}))
+    if hasattr(os, "geteuid") and os.geteuid() == 0:  # Open MPI refuses root without these
+        environment.update(OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
     started = time.monotonic()
     done = subprocess.run([MPIEXEC, "-n", str(ranks), *command], cwd=ROOT, env=environment,
                           capture_output=True, text=True, timeout=timeout)  # fmt: skip
