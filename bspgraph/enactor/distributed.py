@@ -8,6 +8,10 @@ returned (their changes, for ``add``), the communicator delivers each package to
 every device when the primitive ``needs_all``), receivers combine with the declared combiners
 and the vertices whose value changed join the next frontier; then scalars are combined over
 devices, and the run stops when every device has converged.
+
+A package is an Update (ids and values) or, in a superstep where many vertices travel and the
+parts share this process's memory, a Slab: each communicated column over an owner's block of
+vertices, no ids, neutral where nothing was returned, applied to the whole block at once.
 """
 
 from __future__ import annotations
@@ -112,13 +116,8 @@ def _enact(primitive, graph, transport, backends, partitioner, communicator, see
         else:
             packages = each(functools.partial(_package, contract), devices, states, bases,
                             outputs)  # fmt: skip
-            if staged:  # GPUs of one process exchange through host memory
-                packages = {d: _to(HOST, update) for d, update in packages.items()}
-            received, traffic = pattern.exchange(
-                [packages.get(d) for d in range(transport.size)], owner=exchange_owner,
-                to_all=primitive.needs_all, transport=transport,
-                combine=lambda a, b: merge(contract, _concat(a, b)),
-            )  # fmt: skip
+            received, traffic = _exchange_updates(primitive, contract, pattern, transport,
+                                                  packages, exchange_owner, staged)  # fmt: skip
         for d in local:
             backends[d].synchronize()
         comm_seconds = time.perf_counter() - comm_started
@@ -151,6 +150,19 @@ def _enact(primitive, graph, transport, backends, partitioner, communicator, see
         result = _gather(primitive, devices, states, host=staged or not result_device)
     stats.gather_seconds = time.perf_counter() - gathered
     return result, stats
+
+
+def _exchange_updates(primitive, contract: Contract, pattern, transport, packages: dict, owner,
+                      staged: bool):  # fmt: skip
+    """Each device's Update through ``pattern`` (through host memory when ``staged``: GPUs of
+    one process); the inboxes and the exchange's counts."""
+    if staged:
+        packages = {d: _to(HOST, update) for d, update in packages.items()}
+    return pattern.exchange(
+        [packages.get(d) for d in range(transport.size)], owner=owner,
+        to_all=primitive.needs_all, transport=transport,
+        combine=lambda a, b: merge(contract, _concat(a, b)),
+    )  # fmt: skip
 
 
 def _transport(transport, backend, device_ids) -> tuple[comm.Transport, dict]:
