@@ -76,15 +76,13 @@ def _enact(primitive, graph, transport, backends, partitioner, communicator, see
     owners = {d: _per_cut(graph, owner, backends[d], backends[d].asarray) for d in local}
     # one process per device: the communicator splits by owner on that device, no copy
     exchange_owner = owner if staged else owners[local[0]]
-    # Slabs (no ids) in supersteps where many vertices changed: parts in this process's memory
     each = functools.partial(_on_each, backends)
     states = each(functools.partial(allocate, primitive), devices)
     contract = contract_of(primitive, states[local[0]])
     # Slabs (no ids) in supersteps where many vertices changed: parts in this process's memory
     dense = pattern.dense and contract.dense and not (staged or transport.distributed)
     share = backends[local[0]].dense_share
-    blocks = _per_cut(graph, owner, ("blocks", backends[local[0]]),
-                      functools.partial(_blocks, backends[local[0]], transport.size))  # fmt: skip
+    blocks = [devices[d].owned_index() for d in range(transport.size)] if dense else None
     frontiers = each(functools.partial(primitive.init_frontier, **params), devices, states)
     if not primitive.needs_all:  # each vertex starts on its owner only
         frontiers = each(_owned_part, devices, frontiers)
@@ -268,9 +266,7 @@ def _bases(contract: Contract, graph, state) -> dict:
 def _package(contract: Contract, graph, state, bases, output: Frontier) -> Update:
     """The communicated state of the ``output`` vertices (the change since the last superstep,
     for ``add``); owners only send when the combiners are ``replace``."""
-    if not len(output):  # nothing changed: empty views, no kernel
-        ids = output.ids
-    elif not contract.owner_only:
+    if not (len(output) and contract.owner_only):  # (nothing changed: empty views, no kernel)
         ids = output.ids
     elif output.is_dense:  # one pass over the mask (PageRank's every owned vertex)
         ids = graph.xp.flatnonzero(output.mask & graph.context.owned).astype(graph.indices.dtype)
@@ -377,20 +373,6 @@ def _dense_pays(primitive, contract: Contract, graph, outputs: dict, spread: dic
     return travelling * share >= span
 
 
-def _blocks(backend, parts: int, owner) -> list:
-    """Each device's owned vertices, ascending, on ``backend``: a slice when they are
-    contiguous (edge_balanced cuts), else their ids."""
-    blocks = []
-    for d in range(parts):
-        ids = np.flatnonzero(owner == d)
-        if ids.size == 0 or ids[-1] - ids[0] + 1 == ids.size:
-            start = int(ids[0]) if ids.size else 0
-            blocks.append(slice(start, start + ids.size))
-        else:
-            blocks.append(backend.asarray(ids))
-    return blocks
-
-
 def _slab(contract: Contract, blocks, whole: bool, graph, state, bases, output: Frontier) -> Slab:
     """This device's dense message: every communicated column (the change since the last
     superstep, for ``add``), neutral where the step returned nothing, over every vertex, or
@@ -487,11 +469,12 @@ def _gather(primitive, devices, states, *, host: bool) -> dict:
         if not shared:
             array = to_host(array)
         for d in others:
-            with devices[d].backend.activate():  # read on d's own GPU
-                ids = devices[d].owned_ids()
-                values = getattr(states[d], spec.name)[ids]
+            with devices[d].backend.activate():  # read on d's own GPU (a view for a range)
+                index = devices[d].owned_index()
+                values = getattr(states[d], spec.name)[index]
                 if not shared:
-                    ids, values = to_host(ids), to_host(values)
-            array[ids] = values
+                    values = to_host(values)
+                    index = index if isinstance(index, slice) else to_host(index)
+            array[index] = values
         setattr(whole, spec.name, array)
     return gather(primitive, whole, host=host)

@@ -14,7 +14,7 @@ from ..backend import row_positions as positions
 from .advance.push import DENSE_RATIO, _chunks, rows_of
 from .frontier import Frontier
 from .kernels import MAX_LEVELS, level_limits, startable
-from .operators import range_rows
+from .operators import owned_range, range_rows
 
 NUMBA = f"{__package__}._numba"  # the numba kernels (import numba: optional)
 
@@ -118,8 +118,8 @@ def visit_pull(graph, in_frontier, candidates, depth, value, parent) -> Frontier
     their own in-edges (``reduceat`` per row, or every hit when parents are kept). Dense masks
     are indexed through their ids (NumPy's boolean indexing is slower on random masks)."""
     reverse, n = graph.reverse, graph.num_vertices
-    span = graph.owned_index()  # a part that owns one range: only its rows hold in-lists
-    window = span if isinstance(span, slice) and span != slice(None) else slice(0, n)
+    span = owned_range(graph)  # a part that owns one range: only its rows hold in-lists
+    window = slice(0, n) if span is None else span
     first = window.start
     candidates = candidates[window] & (depth[window] > value)  # only the unvisited
     active = np.flatnonzero(candidates)
@@ -128,14 +128,13 @@ def visit_pull(graph, in_frontier, candidates, depth, value, parent) -> Frontier
     degrees = graph.in_degree()[active]
     total = int(degrees.sum())
     if parent is None and total * SPMV_SHARE > reverse.indices.shape[0]:
-        if window.stop - first < n:
-            offsets, indices, _ = range_rows(graph, reverse, reverse.indices, None, window)
-        else:
-            offsets, indices = reverse.offsets, reverse.indices
+        offsets, indices = reverse.offsets, reverse.indices
+        if span is not None:
+            offsets, indices, _ = range_rows(graph, reverse, indices, None, span)
         hits = graph.backend.spmv(offsets, indices, None, in_frontier, offsets.shape[0] - 1)
         hits &= candidates
         ids = np.flatnonzero(hits)
-        if window.stop - first < n:
+        if span is not None:
             ids += first
             reached = np.zeros(n, dtype=bool)
             reached[window] = hits

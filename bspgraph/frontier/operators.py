@@ -80,22 +80,26 @@ def neighbor_reduce(
     weights = csr.weights if weighted else None
     if frontier is None or rows * ROWS_SHARE > total:  # every row (then pick the frontier's)
         indices, values = (csr.indices, values) if sample else gathered(graph, direction, values)
-        span = graph.owned_index()
-        if isinstance(span, slice) and span != slice(None):  # a part's range holds every list
+        span = owned_range(graph)  # a part's range holds every list: reduce its rows only
+        offsets = csr.offsets
+        if span is not None:
             offsets, indices, weights = range_rows(graph, csr, indices, weights, span)
-            out = backend.full(n, identity(reduce, values.dtype), values.dtype)
-        else:
-            offsets, span, out = csr.offsets, slice(None), None
-        part = (backend.spmv(offsets, indices, weights, values, offsets.shape[0] - 1) if floats
-                else backend.gather_reduce(values, offsets, indices, reduce))  # fmt: skip
-        if out is None:
-            out = part
-        else:
-            out[span] = part
+        out = (backend.spmv(offsets, indices, weights, values, offsets.shape[0] - 1) if floats
+               else backend.gather_reduce(values, offsets, indices, reduce))  # fmt: skip
+        if span is not None:  # the other rows are empty: the identity
+            out, rows_out = backend.full(n, identity(reduce, values.dtype), values.dtype), out
+            out[span] = rows_out
         return out if frontier is None else out[frontier.ids]
     if floats:  # the frontier's rows, in place
         return backend.spmv(csr.offsets, csr.indices, weights, values, n, rows=frontier.ids)
     return backend.gather_reduce(values, csr.offsets, csr.indices, reduce, rows=frontier.ids)
+
+
+def owned_range(graph) -> slice | None:
+    """The rows a part of a graph holds lists in, when its owned vertices are one contiguous
+    range (an edge_balanced cut): a slice; None for a whole graph or another cut."""
+    span = graph.owned_index()
+    return span if isinstance(span, slice) and span != slice(None) else None
 
 
 def range_rows(graph, csr: CSR, indices, weights, span: slice):
