@@ -1,6 +1,8 @@
 """Backend reductions on NumPy against plain Python loops (the CuPy side: tests/test_gpu.py)."""
 
 import numpy as np
+import pytest
+import scipy.sparse
 from hypothesis import given
 from hypothesis import strategies as st
 from strategies import examples
@@ -97,3 +99,28 @@ def test_reductions_over_some_rows_pick_those_rows(case, reduce, data):
     np.testing.assert_array_equal(
         HOST.spmv(offsets, indices, weights, values, count, rows), product[rows]
     )
+
+
+@pytest.mark.parametrize("share", [1, 100])
+def test_lane_sums_are_the_matrix_times_the_lanes(monkeypatch, share):
+    """NumPy's lane products against a dense product: every row, some rows (whole-matrix and
+    row-copy paths), and value rows through positions."""
+    from bspgraph.backend import base
+
+    monkeypatch.setattr(base, "ROWS_SHARE", share)
+    rng = np.random.default_rng(2)
+    dense = (rng.random((40, 30)) < 0.2).astype(np.float64)
+    matrix = scipy.sparse.csr_matrix(dense)
+    offsets, indices = matrix.indptr, matrix.indices
+    values = rng.random((30, 5))
+    backend = HOST
+    np.testing.assert_allclose(backend.lane_sums(offsets, indices, values), dense @ values)
+    rows = np.array([3, 0, 17, 39])
+    np.testing.assert_allclose(backend.lane_sums(offsets, indices, values, rows=rows),
+                               (dense @ values)[rows])  # fmt: skip
+    position = np.full(30, -1, dtype=np.int32)
+    position[[2, 7, 11]] = [0, 1, 2]
+    kept = np.zeros_like(values)
+    kept[[2, 7, 11]] = values[:3]
+    np.testing.assert_allclose(backend.lane_sums(offsets, indices, values[:3], position=position),
+                               dense @ kept)  # fmt: skip

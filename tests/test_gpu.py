@@ -316,6 +316,49 @@ def test_row_reduce_equals_numpy(reduce, weighted, dtype, rows):
     np.testing.assert_allclose(result.get(), expected[some], rtol=1e-6)
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("lanes", [1, 33, 387])
+@pytest.mark.parametrize("rows", ["hubs", "short", "mixed"])
+def test_lane_sums_equal_numpy(dtype, lanes, rows):
+    """The warp-per-row-and-32-lanes product: hubs in pieces, a partial last warp of lanes,
+    every row, some rows, and value rows read through positions (-1: none)."""
+    import cupy as cp
+
+    from bspgraph.backend import get_backend
+
+    rng = np.random.default_rng(3)
+    offsets = _offsets(rows, rng)
+    indices = rng.integers(0, 1000, offsets[-1]).astype(np.int32)
+    values = rng.integers(0, 50, (1000, lanes)).astype(dtype)
+    host, gpu = get_backend("numpy"), get_backend("cupy")
+    d_offsets, d_indices = cp.asarray(offsets), cp.asarray(indices)
+    expected = host.lane_sums(offsets, indices, values)
+    result = gpu.lane_sums(d_offsets, d_indices, cp.asarray(values))
+    np.testing.assert_allclose(result.get(), expected, rtol=1e-6)
+    some = rng.choice(offsets.size - 1, (offsets.size - 1) // 3, replace=False)
+    result = gpu.lane_sums(d_offsets, d_indices, cp.asarray(values), rows=cp.asarray(some))
+    np.testing.assert_allclose(result.get(), expected[some], rtol=1e-6)
+    position = np.full(1000, -1, dtype=np.int32)
+    picked = rng.choice(1000, 100, replace=False)
+    position[picked] = np.arange(100, dtype=np.int32)
+    expected = host.lane_sums(offsets, indices, values[picked], position=position)
+    result = gpu.lane_sums(d_offsets, d_indices, cp.asarray(values[picked]),
+                           position=cp.asarray(position))  # fmt: skip
+    np.testing.assert_allclose(result.get(), expected, rtol=1e-6)
+
+
+def test_batched_betweenness_cupy_equals_numpy(rmat18):
+    """Batched Brandes with the lane products on the GPU (pull levels read only the
+    frontier's rows) against NumPy's scipy products."""
+    gpu, host = rmat18
+    sources = list(range(0, host.num_vertices, host.num_vertices // 100))[:100]
+    expected = bg.betweenness_centrality(host, sources=sources, batch=40).centrality
+    result = bg.betweenness_centrality(gpu, sources=sources, batch=40).centrality
+    np.testing.assert_allclose(result, expected, rtol=1e-9, atol=1e-12)
+    depth = bg.bfs(gpu, sources=sources[:70]).depth
+    np.testing.assert_array_equal(depth, bg.bfs(host, sources=sources[:70]).depth)
+
+
 @pytest.mark.parametrize("dtype", [np.int32, np.int64])
 @pytest.mark.parametrize("rows", ["hubs", "short", "mixed", "some rows"])
 def test_link_equals_numpy(dtype, rows):

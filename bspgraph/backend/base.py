@@ -10,6 +10,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 PINNED_BYTES = 1 << 20  # device arrays this large come to the host through pinned memory
+ROWS_SHARE = 4  # rows with more than 1/ROWS_SHARE of a matrix's entries: the whole product
 _WHILE_ALIVE: dict = {}  # (id(source), what) -> (weak reference to source, what was computed)
 
 
@@ -38,6 +39,9 @@ class Backend(ABC):
     dense_share: ClassVar[int]  # the enactor sends dense messages (Slabs) in a superstep
     # where V / dense_share or more vertices travel (benchmarks.multi_gpu --same-gpu)
     on_host: ClassVar[bool]  # arrays live in the host's memory (NumPy's)
+    lane_push_share: ClassVar[int]  # a batched advance on one device pushes from the frontier
+    # rows when their out-edges are at most 1 / lane_push_share of all, else pulls over every
+    # in-list (benchmarks.many_sources)
 
     def __repr__(self) -> str:
         return f"Backend({self.name!r}, device={self.device})"
@@ -94,6 +98,41 @@ class Backend(ABC):
         ``x.shape[0]`` rows: the product with its transpose, a push from the rows."""
         shape = (int(x.shape[0]), num_columns)
         return self.sparse.csr_matrix((data, indices, offsets), shape=shape).T @ x
+
+    def lane_sums(self, offsets, indices, values, rows=None, position=None):
+        """``out[k, j]``: the sum of ``values[indices[e], j]`` over the entries ``e`` of row ``k``
+        of a CSR matrix (of row ``rows[k]`` with ``rows``), 0 for a row without entries: the
+        unweighted matrix times ``values``, ``b`` lanes a row. With ``position`` (an int32 per
+        column, -1 for none), ``values`` holds rows only for some columns: an entry ``e`` adds
+        ``values[position[indices[e]], j]``, or nothing where that is -1.
+
+        scipy.sparse's product here, of the whole matrix (built once while ``indices`` lives)
+        unless ``rows`` hold at most 1 / ROWS_SHARE of the entries (then of those rows)."""
+        if position is not None:  # a row of lanes for every column
+            spread = self.xp.zeros((int(position.shape[0]), int(values.shape[1])), values.dtype)
+            has = self.xp.flatnonzero(position >= 0)
+            spread[has] = values[position[has]]
+            values = spread
+        columns, dtype = int(values.shape[0]), values.dtype
+        if rows is not None and _entries(offsets, rows) * ROWS_SHARE <= int(indices.shape[0]):
+            offsets, indices, _ = self.csr_rows(offsets, indices, None, rows, columns)
+            return self._lane_matrix(offsets, indices, columns, dtype) @ values
+        whole = while_alive(indices, ("lane matrix", columns, dtype.str),
+                            lambda: self._lane_matrix(offsets, indices, columns, dtype))  # fmt: skip
+        out = whole @ values
+        return out if rows is None else out[rows]
+
+    def prepare_lanes(self, offsets, indices, num_columns: int, dtype) -> None:
+        """Build what :meth:`lane_sums` over every row of this CSR with ``dtype`` values
+        caches, so that the first product does not."""
+        dtype = np.dtype(dtype)
+        while_alive(indices, ("lane matrix", num_columns, dtype.str),
+                    lambda: self._lane_matrix(offsets, indices, num_columns, dtype))  # fmt: skip
+
+    def _lane_matrix(self, offsets, indices, num_columns: int, dtype):
+        data = self.edge_values(indices, None, dtype)
+        shape = (int(offsets.shape[0]) - 1, num_columns)
+        return self.sparse.csr_matrix((data, indices, offsets), shape=shape)
 
     def count_dtype(self, bound: int) -> np.dtype:
         """The dtype in which a sparse product counts 0/1 terms up to ``bound`` fastest without
@@ -249,10 +288,15 @@ def while_alive(source, what: tuple, compute):
         return cached[1]
     value = compute()
     _WHILE_ALIVE[key] = (
-        weakref.ref(source, lambda _r, key=key: _WHILE_ALIVE.pop(key, None)),
+        weakref.ref(source, lambda _r, key=key, cache=_WHILE_ALIVE: cache.pop(key, None)),
         value,
     )
     return value
+
+
+def _entries(offsets, rows) -> int:
+    """The entries of ``rows`` of a CSR with ``offsets``."""
+    return int((offsets[rows + 1] - offsets[rows]).sum()) if rows.shape[0] else 0
 
 
 def row_positions(starts, degrees):

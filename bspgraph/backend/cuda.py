@@ -183,6 +183,82 @@ def _reduce_ranges(cupy, reduce, starts, ends, indices, weights, values, out, pe
                                np.int64(LONG_ROW), dtype.type(identity(reduce, dtype)), out))  # fmt: skip
 
 
+_LANE_SUMS = r"""
+extern "C" __global__ void lane_sums(const OFF* starts, const OFF* ends, const ID* indices,
+    const int* position, const VAL* values, long long rows, int lanes, long long longest,
+    VAL* out) {
+  // a warp per (row, 32 lanes): lane j of the warp adds up column j of the value rows its
+  // row's entries name (a 256-byte load a warp an entry, four in flight), in entry order
+  const int chunks = (lanes + 31) >> 5;
+  const int lane = threadIdx.x & 31;
+  const long long warps = ((long long)gridDim.x * blockDim.x) >> 5;
+  for (long long w = (blockIdx.x * (long long)blockDim.x + threadIdx.x) >> 5;
+       w < rows * chunks; w += warps) {
+    const long long row = w / chunks;
+    const int column = (int)(w - row * chunks) * 32 + lane;
+    const OFF start = starts[row], end = ends[row];
+    if (end - start > longest || column >= lanes) continue;  // a hub: summed in pieces
+    VAL sum = 0;
+    OFF e = start;
+    for (; e + 4 <= end; e += 4) {
+      long long at[4];
+#pragma unroll
+      for (int k = 0; k < 4; ++k) {
+        const long long u = (long long)indices[e + k];
+        at[k] = position ? (long long)position[u] : u;
+      }
+      VAL part[4];
+#pragma unroll
+      for (int k = 0; k < 4; ++k) part[k] = at[k] >= 0 ? values[at[k] * lanes + column] : (VAL)0;
+      sum += (part[0] + part[1]) + (part[2] + part[3]);
+    }
+    for (; e < end; ++e) {
+      const long long u = (long long)indices[e];
+      const long long at = position ? (long long)position[u] : u;
+      if (at >= 0) sum += values[at * lanes + column];
+    }
+    out[row * lanes + column] = sum;
+  }
+}
+"""
+
+
+def lane_sums(cupy, offsets, indices, values, rows=None, position=None):
+    """``out[k, j]``: the sum of ``values[indices[e], j]`` over the entries ``e`` of CSR row
+    ``k`` (of row ``rows[k]``), or with ``position`` (int32, -1 for none) of
+    ``values[position[indices[e]], j]`` where that is not -1; ``values`` row-major. A warp per
+    row and 32 lanes; rows longer than LONG_ROW in pieces, their pieces added up after: no
+    atomics, the same order every run."""
+    lanes = int(values.shape[1])
+    count = int(offsets.shape[0]) - 1 if rows is None else int(rows.shape[0])
+    if rows is None:
+        starts, ends, hubs = offsets[:-1], offsets[1:], hub_pieces(cupy, offsets)
+    else:
+        starts, ends = offsets[rows], offsets[rows + 1]
+        hubs = _pieces(cupy, starts, ends) if count else None
+    return _lane_ranges(cupy, starts, ends, hubs, indices, position,
+                        cupy.ascontiguousarray(values), count, lanes)  # fmt: skip
+
+
+def _lane_ranges(cupy, starts, ends, hubs, indices, position, values, count, lanes):
+    out = cupy.empty((count, lanes), dtype=values.dtype)
+    if not count * lanes:
+        return out
+    kernel = compile_kernel(cupy, _LANE_SUMS, "lane_sums", OFF=c_type(starts),
+                            ID=c_type(indices), VAL=c_type(values))  # fmt: skip
+    null = np.uintp(0) if position is None else position
+    warps = count * ((lanes + 31) // 32)
+    kernel((min(-(-warps // 8), 1 << 16),), (256,), (starts, ends, indices, null, values,
+           np.int64(count), np.int32(lanes), np.int64(LONG_ROW), out))  # fmt: skip
+    if hubs is not None:  # each hub's pieces, then the pieces' sums
+        rows_of_hubs, first, pieces, piece_starts, piece_ends, _ = hubs
+        partial = _lane_ranges(cupy, piece_starts, piece_ends, None, indices, position, values,
+                               int(piece_starts.shape[0]), lanes)  # fmt: skip
+        out[rows_of_hubs] = _lane_ranges(cupy, first[:-1], first[1:], None, pieces, None,
+                                         partial, int(first.shape[0]) - 1, lanes)  # fmt: skip
+    return out
+
+
 # atomicCAS for signed ids and depths of either width: the value that was there.
 COMPARE_SWAP = r"""
 __device__ __forceinline__ int compare_swap(int* at, int expected, int value) {

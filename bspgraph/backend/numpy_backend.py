@@ -30,6 +30,7 @@ class NumpyBackend(Backend):
     virtual_devices: ClassVar[bool] = True
     dense_share: ClassVar[int] = 1  # rmat18, 2 and 4 parts: BFS's pulls ran faster in Updates
     on_host: ClassVar[bool] = True
+    lane_push_share: ClassVar[int] = 4
 
     def activate(self):
         return contextlib.nullcontext()

@@ -24,8 +24,6 @@ import numpy as np
 
 from .frontier import Frontier
 
-ROWS_SHARE = 4  # frontier rows with more than 1/ROWS_SHARE of the edges: the whole product
-
 
 def advance_lanes(graph, frontier: Frontier, values):
     """Push a batch from ``frontier`` along the out-edges that ``graph`` holds.
@@ -48,7 +46,9 @@ def advance_lanes(graph, frontier: Frontier, values):
     Notes
     -----
     One product for the whole batch: over the frontier rows' edges (a push, ``A[rows]^T @
-    values``) when they are few, else over every in-list (a pull, ``A^T @ X``, on one device).
+    values``) when they are few (at most 1 / ``backend.lane_push_share`` of the edges) or when
+    this device is one of several, else over every in-list, reading the frontier's rows only
+    (a pull, :meth:`Backend.lane_sums` with the frontier's positions).
     """
     if values.ndim != 2 or values.shape[0] != len(frontier):
         raise ValueError(f"advance_lanes: values of shape {values.shape}, expected "
@@ -59,18 +59,20 @@ def advance_lanes(graph, frontier: Frontier, values):
     values = values.astype(dtype, copy=False)  # cannot wrap (at most the largest in-degree)
     total = int(graph.forward.indices.shape[0])
     ids = frontier.ids
+    push_share = graph.backend.lane_push_share
     if not total or not len(frontier):
         out = xp.zeros((n, values.shape[1]), dtype=dtype)
-    elif not graph.context.global_view or _row_edges(graph.forward, ids) * ROWS_SHARE <= total:
+    elif not graph.context.global_view or _row_edges(graph.forward, ids) * push_share <= total:
         offsets, indices, _ = graph.backend.csr_rows(graph.forward.offsets, graph.forward.indices,
                                                      None, ids, n)  # fmt: skip
         data = graph.backend.edge_values(indices, None, dtype)
         out = graph.backend.sparse.csr_matrix((data, indices, offsets), shape=(len(ids), n)).T
         out = out @ values
-    else:
-        spread = xp.zeros((n, values.shape[1]), dtype=dtype)
-        spread[ids] = values
-        out = _matrix(graph, "in", dtype) @ spread
+    else:  # every in-list, reading the value rows of the frontier's in-neighbours only
+        position = xp.full(n, -1, dtype=np.int32)
+        position[ids] = xp.arange(len(ids), dtype=np.int32)
+        out = graph.backend.lane_sums(graph.reverse.offsets, graph.reverse.indices, values,
+                                      position=position)  # fmt: skip
     return out > 0 if flags else out
 
 
@@ -84,36 +86,19 @@ def reduce_lanes(graph, values, frontier: Frontier):
     if values.ndim != 2 or values.shape[0] != graph.num_vertices:
         raise ValueError(f"reduce_lanes: values of shape {values.shape}, expected "
                          f"({graph.num_vertices}, b): a row of lanes per vertex")  # fmt: skip
-    n, ids = graph.num_vertices, frontier.ids
-    total = int(graph.forward.indices.shape[0])
-    if not total or not len(frontier):
+    if not int(graph.forward.indices.shape[0]) or not len(frontier):
         return graph.xp.zeros((len(frontier), values.shape[1]), dtype=values.dtype)
-    if _row_edges(graph.forward, ids) * ROWS_SHARE > total:  # most rows: the whole product
-        return (_matrix(graph, "out", values.dtype) @ values)[ids]
-    offsets, indices, _ = graph.backend.csr_rows(graph.forward.offsets, graph.forward.indices,
-                                                 None, ids, n)  # fmt: skip
-    data = graph.backend.edge_values(indices, None, values.dtype)
-    return graph.backend.sparse.csr_matrix((data, indices, offsets), shape=(len(ids), n)) @ values
+    return graph.backend.lane_sums(graph.forward.offsets, graph.forward.indices, values,
+                                   rows=frontier.ids)  # fmt: skip
 
 
 def prepare(graph, direction: str, dtype=None) -> None:
-    """Build the adjacency matrix of the out- (or in-) lists that the batched operators read
-    in a level over most rows, once per graph: of ``dtype`` values, or (None) of the counts
-    in which :func:`advance_lanes` adds up bools (batched searches)."""
-    _matrix(graph, direction, _count_dtype(graph) if dtype is None else dtype)
-
-
-def _matrix(graph, direction: str, dtype):
-    """The adjacency matrix of the out- (or in-) lists, unweighted, as a sparse matrix of
-    ``dtype`` on the graph's backend, built once per graph."""
-
-    def build():
-        csr = graph.forward if direction == "out" else graph.reverse
-        data = graph.backend.edge_values(csr.indices, None, dtype)
-        shape = (graph.num_vertices, graph.num_vertices)
-        return graph.backend.sparse.csr_matrix((data, csr.indices, csr.offsets), shape=shape)
-
-    return graph.cached(("lanes matrix", direction, np.dtype(dtype).str), build)
+    """Build what the batched operators' products over every out- (or in-) list read, once
+    per graph: for ``dtype`` values, or (None) for the counts in which :func:`advance_lanes`
+    adds up bools (batched searches)."""
+    csr = graph.forward if direction == "out" else graph.reverse
+    dtype = _count_dtype(graph) if dtype is None else dtype
+    graph.backend.prepare_lanes(csr.offsets, csr.indices, graph.num_vertices, dtype)
 
 
 def _count_dtype(graph):
