@@ -6,8 +6,10 @@ reductions and bspgraph's own), 84 s for every primitive on rmat16 on an H100, a
 2.3 s when CuPy's disk cache (``CUPY_CACHE_DIR``, default ``~/.cupy/kernel_cache``) already
 holds them (benchmarks/data/cold-start-h100-2f2680f.txt). Warming up runs every primitive, in
 its directions and options, on small graphs of each shape that selects a kernel variant:
-weighted (float32) and unweighted, undirected and directed, low and high diameter. Graphs
-with more than 2**31 vertices or edges take int64 variants, which it does not compile.
+weighted (float32) and unweighted, undirected and directed, low and high diameter, and a hub
+with more edges than a GPU row reduction reads in one piece (``HUB_EDGES``; a graph without
+one never builds the kernels that add up a hub's pieces), one source and a batch of sources.
+Graphs with more than 2**31 vertices or edges take int64 variants, which it does not compile.
 """
 
 from __future__ import annotations
@@ -29,6 +31,9 @@ from .primitives import (
     sssp,
     triangle_count,
 )
+
+
+HUB_EDGES = 10_000  # the hub's edges: over twice CuPy's row piece (backend.cuda.LONG_ROW)
 
 
 @dataclass(frozen=True)
@@ -86,7 +91,10 @@ def _graphs(scale: int) -> list[Graph]:
     unweighted = Graph.from_edges(src, dst, num_vertices=rmat.num_vertices, directed=False,
                                   backend="numpy")  # fmt: skip
     grid = generators.grid(64, 64, backend="numpy")
-    return [rmat, directed, unweighted, grid]
+    leaves = np.arange(1, HUB_EDGES + 1)
+    hub = Graph.from_edges(np.zeros_like(leaves), leaves, np.ones(HUB_EDGES, dtype=np.float32),
+                           directed=False, backend="numpy")  # fmt: skip
+    return [rmat, directed, unweighted, grid, hub]
 
 
 def _calls(graph: Graph, source: int) -> list:
@@ -98,6 +106,8 @@ def _calls(graph: Graph, source: int) -> list:
         lambda **run: connected_components(graph, **run),
         lambda **run: pagerank(graph, **run),
         lambda **run: betweenness_centrality(graph, sources=[source], **run),
+        lambda **run: betweenness_centrality(graph, sources=[source, 1, 2], **run),  # batched
+        lambda **run: bfs(graph, sources=[source, 1, 2], **run),
     ]
     if not graph.directed:
         calls += [lambda **run: triangle_count(graph, **run),
