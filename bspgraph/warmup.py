@@ -32,7 +32,6 @@ from .primitives import (
     triangle_count,
 )
 
-
 HUB_EDGES = 10_000  # the hub's edges: over twice CuPy's row piece (backend.cuda.LONG_ROW)
 
 
