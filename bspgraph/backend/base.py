@@ -170,6 +170,48 @@ class Backend(ABC):
         vertices a traversal reached (``keys`` their depth or distance, ``bound`` its unset
         sentinel), without a mask array."""
 
+    # Whole-array reductions. Each returns a 0-d array on the device (NumPy: a scalar), so
+    # that a caller that keeps the value there (a state's scalar) makes no host read; int(),
+    # float() or bool() of it is one.
+    def total(self, values):
+        """The sum of every entry of ``values``: in int64 for bools and integers, in float64
+        for floats (NaN when an entry is NaN); 0 when empty."""
+        return values.sum(dtype=np.float64 if values.dtype.kind == "f" else np.int64)
+
+    def count(self, mask):
+        """The number of True entries of the bool array ``mask`` (int64)."""
+        return self.xp.count_nonzero(mask)
+
+    def any(self, mask):
+        """Whether any entry of the bool array ``mask`` is True (False when empty)."""
+        return mask.any()
+
+    def all(self, mask):
+        """Whether every entry of the bool array ``mask`` is True (True when empty)."""
+        return mask.all()
+
+    def largest(self, values):
+        """The largest entry of ``values``, in its dtype; NaN when a float entry is NaN (as
+        ``numpy.max``).
+
+        Raises
+        ------
+        ValueError
+            ``values`` is empty.
+        """
+        return values.max()
+
+    def smallest(self, values):
+        """The smallest entry of ``values``, in its dtype; NaN when a float entry is NaN (as
+        ``numpy.min``).
+
+        Raises
+        ------
+        ValueError
+            ``values`` is empty.
+        """
+        return values.min()
+
     def replace(self, values, old, new) -> None:
         """``values[values == old] = new``, in place."""
         values[values == old] = new

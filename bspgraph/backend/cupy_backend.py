@@ -139,6 +139,37 @@ class CupyBackend(Backend):
     def sum_below(self, values, keys, bound) -> int:
         return cuda.masked_sum(self.xp, values, keys=keys, bound=bound)
 
+    # Whole-array reductions by one module of grid-wide kernels (cuda.reduce_all: two launches,
+    # no atomics, no host read), for the dtypes of cuda.C_TYPES; others by CuPy's own.
+    def total(self, values):
+        if values.dtype.str[1:] not in cuda.C_TYPES:
+            return super().total(values)
+        return cuda.reduce_all(self.xp, values, "sum")
+
+    def count(self, mask):
+        return cuda.reduce_all(self.xp, mask.astype(bool, copy=False), "sum")
+
+    def any(self, mask):
+        return cuda.reduce_all(self.xp, mask.astype(bool, copy=False), "max")
+
+    def all(self, mask):
+        return cuda.reduce_all(self.xp, mask.astype(bool, copy=False), "min")
+
+    def largest(self, values):
+        return self._extreme(values, "max")
+
+    def smallest(self, values):
+        return self._extreme(values, "min")
+
+    def _extreme(self, values, op: str):
+        if values.dtype.str[1:] not in cuda.C_TYPES:
+            return values.max() if op == "max" else values.min()
+        if values.size == 0:
+            which = "maximum" if op == "max" else "minimum"
+            raise ValueError(f"zero-size array to reduction operation {which} which has no "
+                             "identity")  # fmt: skip
+        return cuda.reduce_all(self.xp, values, op)
+
     def replace(self, values, old, new) -> None:
         """One pass, no mask, no host read."""
         if values.dtype.str[1:] not in cuda.STREAMED or not values.flags.c_contiguous:
