@@ -709,3 +709,48 @@ def test_whole_array_reductions_of_nan_views_and_other_dtypes(size):
     assert int(gpu.total(cp.asarray(small))) == int(small.sum(dtype=np.int64))
     assert int(gpu.largest(cp.asarray(small))) == int(small.max())
     assert int(gpu.count(cp.asarray(small))) == int(np.count_nonzero(small))
+
+
+def test_bspgraph_calls_run_without_cub_block_reductions():
+    """Inside a backend's activate() CuPy's reduction accelerators are off (its routine ones
+    stay) and restored after; a first call of every primitive in a fresh process with an empty
+    kernel cache builds no CUB block reduction (cupy_cub_*: seconds of NVRTC each)."""
+    import subprocess
+    import sys
+    import tempfile
+
+    import cupy as cp
+
+    accelerator = cp._core._accelerator
+    before = accelerator.get_reduction_accelerators(), accelerator.get_routine_accelerators()
+    with bg.backend.get_backend("cupy").activate():
+        assert accelerator.get_reduction_accelerators() == []
+        assert accelerator.get_routine_accelerators() == before[1]
+    assert (
+        accelerator.get_reduction_accelerators(),
+        accelerator.get_routine_accelerators(),
+    ) == before
+    script = (
+        "import re, numpy as np, cupy.cuda.compiler as compiler, bspgraph as bg\n"
+        "names, original = [], compiler._compile_with_cache_cuda\n"
+        "def record(source, *args, **kwargs):\n"
+        "    names.extend(re.findall(r'__global__\\s+void\\s+(\\w+)', source))\n"
+        "    return original(source, *args, **kwargs)\n"
+        "host = bg.generators.rmat(12, 16, seed=2, weights=True, backend='numpy')\n"
+        "g = host.to('cupy')\n"
+        "s = int(np.argmax(np.diff(host.forward.offsets)))\n"
+        "compiler._compile_with_cache_cuda = record\n"
+        "for call in (lambda: bg.bfs(g, s), lambda: bg.sssp(g, s), lambda: bg.pagerank(g),\n"
+        "             lambda: bg.connected_components(g), lambda: bg.core_number(g),\n"
+        "             lambda: bg.betweenness_centrality(g, sources=[s]),\n"
+        "             lambda: bg.triangle_count(g)):\n"
+        "    call()\n"
+        "print(' '.join(sorted({n for n in names if 'cub' in n})) or 'none')\n"
+    )
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    with tempfile.TemporaryDirectory() as cache:
+        env = dict(os.environ, CUPY_CACHE_DIR=cache, PYTHONPATH=root)
+        done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                              env=env, cwd=root, timeout=600)  # fmt: skip
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.split() == ["none"], done.stdout

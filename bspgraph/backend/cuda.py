@@ -320,7 +320,7 @@ def nonzero(cupy, mask, dtype, count: int | None):
         (blocks,), (256,), (mask, np.int64(n), np.int64(chunk), counts)
     )
     if count is None:
-        count = int(counts.sum())
+        count = int(reduce_all(cupy, counts.view(np.int64), "sum"))  # (each count < 2^63)
     out = cupy.empty(count, dtype=dtype)
     compile_kernel(cupy, _NONZERO, "list_true", T=c_type(out))(
         (blocks,), (256,), (mask, np.int64(n), np.int64(chunk), counts, out)

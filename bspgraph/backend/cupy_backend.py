@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 from typing import ClassVar
 
@@ -26,8 +27,22 @@ class CupyBackend(Backend):
     dense_share: ClassVar[int] = 8
     on_host: ClassVar[bool] = False
 
+    @contextlib.contextmanager
     def activate(self):
-        return self.xp.cuda.Device(self.device or 0)
+        """This GPU current, and CuPy's plain reduction kernels in place of CUB's block
+        reductions, which CuPy JIT-compiles (about 3 s of NVRTC per kind and dtype: 61 of the
+        84 s of a first call of every primitive on rmat16, H100). bspgraph's own whole-array
+        reductions (:meth:`total`, :meth:`count`, ...) need neither; what CuPy still reduces
+        (over an axis, mostly) takes its plain kernels. The routine accelerators (CUB's
+        precompiled device-wide sums, minima and scans) stay."""
+        accelerator = self.xp._core._accelerator
+        saved = accelerator.get_reduction_accelerators()
+        with self.xp.cuda.Device(self.device or 0):
+            accelerator.set_reduction_accelerators([])
+            try:
+                yield
+            finally:
+                accelerator.set_reduction_accelerators(saved)
 
     def kernel_cache_dir(self) -> str | None:
         """CuPy's kernel cache (``CUPY_CACHE_DIR``, default ``~/.cupy/kernel_cache``)."""
@@ -74,7 +89,7 @@ class CupyBackend(Backend):
         xp = self.xp
         starts = offsets[rows]
         degrees = offsets[rows + 1] - starts
-        total = int(degrees.sum()) if rows.shape[0] else 0
+        total = int(self.total(degrees)) if rows.shape[0] else 0
         _, position = self.row_entries(starts, degrees, total)
         sub = xp.concatenate([xp.zeros(1, dtype=np.int64), xp.cumsum(degrees, dtype=np.int64)])
         picked = None if weights is None else weights[position]
@@ -184,7 +199,7 @@ class CupyBackend(Backend):
         return cuda.segment_index(self.xp, self.xp.cumsum(counts, dtype=np.int64), total)
 
     def expand(self, ids, starts, degrees, indices):
-        segment, position = self.row_entries(starts, degrees, int(degrees.sum()))
+        segment, position = self.row_entries(starts, degrees, int(self.total(degrees)))
         return ids[segment], indices[position], position
 
     def unique(self, ids):

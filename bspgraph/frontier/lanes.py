@@ -121,7 +121,7 @@ def _count_dtype(graph):
 
     def largest():
         in_degree = graph.cost_degrees()[1]
-        return int(in_degree.max()) if in_degree.shape[0] else 0
+        return int(graph.backend.largest(in_degree)) if in_degree.shape[0] else 0
 
     return graph.backend.count_dtype(graph.cached("largest in-degree", largest))
 

@@ -219,7 +219,7 @@ class Graph:
             weights = self.weights
             if weights is None or weights.shape[0] == 0:
                 return (1.0, 1.0) if self.num_edges else (0.0, 0.0)
-            return float(weights.min()), float(weights.max())
+            return float(self.backend.smallest(weights)), float(self.backend.largest(weights))
 
         return self.cached("weight range", read)
 
@@ -430,13 +430,13 @@ class Graph:
         if ids.size:
             if ids.dtype.kind not in "iu":
                 raise ValueError(f"Graph.subgraph: vertex ids must be integers, got {ids.dtype}")
-            low, high = int(ids.min()), int(ids.max())
+            low, high = int(self.backend.smallest(ids)), int(self.backend.largest(ids))
             if low < 0 or high >= n:
                 bad = low if low < 0 else high
                 raise ValueError(f"Graph.subgraph: vertex {bad} out of range [0, {n})")
             keep[ids] = True
         new_id = xp.cumsum(keep) - 1  # the new id of each kept vertex
-        count = int(keep.sum())
+        count = int(self.backend.count(keep))
         rows = self.forward.rows(self.backend)
         kept = keep[rows] & keep[self.forward.indices]
         dtype = index_dtype(count)

@@ -110,7 +110,7 @@ def _orient(graph):
 def _expand(graph, offsets, heads, ids):
     """For each edge leaving ``ids`` in ``(offsets, heads)``: the position in ``ids``, the head."""
     starts, degrees = offsets[ids], offsets[ids + 1] - offsets[ids]
-    total = int(degrees.sum()) if degrees.shape[0] else 0
+    total = int(graph.backend.total(degrees)) if degrees.shape[0] else 0
     segment, slot = graph.backend.row_entries(starts, degrees, total)
     return segment, heads[slot]
 
