@@ -139,3 +139,11 @@ def test_whole_array_reductions_of_nan():
     assert np.isnan(HOST.total(values))
     assert np.isnan(HOST.largest(values)) and np.isnan(HOST.smallest(values))
     assert HOST.total(values[[0, 2]]) == -2.0
+
+
+@examples(30)
+@given(st.lists(st.integers(0, 9), max_size=40), st.sampled_from([np.int32, np.int64]))
+def test_tally_counts_each_id(ids, dtype):
+    counts = HOST.tally(np.array(ids, dtype=dtype), 10)
+    assert counts.dtype == np.int64
+    assert counts.tolist() == [ids.count(k) for k in range(10)]

@@ -711,6 +711,23 @@ def test_whole_array_reductions_of_nan_views_and_other_dtypes(size):
     assert int(gpu.count(cp.asarray(small))) == int(np.count_nonzero(small))
 
 
+@pytest.mark.parametrize("dtype", [np.int32, np.int64, np.uint32])  # the last: CuPy's bincount
+@pytest.mark.parametrize("size", [0, 1, 257, 3_000_001])
+def test_tally_equals_bincount(dtype, size):
+    """Occurrences of each id: random ids, sorted ones (a warp's lanes on one counter), one
+    hub's id over and over."""
+    import cupy as cp
+
+    gpu = bg.backend.get_backend("cupy")
+    rng = np.random.default_rng(size)
+    for ids in (rng.integers(0, 1000, size), np.sort(rng.integers(0, 1000, size)),
+                np.full(size, 7)):  # fmt: skip
+        ids = ids.astype(dtype)
+        got = gpu.tally(cp.asarray(ids), 1000)
+        assert got.dtype == np.int64
+        np.testing.assert_array_equal(got.get(), np.bincount(ids, minlength=1000)[:1000])
+
+
 def test_bspgraph_calls_run_without_cub_block_reductions():
     """Inside a backend's activate() CuPy's reduction accelerators are off (its routine ones
     stay) and restored after; a first call of every primitive in a fresh process with an empty

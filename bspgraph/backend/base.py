@@ -93,7 +93,9 @@ class Backend(ABC):
         """``y[j] = sum of data[e] * x[i]`` over the entries ``e = (i, j)`` of a CSR matrix with
         ``x.shape[0]`` rows: the product with its transpose, a push from the rows."""
         shape = (int(x.shape[0]), num_columns)
-        return self.sparse.csr_matrix((data, indices, offsets), shape=shape).T @ x
+        matrix = self.sparse.csr_matrix((data, indices, offsets), shape=shape)
+        matrix.has_canonical_format = True  # (a product adds up repeats anyway): no check of
+        return matrix.T @ x  # the rows, which is a reduction over them on each new matrix
 
     def count_dtype(self, bound: int) -> np.dtype:
         """The dtype in which a sparse product counts 0/1 terms up to ``bound`` fastest without
@@ -211,6 +213,14 @@ class Backend(ABC):
             ``values`` is empty.
         """
         return values.min()
+
+    def tally(self, ids, size: int):
+        """How many times each of ``0 .. size - 1`` occurs in the integer array ``ids``
+        (int64; ``numpy.bincount(ids, minlength=size)`` for ids in that range, which they
+        must be: not checked)."""
+        if ids.shape[0] == 0:
+            return self.xp.zeros(size, dtype=np.int64)
+        return self.xp.bincount(ids, minlength=size)[:size]
 
     def replace(self, values, old, new) -> None:
         """``values[values == old] = new``, in place."""

@@ -232,6 +232,21 @@ extern "C" __global__ void mark(const ID* ids, long long n, bool* mask) {
     mask[ids[i]] = true;
 }
 """
+# Occurrences of each id: a warp adds its lanes' equal ids up first (one atomic per distinct id
+# a warp: sorted ids, such as a CSR's sources, do not queue on one counter).
+TALLY = r"""
+extern "C" __global__ void tally(const ID* ids, long long n, unsigned long long* counts) {
+  const int lane = threadIdx.x & 31;
+  for (long long base = blockIdx.x * (long long)blockDim.x + (threadIdx.x & ~31); base < n;
+       base += (long long)gridDim.x * blockDim.x) {  // warp-uniform: every lane matches below
+    const long long i = base + lane;
+    const long long id = i < n ? (long long)ids[i] : -1;
+    const unsigned int peers = __match_any_sync(0xffffffffu, id);
+    if (id >= 0 && lane == __ffs(peers) - 1)
+      atomicAdd(counts + id, (unsigned long long)__popc(peers));
+  }
+}
+"""
 REPLACE = r"""
 extern "C" __global__ void replace(T* values, long long n, T old, T value) {
   for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n;

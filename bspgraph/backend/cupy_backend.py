@@ -185,6 +185,16 @@ class CupyBackend(Backend):
                              "identity")  # fmt: skip
         return cuda.reduce_all(self.xp, values, op)
 
+    def tally(self, ids, size: int):
+        """One pass of integer atomics (CuPy's bincount first tests ``(ids < 0).any()``, a
+        reduction, and reads ``ids.max()``: two host reads)."""
+        if ids.dtype.str[1:] not in ("i4", "i8"):
+            return super().tally(ids, size)
+        counts = self.xp.zeros(size, dtype=np.uint64)
+        ids = self.xp.ascontiguousarray(ids)
+        cuda.stream(self.xp, cuda.TALLY, "tally", ids.shape[0], ids, counts, ID=cuda.c_type(ids))
+        return counts.view(np.int64)
+
     def replace(self, values, old, new) -> None:
         """One pass, no mask, no host read."""
         if values.dtype.str[1:] not in cuda.STREAMED or not values.flags.c_contiguous:

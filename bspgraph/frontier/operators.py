@@ -288,7 +288,7 @@ def _order_columns(graph, direction: str):
     if direction == "in" or not graph.directed:  # how often each vertex is an entry: its degree
         frequency = graph.cost_degrees()[0]  # the whole graph's, on a device part as well
     else:
-        frequency = xp.bincount(csr.indices, minlength=n)
+        frequency = graph.backend.tally(csr.indices, n)
     if not entries or int(graph.backend.largest(frequency)) * n < SKEW * entries:
         return None
     columns = xp.argsort(-frequency).astype(csr.indices.dtype)

@@ -87,7 +87,7 @@ def build_owned(edges: list, *, num_vertices, directed, duplicates, self_loops,
     del first
     src, dst = key // max(num_vertices, 1), key % max(num_vertices, 1)
     del key
-    forward = csr_of_sorted(src, dst, weight, num_vertices, xp)
+    forward = csr_of_sorted(src, dst, weight, num_vertices, backend)
     summary = Summary(num_vertices, int(dst.size), bool(directed), merged, self_loop_count, dropped)
     return {"forward": forward, "num_vertices": num_vertices, "directed": directed,
             "backend": backend, "summary": summary}  # fmt: skip

@@ -207,7 +207,7 @@ class Graph:
         """In-edges: ``reverse.indices[reverse.offsets[v]:reverse.offsets[v+1]]`` are v's in-neighbours."""
         if self._reverse is None:
             with clock.paying("prepare"):
-                self._reverse = transpose(self.forward, self.num_vertices, self.xp)
+                self._reverse = transpose(self.forward, self.num_vertices, self.backend)
                 self.backend.synchronize()  # its kernels are the preparation's time
         return self._reverse
 
@@ -442,7 +442,7 @@ class Graph:
         dtype = index_dtype(count)
         indices = new_id[self.forward.indices[kept]].astype(dtype)
         offsets = xp.zeros(count + 1, dtype=index_dtype(int(indices.shape[0])))
-        offsets[1:] = xp.cumsum(xp.bincount(new_id[rows[kept]], minlength=count)[:count])
+        offsets[1:] = xp.cumsum(self.backend.tally(new_id[rows[kept]], count))
         weights = None if self.forward.weights is None else self.forward.weights[kept]
         return Graph(CSR(offsets, indices, weights), count, directed=self.directed,
                      backend=self.backend)  # fmt: skip
