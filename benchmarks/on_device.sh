@@ -11,6 +11,7 @@
 #   grid    the same on a 4096 x 4096 grid (BFS, SSSP, PageRank, CC)
 #   lanes   lanes per row of the row reduction (benchmarks.row_reduce)
 #   elementwise  CuPy's element-wise kernels against the backend's grid-stride passes
+#   reductions  whole-array reductions: the backend's module against CuPy's, CUB and plain
 #   timeline  rmat24 BFS auto and BC: loop against kernel time (ncu), host round trip, cProfile
 #   pull    PageRank's pull product on rmat24 in L2-minded variants (benchmarks.pull_variants)
 #   multi   with two or more GPUs: mpiexec, one rank per GPU over NCCL, rmat 25, and the model
@@ -24,7 +25,7 @@ out=${1:-${OUT:-device-out}}
 mkdir -p "$out"
 export PYTHONPATH=. PYTHONUNBUFFERED=1 NCCL_NVLS_ENABLE=0
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1  # the device image runs as root
-steps=${STEPS:-tests gpu grid lanes elementwise timeline pull multi}
+steps=${STEPS:-tests gpu grid lanes elementwise reductions timeline pull multi}
 gpus=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | wc -l)
 : > "$out/summary.txt"
 
@@ -37,13 +38,14 @@ run_step() {  # name, seconds, command...
   echo "$name: exit $rc, $((SECONDS - started)) s" >> "$out/summary.txt"
 }
 
-run_step tests 200 python3 -m pytest -q -m gpu tests/test_gpu.py -p no:cacheprovider
+run_step tests 300 python3 -m pytest -q -m gpu tests/test_gpu.py -p no:cacheprovider
 run_step gpu 300 python3 -W ignore -m benchmarks.gpu --scale 22 24 --repeat 3 \
   --algorithms bfs sssp pagerank cc bc
 run_step grid 240 python3 -W ignore -m benchmarks.gpu --scale --grid 4096 \
   --algorithms bfs sssp pagerank cc
 run_step lanes 120 python3 -W ignore -m benchmarks.row_reduce
 run_step elementwise 60 python3 -W ignore -m benchmarks.elementwise
+run_step reductions 120 python3 -W ignore -m benchmarks.reductions
 timeline_step() {  # each algorithm: wall times and cProfile, then its kernels under ncu, summed
   for algorithm in bfs bc; do
     python3 -W ignore -m benchmarks.timeline --algorithm "$algorithm" > "$out/$algorithm.txt" 2>&1

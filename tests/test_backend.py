@@ -124,3 +124,52 @@ def test_lane_sums_are_the_matrix_times_the_lanes(monkeypatch, share):
     kept[[2, 7, 11]] = values[:3]
     np.testing.assert_allclose(backend.lane_sums(offsets, indices, values[:3], position=position),
                                dense @ kept)  # fmt: skip
+
+
+REDUCED_DTYPES = [np.bool_, np.int32, np.int64, np.float32, np.float64]
+
+
+@examples(60)
+@given(
+    st.lists(st.integers(-1000, 1000), max_size=40),
+    st.sampled_from(REDUCED_DTYPES),
+    st.sampled_from([(-1,), (2, -1)]),
+)
+def test_whole_array_reductions_match_a_loop(numbers, dtype, shape):
+    """total (int64 or float64), count, any, all, largest and smallest over every entry, of
+    any shape; largest and smallest of nothing raise, as NumPy's max and min."""
+    if shape == (2, -1) and len(numbers) % 2:
+        numbers = numbers[1:]
+    values = np.array(numbers, dtype=dtype).reshape(shape)
+    flat = values.reshape(-1).tolist()
+    total = HOST.total(values)
+    assert np.dtype(type(total)) == (np.float64 if values.dtype.kind == "f" else np.int64)
+    assert total == sum(flat)
+    mask = values > 0
+    assert int(HOST.count(mask)) == sum(1 for x in flat if x > 0)
+    assert bool(HOST.any(mask)) == any(x > 0 for x in flat)
+    assert bool(HOST.all(mask)) == all(x > 0 for x in flat)
+    if flat:
+        assert HOST.largest(values) == max(flat)
+        assert HOST.smallest(values) == min(flat)
+        assert HOST.largest(values).dtype == values.dtype
+    else:
+        for extreme in (HOST.largest, HOST.smallest):
+            with pytest.raises(ValueError):
+                extreme(values)
+
+
+def test_whole_array_reductions_of_nan():
+    """A NaN makes the sum, the largest and the smallest NaN (as NumPy's sum, max and min)."""
+    values = np.array([1.0, np.nan, -3.0], dtype=np.float32)
+    assert np.isnan(HOST.total(values))
+    assert np.isnan(HOST.largest(values)) and np.isnan(HOST.smallest(values))
+    assert HOST.total(values[[0, 2]]) == -2.0
+
+
+@examples(30)
+@given(st.lists(st.integers(0, 9), max_size=40), st.sampled_from([np.int32, np.int64]))
+def test_tally_counts_each_id(ids, dtype):
+    counts = HOST.tally(np.array(ids, dtype=dtype), 10)
+    assert counts.dtype == np.int64
+    assert counts.tolist() == [ids.count(k) for k in range(10)]

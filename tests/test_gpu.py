@@ -674,3 +674,143 @@ def test_backend_none_runs_a_small_host_graph_on_numpy_and_a_large_one_on_cupy()
     assert bg.bfs(large, 0).stats.backend == "cupy"
     assert bg.bfs(small.to("cupy"), 0).stats.backend == "cupy"  # a graph on the GPU stays
     assert bg.bfs(small, 0, backend="cupy").stats.backend == "cupy"  # given: always
+
+
+REDUCED = [np.bool_, np.int32, np.int64, np.float32, np.float64]  # cuda.C_TYPES
+
+
+def _reduced_values(dtype, size: int, rng):
+    """``size`` values of ``dtype`` whose extremes sit at the last entry (a grid's tail)."""
+    if dtype is np.bool_:
+        values = rng.random(size) < 0.5
+    elif np.dtype(dtype).kind == "f":
+        values = rng.random(size).astype(dtype) - 0.25
+    else:
+        values = rng.integers(-(2**20), 2**20, size).astype(dtype)
+    if size and dtype is not np.bool_:
+        values[-1] = 2**21
+    return values
+
+
+@pytest.mark.parametrize("dtype", REDUCED)
+@pytest.mark.parametrize("size", [0, 1, 2, 255, 4095, 4096, 4097, 1_000_003, (1 << 24) + 3])
+def test_whole_array_reductions_equal_numpy(dtype, size):
+    """total, count, any, all, largest and smallest (one module, two launches) against NumPy:
+    empty, one entry, a block's and a pass's edges, odd sizes, past 2^24 entries; each a 0-d
+    array on the device (no host read), sums in int64 or float64, extremes in the dtype."""
+    import cupy as cp
+
+    host, gpu = bg.backend.get_backend("numpy"), bg.backend.get_backend("cupy")
+    rng = np.random.default_rng(size)
+    values = _reduced_values(dtype, size, rng)
+    on_gpu = cp.asarray(values)
+    total = gpu.total(on_gpu)
+    assert isinstance(total, cp.ndarray) and total.shape == ()
+    if np.dtype(dtype).kind == "f":
+        assert total.dtype == np.float64
+        np.testing.assert_allclose(float(total), float(host.total(values)), rtol=1e-10, atol=1e-9)
+    else:
+        assert total.dtype == np.int64 and int(total) == int(host.total(values))
+    for mask in (values > 0, np.zeros(size, bool), np.ones(size, bool)):
+        for method in ("count", "any", "all"):
+            got = getattr(gpu, method)(cp.asarray(mask))
+            assert isinstance(got, cp.ndarray) and got.shape == ()
+            assert got.item() == getattr(host, method)(mask), (method, mask[:4])
+    if size == 0:
+        for method in ("largest", "smallest"):
+            with pytest.raises(ValueError):
+                getattr(gpu, method)(on_gpu)
+        return
+    for method in ("largest", "smallest"):
+        got = getattr(gpu, method)(on_gpu)
+        assert got.dtype == values.dtype and got.shape == ()
+        assert got.item() == getattr(host, method)(values).item(), method
+
+
+@pytest.mark.parametrize("size", [1, 5000, (1 << 24) + 3])
+def test_whole_array_reductions_of_nan_views_and_other_dtypes(size):
+    """A NaN anywhere gives a NaN sum, largest and smallest (as NumPy); strided views and 2-D
+    arrays are reduced whole; dtypes outside C_TYPES take CuPy's own reductions; a float sum
+    is the same bits every run."""
+    import cupy as cp
+
+    gpu = bg.backend.get_backend("cupy")
+    rng = np.random.default_rng(3)
+    for dtype in (np.float32, np.float64):
+        values = rng.random(size).astype(dtype)
+        values[size // 2] = np.nan
+        on_gpu = cp.asarray(values)
+        assert np.isnan(float(gpu.total(on_gpu)))
+        assert np.isnan(gpu.largest(on_gpu).item()) and np.isnan(gpu.smallest(on_gpu).item())
+    values = rng.random(2 * size)
+    on_gpu = cp.asarray(values)
+    assert float(gpu.total(on_gpu[::2])) == pytest.approx(values[::2].sum(), rel=1e-10)
+    assert float(gpu.total(on_gpu.reshape(2, -1))) == pytest.approx(values.sum(), rel=1e-10)
+    assert gpu.largest(on_gpu[1::2]).item() == values[1::2].max()
+    assert gpu.total(on_gpu).get().tobytes() == gpu.total(on_gpu).get().tobytes()
+    small = rng.integers(0, 200, size).astype(np.uint8)
+    assert int(gpu.total(cp.asarray(small))) == int(small.sum(dtype=np.int64))
+    assert int(gpu.largest(cp.asarray(small))) == int(small.max())
+    assert int(gpu.count(cp.asarray(small))) == int(np.count_nonzero(small))
+
+
+@pytest.mark.parametrize("dtype", [np.int32, np.int64, np.uint32])  # the last: CuPy's bincount
+@pytest.mark.parametrize("size", [0, 1, 257, 3_000_001])
+def test_tally_equals_bincount(dtype, size):
+    """Occurrences of each id: random ids, sorted ones (a warp's lanes on one counter), one
+    hub's id over and over."""
+    import cupy as cp
+
+    gpu = bg.backend.get_backend("cupy")
+    rng = np.random.default_rng(size)
+    for ids in (rng.integers(0, 1000, size), np.sort(rng.integers(0, 1000, size)),
+                np.full(size, 7)):  # fmt: skip
+        ids = ids.astype(dtype)
+        got = gpu.tally(cp.asarray(ids), 1000)
+        assert got.dtype == np.int64
+        np.testing.assert_array_equal(got.get(), np.bincount(ids, minlength=1000)[:1000])
+
+
+def test_bspgraph_calls_run_without_cub_block_reductions():
+    """Inside a backend's activate() CuPy's reduction accelerators are off (its routine ones
+    stay) and restored after; a first call of every primitive in a fresh process with an empty
+    kernel cache builds no CUB block reduction (cupy_cub_*: seconds of NVRTC each)."""
+    import subprocess
+    import sys
+    import tempfile
+
+    import cupy as cp
+
+    accelerator = cp._core._accelerator
+    before = accelerator.get_reduction_accelerators(), accelerator.get_routine_accelerators()
+    with bg.backend.get_backend("cupy").activate():
+        assert accelerator.get_reduction_accelerators() == []
+        assert accelerator.get_routine_accelerators() == before[1]
+    assert (
+        accelerator.get_reduction_accelerators(),
+        accelerator.get_routine_accelerators(),
+    ) == before
+    script = (
+        "import re, numpy as np, cupy.cuda.compiler as compiler, bspgraph as bg\n"
+        "names, original = [], compiler._compile_with_cache_cuda\n"
+        "def record(source, *args, **kwargs):\n"
+        "    names.extend(re.findall(r'__global__\\s+void\\s+(\\w+)', source))\n"
+        "    return original(source, *args, **kwargs)\n"
+        "host = bg.generators.rmat(12, 16, seed=2, weights=True, backend='numpy')\n"
+        "g = host.to('cupy')\n"
+        "s = int(np.argmax(np.diff(host.forward.offsets)))\n"
+        "compiler._compile_with_cache_cuda = record\n"
+        "for call in (lambda: bg.bfs(g, s), lambda: bg.sssp(g, s), lambda: bg.pagerank(g),\n"
+        "             lambda: bg.connected_components(g), lambda: bg.core_number(g),\n"
+        "             lambda: bg.betweenness_centrality(g, sources=[s]),\n"
+        "             lambda: bg.triangle_count(g)):\n"
+        "    call()\n"
+        "print(' '.join(sorted({n for n in names if 'cub' in n})) or 'none')\n"
+    )
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    with tempfile.TemporaryDirectory() as cache:
+        env = dict(os.environ, CUPY_CACHE_DIR=cache, PYTHONPATH=root)
+        done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                              env=env, cwd=root, timeout=600)  # fmt: skip
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.split() == ["none"], done.stdout

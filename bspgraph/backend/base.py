@@ -97,7 +97,9 @@ class Backend(ABC):
         """``y[j] = sum of data[e] * x[i]`` over the entries ``e = (i, j)`` of a CSR matrix with
         ``x.shape[0]`` rows: the product with its transpose, a push from the rows."""
         shape = (int(x.shape[0]), num_columns)
-        return self.sparse.csr_matrix((data, indices, offsets), shape=shape).T @ x
+        matrix = self.sparse.csr_matrix((data, indices, offsets), shape=shape)
+        matrix.has_canonical_format = True  # (a product adds up repeats anyway): no check of
+        return matrix.T @ x  # the rows, which is a reduction over them on each new matrix
 
     def lane_sums(self, offsets, indices, values, rows=None, position=None):
         """``out[k, j]``: the sum of ``values[indices[e], j]`` over the entries ``e`` of row ``k``
@@ -208,6 +210,56 @@ class Backend(ABC):
         """``int(values[keys < bound].sum())`` for integer ``values``: the out-degrees of the
         vertices a traversal reached (``keys`` their depth or distance, ``bound`` its unset
         sentinel), without a mask array."""
+
+    # Whole-array reductions. Each returns a 0-d array on the device (NumPy: a scalar), so
+    # that a caller that keeps the value there (a state's scalar) makes no host read; int(),
+    # float() or bool() of it is one.
+    def total(self, values):
+        """The sum of every entry of ``values``: in int64 for bools and integers, in float64
+        for floats (NaN when an entry is NaN); 0 when empty."""
+        return values.sum(dtype=np.float64 if values.dtype.kind == "f" else np.int64)
+
+    def count(self, mask):
+        """The number of True entries of the bool array ``mask`` (int64)."""
+        return self.xp.count_nonzero(mask)
+
+    def any(self, mask):
+        """Whether any entry of the bool array ``mask`` is True (False when empty)."""
+        return mask.any()
+
+    def all(self, mask):
+        """Whether every entry of the bool array ``mask`` is True (True when empty)."""
+        return mask.all()
+
+    def largest(self, values):
+        """The largest entry of ``values``, in its dtype; NaN when a float entry is NaN (as
+        ``numpy.max``).
+
+        Raises
+        ------
+        ValueError
+            ``values`` is empty.
+        """
+        return values.max()
+
+    def smallest(self, values):
+        """The smallest entry of ``values``, in its dtype; NaN when a float entry is NaN (as
+        ``numpy.min``).
+
+        Raises
+        ------
+        ValueError
+            ``values`` is empty.
+        """
+        return values.min()
+
+    def tally(self, ids, size: int):
+        """How many times each of ``0 .. size - 1`` occurs in the integer array ``ids``
+        (int64; ``numpy.bincount(ids, minlength=size)`` for ids in that range, which they
+        must be: not checked)."""
+        if ids.shape[0] == 0:
+            return self.xp.zeros(size, dtype=np.int64)
+        return self.xp.bincount(ids, minlength=size)[:size]
 
     def replace(self, values, old, new) -> None:
         """``values[values == old] = new``, in place."""

@@ -308,6 +308,21 @@ extern "C" __global__ void mark(const ID* ids, long long n, bool* mask) {
     mask[ids[i]] = true;
 }
 """
+# Occurrences of each id: a warp adds its lanes' equal ids up first (one atomic per distinct id
+# a warp: sorted ids, such as a CSR's sources, do not queue on one counter).
+TALLY = r"""
+extern "C" __global__ void tally(const ID* ids, long long n, unsigned long long* counts) {
+  const int lane = threadIdx.x & 31;
+  for (long long base = blockIdx.x * (long long)blockDim.x + (threadIdx.x & ~31); base < n;
+       base += (long long)gridDim.x * blockDim.x) {  // warp-uniform: every lane matches below
+    const long long i = base + lane;
+    const long long id = i < n ? (long long)ids[i] : -1;
+    const unsigned int peers = __match_any_sync(0xffffffffu, id);
+    if (id >= 0 && lane == __ffs(peers) - 1)
+      atomicAdd(counts + id, (unsigned long long)__popc(peers));
+  }
+}
+"""
 REPLACE = r"""
 extern "C" __global__ void replace(T* values, long long n, T old, T value) {
   for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n;
@@ -396,7 +411,7 @@ def nonzero(cupy, mask, dtype, count: int | None):
         (blocks,), (256,), (mask, np.int64(n), np.int64(chunk), counts)
     )
     if count is None:
-        count = int(counts.sum())
+        count = int(reduce_all(cupy, counts.view(np.int64), "sum"))  # (each count < 2^63)
     out = cupy.empty(count, dtype=dtype)
     compile_kernel(cupy, _NONZERO, "list_true", T=c_type(out))(
         (blocks,), (256,), (mask, np.int64(n), np.int64(chunk), counts, out)
@@ -429,6 +444,137 @@ def masked_sum(cupy, values, mask=None, ids=None, keys=None, bound=None) -> int:
     stream(cupy, _MASKED_SUM, "masked_sum", n, values, mask, ids, keys, bound, total,
            VALUE=c_type(values), ID=id_type, KEY=key_type)  # fmt: skip
     return int(total.view(np.int64).get()[0])
+
+
+# Whole-array sums, counts, tests, minima and maxima, deterministic: block b reduces its
+# grid-stride share of the array to partial b (shuffles, then its warps in order), then one
+# block reduces the partials the same way. The grid is a function of the size only, and no
+# atomics: the same float sum every run. One module, templated on the element type, the
+# accumulator and the operation, every instance built by one NVRTC compile (name_expressions)
+# and no header: no CUB block reduction to JIT-compile per dtype (about 3 s each).
+_REDUCE = r"""
+struct Sum {};
+struct Min {};
+struct Max {};
+
+template <typename T> struct Bounds;
+template <> struct Bounds<bool> {
+  __device__ static bool lowest() { return false; }
+  __device__ static bool highest() { return true; }
+};
+template <> struct Bounds<int> {
+  __device__ static int lowest() { return -2147483647 - 1; }
+  __device__ static int highest() { return 2147483647; }
+};
+template <> struct Bounds<long long> {
+  __device__ static long long lowest() { return -9223372036854775807LL - 1; }
+  __device__ static long long highest() { return 9223372036854775807LL; }
+};
+template <> struct Bounds<float> {
+  __device__ static float lowest() { return -__int_as_float(0x7f800000); }
+  __device__ static float highest() { return __int_as_float(0x7f800000); }
+};
+template <> struct Bounds<double> {
+  __device__ static double lowest() { return -__longlong_as_double(0x7ff0000000000000LL); }
+  __device__ static double highest() { return __longlong_as_double(0x7ff0000000000000LL); }
+};
+
+template <typename T> __device__ __forceinline__ T start(Sum) { return T(0); }
+template <typename T> __device__ __forceinline__ T start(Min) { return Bounds<T>::highest(); }
+template <typename T> __device__ __forceinline__ T start(Max) { return Bounds<T>::lowest(); }
+
+// A NaN wins a min or a max, as in NumPy (a comparison with NaN is false: b != b tests it).
+template <typename T> __device__ __forceinline__ T combine(Sum, T a, T b) { return a + b; }
+template <typename T> __device__ __forceinline__ T combine(Min, T a, T b) {
+  return (b < a || b != b) ? b : a;
+}
+template <typename T> __device__ __forceinline__ T combine(Max, T a, T b) {
+  return (b > a || b != b) ? b : a;
+}
+
+template <typename T> struct Shuffled { typedef T type; };  // what a warp shuffle moves
+template <> struct Shuffled<bool> { typedef int type; };
+
+template <typename In, typename Acc, typename Op>
+__global__ void reduce_blocks(const In* __restrict__ values, long long n, Acc* __restrict__ out) {
+  __shared__ Acc warp_parts[32];
+  const Op op = Op();
+  Acc acc = start<Acc>(op);
+  const long long stride = (long long)gridDim.x * blockDim.x;
+  long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x;
+  for (; i + 3 * stride < n; i += 4 * stride) {  // four loads in flight a thread
+    const Acc a = (Acc)values[i], b = (Acc)values[i + stride];
+    const Acc c = (Acc)values[i + 2 * stride], d = (Acc)values[i + 3 * stride];
+    acc = combine(op, acc, combine(op, combine(op, a, b), combine(op, c, d)));
+  }
+  for (; i < n; i += stride) acc = combine(op, acc, (Acc)values[i]);
+  for (int s = 16; s > 0; s >>= 1) {
+    const Acc other = (Acc)__shfl_down_sync(0xffffffffu, (typename Shuffled<Acc>::type)acc, s);
+    acc = combine(op, acc, other);
+  }
+  if ((threadIdx.x & 31) == 0) warp_parts[threadIdx.x >> 5] = acc;
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    Acc total = warp_parts[0];
+    for (int w = 1; w < (int)(blockDim.x >> 5); ++w) total = combine(op, total, warp_parts[w]);
+    out[blockIdx.x] = total;
+  }
+}
+"""
+REDUCE_OPS = {"sum": "Sum", "min": "Min", "max": "Max"}
+SUMMED = {"b1": "i8", "i4": "i8", "i8": "i8", "f4": "f8", "f8": "f8"}  # accumulator of a sum
+REDUCE_CHUNK = 4096  # entries a block of 256 threads reads (16 a thread), up to
+REDUCE_BLOCKS = 1024  # blocks: then each thread reads more
+
+
+def _reduce_instance(code: str, op: str) -> str:
+    """The name expression of the instance that reduces dtype ``code`` ("i4") by ``op``."""
+    accumulator = SUMMED[code] if op == "sum" else code
+    return f"reduce_blocks<{C_TYPES[code]}, {C_TYPES[accumulator]}, {REDUCE_OPS[op]}>"
+
+
+_REDUCE_INSTANCES = tuple(_reduce_instance(code, op) for op in REDUCE_OPS for code in C_TYPES)
+
+
+@functools.cache
+def _reduce_module(cupy):
+    module = cupy.RawModule(code=_REDUCE, options=("--std=c++14",),  # (templates: a standard)
+                            name_expressions=_REDUCE_INSTANCES)  # fmt: skip
+    with clock.paying("compile"):  # every instance in one NVRTC call, on the current device
+        module.compile()
+    return module
+
+
+@functools.cache
+def _reduce_function(cupy, device: int, instance: str):
+    return _reduce_module(cupy).get_function(instance)
+
+
+def reduce_all(cupy, values, op: str):
+    """The ``op`` ("sum", "min" or "max") of all of ``values`` (any shape; a dtype of
+    C_TYPES), as a 0-d array on the device: a sum in int64 (bool and integers) or float64
+    (floats), a min or max in ``values``' dtype (False/True for bools: all, any), NaN when a
+    float is NaN. No host read. An empty array gives the identity (0, the dtype's largest or
+    smallest value, inf or -inf). Two launches (one up to REDUCE_CHUNK entries); the same
+    result every run."""
+    code = values.dtype.str[1:]
+    instance = _reduce_instance(code, op)
+    values = cupy.ascontiguousarray(values).reshape(-1)
+    n = int(values.shape[0])
+    dtype = np.dtype(SUMMED[code] if op == "sum" else code)
+    blocks = max(min(-(-n // REDUCE_CHUNK), REDUCE_BLOCKS), 1)
+    device = cupy.cuda.Device().id
+    first = _reduce_function(cupy, device, instance)
+    if blocks == 1:
+        out = cupy.empty((), dtype=dtype)
+        first((1,), (256,), (values, np.int64(n), out))
+        return out
+    partial = cupy.empty(blocks + 1, dtype=dtype)  # the blocks' partials, then the result
+    out = partial[blocks]
+    first((blocks,), (256,), (values, np.int64(n), partial))
+    second = _reduce_function(cupy, device, _reduce_instance(dtype.str[1:], op))
+    second((1,), (256,), (partial, np.int64(blocks), out))
+    return out
 
 
 @functools.cache

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 from typing import ClassVar
 
@@ -27,8 +28,22 @@ class CupyBackend(Backend):
     on_host: ClassVar[bool] = False
     lane_push_share: ClassVar[int] = 64
 
+    @contextlib.contextmanager
     def activate(self):
-        return self.xp.cuda.Device(self.device or 0)
+        """This GPU current, and CuPy's plain reduction kernels in place of CUB's block
+        reductions, which CuPy JIT-compiles (about 3 s of NVRTC per kind and dtype: 61 of the
+        84 s of a first call of every primitive on rmat16, H100). bspgraph's own whole-array
+        reductions (:meth:`total`, :meth:`count`, ...) need neither; what CuPy still reduces
+        (over an axis, mostly) takes its plain kernels. The routine accelerators (CUB's
+        precompiled device-wide sums, minima and scans) stay."""
+        accelerator = self.xp._core._accelerator
+        saved = accelerator.get_reduction_accelerators()
+        with self.xp.cuda.Device(self.device or 0):
+            accelerator.set_reduction_accelerators([])
+            try:
+                yield
+            finally:
+                accelerator.set_reduction_accelerators(saved)
 
     def kernel_cache_dir(self) -> str | None:
         """CuPy's kernel cache (``CUPY_CACHE_DIR``, default ``~/.cupy/kernel_cache``)."""
@@ -83,7 +98,7 @@ class CupyBackend(Backend):
         xp = self.xp
         starts = offsets[rows]
         degrees = offsets[rows + 1] - starts
-        total = int(degrees.sum()) if rows.shape[0] else 0
+        total = int(self.total(degrees)) if rows.shape[0] else 0
         _, position = self.row_entries(starts, degrees, total)
         sub = xp.concatenate([xp.zeros(1, dtype=np.int64), xp.cumsum(degrees, dtype=np.int64)])
         picked = None if weights is None else weights[position]
@@ -148,6 +163,47 @@ class CupyBackend(Backend):
     def sum_below(self, values, keys, bound) -> int:
         return cuda.masked_sum(self.xp, values, keys=keys, bound=bound)
 
+    # Whole-array reductions by one module of grid-wide kernels (cuda.reduce_all: two launches,
+    # no atomics, no host read), for the dtypes of cuda.C_TYPES; others by CuPy's own.
+    def total(self, values):
+        if values.dtype.str[1:] not in cuda.C_TYPES:
+            return super().total(values)
+        return cuda.reduce_all(self.xp, values, "sum")
+
+    def count(self, mask):
+        return cuda.reduce_all(self.xp, mask.astype(bool, copy=False), "sum")
+
+    def any(self, mask):
+        return cuda.reduce_all(self.xp, mask.astype(bool, copy=False), "max")
+
+    def all(self, mask):
+        return cuda.reduce_all(self.xp, mask.astype(bool, copy=False), "min")
+
+    def largest(self, values):
+        return self._extreme(values, "max")
+
+    def smallest(self, values):
+        return self._extreme(values, "min")
+
+    def _extreme(self, values, op: str):
+        if values.dtype.str[1:] not in cuda.C_TYPES:
+            return values.max() if op == "max" else values.min()
+        if values.size == 0:
+            which = "maximum" if op == "max" else "minimum"
+            raise ValueError(f"zero-size array to reduction operation {which} which has no "
+                             "identity")  # fmt: skip
+        return cuda.reduce_all(self.xp, values, op)
+
+    def tally(self, ids, size: int):
+        """One pass of integer atomics (CuPy's bincount first tests ``(ids < 0).any()``, a
+        reduction, and reads ``ids.max()``: two host reads)."""
+        if ids.dtype.str[1:] not in ("i4", "i8"):
+            return super().tally(ids, size)
+        counts = self.xp.zeros(size, dtype=np.uint64)
+        ids = self.xp.ascontiguousarray(ids)
+        cuda.stream(self.xp, cuda.TALLY, "tally", ids.shape[0], ids, counts, ID=cuda.c_type(ids))
+        return counts.view(np.int64)
+
     def replace(self, values, old, new) -> None:
         """One pass, no mask, no host read."""
         if values.dtype.str[1:] not in cuda.STREAMED or not values.flags.c_contiguous:
@@ -162,7 +218,7 @@ class CupyBackend(Backend):
         return cuda.segment_index(self.xp, self.xp.cumsum(counts, dtype=np.int64), total)
 
     def expand(self, ids, starts, degrees, indices):
-        segment, position = self.row_entries(starts, degrees, int(degrees.sum()))
+        segment, position = self.row_entries(starts, degrees, int(self.total(degrees)))
         return ids[segment], indices[position], position
 
     def unique(self, ids):

@@ -245,7 +245,7 @@ def split(update: Update, keys, count: int, skip: int | None = None) -> list[Upd
         return [None if k == skip else update.take(xp.flatnonzero(keys == k))
                 for k in range(count)]  # fmt: skip
     order = xp.argsort(keys, kind="stable")
-    sizes = to_host(xp.bincount(keys, minlength=count)).tolist() if len(update) else [0] * count
+    sizes = to_host(backend_of(update.ids).tally(keys, count)).tolist()  # (update not empty)
     pieces, start = [], 0
     for size in sizes:
         pieces.append(update.take(order[start : start + size]))

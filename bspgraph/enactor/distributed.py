@@ -304,7 +304,7 @@ def merge(contract: Contract, update: Update) -> Update:
     first = xp.ones(ids.size, dtype=bool)
     first[1:] = ids[1:] != ids[:-1]
     segment = xp.cumsum(first) - 1
-    count = int(first.sum())
+    count = int(backend.count(first))
     tied = None
     if key is not None and key in update.values:
         ranked = update.values[key][order]
@@ -356,7 +356,7 @@ def _spread(graph, output: Frontier) -> int:
     if not len(output) or (output.is_dense and output.mask is owned):  # Frontier.all
         return 0
     kept = output.mask & owned if output.is_dense else owned[output.ids]
-    return len(output) - int(graph.xp.count_nonzero(kept))
+    return len(output) - int(graph.backend.count(kept))
 
 
 def _dense_pays(primitive, contract: Contract, graph, outputs: dict, spread: dict,

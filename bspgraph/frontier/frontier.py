@@ -50,7 +50,8 @@ class Frontier:
         """Every vertex of ``graph`` (every vertex it owns, on one device of several)."""
         if graph.context.owned is not None:
             return cls.from_mask(graph, graph.context.owned)
-        return cls.from_mask(graph, graph.xp.ones(graph.num_vertices, dtype=bool))
+        n = graph.num_vertices  # (its size known: no count)
+        return cls.from_mask(graph, graph.xp.ones(n, dtype=bool), size=n)
 
     @classmethod
     def empty(cls, graph) -> Frontier:
@@ -101,7 +102,8 @@ class Frontier:
 
     def __len__(self) -> int:
         if self._size is None:
-            self._size = int(self._ids.shape[0] if self._ids is not None else self._mask.sum())
+            ids, mask = self._ids, self._mask
+            self._size = int(ids.shape[0] if ids is not None else self.backend.count(mask))
         return self._size
 
     def __bool__(self) -> bool:

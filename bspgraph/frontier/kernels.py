@@ -353,7 +353,7 @@ def level_limits(graph) -> tuple[int, int]:
 
     def limits():
         degrees, _, edges = graph.cost_degrees()
-        longest = int(degrees.max()) if degrees.shape[0] else 0
+        longest = int(graph.backend.largest(degrees)) if degrees.shape[0] else 0
         vertices, most = WIDE_LEVELS
         wide = (vertices, max(min(most, edges // ALPHA), LEVEL_EDGES))
         return wide if longest <= SHORT_ROW else (LEVEL_VERTICES, LEVEL_EDGES)

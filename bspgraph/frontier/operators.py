@@ -62,12 +62,12 @@ def neighbor_reduce(
     if weighted and not floats and csr.weights is not None:
         raise ValueError("neighbor_reduce(weighted=True): a weighted sum needs float values")
     total = csr.indices.shape[0]
-    rows = total if frontier is None else _row_edges(csr, frontier.ids)
+    rows = total if frontier is None else _row_edges(backend, csr, frontier.ids)
     if sources is not None:
         if not floats:
             raise ValueError("neighbor_reduce(sources=...): sums of floats only")
         across = graph.reverse if direction == "out" else graph.forward  # v's rows list the u
-        pushed = _row_edges(across, sources.ids)
+        pushed = _row_edges(backend, across, sources.ids)
         if pushed < rows and pushed * ROWS_SHARE <= total:  # push: the sources' edges
             ids = sources.ids  # their rows first: the data of only their entries is built
             offsets, indices, weights = backend.csr_rows(across.offsets, across.indices,
@@ -210,8 +210,9 @@ def _lists(graph, direction: str, sample: int | None, where: str, *restrictions)
 ROWS_SHARE = 4  # rows (or sources) holding > 1/ROWS_SHARE of the edges: the whole product
 
 
-def _row_edges(csr, ids) -> int:
-    return int((csr.offsets[ids + 1] - csr.offsets[ids]).sum()) if ids.shape[0] else 0
+def _row_edges(backend, csr, ids) -> int:
+    """The entries of the rows ``ids`` of ``csr`` (one host read)."""
+    return int(backend.total(csr.offsets[ids + 1] - csr.offsets[ids])) if ids.shape[0] else 0
 
 
 ORDERED_VERTICES = 1 << 20  # fewer vertices: their values stay in cache whatever the order
@@ -287,8 +288,8 @@ def _order_columns(graph, direction: str):
     if direction == "in" or not graph.directed:  # how often each vertex is an entry: its degree
         frequency = graph.cost_degrees()[0]  # the whole graph's, on a device part as well
     else:
-        frequency = xp.bincount(csr.indices, minlength=n)
-    if not entries or int(frequency.max()) * n < SKEW * entries:
+        frequency = graph.backend.tally(csr.indices, n)
+    if not entries or int(graph.backend.largest(frequency)) * n < SKEW * entries:
         return None
     columns = xp.argsort(-frequency).astype(csr.indices.dtype)
     renamed = xp.empty_like(columns)

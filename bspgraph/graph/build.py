@@ -33,7 +33,9 @@ def build_owned(edges: list, *, num_vertices, directed, duplicates, self_loops,
         )
     for name, ids in (("src", src), ("dst", dst)):
         if ids.size and ids.dtype.kind not in "iu":
-            if ids.dtype.kind == "f" and bool(xp.all(xp.isfinite(ids) & (ids == xp.floor(ids)))):
+            if ids.dtype.kind == "f" and bool(
+                backend.all(xp.isfinite(ids) & (ids == xp.floor(ids)))
+            ):
                 continue
             raise ValueError(
                 f"Graph.from_edges: {name} ids must be integers, got dtype {ids.dtype}"
@@ -59,7 +61,9 @@ def build_owned(edges: list, *, num_vertices, directed, duplicates, self_loops,
         edges = [src, dst, weight]
         del src, dst, weight
         return _build_on_host(edges, num_vertices, directed, duplicates, self_loops, backend)
-    src, dst, weight, loops, self_loop_count, dropped = _self_loops(src, dst, weight, self_loops)
+    src, dst, weight, loops, self_loop_count, dropped = _self_loops(
+        src, dst, weight, self_loops, backend
+    )
     del loops
     key, weight = _edge_keys(src, dst, weight, max(num_vertices, 1), directed, xp)
     del src, dst  # from here on only the keys: an edge's int64 once, not its ids twice
@@ -71,9 +75,10 @@ def build_owned(edges: list, *, num_vertices, directed, duplicates, self_loops,
     first = xp.ones(key.shape, dtype=bool)
     first[1:] = key[1:] != key[:-1]
     if directed:
-        merged = int(key.size - int(first.sum()))
+        merged = int(key.size - int(backend.count(first)))
     else:  # count each merged undirected edge once: in its src <= dst direction
-        merged = int(((~first) & (key // max(num_vertices, 1) <= key % max(num_vertices, 1))).sum())
+        forward = key // max(num_vertices, 1) <= key % max(num_vertices, 1)
+        merged = int(backend.count(~first & forward))
     if weight is not None and merged:  # the min (NaN-skipping) or sum of each run of copies
         weight = backend.reduce_runs(weight, first, duplicates, index_dtype(int(first.size)))
     elif weight is not None:
@@ -82,7 +87,7 @@ def build_owned(edges: list, *, num_vertices, directed, duplicates, self_loops,
     del first
     src, dst = key // max(num_vertices, 1), key % max(num_vertices, 1)
     del key
-    forward = csr_of_sorted(src, dst, weight, num_vertices, xp)
+    forward = csr_of_sorted(src, dst, weight, num_vertices, backend)
     summary = Summary(num_vertices, int(dst.size), bool(directed), merged, self_loop_count, dropped)
     return {"forward": forward, "num_vertices": num_vertices, "directed": directed,
             "backend": backend, "summary": summary}  # fmt: skip
@@ -96,7 +101,9 @@ def _build_on_host(edges: list, num_vertices: int, directed: bool, duplicates: s
     edges.clear()
     ids = index_dtype(num_vertices)
     src, dst = src.astype(ids, copy=False), dst.astype(ids, copy=False)
-    src, dst, weight, loops, self_loop_count, dropped = _self_loops(src, dst, weight, self_loops)
+    src, dst, weight, loops, self_loop_count, dropped = _self_loops(
+        src, dst, weight, self_loops, backend
+    )
     edges = [src, dst, weight]
     del src, dst, weight
     loops = loops if self_loop_count and not directed else None
@@ -116,12 +123,12 @@ def _build_on_host(edges: list, num_vertices: int, directed: bool, duplicates: s
             "backend": backend, "summary": summary}  # fmt: skip
 
 
-def _self_loops(src, dst, weight, keep: bool):
+def _self_loops(src, dst, weight, keep: bool, backend: Backend):
     """``(src, dst, weight, loops, self_loops, dropped)``: the self-loop mask and count, and
     with ``keep=False`` the edges without them (then the count is 0 and ``dropped`` says how
     many went)."""
     loops = src == dst
-    count = int(loops.sum())
+    count = int(backend.count(loops))
     if keep or not count:
         return src, dst, weight, loops, count, 0
     kept = ~loops

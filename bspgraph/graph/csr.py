@@ -53,24 +53,24 @@ class CSR:
         return self._rows
 
 
-def csr_of_sorted(src, dst, weight, num_vertices: int, xp) -> CSR:
+def csr_of_sorted(src, dst, weight, num_vertices: int, backend) -> CSR:
     """CSR from edges sorted by (src, dst)."""
+    xp = backend.xp
     ids = index_dtype(num_vertices)
     offsets_dtype = index_dtype(int(dst.size))
-    counts = (
-        xp.bincount(src, minlength=num_vertices) if src.size else xp.zeros(num_vertices, np.int64)
-    )
+    counts = backend.tally(src, num_vertices)
     offsets = xp.zeros(num_vertices + 1, dtype=offsets_dtype)
     offsets[1:] = xp.cumsum(counts)
     return CSR(offsets, dst.astype(ids), weight)
 
 
-def transpose(csr: CSR, num_vertices: int, xp) -> CSR:
+def transpose(csr: CSR, num_vertices: int, backend) -> CSR:
     """In-edges of ``csr``: rows are destinations; ``edge_ids`` map back to forward positions."""
+    xp = backend.xp
     counts = xp.diff(csr.offsets)
     src = xp.repeat(xp.arange(num_vertices, dtype=csr.indices.dtype), counts.astype(np.int64))
     order = xp.argsort(csr.indices, kind="stable")  # stable: sources stay sorted within a row
     rows = csr.indices[order].astype(np.int64)
-    reverse = csr_of_sorted(rows, src[order], None, num_vertices, xp)
+    reverse = csr_of_sorted(rows, src[order], None, num_vertices, backend)
     weights = None if csr.weights is None else csr.weights[order]
     return CSR(reverse.offsets, reverse.indices, weights, order.astype(csr.offsets.dtype))

@@ -207,7 +207,7 @@ class Graph:
         """In-edges: ``reverse.indices[reverse.offsets[v]:reverse.offsets[v+1]]`` are v's in-neighbours."""
         if self._reverse is None:
             with clock.paying("prepare"):
-                self._reverse = transpose(self.forward, self.num_vertices, self.xp)
+                self._reverse = transpose(self.forward, self.num_vertices, self.backend)
                 self.backend.synchronize()  # its kernels are the preparation's time
         return self._reverse
 
@@ -219,7 +219,7 @@ class Graph:
             weights = self.weights
             if weights is None or weights.shape[0] == 0:
                 return (1.0, 1.0) if self.num_edges else (0.0, 0.0)
-            return float(weights.min()), float(weights.max())
+            return float(self.backend.smallest(weights)), float(self.backend.largest(weights))
 
         return self.cached("weight range", read)
 
@@ -430,19 +430,19 @@ class Graph:
         if ids.size:
             if ids.dtype.kind not in "iu":
                 raise ValueError(f"Graph.subgraph: vertex ids must be integers, got {ids.dtype}")
-            low, high = int(ids.min()), int(ids.max())
+            low, high = int(self.backend.smallest(ids)), int(self.backend.largest(ids))
             if low < 0 or high >= n:
                 bad = low if low < 0 else high
                 raise ValueError(f"Graph.subgraph: vertex {bad} out of range [0, {n})")
             keep[ids] = True
         new_id = xp.cumsum(keep) - 1  # the new id of each kept vertex
-        count = int(keep.sum())
+        count = int(self.backend.count(keep))
         rows = self.forward.rows(self.backend)
         kept = keep[rows] & keep[self.forward.indices]
         dtype = index_dtype(count)
         indices = new_id[self.forward.indices[kept]].astype(dtype)
         offsets = xp.zeros(count + 1, dtype=index_dtype(int(indices.shape[0])))
-        offsets[1:] = xp.cumsum(xp.bincount(new_id[rows[kept]], minlength=count)[:count])
+        offsets[1:] = xp.cumsum(self.backend.tally(new_id[rows[kept]], count))
         weights = None if self.forward.weights is None else self.forward.weights[kept]
         return Graph(CSR(offsets, indices, weights), count, directed=self.directed,
                      backend=self.backend)  # fmt: skip

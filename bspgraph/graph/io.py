@@ -493,7 +493,7 @@ def _one_based_if_so(graph: Graph) -> Graph:
         return graph
     seen = xp.diff(offsets) > 0
     seen[indices] = True
-    if bool(seen[0]) or int(xp.count_nonzero(seen)) != n - 1:
+    if bool(seen[0]) or int(graph.backend.count(seen)) != n - 1:
         return graph
     forward = CSR(offsets[1:], indices - 1, graph.forward.weights)
     summary = dataclasses.replace(graph.summary, vertices=n - 1)

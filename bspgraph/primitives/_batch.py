@@ -85,4 +85,4 @@ def lane_edges(graph, depth) -> int:
     """The out-edges of the vertices each lane of a batched search reached (``depth`` below its
     unset sentinel), summed over the lanes: the traversed edges of the whole batch."""
     reached = (depth < np.iinfo(depth.dtype).max).sum(axis=1)
-    return int((graph.out_degree() * reached).sum())
+    return int(graph.backend.total(graph.out_degree() * reached))

@@ -50,11 +50,12 @@ class damped_update(Functor):  # noqa: N801
                 teleport if isinstance(teleport, float) else teleport[mine]
             )
             change = pulled - self.rank[mine]
-            self.error[...] = graph.xp.abs(change, out=change).sum()
+            self.error[...] = graph.backend.total(graph.xp.abs(change, out=change))
             self.rank[mine] = pulled
         rank = self.rank[mine]
         self.contribution[mine] = rank * self.scale[mine]
-        self.dangling[...] = (rank * self.sink[mine]).sum()  # (not BLAS: its threads spin)
+        # (not BLAS's dot product: its threads spin)
+        self.dangling[...] = graph.backend.total(rank * self.sink[mine])
         return self.rank
 
 

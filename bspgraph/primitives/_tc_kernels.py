@@ -92,7 +92,7 @@ def intersect_lists(backend, offsets, heads, ids):
     offsets = offsets.astype(np.int64, copy=False)
     starts = offsets[ids]
     degrees = offsets[ids + 1] - starts
-    total = int(degrees.sum()) if ids.shape[0] else 0
+    total = int(backend.total(degrees)) if ids.shape[0] else 0
     tally = cupy.zeros(n, dtype=np.uint64)
     if total:
         segment, edges = backend.row_entries(starts, degrees, total)

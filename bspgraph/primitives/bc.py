@@ -269,7 +269,8 @@ def betweenness_centrality(
     target = backend_for(run.get("backend"), graph)
     width = batch_width(target, graph, len(sources), batch, where)
     accumulate = _one_by_one if width == 1 else _batched
-    total, runs = accumulate(graph, sources, width, endpoints, run)
+    with target.activate():  # (CuPy: the sums over lanes on its plain reduction kernels)
+        total, runs = accumulate(graph, sources, width, endpoints, run)
     if total is None:
         centrality = np.zeros(n)
         return BCResult(target.asarray(centrality) if on_device else centrality,
@@ -294,7 +295,7 @@ def _one_by_one(graph, sources, width, endpoints, run):
         runs += [forward_stats, backward_stats]
         dependency = backward["delta"] + (1 if endpoints else 0)
         dependency[~reached] = 0
-        dependency[source] = reached.sum() - 1 if endpoints else 0
+        dependency[source] = backend_of(reached).count(reached) - 1 if endpoints else 0
         total = dependency if total is None else total + dependency
     return total, runs
 
@@ -328,7 +329,7 @@ def _check_counts(forward: dict, sources: list[int]) -> None:
     are one value a vertex (one source) or rows of a lane per source."""
     sigma = forward["sigma"]
     overflow = backend_of(sigma).xp.isinf(sigma)
-    if bool(overflow.any()):
+    if bool(backend_of(sigma).any(overflow)):
         first = int(backend_of(sigma).xp.flatnonzero(overflow)[0])
         vertex, lane = divmod(first, len(sources)) if sigma.ndim > 1 else (first, 0)
         depth = forward["depth"][vertex] if sigma.ndim == 1 else forward["depth"][vertex, lane]

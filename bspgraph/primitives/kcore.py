@@ -64,7 +64,9 @@ class KCore(Primitive):
         owned = graph.owned_ids()
         left = owned[core[owned] < 0]
         state.left[...] = left.shape[0]
-        state.lowest[...] = degree[left].min() if left.shape[0] else np.iinfo(np.int64).max
+        state.lowest[...] = (
+            backend.smallest(degree[left]) if left.shape[0] else np.iinfo(np.int64).max
+        )
         return fr.Frontier.union(graph, peel, lowered)
 
     def converged(self, graph, frontier, state, iteration):

@@ -90,11 +90,11 @@ class Eigenvector(Primitive):
         norm = 1.0 if iteration == 0 else (float(state.squares) ** 0.5 or 1.0)
         current = state.y[mine] / norm
         if iteration > 0:
-            state.error[...] = graph.xp.abs(current - state.x[mine]).sum()
+            state.error[...] = graph.backend.total(graph.xp.abs(current - state.x[mine]))
         state.x[mine] = current
         pulled = _pull(graph, state.y)[mine]
         following = current + pulled / norm
-        state.squares[...] = (following * following).sum()
+        state.squares[...] = graph.backend.total(following * following)
         state.y[mine] = following
         return fr.Frontier.all(graph)
 
@@ -172,7 +172,7 @@ class Katz(Primitive):
     def step(self, graph, frontier, state, iteration):
         mine = _mine(graph)
         following = self.options["alpha"] * _pull(graph, state.x)[mine] + state.beta[mine]
-        state.error[...] = graph.xp.abs(following - state.x[mine]).sum()
+        state.error[...] = graph.backend.total(graph.xp.abs(following - state.x[mine]))
         state.x[mine] = following
         return fr.Frontier.all(graph)
 
@@ -273,14 +273,14 @@ class HITS(Primitive):
         if iteration % 2 == 0:  # the hubs of the last iteration are complete: authorities
             if iteration > 0:
                 hubs = state.h[mine] / (float(state.h_max) or 1.0)
-                state.error[...] = xp.abs(hubs - state.hubs[mine]).sum()
+                state.error[...] = graph.backend.total(xp.abs(hubs - state.hubs[mine]))
                 state.hubs[mine] = hubs
             state.a[mine] = _pull(graph, state.h, "in")[mine]
-            state.a_max[...] = state.a[mine].max() if state.a[mine].size else 0.0
+            state.a_max[...] = graph.backend.largest(state.a[mine]) if state.a[mine].size else 0.0
         else:  # hubs from the authorities (their scale does not matter: h is divided by its max)
             state.authorities[mine] = state.a[mine] / (float(state.a_max) or 1.0)
             state.h[mine] = _pull(graph, state.a, "out")[mine]
-            state.h_max[...] = state.h[mine].max() if state.h[mine].size else 0.0
+            state.h_max[...] = graph.backend.largest(state.h[mine]) if state.h[mine].size else 0.0
         return fr.Frontier.all(graph)
 
     def converged(self, graph, frontier, state, iteration):
@@ -374,7 +374,7 @@ class PageRankFrom(PageRank):
                                         weighted=self.options.get("weighted", True))  # fmt: skip
             pulled[mine] += held * state.spread[mine]
             state.rank = update(graph, pulled)
-        state.held[...] = (state.rank[mine] * state.dangling_vertex[mine]).sum()
+        state.held[...] = graph.backend.total(state.rank[mine] * state.dangling_vertex[mine])
         return frontier
 
 

@@ -50,8 +50,8 @@ class SSSP(Primitive):
         if delta is not None and len(frontier) > 1:
             ids = frontier.ids
             distance = state.distance[ids]
-            close = distance <= distance.min() + delta  # the lightest bucket
-            if not bool(close.all()):
+            close = distance <= graph.backend.smallest(distance) + delta  # the lightest bucket
+            if not bool(graph.backend.all(close)):
                 near = fr.Frontier.from_ids(graph, ids[graph.xp.flatnonzero(close)])
                 later = fr.Frontier.from_ids(graph, ids[graph.xp.flatnonzero(~close)])
         relax = fr.functors.relax_min(state.distance, graph.backend)
@@ -138,6 +138,6 @@ def _bucket_width(graph) -> float:
     mean = (
         1.0
         if graph.weights is None
-        else float(graph.weights.sum(dtype=np.float64)) / max(int(graph.weights.shape[0]), 1)
+        else float(graph.backend.total(graph.weights)) / max(int(graph.weights.shape[0]), 1)
     )
     return 4 * mean * graph.num_vertices / edges

@@ -52,7 +52,7 @@ class TC(Primitive):
             closed = found < keys.shape[0]
             closed[closed] = keys[found[closed]] == key[closed]
             corners = xp.concatenate([u[closed], v[closed], w[closed]])
-            state.triangles[...] += xp.bincount(corners, minlength=n)[:n]
+            state.triangles[...] += graph.backend.tally(corners, n)
 
         degree_up = xp.diff(offsets)
         wedges = xp.zeros(n, dtype=np.float64)  # the wedges u -> v -> w that each u opens
@@ -102,7 +102,7 @@ def _orient(graph):
     rank = graph.out_degree().astype(np.int64) * n + xp.arange(n)  # a total order on vertices
     src = graph.backend.segment_index(graph.out_degree(), graph.num_edges)
     up = rank[src] < rank[graph.indices]
-    counts = xp.bincount(src[up], minlength=n)[:n]
+    counts = graph.backend.tally(src[up], n)
     offsets = xp.concatenate([xp.zeros(1, dtype=np.int64), xp.cumsum(counts)])
     return offsets, graph.indices[up]
 
@@ -110,7 +110,7 @@ def _orient(graph):
 def _expand(graph, offsets, heads, ids):
     """For each edge leaving ``ids`` in ``(offsets, heads)``: the position in ``ids``, the head."""
     starts, degrees = offsets[ids], offsets[ids + 1] - offsets[ids]
-    total = int(degrees.sum()) if degrees.shape[0] else 0
+    total = int(graph.backend.total(degrees)) if degrees.shape[0] else 0
     segment, slot = graph.backend.row_entries(starts, degrees, total)
     return segment, heads[slot]
 

@@ -42,7 +42,7 @@ def run(graph, frontier: Frontier, op, *, candidates, early_exit: bool) -> Front
             active, starts, ends = active[live], starts[live], ends[live]
         starts = starts + 1
     degrees = xp.maximum(ends - starts, 0)
-    total = int(degrees.sum()) if degrees.size else 0
+    total = int(graph.backend.total(degrees)) if degrees.size else 0
     if total and total == reverse.indices.shape[0]:  # every in-edge: cached rows, no search
         position = xp.arange(total, dtype=np.int64)
         hit = xp.flatnonzero(in_frontier[reverse.indices])

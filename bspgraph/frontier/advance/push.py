@@ -22,7 +22,7 @@ def run(graph, frontier: Frontier, op, *, unique: bool) -> Frontier:
     if result is not None:
         return result
     starts, degrees = rows_of(graph, ids)
-    total = int(degrees.sum()) if ids.size else 0
+    total = int(graph.backend.total(degrees)) if ids.size else 0
     if total == 0:
         return Frontier.empty(graph)
     if total == graph.num_edges:  # every edge: the cached COO rows replace the search
