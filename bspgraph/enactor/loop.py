@@ -98,7 +98,8 @@ def _enact_one(primitive, graph, params, result_device=False, check=False):
     contract = contract_of(primitive, state)  # ContractError now, not on several devices later
     frontier = primitive.init_frontier(graph, state, **params)
     iteration = 0
-    while not primitive.converged(graph, frontier, state, iteration):
+    done = primitive.converged(graph, frontier, state, iteration)
+    while not done:
         step_started, step_paid = time.perf_counter(), clock.paid()
         before = snapshot(graph, state) if check else None
         frontier = primitive.step(graph, frontier, state, iteration)
@@ -106,6 +107,8 @@ def _enact_one(primitive, graph, params, result_device=False, check=False):
             verify(primitive, contract, iteration, graph, before, state, frontier)
         sizes = (*frontier.passed, len(frontier))  # a repeated advance ran several levels
         iteration += len(sizes)
+        # the stop test reads what the step computed: the superstep ends when it has read it
+        done = primitive.converged(graph, frontier, state, iteration)
         seconds = time.perf_counter() - step_started - _paid_since(step_paid)
         seconds /= len(sizes)  # shared out evenly
         stats.supersteps.extend(Superstep(size, seconds) for size in sizes)
