@@ -416,20 +416,24 @@ def _combine(contract: Contract, state, ids, values: dict, xp):
     combiners; return a bool per id, True where the vertex's state changed. Each ``follows``
     state sees whether its key's incoming value won or tied against the value held before.
     Every column is written whole at ``ids``: no compaction, no host synchronisation."""
-    key = contract.key
+    columns = [(name, combiner, getattr(state, name))
+               for name, combiner in contract.combiners.items()]  # fmt: skip
+    columns = [(name, combiner, array) for name, combiner, array in columns if array is not None]
+    key, applied = contract.key, {}
     won = tied = None
-    if key is not None:  # before any column changes: the key's outcome against what was held
-        current, incoming = _at(xp, getattr(state, key), ids), values[key]
-        _, won = contract.combiners[key].apply(xp, current, incoming)
-        tied = incoming == current
-    improved = xp.zeros(len(next(iter(values.values()))), dtype=bool)
-    for name, combiner in contract.combiners.items():
-        array = getattr(state, name)
-        if array is None:
-            continue
+    if any(combiner.follows for _, combiner, _ in columns):  # the key's outcome, before any
+        current, incoming = _at(xp, getattr(state, key), ids), values[key]  # column changes
+        applied[key] = contract.combiners[key].apply(xp, current, incoming)
+        won, tied = applied[key][1], incoming == current
+    improved = None
+    for name, combiner, array in columns:
         outcome = (won, tied) if combiner.follows else (None, None)
-        array[ids], changed = combiner.apply(xp, _at(xp, array, ids), values[name], *outcome)
-        improved |= changed
+        combined, changed = applied.get(name) or combiner.apply(xp, _at(xp, array, ids),
+                                                                 values[name], *outcome)  # fmt: skip
+        array[ids] = combined
+        improved = changed if improved is None else improved | changed
+    if improved is None:  # no communicated state exists in this run
+        return xp.zeros(len(next(iter(values.values()))), dtype=bool)
     return improved
 
 

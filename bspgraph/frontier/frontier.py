@@ -101,7 +101,8 @@ class Frontier:
 
     def __len__(self) -> int:
         if self._size is None:
-            self._size = int(self._ids.shape[0] if self._ids is not None else self._mask.sum())
+            ids, xp = self._ids, self.backend.xp  # count_nonzero: 10x faster than sum on NumPy
+            self._size = int(ids.shape[0] if ids is not None else xp.count_nonzero(self._mask))
         return self._size
 
     def __bool__(self) -> bool:
