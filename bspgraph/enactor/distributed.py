@@ -27,7 +27,7 @@ from ..backend import backend_of, get_backend, gpu_count, to_host
 from ..comm.message import Slab, Update
 from ..comm.transport import failing_together
 from ..exceptions import DeviceError
-from ..frontier import Frontier
+from ..frontier import Frontier, count_out_edges
 from .checks import snapshot, verify
 from .contract import Contract, contract_of
 from .layout import _parts, _per_cut, _run_fingerprint
@@ -87,7 +87,7 @@ def _enact(primitive, graph, transport, backends, partitioner, communicator, see
     if not primitive.needs_all:  # each vertex starts on its owner only
         frontiers = each(_owned_part, devices, frontiers)
     bases = each(functools.partial(_bases, contract), devices, states)
-    iteration = 0
+    iteration, joined = 0, False
     converged = each(primitive.converged, devices, frontiers, states, iteration)
     done = _sum(transport, [sum(not c for c in converged.values())]) == [0]
     while not done:
@@ -121,13 +121,24 @@ def _enact(primitive, graph, transport, backends, partitioner, communicator, see
         comm_seconds = time.perf_counter() - comm_started
         frontiers = each(functools.partial(_next_frontier, primitive, contract, blocks), devices,
                          states, bases, outputs, dict(enumerate(received)))  # fmt: skip
+        union = each(functools.partial(_union_edges, primitive), devices, frontiers, outputs,
+                     dict(enumerate(received)))  # fmt: skip
         sync_started = time.perf_counter()
         _combine_scalars(contract, states, transport)
         iteration += 1
         converged = each(primitive.converged, devices, frontiers, states, iteration)
         counts = [sum(len(f) for f in frontiers.values()), traffic.messages, traffic.bytes,
-                  sum(not c for c in converged.values())]  # fmt: skip
-        size, messages, nbytes, running = _sum(transport, counts)  # one collective a superstep
+                  sum(not c for c in converged.values()), sum(len(o) for o in outputs.values()),
+                  sum(e is not None for e in union.values()), sum(e or 0 for e in union.values()),
+                  sum(o.pulled_from is not None for o in outputs.values())]  # fmt: skip
+        (size, messages, nbytes, running, returned, unions, edges,
+         pulled) = _sum(transport, counts)  # one collective a superstep  # fmt: skip
+        alike = joined and pulled == transport.size  # one frontier in, every device pulled
+        joined = unions == transport.size and size == transport.size * returned
+        if joined:  # every device's frontier is every returned vertex, once: the tally's
+            for d in local:
+                frontiers[d].out_edges = edges
+                frontiers[d].pulled_from = outputs[d].pulled_from if alike else None
         sync_seconds = time.perf_counter() - sync_started
         done = running == 0
         stats.supersteps.append(Superstep(
@@ -336,8 +347,9 @@ def _next_frontier(primitive, contract: Contract, blocks, graph, state, bases,
     arrived, touched = [], [output.ids] if len(output) else []
     for update in inbox:
         update = _to(graph.backend, update)
-        improved = _combine(contract, state, update.ids, update.values, graph.xp)
-        touched.append(update.ids)
+        ids = graph.backend.index(update.ids)
+        improved = _combine(contract, state, ids, update.values, graph.xp)
+        touched.append(ids)
         if len(mine) < graph.num_vertices:  # else every vertex is in the frontier already
             arrived.append(Frontier.from_ids(graph, update.ids[improved]))
     for name, base in bases.items():  # the changes sent and received are now the baseline
@@ -348,6 +360,20 @@ def _next_frontier(primitive, contract: Contract, blocks, graph, state, bases,
     if union.is_dense:
         return Frontier.from_mask(graph, union.mask, size=len(union), out_edges=union.out_edges)
     return Frontier.from_ids(graph, union.ids, out_edges=union.out_edges)
+
+
+def _union_edges(primitive, graph, frontier: Frontier, output: Frontier, inbox: list):
+    """The out-edges (``cost_degrees``) of the vertices this device returned, when every
+    device needs every update and its next ``frontier`` holds every vertex it returned or
+    received (as many as arrived: none was known here); else None. When every device's is
+    a number and the frontiers hold, on every device, as many vertices as all devices
+    returned (the returned sets are disjoint and each frontier is their union), their sum is
+    the out-edges of every device's frontier: what the next step's direction test reads."""
+    if not primitive.needs_all or not all(isinstance(u, Update) for u in inbox):
+        return None
+    if len(frontier) != len(output) + sum(len(u) for u in inbox):
+        return None
+    return count_out_edges(graph, output)
 
 
 def _spread(graph, output: Frontier) -> int:

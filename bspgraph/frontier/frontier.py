@@ -73,7 +73,7 @@ class Frontier:
             if f.is_dense:
                 mask |= f.mask
             else:
-                mask[f.ids] = True
+                mask[graph.backend.index(f.ids)] = True
         return cls.from_mask(graph, mask)
 
     @property
