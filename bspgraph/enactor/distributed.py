@@ -121,8 +121,8 @@ def _enact(primitive, graph, transport, backends, partitioner, communicator, see
         comm_seconds = time.perf_counter() - comm_started
         frontiers = each(functools.partial(_next_frontier, primitive, contract, blocks), devices,
                          states, bases, outputs, dict(enumerate(received)))  # fmt: skip
-        union = each(functools.partial(_union_edges, primitive), devices, frontiers, outputs,
-                     dict(enumerate(received)))  # fmt: skip
+        union = (each(_union_edges, devices, frontiers, outputs, dict(enumerate(received)))
+                 if primitive.needs_all else {})  # fmt: skip
         sync_started = time.perf_counter()
         _combine_scalars(contract, states, transport)
         iteration += 1
@@ -362,14 +362,14 @@ def _next_frontier(primitive, contract: Contract, blocks, graph, state, bases,
     return Frontier.from_ids(graph, union.ids, out_edges=union.out_edges)
 
 
-def _union_edges(primitive, graph, frontier: Frontier, output: Frontier, inbox: list):
-    """The out-edges (``cost_degrees``) of the vertices this device returned, when every
-    device needs every update and its next ``frontier`` holds every vertex it returned or
+def _union_edges(graph, frontier: Frontier, output: Frontier, inbox: list) -> int | None:
+    """The out-edges (``cost_degrees``) of the vertices this device returned, when (every
+    device needing every update) its next ``frontier`` holds every vertex it returned or
     received (as many as arrived: none was known here); else None. When every device's is
     a number and the frontiers hold, on every device, as many vertices as all devices
     returned (the returned sets are disjoint and each frontier is their union), their sum is
     the out-edges of every device's frontier: what the next step's direction test reads."""
-    if not primitive.needs_all or not all(isinstance(u, Update) for u in inbox):
+    if not all(isinstance(u, Update) for u in inbox):
         return None
     if len(frontier) != len(output) + sum(len(u) for u in inbox):
         return None
