@@ -7,7 +7,9 @@ Gunrock paper). What happens after each superstep is the lifting contract
 returned (their changes, for ``add``), the communicator delivers each package to the owners (to
 every device when the primitive ``needs_all``), receivers combine with the declared combiners
 and the vertices whose value changed join the next frontier; then scalars are combined over
-devices, and the run stops when every device has converged.
+devices, and the run stops when every device has converged. One collective a superstep sums
+the tally (frontier sizes, traffic, devices still running, and what the direction test reads:
+see :func:`_union_edges`).
 
 A package is an Update (ids and values) or, in a superstep where many vertices travel and the
 parts share this process's memory, a Slab: each communicated column over an owner's block of
@@ -337,7 +339,8 @@ def _next_frontier(primitive, contract: Contract, blocks, graph, state, bases,
     into ``state`` in turn; the next frontier (the contract's rule 3): the returned vertices
     this device owns (all of them when ``needs_all``) and the vertices whose communicated
     state changed here. A fresh Frontier: what the step's producer knew (``passed``,
-    ``pulled_from``) described one device's view, not this union."""
+    ``pulled_from``) described one device's view, not this union (the superstep's tally may
+    set ``out_edges`` and ``pulled_from`` again, for every device alike)."""
     if not (len(output) or inbox):  # an empty superstep here: no kernel
         return Frontier.from_ids(graph, output.ids)
     if inbox and isinstance(inbox[0], Slab):
