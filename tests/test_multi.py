@@ -119,3 +119,36 @@ def test_ordered_columns_on_each_device_leave_the_answers(devices, monkeypatch):
     ordered = bg.pagerank(graph, devices=devices).rank, bg.sssp(graph, 0, devices=devices).distance
     np.testing.assert_array_equal(ordered[0], plain[0])
     np.testing.assert_array_equal(ordered[1], plain[1])
+
+
+@pytest.mark.parametrize(("partitioner", "communicator", "devices"),
+                         [("edge_balanced", "selective", 3), ("random", "butterfly", 4),
+                          ("biased", "broadcast", 2)])  # fmt: skip
+def test_direction_optimising_bfs_takes_one_devices_directions(partitioner, communicator,
+                                                               devices, monkeypatch):  # fmt: skip
+    """Every device takes the direction one device takes, level by level: the frontier's
+    out-edges come from the superstep's tally, and after a superstep in which every device
+    pulled, Beamer's switch by frontier size (``pulled_from``) holds on each."""
+    advance = __import__("sys").modules["bspgraph.frontier.advance"]
+    taken = []
+    for direction in ("pull", "push"):
+        module = getattr(advance, direction)
+
+        def run(graph, frontier, op, _run=module.run, _direction=direction, **options):
+            taken.append((graph.context.device, _direction, frontier.pulled_from is not None))
+            return _run(graph, frontier, op, **options)
+
+        monkeypatch.setattr(module, "run", run)
+    graph = bg.generators.rmat(12, 16, seed=2, backend="numpy")
+    source = int(np.argmax(graph.out_degree()))
+    one = bg.bfs(graph, source, backend="numpy").depth
+    alone = [direction for _, direction, _ in taken]
+    taken.clear()
+    many = bg.bfs(graph, source, backend="numpy", devices=devices, partitioner=partitioner,
+                  communicator=communicator).depth  # fmt: skip
+    np.testing.assert_array_equal(many, one)
+    levels = [taken[i : i + devices] for i in range(0, len(taken), devices)]
+    assert [{direction for _, direction, _ in level} for level in levels] == [
+        {direction} for direction in alone
+    ]
+    assert "pull" in alone and any(after_pull for *_, after_pull in taken)

@@ -189,11 +189,16 @@ class Backend(ABC):
         device a host read; it must be exact."""
         return self.xp.flatnonzero(mask).astype(dtype, copy=False)
 
+    def index(self, ids):
+        """The integer ``ids`` in the dtype this backend gathers and scatters through fastest
+        (the same array where it is already)."""
+        return ids
+
     def mask_of(self, ids, size: int):
         """A bool array of ``size`` entries, True at the integer ``ids`` (a frontier's dense
         form)."""
         mask = self.xp.zeros(size, dtype=bool)
-        mask[ids] = True
+        mask[self.index(ids)] = True
         return mask
 
     @abstractmethod
@@ -203,7 +208,7 @@ class Backend(ABC):
 
     def sum_at(self, values, ids) -> int:
         """``int(values[ids].sum())`` for integer ``values``."""
-        return int(values[ids].sum(dtype=np.int64))
+        return int(values.take(self.index(ids)).sum(dtype=np.int64))
 
     @abstractmethod
     def sum_below(self, values, keys, bound) -> int:

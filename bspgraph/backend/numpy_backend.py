@@ -38,6 +38,10 @@ class NumpyBackend(Backend):
     def asarray(self, array, dtype=None):
         return np.asarray(to_host(array), dtype=dtype)
 
+    def index(self, ids):
+        """As intp: NumPy scatters through int32 ids about 1.7 times slower."""
+        return ids.astype(np.intp, copy=False)
+
     def scatter_min(self, target, index, values) -> None:
         np.minimum.at(target, index, values)
 
@@ -102,12 +106,13 @@ class NumpyBackend(Backend):
                 out[rows[lo:hi]] = ufunc.reduceat(gathered, starts[lo:hi] - first)
 
     def masked_sum(self, values, mask) -> int:
-        """A dot product instead of a compaction (several times faster on a random mask of a
-        million vertices)."""
-        return int(np.dot(mask, values))
+        """A product and a sum in int64 instead of a compaction (several times faster on a
+        random mask of a million vertices; a third faster than ``np.dot``, which also adds
+        in the values' dtype)."""
+        return int(np.multiply(values, mask).sum(dtype=np.int64))
 
     def sum_below(self, values, keys, bound) -> int:
-        return int(np.dot(keys < bound, values))
+        return self.masked_sum(values, keys < bound)
 
     def edge_values(self, indices, weights, dtype):
         """A converted or filled array is cached (read-only) while its source array lives, so a

@@ -87,6 +87,7 @@ class _Best(Combiner):
     the value every other beats; ``scatter`` names the backend's scatter that keeps the best."""
 
     keyed = True
+    best: ClassVar[str]  # the array module's element-wise better of two
     wins: ClassVar[Callable]
     pick: ClassVar[Callable]
     worst: ClassVar[Callable]
@@ -94,7 +95,9 @@ class _Best(Combiner):
 
     def apply(self, xp, current, incoming, won=None, tied=None):
         better = type(self).wins(incoming, current)
-        return xp.where(better, incoming, current), _rows(better)
+        if current.dtype.kind in "biu":  # the same values, 2 to 5 times faster than a where
+            return getattr(xp, self.best)(incoming, current), _rows(better)
+        return xp.where(better, incoming, current), _rows(better)  # (NaN and -0.0 as before)
 
     def neutral(self, xp, column, returned):
         return xp.where(_lanes(returned, column), column, type(self).worst(column.dtype))
@@ -113,14 +116,14 @@ class _Best(Combiner):
 class Min(_Best):
     """The smallest value wins (BFS depth, SSSP distance, CC labels)."""
 
-    name, wins, pick, scatter = "min", operator.lt, min, "scatter_min"
+    name, best, wins, pick, scatter = "min", "minimum", operator.lt, min, "scatter_min"
     worst = staticmethod(lambda dtype: _largest(dtype))
 
 
 class Max(_Best):
     """The largest value wins."""
 
-    name, wins, pick, scatter = "max", operator.gt, max, "scatter_max"
+    name, best, wins, pick, scatter = "max", "maximum", operator.gt, max, "scatter_max"
     worst = staticmethod(lambda dtype: _smallest(dtype))
 
 

@@ -7,7 +7,9 @@ Gunrock paper). What happens after each superstep is the lifting contract
 returned (their changes, for ``add``), the communicator delivers each package to the owners (to
 every device when the primitive ``needs_all``), receivers combine with the declared combiners
 and the vertices whose value changed join the next frontier; then scalars are combined over
-devices, and the run stops when every device has converged.
+devices, and the run stops when every device has converged. One collective a superstep sums
+the tally (frontier sizes, traffic, devices still running, and what the direction test reads:
+see :func:`_union_edges`).
 
 A package is an Update (ids and values) or, in a superstep where many vertices travel and the
 parts share this process's memory, a Slab: each communicated column over an owner's block of
@@ -27,7 +29,7 @@ from ..backend import backend_of, get_backend, gpu_count, to_host
 from ..comm.message import Slab, Update
 from ..comm.transport import failing_together
 from ..exceptions import DeviceError
-from ..frontier import Frontier
+from ..frontier import Frontier, count_out_edges
 from .checks import snapshot, verify
 from .contract import Contract, contract_of
 from .layout import _parts, _per_cut, _run_fingerprint
@@ -87,7 +89,7 @@ def _enact(primitive, graph, transport, backends, partitioner, communicator, see
     if not primitive.needs_all:  # each vertex starts on its owner only
         frontiers = each(_owned_part, devices, frontiers)
     bases = each(functools.partial(_bases, contract), devices, states)
-    iteration = 0
+    iteration, joined = 0, False
     converged = each(primitive.converged, devices, frontiers, states, iteration)
     done = _sum(transport, [sum(not c for c in converged.values())]) == [0]
     while not done:
@@ -121,13 +123,24 @@ def _enact(primitive, graph, transport, backends, partitioner, communicator, see
         comm_seconds = time.perf_counter() - comm_started
         frontiers = each(functools.partial(_next_frontier, primitive, contract, blocks), devices,
                          states, bases, outputs, dict(enumerate(received)))  # fmt: skip
+        union = (each(_union_edges, devices, frontiers, outputs, dict(enumerate(received)))
+                 if primitive.needs_all else {})  # fmt: skip
         sync_started = time.perf_counter()
         _combine_scalars(contract, states, transport)
         iteration += 1
         converged = each(primitive.converged, devices, frontiers, states, iteration)
         counts = [sum(len(f) for f in frontiers.values()), traffic.messages, traffic.bytes,
-                  sum(not c for c in converged.values())]  # fmt: skip
-        size, messages, nbytes, running = _sum(transport, counts)  # one collective a superstep
+                  sum(not c for c in converged.values()), sum(len(o) for o in outputs.values()),
+                  sum(e is not None for e in union.values()), sum(e or 0 for e in union.values()),
+                  sum(o.pulled_from is not None for o in outputs.values())]  # fmt: skip
+        (size, messages, nbytes, running, returned, unions, edges,
+         pulled) = _sum(transport, counts)  # one collective a superstep  # fmt: skip
+        alike = joined and pulled == transport.size  # one frontier in, every device pulled
+        joined = unions == transport.size and size == transport.size * returned
+        if joined:  # every device's frontier is every returned vertex, once: the tally's
+            for d in local:
+                frontiers[d].out_edges = edges
+                frontiers[d].pulled_from = outputs[d].pulled_from if alike else None
         sync_seconds = time.perf_counter() - sync_started
         done = running == 0
         stats.supersteps.append(Superstep(
@@ -326,7 +339,8 @@ def _next_frontier(primitive, contract: Contract, blocks, graph, state, bases,
     into ``state`` in turn; the next frontier (the contract's rule 3): the returned vertices
     this device owns (all of them when ``needs_all``) and the vertices whose communicated
     state changed here. A fresh Frontier: what the step's producer knew (``passed``,
-    ``pulled_from``) described one device's view, not this union."""
+    ``pulled_from``) described one device's view, not this union (the superstep's tally may
+    set ``out_edges`` and ``pulled_from`` again, for every device alike)."""
     if not (len(output) or inbox):  # an empty superstep here: no kernel
         return Frontier.from_ids(graph, output.ids)
     if inbox and isinstance(inbox[0], Slab):
@@ -336,8 +350,9 @@ def _next_frontier(primitive, contract: Contract, blocks, graph, state, bases,
     arrived, touched = [], [output.ids] if len(output) else []
     for update in inbox:
         update = _to(graph.backend, update)
-        improved = _combine(contract, state, update.ids, update.values, graph.xp)
-        touched.append(update.ids)
+        ids = graph.backend.index(update.ids)
+        improved = _combine(contract, state, ids, update.values, graph.xp)
+        touched.append(ids)
         if len(mine) < graph.num_vertices:  # else every vertex is in the frontier already
             arrived.append(Frontier.from_ids(graph, update.ids[improved]))
     for name, base in bases.items():  # the changes sent and received are now the baseline
@@ -348,6 +363,20 @@ def _next_frontier(primitive, contract: Contract, blocks, graph, state, bases,
     if union.is_dense:
         return Frontier.from_mask(graph, union.mask, size=len(union), out_edges=union.out_edges)
     return Frontier.from_ids(graph, union.ids, out_edges=union.out_edges)
+
+
+def _union_edges(graph, frontier: Frontier, output: Frontier, inbox: list) -> int | None:
+    """The out-edges (``cost_degrees``) of the vertices this device returned, when (every
+    device needing every update) its next ``frontier`` holds every vertex it returned or
+    received (as many as arrived: none was known here); else None. When every device's is
+    a number and the frontiers hold, on every device, as many vertices as all devices
+    returned (the returned sets are disjoint and each frontier is their union), their sum is
+    the out-edges of every device's frontier: what the next step's direction test reads."""
+    if not all(isinstance(u, Update) for u in inbox):
+        return None
+    if len(frontier) != len(output) + sum(len(u) for u in inbox):
+        return None
+    return count_out_edges(graph, output)
 
 
 def _spread(graph, output: Frontier) -> int:
@@ -416,20 +445,24 @@ def _combine(contract: Contract, state, ids, values: dict, xp):
     combiners; return a bool per id, True where the vertex's state changed. Each ``follows``
     state sees whether its key's incoming value won or tied against the value held before.
     Every column is written whole at ``ids``: no compaction, no host synchronisation."""
-    key = contract.key
+    columns = [(name, combiner, getattr(state, name))
+               for name, combiner in contract.combiners.items()]  # fmt: skip
+    columns = [(name, combiner, array) for name, combiner, array in columns if array is not None]
+    key, applied = contract.key, {}
     won = tied = None
-    if key is not None:  # before any column changes: the key's outcome against what was held
-        current, incoming = _at(xp, getattr(state, key), ids), values[key]
-        _, won = contract.combiners[key].apply(xp, current, incoming)
-        tied = incoming == current
-    improved = xp.zeros(len(next(iter(values.values()))), dtype=bool)
-    for name, combiner in contract.combiners.items():
-        array = getattr(state, name)
-        if array is None:
-            continue
+    if any(combiner.follows for _, combiner, _ in columns):  # the key's outcome, before any
+        current, incoming = _at(xp, getattr(state, key), ids), values[key]  # column changes
+        applied[key] = contract.combiners[key].apply(xp, current, incoming)
+        won, tied = applied[key][1], incoming == current
+    improved = None
+    for name, combiner, array in columns:
         outcome = (won, tied) if combiner.follows else (None, None)
-        array[ids], changed = combiner.apply(xp, _at(xp, array, ids), values[name], *outcome)
-        improved |= changed
+        combined, changed = applied.get(name) or combiner.apply(xp, _at(xp, array, ids),
+                                                                 values[name], *outcome)  # fmt: skip
+        array[ids] = combined
+        improved = changed if improved is None else improved | changed
+    if improved is None:  # no communicated state exists in this run
+        return xp.zeros(len(next(iter(values.values()))), dtype=bool)
     return improved
 
 

@@ -26,7 +26,8 @@ class Frontier:
         self._ids, self._mask, self._size = ids, mask, None
         self.out_edges = out_edges  # the members' out-degrees (cost_degrees) summed, if known
         self.passed: tuple[int, ...] = ()  # a repeated advance: the sizes of the levels before
-        self.pulled_from: int | None = None  # an early-exit pull (one device): its input's size
+        self.pulled_from: int | None = None  # an early-exit pull: its input's size (kept by
+        # the enactor on several devices only where every device pulled from one frontier)
 
     @classmethod
     def from_ids(cls, graph, ids, *, out_edges: int | None = None) -> Frontier:
@@ -74,7 +75,7 @@ class Frontier:
             if f.is_dense:
                 mask |= f.mask
             else:
-                mask[f.ids] = True
+                mask[graph.backend.index(f.ids)] = True
         return cls.from_mask(graph, mask)
 
     @property

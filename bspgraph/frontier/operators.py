@@ -86,8 +86,10 @@ def neighbor_reduce(
             offsets, indices, weights = range_rows(graph, csr, indices, weights, span)
         out = (backend.spmv(offsets, indices, weights, values, offsets.shape[0] - 1) if floats
                else backend.gather_reduce(values, offsets, indices, reduce))  # fmt: skip
-        if span is not None:  # the other rows are empty: the identity
-            out, rows_out = backend.full(n, identity(reduce, values.dtype), values.dtype), out
+        if span is not None:  # the other rows are empty: the identity (zeros: NumPy's are
+            empty = identity(reduce, values.dtype)  # pages not written, a third faster)
+            out, rows_out = (backend.xp.zeros(n, dtype=values.dtype) if empty == 0
+                             else backend.full(n, empty, values.dtype)), out  # fmt: skip
             out[span] = rows_out
         return out if frontier is None else out[frontier.ids]
     if floats:  # the frontier's rows, in place

@@ -37,13 +37,19 @@ class PageRank(Primitive):
     reduces_every_list = True  # ... over every in-list, through operators.gathered
 
     def init_frontier(self, graph, state, *, teleport):
-        xp = graph.xp  # the out-weights: row sums of the weights (right only for owned vertices)
+        # The owned vertices' (every vertex's on one device): the step reads no other's rank,
+        # scale, sink or teleport, and the out-weights (row sums of the weights) are right
+        # only for them.
+        xp, mine = graph.xp, graph.owned_index()
         out_weight = fr.neighbor_reduce(graph, xp.ones(graph.num_vertices), "sum",
-                                        weighted=self.options.get("weighted", True))  # fmt: skip
-        state.sink[...] = out_weight == 0
-        state.scale[...] = 1.0 / xp.where(out_weight == 0, xp.inf, out_weight)  # 0 if dangling
-        state.teleport[...] = graph.backend.asarray(teleport)  # a float when uniform
-        state.rank[...] = 1.0 / graph.num_vertices
+                                        weighted=self.options.get("weighted", True))[mine]  # fmt: skip
+        dangling = out_weight == 0
+        state.sink[mine] = dangling
+        state.scale[mine] = 1.0 / xp.where(dangling, xp.inf, out_weight)  # 0 if dangling
+        state.teleport[mine] = (
+            graph.backend.asarray(teleport)[mine] if np.ndim(teleport) else teleport
+        )
+        state.rank[mine] = 1.0 / graph.num_vertices
         self.uniform = float(teleport) if np.ndim(teleport) == 0 else None
         return fr.Frontier.all(graph)
 

@@ -83,7 +83,7 @@ def advance(
         candidates = graph.xp.ones(graph.num_vertices, dtype=bool)
     if direction == "pull":
         result = pull.run(graph, frontier, op, candidates=candidates, early_exit=exit_first)
-        if exit_first and graph.context.global_view:  # else devices would decide apart
+        if exit_first:  # on several devices the enactor keeps it only where all pulled alike
             result.pulled_from = len(frontier)
     else:
         repeated = (
