@@ -27,6 +27,16 @@ def test_dense_messages_in_every_superstep(row, partitioner, communicator, devic
     run_cell(row, partitioner, communicator, devices)
 
 
+@pytest.mark.parametrize("row", ROWS, ids=[row.name for row in ROWS])
+@pytest.mark.parametrize(("partitioner", "communicator", "devices"),
+                         [("random", "butterfly", 3), ("edge_balanced", "selective", 4)])  # fmt: skip
+def test_next_frontier_marked_in_a_mask(row, partitioner, communicator, devices, monkeypatch):
+    """The GPU's next frontier (returned and improved vertices marked in one mask, no
+    compaction: a backend whose supersteps are costly) gives networkx's answer too."""
+    monkeypatch.setattr("bspgraph.backend.numpy_backend.NumpyBackend.costly_supersteps", True)
+    run_cell(row, partitioner, communicator, devices)
+
+
 def test_issue_example_three_devices_match_networkx():
     graph = bg.generators.rmat(12, 16, seed=2, backend="numpy")
     depth = nx.single_source_shortest_path_length(graph.to_networkx(), 0)

@@ -28,15 +28,23 @@ class CupyBackend(Backend):
     on_host: ClassVar[bool] = False
     lane_push_share: ClassVar[int] = 64
 
-    @contextlib.contextmanager
     def activate(self):
         """This GPU current, and CuPy's plain reduction kernels in place of CUB's block
         reductions, which CuPy JIT-compiles (about 3 s of NVRTC per kind and dtype: 61 of the
         84 s of a first call of every primitive on rmat16, H100). bspgraph's own whole-array
         reductions (:meth:`total`, :meth:`count`, ...) need neither; what CuPy still reduces
         (over an axis, mostly) takes its plain kernels. The routine accelerators (CUB's
-        precompiled device-wide sums, minima and scans) stay."""
+        precompiled device-wide sums, minima and scans) stay. Inside an activation of the same
+        GPU (the enactor's parts on one GPU, each superstep) it changes nothing and costs
+        nothing."""
         accelerator = self.xp._core._accelerator
+        current = self.xp.cuda.runtime.getDevice() == (self.device or 0)
+        if current and not accelerator.get_reduction_accelerators():
+            return contextlib.nullcontext()
+        return self._activated(accelerator)
+
+    @contextlib.contextmanager
+    def _activated(self, accelerator):
         saved = accelerator.get_reduction_accelerators()
         with self.xp.cuda.Device(self.device or 0):
             accelerator.set_reduction_accelerators([])

@@ -54,11 +54,11 @@ def enact_multi(primitive, graph, device_ids, *, partitioner, communicator, back
     every process returns the whole result; an error on one process ends them all.
     """
     transport, backends = _transport(transport, backend, device_ids)
-    with failing_together(transport):  # with one process, errors propagate as they are
+    first = backends[transport.local[0]]  # (parts on one GPU: each step's activation is free)
+    with failing_together(transport), first.activate():  # one process: errors as they are
         result, stats = _enact(primitive, graph, transport, backends, partitioner,
                                communicator, seed, check, result_device, params)  # fmt: skip
     if result_device:  # gathered on the host (or on the one GPU of every part): to the first
-        first = backends[transport.local[0]]
         result = {name: value if getattr(value, "ndim", 0) == 0 else first.asarray(value)
                   for name, value in result.items()}  # fmt: skip
     return result, stats
@@ -74,7 +74,8 @@ def _enact(primitive, graph, transport, backends, partitioner, communicator, see
     stats = Stats(devices=transport.size, setup_seconds=time.perf_counter() - started)
     started = time.perf_counter()
     local = transport.local
-    staged = len({backends[d] for d in local}) > 1  # several GPUs in this process
+    gpus = list(dict.fromkeys(backends[d] for d in local))  # each device once (parts share)
+    staged = len(gpus) > 1  # several GPUs in this process
     owners = {d: _per_cut(graph, owner, backends[d], backends[d].asarray) for d in local}
     # one process per device: the communicator splits by owner on that device, no copy
     exchange_owner = owner if staged else owners[local[0]]
@@ -100,8 +101,8 @@ def _enact(primitive, graph, transport, backends, partitioner, communicator, see
         if check:
             each(functools.partial(verify, primitive, contract, iteration), devices,
                  before, states, outputs)  # fmt: skip
-        for d in local:  # the step's kernels are done: what follows is communication
-            backends[d].synchronize()
+        for backend in gpus:  # the step's kernels are done: what follows is communication
+            backend.synchronize()
         comm_started = time.perf_counter()
         many = dense and sum(len(o) for o in outputs.values()) * share >= graph.num_vertices
         spread = each(_spread, devices, outputs) if many else {}
@@ -118,8 +119,8 @@ def _enact(primitive, graph, transport, backends, partitioner, communicator, see
                             outputs)  # fmt: skip
             received, traffic = _exchange_updates(primitive, contract, pattern, transport,
                                                   packages, exchange_owner, staged)  # fmt: skip
-        for d in local:
-            backends[d].synchronize()
+        for backend in gpus:
+            backend.synchronize()
         comm_seconds = time.perf_counter() - comm_started
         frontiers = each(functools.partial(_next_frontier, primitive, contract, blocks), devices,
                          states, bases, outputs, dict(enumerate(received)))  # fmt: skip
@@ -147,8 +148,8 @@ def _enact(primitive, graph, transport, backends, partitioner, communicator, see
             size, time.perf_counter() - step_started, messages=messages, bytes=nbytes,
             rounds=traffic.rounds, comm_seconds=comm_seconds, sync_seconds=sync_seconds,
         ))  # fmt: skip
-    for d in local:
-        backends[d].synchronize()
+    for backend in gpus:
+        backend.synchronize()
     stats.seconds = time.perf_counter() - started
     stats.iterations = iteration
     traversed = each(primitive.traversed_edges, devices, states)
@@ -346,6 +347,8 @@ def _next_frontier(primitive, contract: Contract, blocks, graph, state, bases,
     if inbox and isinstance(inbox[0], Slab):
         return _next_frontier_dense(primitive, contract, blocks, graph, state, bases, output,
                                     inbox)  # fmt: skip
+    if graph.backend.costly_supersteps:  # marks in a mask: no compaction, one count
+        return _next_frontier_marked(primitive, contract, graph, state, bases, output, inbox)
     mine = output if primitive.needs_all or not len(output) else _owned_part(graph, output)
     arrived, touched = [], [output.ids] if len(output) else []
     for update in inbox:
@@ -355,14 +358,43 @@ def _next_frontier(primitive, contract: Contract, blocks, graph, state, bases,
         touched.append(ids)
         if len(mine) < graph.num_vertices:  # else every vertex is in the frontier already
             arrived.append(Frontier.from_ids(graph, update.ids[improved]))
-    for name, base in bases.items():  # the changes sent and received are now the baseline
-        array = getattr(state, name)
-        for ids in touched:
-            base[ids] = array[ids]
+    _rebase(state, bases, touched)
     union = Frontier.union(graph, mine, *arrived)
     if union.is_dense:
         return Frontier.from_mask(graph, union.mask, size=len(union), out_edges=union.out_edges)
     return Frontier.from_ids(graph, union.ids, out_edges=union.out_edges)
+
+
+def _next_frontier_marked(primitive, contract: Contract, graph, state, bases, output: Frontier,
+                          inbox: list) -> Frontier:  # fmt: skip
+    """:func:`_next_frontier` where a compaction costs a host read (a GPU): the returned
+    vertices (owned ones, unless ``needs_all``) and the improved ones of each Update are
+    marked in one mask of every vertex, whose count is the only read."""
+    owned = graph.context.owned
+    if output.is_dense:
+        mask = output.mask.copy() if primitive.needs_all else output.mask & owned
+    else:
+        mask = graph.xp.zeros(graph.num_vertices, dtype=bool)
+        if len(output):
+            returned = graph.backend.index(output.ids)
+            mask[returned] = True if primitive.needs_all else owned[returned]
+    touched = [graph.backend.index(output.ids)] if len(output) and bases else []
+    for update in inbox:
+        update = _to(graph.backend, update)
+        ids = graph.backend.index(update.ids)  # distinct within an Update
+        mask[ids] |= _combine(contract, state, ids, update.values, graph.xp)
+        touched.append(ids)
+    _rebase(state, bases, touched)
+    return Frontier.from_mask(graph, mask)
+
+
+def _rebase(state, bases: dict, touched: list) -> None:
+    """The changes sent and received are now the baseline: ``bases`` take the state's values
+    at every id of ``touched``."""
+    for name, base in bases.items():
+        array = getattr(state, name)
+        for ids in touched:
+            base[ids] = array[ids]
 
 
 def _union_edges(graph, frontier: Frontier, output: Frontier, inbox: list) -> int | None:
