@@ -57,14 +57,20 @@ def test_a_range_cut_and_an_undeclared_primitive_keep_the_callers_ids():
     assert not isinstance(devices[0].owned_index(), slice)  # ids: the slower path
 
 
-def test_relabelled_graph_has_the_callers_edges_renamed():
-    nx_graph, graph = _graph()
+@pytest.mark.parametrize("directed", [False, True])
+def test_relabelled_graph_has_the_callers_edges_renamed(directed):
+    nx_graph = nx.gnp_random_graph(300, 0.02, seed=5, directed=directed)
+    for u, v in nx_graph.edges:
+        nx_graph[u][v]["weight"] = float(u * 1000 + v if directed else min(u, v) * 1000 + max(u, v))
+    graph = bg.Graph.from_networkx(nx_graph, backend="numpy")
     owner = bg.partitioners.get("random")(graph, 3)
     relabelling = Relabelling.of(owner, graph.indices.dtype)
     renamed = relabelling.graph(graph)
-    src, dst, _ = renamed.edges()
-    caller = set(zip(relabelling.order[src].tolist(), relabelling.order[dst].tolist()))
-    assert caller == set(zip(*graph.edges()[:2]))
+    assert renamed.directed == directed and renamed.num_edges == graph.num_edges
+    src, dst, weight = renamed.edges()
+    caller = sorted(zip(relabelling.order[src].tolist(), relabelling.order[dst].tolist(),
+                        weight.tolist()))  # fmt: skip
+    assert caller == sorted(zip(*(a.tolist() for a in graph.edges())))
     offsets = renamed.offsets
     for v in range(renamed.num_vertices):  # every list still sorted
         assert (np.diff(renamed.indices[offsets[v] : offsets[v + 1]]) > 0).all()
