@@ -43,6 +43,10 @@ class State:
     ``lanes`` makes the array a row of values per vertex (shape ``V x b``, one lane per member of
     a batch, such as one per BFS source): an int, or the name of the primitive option holding
     ``b``. Combiners then apply lane by lane, and a vertex changed when any of its lanes did.
+    ``holds`` says what the values are, for a run in relabelled ids (``Primitive.params``):
+    "values" (depths, distances, ranks: the default), "ids" (a vertex id, such as a parent; a
+    negative one means none) or "least id" (the least id of the vertex's class, such as a
+    component label); the last two need the "vertex" dtype and come back in the caller's ids.
     """
 
     name: str
@@ -52,6 +56,7 @@ class State:
     when: str | None = None
     output: bool = True
     lanes: int | str | None = None
+    holds: str = "values"
 
     def width(self, options: dict) -> int | None:
         """The number of lanes (None: one value per vertex) under a primitive's ``options``."""
@@ -82,6 +87,14 @@ class Primitive(abc.ABC):
     edges (triangle counting reads the neighbours of neighbours); ``Frontier.all`` and
     ``compute(graph, "vertices")`` still cover the device's own vertices only.
 
+    ``params`` says what each ``init_frontier`` parameter holds: "id" (a vertex id, or a
+    sequence or array of them), "per_vertex" (an array whose first axis is the vertices; a
+    scalar passes as it is) or "value" (anything else). Declaring it (``{}`` when
+    ``init_frontier`` takes nothing), with ``State.holds`` on every output state of vertex ids,
+    lets the enactor run on several devices in relabelled ids (each part one contiguous id
+    range, :mod:`bspgraph.enactor.relabel`) and answer in the caller's; None (the default)
+    keeps the caller's ids, and a cut whose parts are not ranges then runs on id arrays.
+
     The module docstring of :mod:`bspgraph.enactor.contract` states what the enactor does with
     these on several devices: what travels, what the next frontier is, when scalars combine.
     """
@@ -91,6 +104,7 @@ class Primitive(abc.ABC):
     communicate: dict[str, Any] = {}
     needs_all: bool = False
     replicate_graph: bool = False
+    params: dict[str, str] | None = None
 
     def __init__(self, **options: Any):
         self.options = options

@@ -68,9 +68,12 @@ def _enact(primitive, graph, transport, backends, partitioner, communicator, see
            result_device, params):  # fmt: skip
     pattern = comm.get(communicator or "selective")
     started = time.perf_counter()
-    owner, devices = _parts(primitive, graph, transport, backends, partitioner, seed)
+    owner, devices, relabelling = _parts(primitive, graph, transport, backends, partitioner,
+                                         seed)  # fmt: skip
     if transport.distributed:  # also a barrier: the run's clock starts with every process
         transport.agree("run", _run_fingerprint(primitive, graph, owner, pattern, backends, params))
+    if relabelling is not None:  # the run is in run ids: each part one id range
+        params = relabelling.params(primitive, params)
     stats = Stats(devices=transport.size, setup_seconds=time.perf_counter() - started)
     started = time.perf_counter()
     local = transport.local
@@ -160,6 +163,8 @@ def _enact(primitive, graph, transport, backends, partitioner, communicator, see
         result = gather(primitive, states[local[0]])
     else:
         result = _gather(primitive, devices, states, host=staged or not result_device)
+    if relabelling is not None:  # back in the caller's ids
+        result = relabelling.results(primitive, result)
     stats.gather_seconds = time.perf_counter() - gathered
     return result, stats
 

@@ -13,19 +13,29 @@ from ..backend import to_host
 from ..comm.transport import failing_together
 from ..graph.context import RunContext
 from ..graph.graph import CSR, Graph
+from .relabel import Relabelling
 
 
 def _parts(primitive, graph, transport, backends, partitioner, seed):
-    """``owner`` and the subgraph of each local device: cut here, or by :func:`distribute`."""
+    """``owner``, the subgraph of each local device and the run's :class:`Relabelling` (None:
+    the caller's ids): cut here, or by :func:`distribute`.
+
+    A cut whose parts are not id ranges (random, biased, metis) is relabelled, for a primitive
+    that declares its ``params``, so that each part is one range (owned slices, dense blocks);
+    the relabelled graph and its parts are built once per graph and cut, like the parts."""
     part = getattr(graph, "partition", None)
+    relabel = primitive.params is not None
     if part is None:
         cutter = partitioners.get(partitioner or "random")
-        key = ("parts", repr(cutter), transport.size, seed, primitive.replicate_graph,
+        key = ("parts", repr(cutter), transport.size, seed, primitive.replicate_graph, relabel,
                tuple((d, backends[d].name, backends[d].device) for d in transport.local))  # fmt: skip
         if key in graph.cache:  # the same cut on the same devices: built once per graph
             return graph.cache[key]
         host = graph.to("numpy")
         owner = cutter(host, transport.size, seed=seed)
+        relabelling = Relabelling.of(owner, host.indices.dtype) if relabel else None
+        if relabelling is not None:
+            host, owner = relabelling.graph(host), relabelling.owner(owner)
         devices = {d: _subgraph(host, owner, d, transport.size,
                                 primitive.replicate_graph).to(backends[d])
                    for d in transport.local}  # fmt: skip
@@ -45,10 +55,17 @@ def _parts(primitive, graph, transport, backends, partitioner, seed):
                 f"{type(primitive).__name__} needs the whole graph on every device: "
                 "distribute(..., replicate=True)"
             )
+        relabelling = part.relabelling
+        if relabelling is not None and not relabel:
+            raise ValueError(
+                f"the graph is a part in run ids ({part.partitioner}'s parts are not id "
+                f"ranges) and {type(primitive).__name__} declares no params, so it runs in "
+                "the caller's ids only: distribute(..., relabel=False)"
+            )
         devices = {part.device: graph.to(backends[part.device])}
     if part is None:
-        graph.cache[key] = owner, devices
-    return owner, devices
+        graph.cache[key] = owner, devices, relabelling
+    return owner, devices, relabelling
 
 
 @dataclass(frozen=True, eq=False)
@@ -61,6 +78,7 @@ class Partition:
     partitioner: str
     seed: int
     replicated: bool
+    relabelling: Relabelling | None  # the run ids the part is in (None: the caller's)
     out_degree: np.ndarray  # of the whole graph, for the cost models
     in_degree: np.ndarray
     num_edges: int  # of the whole graph
@@ -68,7 +86,7 @@ class Partition:
 
 
 def distribute(graph: Graph, transport, *, partitioner=None, seed: int = 0,
-               replicate: bool = False) -> Graph:  # fmt: skip
+               replicate: bool = False, relabel: bool = True) -> Graph:  # fmt: skip
     """This process's part of ``graph`` for a run over a multi-process ``transport``.
 
     Every process passes the whole graph (each rank reads the file); the ranks first check that
@@ -78,6 +96,11 @@ def distribute(graph: Graph, transport, *, partitioner=None, seed: int = 0,
     ``replicate=True`` (triangle counting). Drop every reference to ``graph`` afterwards: what
     stays is the part, the owner array and the whole graph's degrees (O(V)). Run a primitive on
     the part with the same ``transport``, ``partitioner`` and ``seed`` (or none).
+
+    When the cut's parts are not id ranges (random, biased, metis), the part is in run ids
+    (:class:`~bspgraph.enactor.relabel.Relabelling`: each part one range) and runs answer in
+    the caller's ids; only primitives that declare their ``params`` run on such a part, and
+    ``relabel=False`` keeps the caller's ids for the others.
 
     Raises
     ------
@@ -92,10 +115,13 @@ def distribute(graph: Graph, transport, *, partitioner=None, seed: int = 0,
                                   "directed": host.directed, "digest": digest})  # fmt: skip
         cutter = partitioners.get(partitioner or "random")
         owner = cutter(host, transport.size, seed=seed)
+        relabelling = Relabelling.of(owner, host.indices.dtype) if relabel else None
+        if relabelling is not None:
+            host, owner = relabelling.graph(host), relabelling.owner(owner)
         part = _subgraph(host, owner, device, transport.size, replicate)
         part.partition = Partition(device, transport.size, owner, repr(cutter), seed, replicate,
-                                   to_host(host.out_degree()), to_host(host.in_degree()),
-                                   host.num_edges, digest)  # fmt: skip
+                                   relabelling, to_host(host.out_degree()),
+                                   to_host(host.in_degree()), host.num_edges, digest)  # fmt: skip
         return part
 
 

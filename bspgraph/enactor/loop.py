@@ -13,6 +13,7 @@ from .. import memory
 from ..backend import choose, clock, get_backend
 from .checks import snapshot, verify
 from .contract import Primitive, contract_of
+from .relabel import check_declarations
 from .state import allocate, gather
 from .stats import Stats, Superstep
 
@@ -136,16 +137,17 @@ RUN_OPTIONS = (
 
 def _check_params(primitive: Primitive, params: dict) -> None:
     """TypeError naming the keyword arguments that neither ``enact`` nor the primitive's
-    ``init_frontier`` takes (a typo would otherwise surface from inside the primitive)."""
+    ``init_frontier`` takes (a typo would otherwise surface from inside the primitive);
+    ContractError for a declared ``params`` or ``State.holds`` that does not fit
+    (:func:`~bspgraph.enactor.relabel.check_declarations`)."""
     accepted = _init_parameters(type(primitive))
-    if accepted is None:
-        return
-    unknown = sorted(set(params) - accepted)
+    unknown = sorted(set(params) - accepted) if accepted is not None else []
     if unknown:
         raise TypeError(
             f"{type(primitive).__name__}: unexpected keyword argument(s) "
             f"{', '.join(map(repr, unknown))}; the run options are {', '.join(RUN_OPTIONS)}"
         )
+    check_declarations(primitive, params)
 
 
 @functools.cache

@@ -33,6 +33,7 @@ class Forward(Primitive):
 
     state = (State("depth", "vertex", init="max", unset=-1), State("sigma", "float64"))
     communicate = {"depth": "min", "sigma": Add(follows="depth")}  # counted at the least depth
+    params = {"source": "id"}
 
     def init_frontier(self, graph, state, *, source):
         state.depth[source], state.sigma[source] = 0, 1.0
@@ -76,6 +77,7 @@ class Backward(Primitive):
         State("delta", "float64"),
     )
     communicate = {"delta": "replace"}
+    params = {"depth": "per_vertex", "sigma": "per_vertex"}
     needs_all = True  # a vertex reads the dependencies of its successors, owned or not
 
     def init_frontier(self, graph, state, *, depth, sigma):
@@ -116,6 +118,7 @@ class BatchedForward(Primitive):
         State("sigma", "float64", lanes="lanes"),
     )
     communicate = {"depth": "min", "sigma": "add"}  # lane by lane
+    params = {"sources": "id"}
     needs_all = True  # every device knows every depth: counts add up only at the new level
 
     def init_frontier(self, graph, state, *, sources):
@@ -152,6 +155,7 @@ class BatchedBackward(Primitive):
         State("delta", "float64", lanes="lanes"),
     )
     communicate = {"delta": "replace"}
+    params = {"depth": "per_vertex", "sigma": "per_vertex"}
     needs_all = True  # a vertex reads the dependencies of its successors, owned or not
 
     def init_frontier(self, graph, state, *, depth, sigma):

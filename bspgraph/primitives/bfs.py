@@ -32,9 +32,10 @@ class BFSResult:
 class BFS(Primitive):
     state = (
         State("depth", "vertex", init="max", unset=-1),  # "max", so that a min combiner works
-        State("parent", "vertex", init=-1, when="parents"),
+        State("parent", "vertex", init=-1, when="parents", holds="ids"),
     )
     communicate = {"depth": "min", "parent": Follow("depth")}  # a parent travels with its depth
+    params = {"source": "id"}
 
     @property
     def needs_all(self) -> bool:  # a pull step reads the whole frontier
@@ -69,6 +70,7 @@ class BatchedBFS(Primitive):
 
     state = (State("depth", "vertex", init="max", unset=-1, lanes="lanes"),)
     communicate = {"depth": "min"}  # lane by lane
+    params = {"sources": "id"}
 
     def init_frontier(self, graph, state, *, sources):
         ids = graph.backend.asarray(sources).astype(graph.indices.dtype, copy=False)

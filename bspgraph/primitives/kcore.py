@@ -39,6 +39,7 @@ class KCore(Primitive):
         Scalar("lowest", "int64", reduce="min"),  # the least degree of those, over all devices
     )
     communicate = {"degree": "add"}
+    params = {}
 
     def init_frontier(self, graph, state):
         state.degree[...] = graph.cost_degrees()[0]  # the whole graph's: the same everywhere

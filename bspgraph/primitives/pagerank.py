@@ -32,6 +32,7 @@ class PageRank(Primitive):
     )
     scalars = (Scalar("dangling"), Scalar("error", init=np.inf))  # summed over devices
     communicate = {"contribution": "replace"}
+    params = {"teleport": "per_vertex"}
     needs_all = True  # a vertex pulls the contributions of all its in-neighbours
     pull_kind = "fused"  # a row reduction (SpMV): no per-edge temporaries (memory.estimate)
     reduces_every_list = True  # ... over every in-list, through operators.gathered

@@ -72,6 +72,7 @@ class Eigenvector(Primitive):
     )
     scalars = (Scalar("squares"), Scalar("error", init=np.inf))
     communicate = {"y": "replace"}
+    params = {"start": "per_vertex"}
     needs_all = True
     pull_kind = "fused"
     reduces_every_list = True
@@ -156,6 +157,7 @@ class Katz(Primitive):
     state = (State("x", "float64"), State("beta", "float64", output=False))
     scalars = (Scalar("error", init=np.inf),)
     communicate = {"x": "replace"}
+    params = {"start": "per_vertex", "beta": "per_vertex"}
     needs_all = True
     pull_kind = "fused"
     reduces_every_list = True
@@ -254,6 +256,7 @@ class HITS(Primitive):
         Scalar("error", init=np.inf),
     )
     communicate = {"h": "replace", "a": "replace"}
+    params = {"start": "per_vertex"}
     needs_all = True
     pull_kind = "fused"
     reduces_every_list = True
@@ -350,6 +353,7 @@ class PageRankFrom(PageRank):
         State("spread", "float64", output=False),  # the dangling distribution
     )
     scalars = PageRank.scalars + (Scalar("held"),)
+    params = {"teleport": "per_vertex", "start": "per_vertex", "spread": "per_vertex"}
 
     def init_frontier(self, graph, state, *, teleport, start, spread):
         frontier = super().init_frontier(graph, state, teleport=teleport)

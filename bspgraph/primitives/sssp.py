@@ -33,6 +33,7 @@ class SSSP(Primitive):
 
     state = (State("distance", "weight", init="inf"),)
     communicate = {"distance": "min"}
+    params = {"source": "id"}
     needs_all = True  # a pull reads the distance of every in-neighbour, owned here or not
     pull_kind = "fused"  # relax_min's pull: a min-plus row reduction (memory.estimate)
     reduces_every_list = True  # ... over every in-list, through operators.gathered

@@ -25,6 +25,7 @@ class TCResult:
 class TC(Primitive):
     state = (State("triangles", "int64"),)
     communicate = {"triangles": "add"}
+    params = {}
     replicate_graph = True  # a device intersects the neighbour lists of vertices it does not own
     pull_kind = None  # it intersects out-lists, never pulls (memory.estimate)
 
