@@ -41,6 +41,7 @@ from .stats import Stats, Superstep
 # rmat 22 with peer copies); one process per GPU (NCCL, MPI) sends device buffers directly, and
 # parts that share one GPU (``devices=[0, 0]``) or virtual devices hand their arrays over.
 HOST = get_backend("numpy")
+SPARSE_SHARE = 16  # a next frontier of fewer than V / SPARSE_SHARE vertices goes on as ids
 
 
 def enact_multi(primitive, graph, device_ids, *, partitioner, communicator, backend, seed,
@@ -161,10 +162,15 @@ def _enact(primitive, graph, transport, backends, partitioner, communicator, see
     if transport.distributed:
         _share_owned(primitive, devices, states, transport)
         result = gather(primitive, states[local[0]])
-    else:
+    elif relabelling is None or staged:
         result = _gather(primitive, devices, states, host=staged or not result_device)
+    else:  # renamed where the parts' arrays are (a GPU's gathers), then copied if asked
+        result = _gather(primitive, devices, states, host=False)
     if relabelling is not None:  # back in the caller's ids
         result = relabelling.results(primitive, result)
+        if not (staged or result_device or transport.distributed):
+            result = {name: to_host(value) if getattr(value, "ndim", 0) else value
+                      for name, value in result.items()}  # fmt: skip
     stats.gather_seconds = time.perf_counter() - gathered
     return result, stats
 
@@ -390,7 +396,10 @@ def _next_frontier_marked(primitive, contract: Contract, graph, state, bases, ou
         mask[ids] |= _combine(contract, state, ids, update.values, graph.xp)
         touched.append(ids)
     _rebase(state, bases, touched)
-    return Frontier.from_mask(graph, mask)
+    marked = Frontier.from_mask(graph, mask, size=int(graph.backend.count(mask)))
+    if len(marked) * SPARSE_SHARE < graph.num_vertices:  # few: as ids (listed, no read)
+        return Frontier.from_ids(graph, marked.ids)
+    return marked
 
 
 def _rebase(state, bases: dict, touched: list) -> None:
