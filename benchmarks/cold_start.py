@@ -76,9 +76,9 @@ def child(args) -> None:
         second = time.perf_counter() - started
         mine = compiles[before:]
         total += first
-        print(f"{name:10} {first:8.2f} {second:9.4f} {len(mine):8d} "
+        print(f"{name:10} {first:8.4f} {second:9.4f} {len(mine):8d} "
               f"{sum(c[1] for c in mine):9.2f}")  # fmt: skip
-    print(f"{'all':10} {total:8.2f}")
+    print(f"{'all':10} {total:8.4f}")
     print(f"slowest compilations (of {len(compiles)}):")
     for where, seconds, names in sorted(compiles, key=lambda c: -c[1])[: args.compiles]:
         print(f"  {seconds:6.2f} s  {where:9} {names}")

@@ -354,9 +354,8 @@ def main(argv=None) -> None:
         graph = prepared(bg.generators.grid(size, size, weights=True, backend="cupy"), args)
         # no TC (a grid has no triangles) and no BC: a grid's path counts overflow float64
         # (PathCountOverflow from a corner past about 515 x 515, from anywhere past about 1,030)
-        run_graph(
-            f"grid{size}", graph, 1, rows, [a for a in args.algorithms if a not in ("tc", "bc")]
-        )
+        run_graph(f"grid{size}", graph, args.repeat, rows,
+                  [a for a in args.algorithms if a not in ("tc", "bc")])  # fmt: skip
     where = "on the device" if RUN else "on the host"
     print(f"\nms: whole call, result {where}; bsp ms: the BSP loop (stats.seconds); "
           "each the median of the timed calls")  # fmt: skip
