@@ -6,6 +6,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+import numpy as np
+
 from ..backend import backend_of
 
 Encoding = Literal["ids", "bitmap", "dense"]
@@ -165,3 +167,72 @@ def encoded_bytes(update: Update | Slab, num_vertices: int) -> int:
     if isinstance(update, Slab):
         return value_bytes(update)
     return min(id_list_bytes(update), bitmap_bytes(num_vertices)) + value_bytes(update)
+
+
+# --- the wire: Updates as raw buffers, for transports that move bytes (MPI) -----------------------
+WIRE_ALIGN = 8  # bytes: every array of a payload starts at a multiple of this
+
+
+def pack(updates: Sequence[Update]) -> tuple[np.ndarray, np.ndarray]:
+    """``updates`` (host arrays) as one int64 header and one uint8 payload, nothing pickled:
+    the header holds the count of Updates, then for each its id count, the ids' dtype and its
+    column count, and for each column its name's length, dtype, number of axes and extra axes'
+    sizes; the payload holds the ids, then each column's name (UTF-8) and values, every piece
+    starting at a multiple of WIRE_ALIGN bytes. :func:`unpack` reverses it."""
+    header: list[int] = [len(updates)]
+    pieces = []
+    for update in updates:
+        ids = np.ascontiguousarray(update.ids)
+        header += [ids.shape[0], _dtype_code(ids.dtype), len(update.values)]
+        pieces.append(ids)
+        for name, column in update.values.items():
+            column = np.ascontiguousarray(column)
+            encoded = np.frombuffer(name.encode(), dtype=np.uint8)
+            header += [encoded.shape[0], _dtype_code(column.dtype), column.ndim,
+                       *column.shape[1:]]  # fmt: skip
+            pieces += [encoded, column]
+    payload = [_padded(piece) for piece in pieces]
+    return (np.asarray(header, dtype=np.int64),
+            np.concatenate(payload) if payload else np.zeros(0, dtype=np.uint8))  # fmt: skip
+
+
+def unpack(header: np.ndarray, payload: np.ndarray) -> list[Update]:
+    """The Updates that :func:`pack` wrote into ``header`` and ``payload`` (views of the
+    payload where its alignment allows)."""
+    fields = header.tolist()
+    at, offset, updates = 1, 0, []
+    for _ in range(fields[0]):
+        count, code, columns = fields[at : at + 3]
+        at += 3
+        ids, offset = _piece(payload, offset, _dtype_of(code), (count,))
+        values = {}
+        for _ in range(columns):
+            length, code, axes = fields[at : at + 3]
+            shape = (count, *fields[at + 3 : at + 2 + axes])
+            at += 2 + axes
+            name, offset = _piece(payload, offset, np.dtype(np.uint8), (length,))
+            values[name.tobytes().decode()], offset = _piece(payload, offset, _dtype_of(code),
+                                                             shape)  # fmt: skip
+        updates.append(Update(ids, values))
+    return updates
+
+
+def _dtype_code(dtype: np.dtype) -> int:
+    """A dtype as one number: its kind's character code times 256 plus its item size."""
+    return ord(dtype.kind) * 256 + dtype.itemsize
+
+
+def _dtype_of(code: int) -> np.dtype:
+    return np.dtype(f"{chr(code // 256)}{code % 256}")
+
+
+def _padded(array: np.ndarray) -> np.ndarray:
+    raw = array.reshape(-1).view(np.uint8)
+    pad = -raw.shape[0] % WIRE_ALIGN
+    return np.concatenate([raw, np.zeros(pad, dtype=np.uint8)]) if pad else raw
+
+
+def _piece(payload: np.ndarray, offset: int, dtype: np.dtype, shape: tuple) -> tuple:
+    size = int(np.prod(shape)) * dtype.itemsize
+    array = payload[offset : offset + size].view(dtype).reshape(shape)
+    return array, offset + size + (-size % WIRE_ALIGN)

@@ -2,8 +2,9 @@
 
 Each rank drives one device: a CPU on NumPy, or one GPU on CuPy (the node-local rank picks the
 GPU). The communicators run on it unchanged: in a round each rank hands its own sends to
-:meth:`MPITransport.exchange_round`, which delivers them with one ``alltoall`` and returns what
-was addressed to this rank.
+:meth:`MPITransport.exchange_round`, which delivers them as raw buffers (an ``Alltoall`` of sizes
+and an ``Alltoallv`` each for the headers and the payloads of :func:`~.message.pack`, nothing
+pickled) and returns what was addressed to this rank.
 
 Faults never hang a run:
 
@@ -33,7 +34,7 @@ import numpy as np
 
 from ..backend import Backend, get_backend, gpu_count, to_host
 from ..exceptions import CommunicationError, DeviceError
-from .message import Update, encoded_bytes, encoding
+from .message import Update, encoded_bytes, encoding, pack, unpack
 from .transport import Inbox, RoundStats, Send, Transport
 
 TIMEOUT_ENV = "BSPGRAPH_MPI_TIMEOUT"
@@ -73,7 +74,8 @@ class MPITransport(Transport):
     largest message, bitmap-encoded messages) and the ids that arrived here
     (``max_inbox_ids``); the enactor sums and maxes them over ranks, so its stats equal those
     of the in-process :class:`~bspgraph.comm.transport.Local` transport for the same run.
-    Payloads travel as pickled NumPy arrays (CuPy arrays are copied to the host and back).
+    Payloads travel as raw bytes (:func:`~bspgraph.comm.message.pack`; CuPy arrays are copied
+    to the host and back), never pickled.
     """
 
     def __init__(self, comm=None, backend: str | Backend | None = None, *,
@@ -101,9 +103,12 @@ class MPITransport(Transport):
         self, sends: Sequence[Send], *, num_vertices: int
     ) -> tuple[Inbox, RoundStats]:
         outgoing, counts = self._start_round(sends, num_vertices)
-        outgoing = [[_to_host(u) for u in per_peer] for per_peer in outgoing]
-        incoming = self._collective("alltoall", self.comm.alltoall, outgoing)
-        return self._finish_round([self._to_device(u) for part in incoming for u in part], counts)
+        packed = [pack([_to_host(u) for u in per_peer]) for per_peer in outgoing]
+        headers = self._alltoallv([header for header, _ in packed])
+        payloads = self._alltoallv([payload for _, payload in packed])
+        arrived = [self._to_device(u) for header, payload in zip(headers, payloads)
+                   for u in unpack(header, payload)]  # fmt: skip
+        return self._finish_round(arrived, counts)
 
     def allgather(self, value: Any) -> list[Any]:
         return self._collective("allgather", self.comm.allgather, value)
@@ -167,6 +172,23 @@ class MPITransport(Transport):
         asarray = self.backend.asarray
         return Update(asarray(update.ids), {n: asarray(v) for n, v in update.values.items()})
 
+    def _alltoallv(self, chunks: list[np.ndarray]) -> list[np.ndarray]:
+        """``chunks[r]`` (host arrays of one dtype, int64 or uint8) to rank ``r``; what each
+        rank sent here, in rank order: an ``Alltoall`` of the sizes, then one ``Alltoallv``
+        into one buffer (no pickle)."""
+        mpi = _mpi()
+        dtype = chunks[0].dtype
+        kind = mpi.INT64_T if dtype == np.int64 else mpi.BYTE
+        sizes = np.array([chunk.shape[0] for chunk in chunks], dtype=np.int64)
+        arriving = np.empty_like(sizes)
+        self._collective("Alltoall", self.comm.Alltoall, sizes, arriving)
+        sent = np.concatenate(chunks)
+        received = np.empty(int(arriving.sum()), dtype=dtype)
+        starts, arrived_at = _starts(sizes), _starts(arriving)
+        self._collective("Alltoallv", self.comm.Alltoallv, [sent, (sizes, starts), kind],
+                         [received, (arriving, arrived_at), kind])  # fmt: skip
+        return [received[at : at + n] for at, n in zip(arrived_at.tolist(), arriving.tolist())]
+
     def _collective(self, what: str, call, *args):
         self._waiting = (time.monotonic(), what)
         try:
@@ -203,6 +225,11 @@ class MPITransport(Transport):
             os.kill(os.getpid(), signal.SIGKILL)
         while True:  # "hang"
             time.sleep(3600)
+
+
+def _starts(sizes: np.ndarray) -> np.ndarray:
+    """Where each of ``sizes``' runs starts in their concatenation."""
+    return np.concatenate([[0], np.cumsum(sizes)[:-1]]).astype(np.int64)
 
 
 def _to_host(update: Update) -> Update:

@@ -46,6 +46,7 @@ def main(path: str, out: str, source: int, kind: str) -> None:
         transport = MPITransport(backend="cupy" if kind == "mpi-cupy" else "numpy")
     whole = bg.read_mtx(path, backend="numpy")
     part = distribute(whole, transport, partitioner=PARTITIONERS["part"], seed=3)
+    pickled = _count_pickled(transport)  # from here: the runs' pickled collectives
     saved = {}
     for name, make in COMMUNICATORS.items():
         for graph, how in ((whole, "whole"), (part, "part")):
@@ -57,7 +58,48 @@ def main(path: str, out: str, source: int, kind: str) -> None:
                 if stats is not None:
                     messages = [step.messages for step in stats.supersteps]
                     saved[f"{algorithm}/{name}/{how}/messages"] = np.array(messages)
+    saved["pickled"] = np.array([len(pickled), len(COMMUNICATORS) * 2 * 5])  # and the runs
     np.savez(f"{out}.rank{transport.rank}.npz", **saved)
+
+
+PICKLING = {
+    "alltoall",
+    "allgather",
+    "allreduce",
+    "bcast",
+    "gather",
+    "scatter",
+    "reduce",
+    "send",
+    "recv",
+    "sendrecv",
+    "isend",
+    "irecv",
+}  # mpi4py's object (pickle) calls
+
+
+class CountingComm:
+    """An mpi4py communicator that counts its pickled (lower-case) calls in ``calls``."""
+
+    def __init__(self, comm) -> None:
+        self._comm, self.calls = comm, []
+
+    def __getattr__(self, name: str):
+        method = getattr(self._comm, name)
+        if name not in PICKLING:
+            return method
+
+        def counted(*args, **kwargs):
+            self.calls.append(name)
+            return method(*args, **kwargs)
+
+        return counted
+
+
+def _count_pickled(transport) -> list:
+    """The list of ``transport``'s pickled collectives from now on (it grows as they run)."""
+    transport.comm = CountingComm(transport.comm)
+    return transport.comm.calls
 
 
 if __name__ == "__main__":

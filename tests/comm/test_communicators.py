@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from strategies import examples
 
 import bspgraph as bg
 from bspgraph import comm
@@ -525,3 +526,46 @@ def test_dense_exchange_to_all_sends_each_slab_as_it_is(parts, n, data):
             assert sorted(s.block for s in received[d]) == [o for o in range(parts) if o != d]
             assert all((s.values["x"] == s.block).all() for s in received[d])
         assert stats.bytes == (parts - 1) * n * 8  # each block once to every other device
+
+
+@given(
+    st.lists(
+        st.tuples(
+            st.integers(0, 6),  # ids
+            st.sampled_from([np.int32, np.int64]),
+            st.lists(
+                st.tuples(
+                    st.sampled_from(["depth", "sigma", "é", "flag"]),
+                    st.sampled_from([np.int32, np.int64, np.float32, np.float64, bool, np.uint16]),
+                    st.integers(0, 3),
+                ),  # extra axis: 0 none, else lanes
+                max_size=3,
+                unique_by=lambda c: c[0],
+            ),  # fmt: skip
+        ),
+        max_size=4,
+    )
+)
+@examples(40)
+def test_the_wire_format_gives_back_every_update(specs):
+    """pack/unpack (the MPI transport's buffers): ids and every column come back with their
+    dtype, shape and values, for empty Updates, lanes and odd item sizes."""
+    from bspgraph.comm.message import pack, unpack
+
+    rng = np.random.default_rng(len(specs))
+    updates = []
+    for count, id_dtype, columns in specs:
+        values = {}
+        for name, dtype, lanes in columns:
+            shape = (count, lanes) if lanes else (count,)
+            values[name] = (rng.random(shape) * 100).astype(dtype)
+        updates.append(Update(rng.permutation(50)[:count].astype(id_dtype), values))
+    back = unpack(*pack(updates))
+    assert len(back) == len(updates)
+    for sent, got in zip(updates, back):
+        assert got.ids.dtype == sent.ids.dtype
+        np.testing.assert_array_equal(got.ids, sent.ids)
+        assert list(got.values) == list(sent.values)
+        for name, column in sent.values.items():
+            assert got.values[name].dtype == column.dtype
+            np.testing.assert_array_equal(got.values[name], column)

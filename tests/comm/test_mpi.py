@@ -111,6 +111,8 @@ def check_driver(ranks, transport, graph_file, tmp_path):
     assert code == 0, err
     graph, truth = expected(graph_file, 0)
     results = [dict(np.load(tmp_path / f"out.rank{r}.npz")) for r in range(ranks)]
+    pickled, runs = results[0].pop("pickled")  # one agreement a run, none in its supersteps
+    assert pickled <= runs, f"{pickled} pickled collectives in {runs} runs"
     assert len(results[0]) == 4 * 2 * (5 + 2)  # communicators x paths x (results + counts)
     for key, values in results[0].items():
         for other in results[1:]:  # every rank returns the whole result
