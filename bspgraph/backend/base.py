@@ -10,7 +10,8 @@ from typing import Any, ClassVar
 import numpy as np
 
 PINNED_BYTES = 1 << 20  # device arrays this large come to the host through pinned memory
-ROWS_SHARE = 4  # rows with more than 1/ROWS_SHARE of a matrix's entries: the whole product
+ROWS_SHARE = 4  # rows (or sources) holding > 1/ROWS_SHARE of a matrix's entries: the whole
+# product over every row is cheaper than one over those rows
 _WHILE_ALIVE: dict = {}  # (id(source), what) -> (weak reference to source, what was computed)
 
 
@@ -115,8 +116,8 @@ class Backend(ABC):
             has = self.xp.flatnonzero(position >= 0)
             spread[has] = values[position[has]]
             values = spread
-        columns, dtype = int(values.shape[0]), values.dtype
-        if rows is not None and _entries(offsets, rows) * ROWS_SHARE <= int(indices.shape[0]):
+        columns, dtype, total = int(values.shape[0]), values.dtype, int(indices.shape[0])
+        if rows is not None and self.entries_in(offsets, rows) * ROWS_SHARE <= total:
             offsets, indices, _ = self.csr_rows(offsets, indices, None, rows, columns)
             return self._lane_matrix(offsets, indices, columns, dtype) @ values
         whole = while_alive(indices, ("lane matrix", columns, dtype.str),
@@ -223,6 +224,11 @@ class Backend(ABC):
         """The sum of every entry of ``values``: in int64 for bools and integers, in float64
         for floats (NaN when an entry is NaN); 0 when empty."""
         return values.sum(dtype=np.float64 if values.dtype.kind == "f" else np.int64)
+
+    def entries_in(self, offsets, rows) -> int:
+        """How many entries the rows ``rows`` (ids) of a CSR with ``offsets`` hold (one host
+        read on a GPU)."""
+        return int(self.total(offsets[rows + 1] - offsets[rows])) if rows.shape[0] else 0
 
     def count(self, mask):
         """The number of True entries of the bool array ``mask`` (int64)."""
@@ -349,11 +355,6 @@ def while_alive(source, what: tuple, compute):
         value,
     )
     return value
-
-
-def _entries(offsets, rows) -> int:
-    """The entries of ``rows`` of a CSR with ``offsets``."""
-    return int((offsets[rows + 1] - offsets[rows]).sum()) if rows.shape[0] else 0
 
 
 def row_positions(starts, degrees):

@@ -104,8 +104,8 @@ class MPITransport(Transport):
     ) -> tuple[Inbox, RoundStats]:
         outgoing, counts = self._start_round(sends, num_vertices)
         packed = [pack([_to_host(u) for u in per_peer]) for per_peer in outgoing]
-        headers = self._alltoallv([header for header, _ in packed])
-        payloads = self._alltoallv([payload for _, payload in packed])
+        headers, payloads = self._alltoallv([header for header, _ in packed],
+                                            [payload for _, payload in packed])  # fmt: skip
         arrived = [self._to_device(u) for header, payload in zip(headers, payloads)
                    for u in unpack(header, payload)]  # fmt: skip
         return self._finish_round(arrived, counts)
@@ -172,22 +172,28 @@ class MPITransport(Transport):
         asarray = self.backend.asarray
         return Update(asarray(update.ids), {n: asarray(v) for n, v in update.values.items()})
 
-    def _alltoallv(self, chunks: list[np.ndarray]) -> list[np.ndarray]:
-        """``chunks[r]`` (host arrays of one dtype, int64 or uint8) to rank ``r``; what each
-        rank sent here, in rank order: an ``Alltoall`` of the sizes, then one ``Alltoallv``
-        into one buffer (no pickle)."""
+    def _alltoallv(self, *columns: list[np.ndarray]) -> list[list[np.ndarray]]:
+        """For each of ``columns``, ``column[r]`` (host arrays of one dtype, int64 or uint8) to
+        rank ``r``, and what each rank sent here in rank order: one ``Alltoall`` of every
+        column's sizes, then one ``Alltoallv`` a column into one buffer (no pickle)."""
         mpi = _mpi()
-        dtype = chunks[0].dtype
-        kind = mpi.INT64_T if dtype == np.int64 else mpi.BYTE
-        sizes = np.array([chunk.shape[0] for chunk in chunks], dtype=np.int64)
+        sizes = np.array([[chunk.shape[0] for chunk in column] for column in columns],
+                         dtype=np.int64).T.copy()  # fmt: skip
         arriving = np.empty_like(sizes)
         self._collective("Alltoall", self.comm.Alltoall, sizes, arriving)
-        sent = np.concatenate(chunks)
-        received = np.empty(int(arriving.sum()), dtype=dtype)
-        starts, arrived_at = _starts(sizes), _starts(arriving)
-        self._collective("Alltoallv", self.comm.Alltoallv, [sent, (sizes, starts), kind],
-                         [received, (arriving, arrived_at), kind])  # fmt: skip
-        return [received[at : at + n] for at, n in zip(arrived_at.tolist(), arriving.tolist())]
+        delivered = []
+        for k, column in enumerate(columns):
+            dtype = column[0].dtype
+            kind = mpi.INT64_T if dtype == np.int64 else mpi.BYTE
+            out, into = sizes[:, k].copy(), arriving[:, k].copy()
+            received = np.empty(int(into.sum()), dtype=dtype)
+            starts, arrived_at = _starts(out), _starts(into)
+            self._collective("Alltoallv", self.comm.Alltoallv,
+                             [np.concatenate(column), (out, starts), kind],
+                             [received, (into, arrived_at), kind])  # fmt: skip
+            delivered.append([received[at : at + n]
+                              for at, n in zip(arrived_at.tolist(), into.tolist())])  # fmt: skip
+        return delivered
 
     def _collective(self, what: str, call, *args):
         self._waiting = (time.monotonic(), what)

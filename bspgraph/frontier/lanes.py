@@ -62,7 +62,10 @@ def advance_lanes(graph, frontier: Frontier, values):
     push_share = graph.backend.lane_push_share
     if not total or not len(frontier):
         out = xp.zeros((n, values.shape[1]), dtype=dtype)
-    elif not graph.context.global_view or _row_edges(graph, ids) * push_share <= total:
+    elif (
+        not graph.context.global_view
+        or graph.backend.entries_in(graph.forward.offsets, ids) * push_share <= total
+    ):
         offsets, indices, _ = graph.backend.csr_rows(graph.forward.offsets, graph.forward.indices,
                                                      None, ids, n)  # fmt: skip
         data = graph.backend.edge_values(indices, None, dtype)
@@ -109,9 +112,3 @@ def _count_dtype(graph):
         return int(graph.backend.largest(in_degree)) if in_degree.shape[0] else 0
 
     return graph.backend.count_dtype(graph.cached("largest in-degree", largest))
-
-
-def _row_edges(graph, ids) -> int:
-    """The out-edges of the rows ``ids``."""
-    offsets = graph.forward.offsets
-    return int(graph.backend.total(offsets[ids + 1] - offsets[ids])) if ids.shape[0] else 0

@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..backend import fused, identity, to_host
+from ..backend.base import ROWS_SHARE
 from ..graph.graph import CSR
 from .frontier import Frontier
 
@@ -62,12 +63,12 @@ def neighbor_reduce(
     if weighted and not floats and csr.weights is not None:
         raise ValueError("neighbor_reduce(weighted=True): a weighted sum needs float values")
     total = csr.indices.shape[0]
-    rows = total if frontier is None else _row_edges(backend, csr, frontier.ids)
+    rows = total if frontier is None else backend.entries_in(csr.offsets, frontier.ids)
     if sources is not None:
         if not floats:
             raise ValueError("neighbor_reduce(sources=...): sums of floats only")
         across = graph.reverse if direction == "out" else graph.forward  # v's rows list the u
-        pushed = _row_edges(backend, across, sources.ids)
+        pushed = backend.entries_in(across.offsets, sources.ids)
         if pushed < rows and pushed * ROWS_SHARE <= total:  # push: the sources' edges
             ids = sources.ids  # their rows first: the data of only their entries is built
             offsets, indices, weights = backend.csr_rows(across.offsets, across.indices,
@@ -207,14 +208,6 @@ def _lists(graph, direction: str, sample: int | None, where: str, *restrictions)
         raise ValueError(f"{where}(sample={sample!r}): expected k >= 1, over every row (no "
                          "frontier or sources)")  # fmt: skip
     return _first_entries(graph, direction, sample)
-
-
-ROWS_SHARE = 4  # rows (or sources) holding > 1/ROWS_SHARE of the edges: the whole product
-
-
-def _row_edges(backend, csr, ids) -> int:
-    """The entries of the rows ``ids`` of ``csr`` (one host read)."""
-    return int(backend.total(csr.offsets[ids + 1] - csr.offsets[ids])) if ids.shape[0] else 0
 
 
 ORDERED_VERTICES = 1 << 20  # fewer vertices: their values stay in cache whatever the order
