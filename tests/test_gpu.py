@@ -627,9 +627,10 @@ def test_a_first_call_reports_its_compilation_and_its_parts_add_up(tmp_path):
     import sys
 
     script = (
-        "import time, cupy, bspgraph as bg\n"
+        "import os, time, cupy, bspgraph as bg\n"
         "g = bg.generators.rmat(12, 16, seed=9, weights=True, backend='numpy').to('cupy')\n"
         "assert cupy.cuda.compiler._compile_module_with_cache.timed_by_bspgraph\n"
+        "assert cupy.cuda.compiler._use_pch or 'CUPY_NVRTC_USE_PCH' in os.environ\n"
         "for _ in range(2):\n"
         "    start = time.perf_counter()\n"
         "    s = bg.connected_components(g).stats\n"

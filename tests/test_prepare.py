@@ -208,6 +208,23 @@ def test_cupys_own_compilations_are_paid_as_compile():
     assert not cuda_module.time_compilation(SimpleNamespace(cuda=SimpleNamespace()))
 
 
+def test_precompiled_headers_are_switched_on_unless_the_user_chose(monkeypatch):
+    monkeypatch.delenv("CUPY_NVRTC_USE_PCH", raising=False)
+    compiler = SimpleNamespace(_use_pch=False)
+    assert cuda_module.use_precompiled_headers(
+        SimpleNamespace(cuda=SimpleNamespace(compiler=compiler))
+    )
+    assert compiler._use_pch is True
+    monkeypatch.setenv("CUPY_NVRTC_USE_PCH", "0")  # the user's choice stands
+    compiler = SimpleNamespace(_use_pch=False)
+    assert not cuda_module.use_precompiled_headers(
+        SimpleNamespace(cuda=SimpleNamespace(compiler=compiler))
+    )
+    assert compiler._use_pch is False
+    monkeypatch.delenv("CUPY_NVRTC_USE_PCH")
+    assert not cuda_module.use_precompiled_headers(SimpleNamespace(cuda=SimpleNamespace()))
+
+
 # ---- backend=None by size (issue 29, item 6) --------------------------------------------------
 @pytest.fixture
 def a_gpu(monkeypatch):

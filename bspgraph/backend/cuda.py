@@ -6,6 +6,7 @@ module as their first argument; nothing here imports it."""
 from __future__ import annotations
 
 import functools
+import os
 import re
 
 import numpy as np
@@ -589,6 +590,19 @@ def compile_kernel(cupy, source: str, name: str, cooperative: bool = False, **ty
     with clock.paying("compile"):  # now, on the current device: not inside a timed step
         kernel.compile()
     return kernel
+
+
+def use_precompiled_headers(cupy) -> bool:
+    """NVRTC's automatic precompiled headers (``--pch``, NVRTC 12.8+) for every kernel CuPy
+    builds from now on in this process, as CuPy's ``CUPY_NVRTC_USE_PCH=1`` does: the headers
+    of CuPy's element-wise kernels are parsed once, not once a kernel (the first call of
+    every primitive on rmat16: 13.3 -> 9.2 s, H200). Nothing changes where the variable is
+    set (the user's choice stands) or where this CuPy has no such switch; True when set."""
+    compiler = getattr(getattr(cupy, "cuda", None), "compiler", None)
+    if "CUPY_NVRTC_USE_PCH" in os.environ or not hasattr(compiler, "_use_pch"):
+        return False
+    compiler._use_pch = True  # read at each compilation; NVRTC before 12.8: CuPy skips it
+    return True
 
 
 def time_compilation(cupy) -> bool:

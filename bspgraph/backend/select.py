@@ -124,7 +124,8 @@ def _import_cupy(required: bool):
                 "or 'bspgraph[gpu-cuda12]' (CUDA 12)"
             ) from error
         return None
-    from .cuda import time_compilation
+    from .cuda import time_compilation, use_precompiled_headers
 
     time_compilation(cupy)  # kernels built inside a call are reported as its compile time
+    use_precompiled_headers(cupy)
     return cupy

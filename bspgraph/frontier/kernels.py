@@ -245,29 +245,51 @@ extern "C" __global__ void visited_bits(const DEPTH* depth, long long n, DEPTH v
 # block stays resident; a warp takes 32 frontier vertices, a row of 32 or more out-edges read
 # by the whole warp in turn, a shorter one by its lane; an edge the functor's WIN(u, v, e)
 # keeps appends v to the other half of `queue` (one atomic per group of lanes); a grid-wide
-# barrier ends the level, and every thread reads the same counters (level % 3: a counter is
+# barrier ends the level (written here: the cooperative_groups header cost 1.3-1.9 s of NVRTC
+# time a kernel), and every thread reads the same counters (level % 3: a counter is
 # reset a level before its next use, a level after its last read) and takes the same
 # decision: go on while the frontier holds at most max_vertices vertices and max_edges
 # out-edges. result: levels run, the last frontier's size, its out-edges, its offset in
 # `queue`, then every level's size. FUNCTOR_PARAMS and NEXT_LEVEL come with WIN.
 _LEVELS = r"""
-#include <cooperative_groups.h>
-namespace cg = cooperative_groups;
-
+// A warp's lanes that won an edge append their vertices with one atomic.
 __device__ __forceinline__ void append(ID v, ID* out, unsigned long long* found,
                                        const DEG* cost_degree, unsigned long long& edges) {
-  cg::coalesced_group winners = cg::coalesced_threads();
+  const unsigned winners = __activemask();
+  const int lane = threadIdx.x & 31, leader = __ffs(winners) - 1;
   unsigned long long at = 0;
-  if (winners.thread_rank() == 0) at = atomicAdd(found, (unsigned long long)winners.size());
-  out[winners.shfl(at, 0) + winners.thread_rank()] = v;
+  if (lane == leader) at = atomicAdd(found, (unsigned long long)__popc(winners));
+  at = __shfl_sync(winners, at, leader);
+  out[at + __popc(winners & ((1u << lane) - 1))] = v;
   edges += cost_degree[v];
+}
+
+// Every block waits here for every other (resident: the launch is cooperative). barrier[0]
+// counts the blocks arrived, barrier[1] the barriers passed; the last block to arrive resets
+// the count and lets the others go.
+__device__ __forceinline__ void grid_barrier(unsigned int* barrier) {
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    volatile unsigned int* passed = barrier + 1;
+    const unsigned int seen = *passed;
+    __threadfence();
+    if (atomicAdd(barrier, 1u) == gridDim.x - 1) {
+      atomicExch(barrier, 0u);
+      __threadfence();
+      atomicAdd(barrier + 1, 1u);
+    } else {
+      while (*passed == seen) {}
+    }
+    __threadfence();
+  }
+  __syncthreads();
 }
 
 extern "C" __global__ void levels(const ID* ids, long long n_frontier, const OFF* offsets,
     const ID* indices, const DEG* cost_degree, ID* queue, long long n, long long max_vertices,
     long long max_edges, long long max_levels, unsigned long long* counters, long long* result,
     FUNCTOR_PARAMS) {
-  cg::grid_group grid = cg::this_grid();
+  const bool first_thread = blockIdx.x == 0 && threadIdx.x == 0;
   const unsigned full = 0xffffffffu;
   const int lane = threadIdx.x & 31;
   const long long warp = (blockIdx.x * (long long)blockDim.x + threadIdx.x) >> 5;
@@ -277,7 +299,7 @@ extern "C" __global__ void levels(const ID* ids, long long n_frontier, const OFF
   ID* out = queue;
   for (;;) {
     unsigned long long* found = counters + 2 * (level % 3);  // found, then out-edges
-    if (grid.thread_rank() == 0) {
+    if (first_thread) {
       counters[2 * ((level + 1) % 3)] = 0;
       counters[2 * ((level + 1) % 3) + 1] = 0;
     }
@@ -303,13 +325,13 @@ extern "C" __global__ void levels(const ID* ids, long long n_frontier, const OFF
         }
     }
     add_block_sum(edges, found + 1);
-    grid.sync();
+    grid_barrier((unsigned int*)(counters + 6));
     const long long next = ((volatile unsigned long long*)found)[0];
     const long long next_edges = ((volatile unsigned long long*)found)[1];
-    if (grid.thread_rank() == 0) result[4 + level] = next;
+    if (first_thread) result[4 + level] = next;
     ++level;
     if (next == 0 || next > max_vertices || next_edges > max_edges || level == max_levels) {
-      if (grid.thread_rank() == 0) {
+      if (first_thread) {
         result[0] = level; result[1] = next; result[2] = next_edges; result[3] = out - queue;
       }
       return;
@@ -389,7 +411,7 @@ def _levels(graph, frontier, kernel, *functor_args) -> Frontier:
     cp, ids = graph.xp, frontier.ids
     n = graph.num_vertices
     queue = cp.empty(2 * n, dtype=graph.indices.dtype)
-    counters = cp.zeros(6, dtype=cp.uint64)
+    counters = cp.zeros(7, dtype=cp.uint64)  # 3 x (found, edges), the barrier
     result = cp.empty(4 + MAX_LEVELS, dtype=cp.int64)
     blocks = _multiprocessors(cp)  # one resident block an SM
     max_vertices, max_edges = level_limits(graph)
