@@ -100,12 +100,14 @@ def check(primitive, graph, backend, *, devices: int = 1, edges: int | None = No
     OutOfDeviceMemory
         "<primitive> on <V> vertices, <E> edges needs X GiB, Y GiB free on GPU d".
     """
+    pooled = backend.pooled_bytes()
+    resident = _resident_bytes(graph) if getattr(graph, "backend", None) == backend else 0
+    if pooled and estimate(primitive, graph, devices=devices, edges=edges) <= pooled + resident:
+        return  # a call after another: its pool is enough (no driver call: tens of us)
     free = backend.free_bytes()
     if free is None:
         return
-    free += backend.pooled_bytes()
-    if getattr(graph, "backend", None) == backend:
-        free += _resident_bytes(graph)
+    free += pooled + resident
     need = estimate(primitive, graph, devices=devices, edges=edges)
     if need > free:
         name = type(primitive).__name__

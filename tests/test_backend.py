@@ -64,14 +64,14 @@ def test_spmv_reads_missing_weights_as_ones(case):
     st.lists(st.tuples(st.integers(0, 50), st.sampled_from([0, 1, 2, 3, np.inf])), max_size=30),
     st.sampled_from([np.int32, np.int64, np.float64]),
 )
-def test_sum_below_and_replace_match_a_loop(pairs, key_dtype):
-    """``sum_below`` sums the values whose key is under the bound (a traversal's reached
+def test_total_below_and_replace_match_a_loop(pairs, key_dtype):
+    """``total_below`` sums the values whose key is under the bound (a traversal's reached
     vertices' degrees); ``replace`` swaps one value for another in place (the unset sentinel)."""
     values = np.array([value for value, _ in pairs], dtype=np.int64)
     sentinel = np.inf if key_dtype is np.float64 else np.iinfo(key_dtype).max
     keys = np.array([sentinel if key == np.inf else key for _, key in pairs], dtype=key_dtype)
     expected = sum(int(value) for value, key in zip(values, keys) if key < sentinel)
-    assert HOST.sum_below(values, keys, sentinel) == expected
+    assert HOST.total_below(values, keys, sentinel) == expected
     replaced = keys.copy()
     HOST.replace(replaced, sentinel, -1)
     assert replaced.tolist() == [-1 if key == sentinel else key for key in keys.tolist()]

@@ -469,7 +469,7 @@ def test_masked_sum_equals_numpy(dtype, size):
         keys = rng.integers(0, 5, size).astype(key_dtype)
         keys[mask] = unset  # uint8: through a mask (no grid-stride kernel for it)
         reached = int(values[~mask].sum())
-        assert cupy.sum_below(cupy.asarray(values), cupy.asarray(keys), unset) == reached
+        assert cupy.total_below(cupy.asarray(values), cupy.asarray(keys), unset) == reached
 
 
 @pytest.mark.parametrize("size", [0, 1, 255, 257, 1_000_003, 20_000_001])

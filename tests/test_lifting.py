@@ -204,6 +204,15 @@ def test_stats_split_setup_loop_and_gather(devices):
     assert stats.setup_seconds >= 0 and stats.seconds > 0 and stats.gather_seconds > 0
     both = bg.enactor.Stats.combine([stats, stats])
     assert both.gather_seconds == 2 * stats.gather_seconds
+    reached = np.flatnonzero(bg.bfs(graph, 0).depth >= 0)
+    assert type(stats.edges) is int and stats.edges == int(graph.out_degree()[reached].sum())
+    assert both.edges == 2 * stats.edges
+
+
+def test_stats_read_a_count_left_on_the_device_when_asked():
+    stats = bg.enactor.Stats(seconds=2.0, edges=np.array(6_000_000_000))  # a 0-d array
+    assert stats.gteps == 3.0 and type(stats.edges) is int
+    assert bg.enactor.Stats().edges == 0 and "edges=6000000000" in repr(stats)
 
 
 class CountingLocal(bg.comm.Local):

@@ -211,15 +211,15 @@ class Backend(ABC):
         """``int(values[ids].sum())`` for integer ``values``."""
         return int(values.take(self.index(ids)).sum(dtype=np.int64))
 
-    @abstractmethod
-    def sum_below(self, values, keys, bound) -> int:
-        """``int(values[keys < bound].sum())`` for integer ``values``: the out-degrees of the
-        vertices a traversal reached (``keys`` their depth or distance, ``bound`` its unset
-        sentinel), without a mask array."""
-
     # Whole-array reductions. Each returns a 0-d array on the device (NumPy: a scalar), so
     # that a caller that keeps the value there (a state's scalar) makes no host read; int(),
     # float() or bool() of it is one.
+    @abstractmethod
+    def total_below(self, values, keys, bound):
+        """The sum in int64 of integer ``values`` where ``keys < bound``: the out-degrees of
+        the vertices a traversal reached (``keys`` their depth or distance, ``bound`` its unset
+        sentinel), without a mask array."""
+
     def total(self, values):
         """The sum of every entry of ``values``: in int64 for bools and integers, in float64
         for floats (NaN when an entry is NaN); 0 when empty."""

@@ -423,14 +423,17 @@ def nonzero(cupy, mask, dtype, count: int | None):
 def masked_sum(cupy, values, mask=None, ids=None, keys=None, bound=None) -> int:
     """The sum of ``values`` where ``mask``, at ``ids``, or where ``keys < bound``: one pass,
     one atomic a warp (CuPy's ReductionKernel reduces to a scalar in one block)."""
+    return int(masked_total(cupy, values, mask, ids, keys, bound))
+
+
+def masked_total(cupy, values, mask=None, ids=None, keys=None, bound=None):
+    """:func:`masked_sum` as a 0-d int64 array on the device: no host read."""
     if keys is not None and keys.dtype.str[1:] not in STREAMED:
         mask, keys = keys < bound, None
     if values.dtype.kind != "i" or values.dtype.itemsize not in (4, 8):
         if ids is not None:
-            return int(values[ids].sum(dtype=np.int64))
-        return int(
-            cupy.where(mask if keys is None else keys < bound, values, 0).sum(dtype=np.int64)
-        )
+            return values[ids].sum(dtype=np.int64)
+        return cupy.where(mask if keys is None else keys < bound, values, 0).sum(dtype=np.int64)
     values, total = cupy.ascontiguousarray(values), cupy.zeros(1, dtype=np.uint64)
     n = values.shape[0] if ids is None else ids.shape[0]
     null = np.uintp(0)
@@ -444,7 +447,7 @@ def masked_sum(cupy, values, mask=None, ids=None, keys=None, bound=None) -> int:
     key_type = c_type(keys) if isinstance(keys, cupy.ndarray) else "int"
     stream(cupy, _MASKED_SUM, "masked_sum", n, values, mask, ids, keys, bound, total,
            VALUE=c_type(values), ID=id_type, KEY=key_type)  # fmt: skip
-    return int(total.view(np.int64).get()[0])
+    return total.view(np.int64)[0]
 
 
 # Whole-array sums, counts, tests, minima and maxima, deterministic: block b reduces its

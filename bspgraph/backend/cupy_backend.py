@@ -168,8 +168,8 @@ class CupyBackend(Backend):
     def sum_at(self, values, ids) -> int:
         return cuda.masked_sum(self.xp, values, ids=ids)
 
-    def sum_below(self, values, keys, bound) -> int:
-        return cuda.masked_sum(self.xp, values, keys=keys, bound=bound)
+    def total_below(self, values, keys, bound):
+        return cuda.masked_total(self.xp, values, keys=keys, bound=bound)
 
     # Whole-array reductions by one module of grid-wide kernels (cuda.reduce_all: two launches,
     # no atomics, no host read), for the dtypes of cuda.C_TYPES; others by CuPy's own.

@@ -111,8 +111,8 @@ class NumpyBackend(Backend):
         in the values' dtype)."""
         return int(np.multiply(values, mask).sum(dtype=np.int64))
 
-    def sum_below(self, values, keys, bound) -> int:
-        return self.masked_sum(values, keys < bound)
+    def total_below(self, values, keys, bound):
+        return np.multiply(values, keys < bound).sum(dtype=np.int64)
 
     def edge_values(self, indices, weights, dtype):
         """A converted or filled array is cached (read-only) while its source array lives, so a

@@ -120,8 +120,9 @@ class Primitive(abc.ABC):
     def converged(self, graph, frontier: Frontier, state, iteration: int) -> bool:
         return not frontier
 
-    def traversed_edges(self, graph, state) -> int:
-        """Edges the run traversed, for GTEPS (default: none counted)."""
+    def traversed_edges(self, graph, state):
+        """Edges the run traversed, for GTEPS (default: none counted): an int, or a 0-d array
+        on the device, read only when ``stats.edges`` is."""
         return 0
 
     def prepare(self, graph) -> None:

@@ -157,7 +157,7 @@ def _enact(primitive, graph, transport, backends, partitioner, communicator, see
     stats.seconds = time.perf_counter() - started
     stats.iterations = iteration
     traversed = each(primitive.traversed_edges, devices, states)
-    (stats.edges,) = _sum(transport, [sum(traversed.values())])
+    (stats.edges,) = _sum(transport, [sum(int(edges) for edges in traversed.values())])
     gathered = time.perf_counter()
     if transport.distributed:
         _share_owned(primitive, devices, states, transport)

@@ -5,6 +5,25 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 
+class _Count:
+    """A count that may be set as a 0-d array on a device: read (once) when first asked for,
+    so that a run does not wait for it (the traversed edges: a pass over every vertex)."""
+
+    def __set_name__(self, owner, name: str):
+        self.slot = "_" + name
+
+    def __get__(self, stats, owner=None) -> int:
+        if stats is None:  # the dataclass field's default
+            return 0
+        value = stats.__dict__[self.slot]
+        if not isinstance(value, int):
+            value = stats.__dict__[self.slot] = int(value)
+        return value
+
+    def __set__(self, stats, value) -> None:
+        stats.__dict__[self.slot] = value
+
+
 @dataclass
 class Superstep:
     """What one BSP superstep did: output frontier size, time, and communication (messages,
@@ -46,7 +65,7 @@ class Stats:
     gather_seconds: float = 0.0
     prepare_seconds: float = 0.0
     compile_seconds: float = 0.0
-    edges: int = 0
+    edges: int = _Count()  # a descriptor: int() on first read
     devices: int = 1
     supersteps: list[Superstep] = field(default_factory=list)
     backend: str = ""

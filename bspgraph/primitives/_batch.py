@@ -81,8 +81,8 @@ def batches(sources: Sequence[int], width: int) -> Iterator[list[int]]:
         yield list(sources[start : start + width])
 
 
-def lane_edges(graph, depth) -> int:
+def lane_edges(graph, depth):
     """The out-edges of the vertices each lane of a batched search reached (``depth`` below its
     unset sentinel), summed over the lanes: the traversed edges of the whole batch."""
     reached = (depth < np.iinfo(depth.dtype).max).sum(axis=1)
-    return int(graph.backend.total(graph.out_degree() * reached))
+    return graph.backend.total(graph.out_degree() * reached)

@@ -53,7 +53,7 @@ class Forward(Primitive):
 
     def traversed_edges(self, graph, state):
         unset = np.iinfo(state.depth.dtype).max
-        return graph.backend.sum_below(graph.out_degree(), state.depth, unset)
+        return graph.backend.total_below(graph.out_degree(), state.depth, unset)
 
     def prepare(self, graph):
         super().prepare(graph)

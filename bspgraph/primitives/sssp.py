@@ -62,7 +62,7 @@ class SSSP(Primitive):
         return fr.Frontier.union(graph, improved, later) if later else improved  # (its levels)
 
     def traversed_edges(self, graph, state):
-        return graph.backend.sum_below(graph.out_degree(), state.distance, np.inf)
+        return graph.backend.total_below(graph.out_degree(), state.distance, np.inf)
 
     def prepare(self, graph):
         super().prepare(graph)
