@@ -86,6 +86,7 @@ def estimate(primitive, graph, *, devices: int = 1, edges: int | None = None) ->
         total += 2 * n * (ids + sum(sizes.get(name, 8) for name in names))  # sent, received
         total += 2 * n * offsets  # the whole graph's degrees, for every device's cost model
         total += n * (1 + 4)  # the owned mask and the owner map (int32)
+        total += n * 4  # stamps of the next frontier's listing (a GPU's, int32)
     return int(total)
 
 

@@ -5,6 +5,7 @@ import os
 import networkx as nx
 import numpy as np
 import pytest
+import scipy.sparse
 from hypothesis import given
 from hypothesis import strategies as st
 from strategies import as_array, examples, graphs
@@ -815,3 +816,60 @@ def test_bspgraph_calls_run_without_cub_block_reductions():
                               env=env, cwd=root, timeout=600)  # fmt: skip
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stdout.split() == ["none"], done.stdout
+
+
+PARTS_RUNS = {  # a run of each keyed contract on several parts, and its answer's fields
+    "bfs-push": (lambda g, **run: bg.bfs(g, 0, direction="push", parents=True, **run), "depth"),
+    "bfs-auto": (lambda g, **run: bg.bfs(g, 0, parents=True, **run), "depth"),
+    "sssp": (lambda g, **run: bg.sssp(g, 0, **run), "distance"),
+    "cc": (lambda g, **run: bg.connected_components(g, **run), "labels"),
+    "pagerank": (lambda g, **run: bg.pagerank(g, **run), "rank"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(PARTS_RUNS))
+@pytest.mark.parametrize("parts", [2, 3])
+def test_parts_on_one_gpu_equal_one_part(name, parts):
+    """Several parts on one GPU (the fused combine-and-list of a keyed contract, the marked
+    mask, Slabs) give one part's answer for every cut and communicator; BFS parents are
+    in-neighbours one level up."""
+    graph = bg.generators.rmat(14, 8, seed=5, weights=True, backend="cupy")
+    host = graph.to("numpy")
+    call, field = PARTS_RUNS[name]
+    expected = getattr(call(host, backend="numpy"), field)
+    forward = host.forward
+    adjacency = scipy.sparse.csr_matrix(
+        (np.ones(forward.indices.shape[0]), forward.indices, forward.offsets)
+    )
+    for partitioner in ("edge_balanced", "random", "biased"):
+        for communicator in ("selective", "broadcast", "butterfly"):
+            result = call(graph, devices=[0] * parts, partitioner=partitioner,
+                          communicator=communicator)  # fmt: skip
+            got = getattr(result, field)
+            np.testing.assert_allclose(got, expected, rtol=1e-9, atol=1e-12)
+            if name.startswith("bfs"):
+                child = np.flatnonzero(got > 0)
+                parent = result.parent[child]
+                assert (got[parent] == got[child] - 1).all()
+                assert (adjacency[parent, child] != 0).all()
+
+
+@examples(40)
+@given(graphs(), st.data(), st.integers(2, 5))
+def test_parts_on_one_gpu_match_networkx(case, data, parts):
+    """Small graphs (sinks, self-loops, duplicates, empty updates) on 2-5 parts of one GPU."""
+    graph, nx_graph = case
+    gpu = graph.to("cupy")
+    source = data.draw(st.integers(0, graph.num_vertices - 1))
+    run = {
+        "devices": [0] * parts,
+        "partitioner": data.draw(st.sampled_from(["random", "edge_balanced"])),
+    }
+    expected = nx.single_source_shortest_path_length(nx_graph, source)
+    result = bg.bfs(gpu, source, parents=True, **run)
+    np.testing.assert_array_equal(result.depth, as_array(expected, graph.num_vertices, -1))
+    for vertex in np.flatnonzero(result.depth > 0):
+        assert nx_graph.has_edge(result.parent[vertex], vertex)
+    expected = nx.single_source_dijkstra_path_length(nx_graph, source)
+    np.testing.assert_allclose(bg.sssp(gpu, source, **run).distance,
+                               as_array(expected, graph.num_vertices, np.inf))  # fmt: skip

@@ -33,7 +33,7 @@ class Selective(Communicator):
         sends = []
         for d in transport.local:
             update = updates[d]
-            if to_all:
+            if to_all or not len(update):
                 pieces = [update] * parts
             else:
                 pieces = split(update, self._owner_like(owner, update.ids)[update.ids], parts,

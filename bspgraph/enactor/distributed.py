@@ -25,11 +25,12 @@ from types import SimpleNamespace
 import numpy as np
 
 from .. import comm
-from ..backend import backend_of, get_backend, gpu_count, to_host
+from ..backend import backend_of, fused, get_backend, gpu_count, to_host
 from ..comm.message import Slab, Update
 from ..comm.transport import failing_together
 from ..exceptions import DeviceError
 from ..frontier import Frontier, count_out_edges
+from ._apply_kernels import listable
 from .checks import snapshot, verify
 from .contract import Contract, contract_of
 from .layout import _parts, _per_cut, _run_fingerprint
@@ -86,6 +87,7 @@ def _enact(primitive, graph, transport, backends, partitioner, communicator, see
     each = functools.partial(_on_each, backends)
     states = each(functools.partial(allocate, primitive), devices)
     contract = contract_of(primitive, states[local[0]])
+    listers = each(functools.partial(_lister, contract), devices, states)
     # Slabs (no ids) in supersteps where many vertices changed: parts in this process's memory
     dense = pattern.dense and contract.dense and not (staged or transport.distributed)
     share = backends[local[0]].dense_share
@@ -126,8 +128,9 @@ def _enact(primitive, graph, transport, backends, partitioner, communicator, see
         for backend in gpus:
             backend.synchronize()
         comm_seconds = time.perf_counter() - comm_started
-        frontiers = each(functools.partial(_next_frontier, primitive, contract, blocks), devices,
-                         states, bases, outputs, dict(enumerate(received)))  # fmt: skip
+        frontiers = each(functools.partial(_next_frontier, primitive, contract, blocks,
+                                           iteration + 1), devices, states, bases, listers,
+                         outputs, dict(enumerate(received)))  # fmt: skip
         union = (each(_union_edges, devices, frontiers, outputs, dict(enumerate(received)))
                  if primitive.needs_all else {})  # fmt: skip
         sync_started = time.perf_counter()
@@ -291,7 +294,10 @@ def _bases(contract: Contract, graph, state) -> dict:
 def _package(contract: Contract, graph, state, bases, output: Frontier) -> Update:
     """The communicated state of the ``output`` vertices (the change since the last superstep,
     for ``add``); owners only send when the combiners are ``replace``."""
-    if not (len(output) and contract.owner_only):  # (nothing changed: empty views, no kernel)
+    if not len(output):  # nothing changed here: empty views, no kernel
+        return Update(output.ids, {name: getattr(state, name)[:0] for name in contract.names
+                            if getattr(state, name) is not None})  # fmt: skip
+    if not contract.owner_only:
         ids = output.ids
     elif output.is_dense:  # one pass over the mask (PageRank's every owned vertex)
         ids = graph.xp.flatnonzero(output.mask & graph.context.owned).astype(graph.indices.dtype)
@@ -345,8 +351,8 @@ def merge(contract: Contract, update: Update) -> Update:
     return Update(ids[first], values)
 
 
-def _next_frontier(primitive, contract: Contract, blocks, graph, state, bases,
-                   output: Frontier, inbox: list) -> Frontier:  # fmt: skip
+def _next_frontier(primitive, contract: Contract, blocks, stamp: int, graph, state, bases,
+                   lister, output: Frontier, inbox: list) -> Frontier:  # fmt: skip
     """Combine each Update of ``inbox`` (each with distinct ids, as communicators deliver)
     into ``state`` in turn; the next frontier (the contract's rule 3): the returned vertices
     this device owns (all of them when ``needs_all``) and the vertices whose communicated
@@ -358,6 +364,12 @@ def _next_frontier(primitive, contract: Contract, blocks, graph, state, bases,
     if inbox and isinstance(inbox[0], Slab):
         return _next_frontier_dense(primitive, contract, blocks, graph, state, bases, output,
                                     inbox)  # fmt: skip
+    arriving = len(output) + sum(len(update) for update in inbox)
+    if lister is not None and not output.is_dense and arriving * SPARSE_SHARE < graph.num_vertices:
+        keep = None if primitive.needs_all else graph.context.owned  # few: listed by a kernel
+        returned = graph.backend.index(output.ids) if len(output) else None
+        updates = [_to(graph.backend, update) for update in inbox]
+        return lister(returned, keep, updates, stamp=stamp)
     if graph.backend.costly_supersteps:  # marks in a mask: no compaction, one count
         return _next_frontier_marked(primitive, contract, graph, state, bases, output, inbox)
     mine = output if primitive.needs_all or not len(output) else _owned_part(graph, output)
@@ -374,6 +386,18 @@ def _next_frontier(primitive, contract: Contract, blocks, graph, state, bases,
     if union.is_dense:
         return Frontier.from_mask(graph, union.mask, size=len(union), out_edges=union.out_edges)
     return Frontier.from_ids(graph, union.ids, out_edges=union.out_edges)
+
+
+def _lister(contract: Contract, graph, state):
+    """The backend's fused combine-and-list for a keyed contract (``apply_best``), bound to
+    this device's state and an int32 stamp per vertex; None where there is none."""
+    kernel = fused.lookup("apply_best", graph.backend, "step")
+    columns = None if kernel is None else listable(contract, state)
+    if columns is None:
+        return None
+    stamps = graph.xp.zeros(graph.num_vertices, dtype=np.int32)
+    return functools.partial(kernel, graph, state, columns, contract.combiners[columns[0]],
+                             stamps)  # fmt: skip
 
 
 def _next_frontier_marked(primitive, contract: Contract, graph, state, bases, output: Frontier,
