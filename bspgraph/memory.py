@@ -103,13 +103,13 @@ def check(primitive, graph, backend, *, devices: int = 1, edges: int | None = No
     """
     pooled = backend.pooled_bytes()
     resident = _resident_bytes(graph) if getattr(graph, "backend", None) == backend else 0
-    if pooled and estimate(primitive, graph, devices=devices, edges=edges) <= pooled + resident:
+    if pooled and _estimate_once(primitive, graph, devices, edges) <= pooled + resident:
         return  # a call after another: its pool is enough (no driver call: tens of us)
     free = backend.free_bytes()
     if free is None:
         return
     free += pooled + resident
-    need = estimate(primitive, graph, devices=devices, edges=edges)
+    need = _estimate_once(primitive, graph, devices, edges)
     if need > free:
         name = type(primitive).__name__
         on = f" ({devices} devices)" if devices > 1 else ""
@@ -118,6 +118,23 @@ def check(primitive, graph, backend, *, devices: int = 1, edges: int | None = No
             f"{_amount(need)}, {_amount(free)} free on GPU {backend.device or 0}; "
             "hint: more devices (devices=P), a smaller graph, or backend='numpy'"
         )
+
+
+_ESTIMATES: dict = {}  # estimate() by what it reads, for repeated calls (tens of us each)
+
+
+def _estimate_once(primitive, graph, devices: int, edges: int | None) -> int:
+    """:func:`estimate`, computed once per primitive class and options, graph shape and split."""
+    weights = graph.weights
+    key = (type(primitive), repr(getattr(primitive, "options", None)), int(graph.num_vertices),
+           int(graph.num_edges), bool(graph.directed), None if weights is None else weights.dtype,
+           devices, edges)  # fmt: skip
+    need = _ESTIMATES.get(key)
+    if need is None:
+        if len(_ESTIMATES) > 1024:
+            _ESTIMATES.clear()
+        need = _ESTIMATES[key] = estimate(primitive, graph, devices=devices, edges=edges)
+    return need
 
 
 def _amount(size: int) -> str:

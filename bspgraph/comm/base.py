@@ -80,6 +80,7 @@ class Communicator(abc.ABC):
 
     name: ClassVar[str]
     dense: ClassVar[bool] = True  # has :meth:`exchange_dense`
+    sends_by_owner: ClassVar[bool] = False  # sends each owner its slice of a packed Update
 
     def __init__(self) -> None:
         self._owner: Any = None  # the owner array last seen, and its copies per backend

@@ -24,6 +24,10 @@ class Update:
         communicator builds by combining does.
     values : dict of str to array
         One array per communicated state or associate, its first axis aligned with ``ids``.
+    bounds : tuple of int, optional
+        Set when the entries are grouped by owner: owner ``o``'s are ``bounds[o]`` to
+        ``bounds[o + 1]`` (:meth:`by_owner`), so that a communicator sends each owner its
+        slice without splitting; P + 1 offsets.
 
     Notes
     -----
@@ -40,6 +44,7 @@ class Update:
 
     ids: Any
     values: dict[str, Any] = field(default_factory=dict)
+    bounds: tuple[int, ...] | None = None
 
     def __post_init__(self) -> None:
         shape = getattr(self.ids, "shape", None)
@@ -56,6 +61,10 @@ class Update:
                     f"(one per id), got {type(column).__name__}"
                     + (f" of shape {tuple(column_shape)}" if column_shape is not None else "")
                 )
+        bounds = self.bounds
+        if bounds is not None and (bounds[0] != 0 or bounds[-1] != shape[0]
+                                   or any(a > b for a, b in zip(bounds, bounds[1:]))):  # fmt: skip
+            raise ValueError(f"Update(bounds={bounds}): expected offsets from 0 to {shape[0]}")
 
     def __len__(self) -> int:
         return int(self.ids.shape[0])
@@ -63,6 +72,14 @@ class Update:
     def __repr__(self) -> str:
         names = ", ".join(self.values)
         return f"Update({len(self)} ids, values=[{names}])"
+
+    def by_owner(self, skip: int | None = None) -> list[Update | None]:
+        """The pieces of an Update whose entries are grouped by owner (``bounds``: owner o's
+        entries are ``bounds[o]:bounds[o + 1]``, as a sender that packs by destination writes
+        them): views, no copy; the piece ``skip`` is None."""
+        bounds = self.bounds
+        return [None if o == skip else self.take(slice(bounds[o], bounds[o + 1]))
+                for o in range(len(bounds) - 1)]  # fmt: skip
 
     def take(self, index) -> Update:
         """The entries selected by ``index`` (a boolean mask, an index array or a slice)."""

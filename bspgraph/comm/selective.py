@@ -26,6 +26,7 @@ class Selective(Communicator):
     """
 
     name = "selective"
+    sends_by_owner = True
 
     def _deliver(self, updates, *, owner, to_all, combine, transport, num_vertices):
         parts = transport.size
@@ -35,6 +36,8 @@ class Selective(Communicator):
             update = updates[d]
             if to_all or not len(update):
                 pieces = [update] * parts
+            elif update.bounds is not None and len(update.bounds) == parts + 1:
+                pieces = update.by_owner(skip=d)  # packed by owner: slices
             else:
                 pieces = split(update, self._owner_like(owner, update.ids)[update.ids], parts,
                                skip=d)  # fmt: skip

@@ -30,7 +30,7 @@ from ..comm.message import Slab, Update
 from ..comm.transport import failing_together
 from ..exceptions import DeviceError
 from ..frontier import Frontier, count_out_edges
-from ._apply_kernels import listable
+from ._keyed_kernels import PACK_PARTS, listable
 from .checks import snapshot, verify
 from .contract import Contract, contract_of
 from .layout import _parts, _per_cut, _run_fingerprint
@@ -88,6 +88,8 @@ def _enact(primitive, graph, transport, backends, partitioner, communicator, see
     states = each(functools.partial(allocate, primitive), devices)
     contract = contract_of(primitive, states[local[0]])
     listers = each(functools.partial(_lister, contract), devices, states)
+    packers = each(functools.partial(_packer, primitive, contract, pattern, transport.size),
+                   devices, states, owners)  # fmt: skip
     # Slabs (no ids) in supersteps where many vertices changed: parts in this process's memory
     dense = pattern.dense and contract.dense and not (staged or transport.distributed)
     share = backends[local[0]].dense_share
@@ -122,7 +124,7 @@ def _enact(primitive, graph, transport, backends, partitioner, communicator, see
             )  # fmt: skip
         else:
             packages = each(functools.partial(_package, contract), devices, states, bases,
-                            outputs)  # fmt: skip
+                            packers, outputs)  # fmt: skip
             received, traffic = _exchange_updates(primitive, contract, pattern, transport,
                                                   packages, exchange_owner, staged)  # fmt: skip
         for backend in gpus:
@@ -291,12 +293,15 @@ def _bases(contract: Contract, graph, state) -> dict:
             if combiner.ships_change and getattr(state, name) is not None}  # fmt: skip
 
 
-def _package(contract: Contract, graph, state, bases, output: Frontier) -> Update:
+def _package(contract: Contract, graph, state, bases, packer, output: Frontier) -> Update:
     """The communicated state of the ``output`` vertices (the change since the last superstep,
-    for ``add``); owners only send when the combiners are ``replace``."""
+    for ``add``); owners only send when the combiners are ``replace``. With a ``packer``
+    (:func:`_packer`), grouped by owner."""
     if not len(output):  # nothing changed here: empty views, no kernel
         return Update(output.ids, {name: getattr(state, name)[:0] for name in contract.names
                             if getattr(state, name) is not None})  # fmt: skip
+    if packer is not None:
+        return packer(output.ids)
     if not contract.owner_only:
         ids = output.ids
     elif output.is_dense:  # one pass over the mask (PageRank's every owned vertex)
@@ -386,6 +391,19 @@ def _next_frontier(primitive, contract: Contract, blocks, stamp: int, graph, sta
     if union.is_dense:
         return Frontier.from_mask(graph, union.mask, size=len(union), out_edges=union.out_edges)
     return Frontier.from_ids(graph, union.ids, out_edges=union.out_edges)
+
+
+def _packer(primitive, contract: Contract, pattern, parts: int, graph, state, owner):
+    """The backend's fused package of a keyed contract grouped by ``owner`` (``pack_best``),
+    bound to this device's state, where the communicator sends by owner and each update goes
+    to owners only; None elsewhere."""
+    if primitive.needs_all or not pattern.sends_by_owner or parts > PACK_PARTS:
+        return None
+    kernel = fused.lookup("pack_best", graph.backend, "step")
+    columns = None if kernel is None else listable(contract, state)
+    if columns is None:
+        return None
+    return functools.partial(kernel, graph, state, columns, owner, parts)
 
 
 def _lister(contract: Contract, graph, state):
@@ -505,9 +523,8 @@ def _next_frontier_dense(primitive, contract: Contract, blocks, graph, state, ba
 
 
 def _to(backend, update: Update) -> Update:
-    return Update(
-        backend.asarray(update.ids), {n: backend.asarray(v) for n, v in update.values.items()}
-    )
+    return Update(backend.asarray(update.ids),
+                  {n: backend.asarray(v) for n, v in update.values.items()}, update.bounds)  # fmt: skip
 
 
 def _combine(contract: Contract, state, ids, values: dict, xp):

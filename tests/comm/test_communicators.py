@@ -137,6 +137,37 @@ def test_every_communicator_delivers_exactly_the_right_set(case, to_all):
         check_counts(pattern, stats, transport, updates, owner, to_all, num_vertices)
 
 
+def packed_by_owner(update: Update, owner, parts: int) -> Update:
+    """``update`` with its entries grouped by owner and ``bounds`` set (as pack_best does)."""
+    keys = owner[update.ids]
+    grouped = update.take(np.argsort(keys, kind="stable"))
+    bounds = tuple(np.cumsum([0, *np.bincount(keys, minlength=parts)]).tolist())
+    return Update(grouped.ids, grouped.values, bounds)
+
+
+@given(exchanges(), st.booleans())
+def test_updates_packed_by_owner_are_delivered_alike(case, to_all):
+    """Selective sends a packed Update's slices (no split): the same inboxes and counts."""
+    parts, num_vertices, owner, updates = case
+    packed = [packed_by_owner(u, owner, parts) for u in updates]
+    for pattern in communicators():
+        transport = Local(parts, record=True)
+        received, stats = pattern.exchange(
+            packed, owner=owner, to_all=to_all, combine=combine, transport=transport
+        )
+        for d in range(parts):
+            assert as_dict(received[d]) == expected(updates, owner, to_all, d), (pattern, d)
+        check_counts(pattern, stats, transport, updates, owner, to_all, num_vertices)
+
+
+def test_update_bounds_are_checked_and_slice_by_owner():
+    u = Update(np.array([4, 9, 2]), {"depth": np.array([1, 2, 3])}, bounds=(0, 2, 2, 3))
+    pieces = u.by_owner(skip=1)
+    assert pieces[1] is None and pieces[0].ids.tolist() == [4, 9] and len(pieces[2]) == 1
+    with pytest.raises(ValueError, match=r"Update\(bounds=\(0, 2\)\): expected offsets"):
+        Update(np.array([4, 9, 2]), {}, bounds=(0, 2))
+
+
 def check_counts(pattern, stats, transport, updates, owner, to_all, num_vertices):
     parts = transport.size
     log = transport.log

@@ -1,11 +1,18 @@
-"""The GPU's next frontier of a keyed contract in one kernel a piece and one host read.
+"""A keyed contract's exchange on the GPU: packed by owner, then combined and listed.
 
 A contract whose communicated state is one min or max column (BFS depth, SSSP distance, CC
-labels), with at most one ``Follow`` column (BFS parents), is combined and listed here: each
-Update's entries are combined into the key (the winner's follower taken along) and the winners
-listed, the returned vertices listed (those this device owns, unless ``needs_all``), each vertex
-once a superstep, with the out-edges of the list counted on the way. It replaces a V-long mask,
-its count and compaction, and about fifteen of CuPy's index operations per device and superstep.
+labels), with at most one ``Follow`` column (BFS parents), takes two kernels here:
+
+- ``pack_best`` writes a device's package grouped by owner (as a sender writes one send
+  buffer a destination): counts by owner, one host read, then each entry to its owner's
+  slice; a selective exchange sends the slices (``Update.by_owner``), no split;
+- ``apply_best`` combines each arrived Update's entries into the key (the winner's follower
+  taken along) and lists the winners and the returned vertices (those this device owns,
+  unless ``needs_all``), each vertex once a superstep, their out-edges counted on the way:
+  the next frontier, one host read.
+
+They replace a V-long mask, its count and compaction, the split's compare and compaction, and
+about twenty of CuPy's index operations per device and superstep.
 """
 
 from __future__ import annotations
@@ -14,6 +21,7 @@ import numpy as np
 
 from ..backend import fused
 from ..backend.cuda import C_TYPES, STREAM_BLOCKS, c_type, compile_kernel
+from ..comm.message import Update
 from ..frontier import Frontier
 
 # Entry j of a piece: an Update's (``key_in``: its value combined into key[v], the follower's
@@ -54,6 +62,86 @@ extern "C" __global__ void apply_best(const ID* ids, long long n, const bool* ke
   if ((threadIdx.x & 31) == 0 && edges) atomicAdd(&tally[1], edges);
 }
 """
+
+
+# Two launches over a package's ids: owner_counts adds up the entries of each owner (a block's
+# counts in shared memory first), pack_by_owner writes entry j at its owner's offset (the
+# counts of the owners before it) plus its place among that owner's entries (one atomic per
+# owner a warp: the lanes of one owner take consecutive places).
+_PACK = r"""
+extern "C" __global__ void owner_counts(const ID* ids, long long n, const OWNER* owner,
+                                        int parts, unsigned long long* counts) {
+  __shared__ unsigned long long block_counts[64];
+  for (int k = threadIdx.x; k < parts; k += blockDim.x) block_counts[k] = 0;
+  __syncthreads();
+  for (long long j = blockIdx.x * (long long)blockDim.x + threadIdx.x; j < n;
+       j += (long long)gridDim.x * blockDim.x)
+    atomicAdd(&block_counts[owner[ids[j]]], 1ULL);
+  __syncthreads();
+  for (int k = threadIdx.x; k < parts; k += blockDim.x)
+    if (block_counts[k]) atomicAdd(&counts[k], block_counts[k]);
+}
+
+extern "C" __global__ void pack_by_owner(const ID* ids, long long n, const OWNER* owner,
+    int parts, const unsigned long long* counts, unsigned long long* filled, const KEY* key,
+    const FOL* follower, ID* out_ids, KEY* out_key, FOL* out_follower) {
+  for (long long j = blockIdx.x * (long long)blockDim.x + threadIdx.x; j < n;
+       j += (long long)gridDim.x * blockDim.x) {
+    const ID v = ids[j];
+    const int o = (int)owner[v];
+    const unsigned lanes = __activemask();
+    const int lane = threadIdx.x & 31;
+    unsigned long long at = 0;
+    for (int k = 0; k < parts; ++k) {  // a ballot per owner: its lanes' places at once
+      const unsigned mine = __ballot_sync(lanes, o == k);
+      if (!mine) continue;
+      const int leader = __ffs(mine) - 1;
+      unsigned long long first = 0;
+      if (lane == leader) first = atomicAdd(&filled[k], (unsigned long long)__popc(mine));
+      first = __shfl_sync(lanes, first, leader);
+      if (o == k) at = first + __popc(mine & ((1u << lane) - 1));
+    }
+    for (int k = 0; k < o; ++k) at += counts[k];
+    out_ids[at] = v;
+    out_key[at] = key[v];
+    if (follower) out_follower[at] = follower[v];
+  }
+}
+"""
+PACK_PARTS = 64  # the most owners pack_best groups by (its block's counts in shared memory)
+
+
+@fused.register("pack_best", "cupy", "step")
+def pack_best(graph, state, columns, owner, parts: int, ids) -> Update:
+    """The package of a keyed contract (``columns``: key, follower or None) at ``ids``
+    (distinct), grouped by ``owner`` (a device array) over ``parts`` owners
+    (``Update.bounds``). One host read (the counts)."""
+    cp = graph.xp
+    key_name, follower_name = columns
+    key = getattr(state, key_name)
+    follower = None if follower_name is None else getattr(state, follower_name)
+    n = ids.shape[0]
+    ids = cp.ascontiguousarray(ids)
+    types = {"ID": c_type(ids), "OWNER": c_type(owner), "KEY": c_type(key),
+             "FOL": "int" if follower is None else c_type(follower)}  # fmt: skip
+    counts = cp.zeros(2 * parts, dtype=cp.uint64)  # the counts, then the places filled
+    blocks = (min((n + 255) // 256, STREAM_BLOCKS),)
+    compile_kernel(cp, _PACK, "owner_counts", **types)(
+        blocks, (256,), (ids, np.int64(n), owner, np.int32(parts), counts)
+    )
+    sizes = counts[:parts].get().tolist()  # the read
+    out_ids, out_key = cp.empty_like(ids), cp.empty(n, dtype=key.dtype)
+    out_follower = None if follower is None else cp.empty(n, dtype=follower.dtype)
+    null = np.uintp(0)
+    compile_kernel(cp, _PACK, "pack_by_owner", **types)(
+        blocks, (256,), (ids, np.int64(n), owner, np.int32(parts), counts, counts[parts:],
+                         key, null if follower is None else follower, out_ids, out_key,
+                         null if follower is None else out_follower),
+    )  # fmt: skip
+    values = {key_name: out_key}
+    if follower is not None:
+        values[follower_name] = out_follower
+    return Update(out_ids, values, bounds=tuple(np.cumsum([0, *sizes]).tolist()))
 
 
 def listable(contract, state) -> tuple[str, str | None] | None:
