@@ -17,6 +17,7 @@ import numpy as np
 
 from ..backend import BLOCK_SUM, C_TYPES, compile_kernel, fused
 from .frontier import Frontier
+from .operators import owned_range
 
 # Edge slots (the frontier's out-edges, in order) are cut into tiles of 256 * EDGES_PER_THREAD,
 # a block per tile (grid-stride): warp 0 finds the tile's first and last frontier vertex in
@@ -428,11 +429,11 @@ def _levels(graph, frontier, kernel, *functor_args) -> Frontier:
 _VISIT_PULL = (
     HELPERS
     + r"""
-extern "C" __global__ void visit_pull(const bool* candidates, long long n,
+extern "C" __global__ void visit_pull(const bool* candidates, long long first, long long last,
     const OFF* offsets, const ID* indices, const bool* in_frontier, DEPTH* depth, DEPTH value,
     ID* parent, bool* reached, const DEG* cost_degree, unsigned long long* tally) {
   unsigned long long count = 0, edges = 0;  // the vertices this thread reached, their out-edges
-  for (long long v = blockIdx.x * (long long)blockDim.x + threadIdx.x; v < n;
+  for (long long v = first + blockIdx.x * (long long)blockDim.x + threadIdx.x; v < last;
        v += (long long)gridDim.x * blockDim.x) {
     if (!candidates[v]) continue;
     for (OFF e = offsets[v]; e < offsets[v + 1]; ++e) {
@@ -569,18 +570,22 @@ BITMAP_RATIO = 8  # the bitmap pays for its pass over depth past num_vertices / 
 def visit_pull(graph, in_frontier, candidates, depth, value, parent) -> Frontier:
     """Fused pull of :class:`functors.visit_unvisited`: a thread per vertex, skipping those that
     are not candidates (no compaction), early exit at the first parent; one read after it: how
-    many it reached and their out-edges (no pass over the mask to count them)."""
+    many it reached and their out-edges (no pass over the mask to count them). A part that
+    owns one range of vertices (``owned_range``) pulls into that range only: the other rows
+    hold no in-list here."""
     cp = graph.xp
     reverse = graph.reverse
     cost_degree = graph.cost_degrees()[0]
     kernel = typed_kernel(cp, _VISIT_PULL, "visit_pull", id=reverse.indices.dtype,
                           off=reverse.offsets.dtype, depth=depth.dtype, deg=cost_degree.dtype)  # fmt: skip
     n = graph.num_vertices
+    span = owned_range(graph) or slice(0, n)
     reached = cp.zeros(n, dtype=bool)
     tally = cp.zeros(2, dtype=cp.uint64)
     null = np.uintp(0) if parent is None else parent
-    blocks = min((n + 255) // 256, 4 * _resident_blocks(cp))
-    kernel((blocks,), (256,), (candidates, np.int64(n), reverse.offsets, reverse.indices,
+    blocks = max(min((span.stop - span.start + 255) // 256, 4 * _resident_blocks(cp)), 1)
+    kernel((blocks,), (256,), (candidates, np.int64(span.start), np.int64(span.stop),
+                               reverse.offsets, reverse.indices,
                                in_frontier, depth, depth.dtype.type(value), null, reached,
                                cost_degree, tally))  # fmt: skip
     count, edges = (int(x) for x in tally.get())
