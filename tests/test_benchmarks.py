@@ -1,7 +1,9 @@
 """The multi-device benchmark and the BSP cost model, run small on NumPy."""
 
 import json
+import os
 import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -84,3 +86,14 @@ def test_timeline_sums_an_ncu_log(tmp_path, capsys):
         "2x",
         "20.0",
     ]
+
+
+def test_phases_benchmark_times_each_phase_of_the_superstep():
+    out = subprocess.run(
+        [sys.executable, "-m", "benchmarks.phases", "--backend", "numpy", "--scale", "8", "--parts", "3",
+         "--algorithms", "bfs-push", "sssp"],
+        capture_output=True, text=True, check=True, env={**os.environ, "PYTHONPATH": "."},
+        cwd=os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+    ).stdout  # fmt: skip
+    assert "bfs-push on 3 part(s)" in out and "sssp on 1 part(s)" in out
+    assert "_next_frontier " in out and "_exchange_updates" in out and " step " in out
