@@ -878,7 +878,7 @@ def test_parts_on_one_gpu_match_networkx(case, data, parts):
 def test_a_package_packed_by_owner_holds_every_entry_in_its_owners_slice(parts, follower):
     from types import SimpleNamespace
 
-    from bspgraph.enactor._keyed_kernels import pack_best
+    from bspgraph.enactor._keyed_kernels import KeyedKernels
 
     graph = bg.generators.rmat(12, 8, seed=2, backend="cupy")
     cp, n = graph.xp, graph.num_vertices
@@ -890,8 +890,8 @@ def test_a_package_packed_by_owner_holds_every_entry_in_its_owners_slice(parts, 
         depth=cp.asarray(depth), parent=cp.asarray(parent) if follower else None
     )
     ids = rng.choice(n, 3000, replace=False).astype(graph.indices.dtype)
-    columns = ("depth", "parent" if follower else None)
-    update = pack_best(graph, state, columns, cp.asarray(owner), parts, cp.asarray(ids))
+    kernels = KeyedKernels(graph, state, ("depth", "parent" if follower else None), 0)
+    update = kernels.pack(cp.asarray(owner), parts, cp.asarray(ids))
     assert update.bounds == tuple(np.cumsum([0, *np.bincount(owner[ids], minlength=parts)]))
     got = update.ids.get()
     for o, piece in enumerate(update.by_owner()):
@@ -901,3 +901,40 @@ def test_a_package_packed_by_owner_holds_every_entry_in_its_owners_slice(parts, 
         if follower:
             np.testing.assert_array_equal(piece.values["parent"].get(), parent[mine])
     assert sorted(got.tolist()) == sorted(ids.tolist())
+
+
+@pytest.mark.parametrize("mode", ["min", "max", "replace"])
+def test_a_slab_applied_in_one_pass_equals_the_combiners(mode):
+    """KeyedKernels.apply_block against the combiners' own apply, on a block of a float key
+    with a follower (min and max) or alone (replace)."""
+    from types import SimpleNamespace
+
+    from bspgraph.enactor import combiners
+    from bspgraph.enactor._keyed_kernels import MODES, KeyedKernels
+
+    graph = bg.generators.rmat(12, 8, seed=2, backend="cupy")
+    cp, n = graph.xp, graph.num_vertices
+    rng = np.random.default_rng(7)
+    key = rng.integers(0, 20, n).astype(np.float64)
+    follower = rng.integers(0, n, n).astype(np.int32) if mode != "replace" else None
+    block = slice(n // 3, n // 3 + 1000)
+    incoming = rng.integers(0, 20, 1000).astype(np.float64)
+    incoming_follower = rng.integers(0, n, 1000).astype(np.int32)
+    state = SimpleNamespace(key=cp.asarray(key),
+                            follower=None if follower is None else cp.asarray(follower))  # fmt: skip
+    kernels = KeyedKernels(graph, state, ("key", None if follower is None else "follower"),
+                           MODES[mode])  # fmt: skip
+    mark = cp.zeros(n, dtype=bool)
+    values = {"key": cp.asarray(incoming), "follower": cp.asarray(incoming_follower)}
+    kernels.apply_block(block, values, mark)
+    combined, changed = combiners.get(mode, "test").apply(np, key[block], incoming)
+    expected_key = key.copy()
+    expected_key[block] = combined
+    np.testing.assert_array_equal(state.key.get(), expected_key)
+    expected_mark = np.zeros(n, dtype=bool)
+    expected_mark[block] = changed
+    np.testing.assert_array_equal(mark.get(), expected_mark)
+    if follower is not None:
+        expected_follower = follower.copy()
+        expected_follower[block] = np.where(changed, incoming_follower, follower[block])
+        np.testing.assert_array_equal(state.follower.get(), expected_follower)

@@ -29,9 +29,17 @@ from ..frontier import Frontier
 # where keep[v], or always without ``keep``). A vertex is listed by the entry that first
 # stamps it this superstep (stamps[v] = stamp); a warp's listed vertices take their places with
 # one atomic. The ids of one piece are distinct, so no two threads combine into one vertex.
-_APPLY_BEST = r"""
+_WINS = r"""
+// Whether an arriving value x replaces the value held: mode 0 min, 1 max, 2 replace (differs).
+__device__ __forceinline__ bool wins(KEY x, KEY now, int mode) {
+  return mode == 0 ? x < now : (mode == 1 ? x > now : x != now);
+}
+"""
+_APPLY_BEST = (
+    _WINS
+    + r"""
 extern "C" __global__ void apply_best(const ID* ids, long long n, const bool* keep,
-    const KEY* key_in, KEY* key, const FOL* follower_in, FOL* follower, int smaller_wins,
+    const KEY* key_in, KEY* key, const FOL* follower_in, FOL* follower, int mode,
     int* stamps, int stamp, const DEG* degree, ID* out, unsigned long long* tally) {
   unsigned long long edges = 0;
   for (long long j = blockIdx.x * (long long)blockDim.x + threadIdx.x; j < n;
@@ -40,7 +48,7 @@ extern "C" __global__ void apply_best(const ID* ids, long long n, const bool* ke
     bool listed;
     if (key_in) {
       const KEY x = key_in[j], now = key[v];
-      listed = smaller_wins ? x < now : x > now;
+      listed = wins(x, now, mode);
       if (listed) {
         key[v] = x;
         if (follower) follower[v] = follower_in[j];
@@ -62,7 +70,29 @@ extern "C" __global__ void apply_best(const ID* ids, long long n, const bool* ke
   if ((threadIdx.x & 31) == 0 && edges) atomicAdd(&tally[1], edges);
 }
 """
+)
 
+
+# A Slab over the block first .. first + n: each arriving value combined into the key (the
+# follower's taken along where it wins), the vertices it changed marked.
+_APPLY_BLOCK = (
+    _WINS
+    + r"""
+extern "C" __global__ void apply_block(long long first, long long n, const KEY* key_in,
+    KEY* key, const FOL* follower_in, FOL* follower, int mode, bool* mark) {
+  for (long long j = blockIdx.x * (long long)blockDim.x + threadIdx.x; j < n;
+       j += (long long)gridDim.x * blockDim.x) {
+    const long long v = first + j;
+    const KEY x = key_in[j];
+    if (wins(x, key[v], mode)) {
+      key[v] = x;
+      if (follower) follower[v] = follower_in[j];
+      mark[v] = true;
+    }
+  }
+}
+"""
+)
 
 # Two launches over a package's ids: owner_counts adds up the entries of each owner (a block's
 # counts in shared memory first), pack_by_owner writes entry j at its owner's offset (the
@@ -108,53 +138,21 @@ extern "C" __global__ void pack_by_owner(const ID* ids, long long n, const OWNER
   }
 }
 """
-PACK_PARTS = 64  # the most owners pack_best groups by (its block's counts in shared memory)
+PACK_PARTS = 64  # the most owners a package is grouped by (a block's counts in shared memory)
+MODES = {"min": 0, "max": 1, "replace": 2}  # the combiners the kernels apply (``wins``)
 
 
-@fused.register("pack_best", "cupy", "step")
-def pack_best(graph, state, columns, owner, parts: int, ids) -> Update:
-    """The package of a keyed contract (``columns``: key, follower or None) at ``ids``
-    (distinct), grouped by ``owner`` (a device array) over ``parts`` owners
-    (``Update.bounds``). One host read (the counts)."""
-    cp = graph.xp
-    key_name, follower_name = columns
-    key = getattr(state, key_name)
-    follower = None if follower_name is None else getattr(state, follower_name)
-    n = ids.shape[0]
-    ids = cp.ascontiguousarray(ids)
-    types = {"ID": c_type(ids), "OWNER": c_type(owner), "KEY": c_type(key),
-             "FOL": "int" if follower is None else c_type(follower)}  # fmt: skip
-    counts = cp.zeros(2 * parts, dtype=cp.uint64)  # the counts, then the places filled
-    blocks = (min((n + 255) // 256, STREAM_BLOCKS),)
-    compile_kernel(cp, _PACK, "owner_counts", **types)(
-        blocks, (256,), (ids, np.int64(n), owner, np.int32(parts), counts)
-    )
-    sizes = counts[:parts].get().tolist()  # the read
-    out_ids, out_key = cp.empty_like(ids), cp.empty(n, dtype=key.dtype)
-    out_follower = None if follower is None else cp.empty(n, dtype=follower.dtype)
-    null = np.uintp(0)
-    compile_kernel(cp, _PACK, "pack_by_owner", **types)(
-        blocks, (256,), (ids, np.int64(n), owner, np.int32(parts), counts, counts[parts:],
-                         key, null if follower is None else follower, out_ids, out_key,
-                         null if follower is None else out_follower),
-    )  # fmt: skip
-    values = {key_name: out_key}
-    if follower is not None:
-        values[follower_name] = out_follower
-    return Update(out_ids, values, bounds=tuple(np.cumsum([0, *sizes]).tolist()))
-
-
-def listable(contract, state) -> tuple[str, str | None] | None:
-    """``(key, follower)`` when the contract's communicated state (that this run holds) is
-    one min or max column and at most one Follow column of it, all one value a vertex of a
-    dtype the kernel takes; else None (the general path combines it)."""
+def keyed_columns(contract, state) -> tuple[str, str | None] | None:
+    """``(key, follower)`` when the contract's communicated state (that this run holds) is one
+    min, max or replace column and, for min or max, at most one Follow column of it, all one
+    value a vertex of a dtype the kernels take; else None (the general path combines it)."""
     columns = {name: combiner for name, combiner in contract.combiners.items()
                if getattr(state, name) is not None}  # fmt: skip
-    keys = [name for name, combiner in columns.items() if combiner.keyed]
-    if len(keys) != 1:
-        return None
+    keys = [name for name, combiner in columns.items() if combiner.name in MODES]
     followers = [name for name in columns if name not in keys]
-    if len(followers) > 1 or any(columns[f].name != "follow" for f in followers):
+    if len(keys) != 1 or len(followers) > 1:
+        return None
+    if followers and (columns[followers[0]].name != "follow" or not columns[keys[0]].keyed):
         return None
     if any(getattr(state, name).ndim != 1 or getattr(state, name).dtype.str[1:] not in C_TYPES
            for name in columns):  # fmt: skip
@@ -162,40 +160,93 @@ def listable(contract, state) -> tuple[str, str | None] | None:
     return keys[0], (followers[0] if followers else None)
 
 
-@fused.register("apply_best", "cupy", "step")
-def apply_best(graph, state, columns, combiner, stamps, returned, keep, updates, stamp):
-    """Combine ``updates`` (Updates on this GPU, distinct ids each) into the ``columns``
-    (key, follower or None) of ``state`` by the keyed ``combiner``, and list the winners and
-    the ``returned`` ids (None: none; where ``keep``, a bool per vertex, unless it is None),
-    each once (``stamps``: an int32 per vertex, below ``stamp``): the next frontier, its
-    out-edges counted (``cost_degrees``). One host read."""
-    cp = graph.xp
-    key_name, follower_name = columns
-    key = getattr(state, key_name)
-    follower = None if follower_name is None else getattr(state, follower_name)
-    capacity = (0 if returned is None else returned.shape[0]) + sum(len(u) for u in updates)
-    out = cp.empty(capacity, dtype=graph.indices.dtype)
-    tally = cp.zeros(2, dtype=cp.uint64)
-    degree = graph.cost_degrees()[0]
-    kernel = compile_kernel(cp, _APPLY_BEST, "apply_best", ID=c_type(out), KEY=c_type(key),
-                            FOL="int" if follower is None else c_type(follower),
-                            DEG=c_type(degree))  # fmt: skip
-    null = np.uintp(0)
-    smaller = np.int32(combiner.name == "min")
-    pieces = [] if returned is None else [(returned, null, null)]
-    for update in updates:
-        values = update.values
-        pieces.append((update.ids, cp.ascontiguousarray(values[key_name], dtype=key.dtype),
-                       null if follower is None else
-                       cp.ascontiguousarray(values[follower_name], dtype=follower.dtype)))  # fmt: skip
-    for ids, key_in, follower_in in pieces:
+@fused.register("keyed", "cupy", "step")
+class KeyedKernels:
+    """A keyed contract's kernels on one GPU, bound to a device's ``state`` and its
+    ``columns`` (:func:`keyed_columns`) combined by ``mode`` (:data:`MODES`)."""
+
+    def __init__(self, graph, state, columns: tuple[str, str | None], mode: int):
+        self.graph, self.columns, self.mode = graph, columns, np.int32(mode)
+        self.key = getattr(state, columns[0])
+        self.follower = None if columns[1] is None else getattr(state, columns[1])
+        self.stamps = None  # an int32 per vertex, made on the first listing
+        self.types = {"KEY": c_type(self.key),
+                      "FOL": "int" if self.follower is None else c_type(self.follower)}  # fmt: skip
+
+    def _values(self, values: dict):
+        """The key's and the follower's arriving columns (null for no follower), contiguous."""
+        cp = self.graph.xp
+        key_in = cp.ascontiguousarray(values[self.columns[0]], dtype=self.key.dtype)
+        if self.follower is None:
+            return key_in, np.uintp(0)
+        return key_in, cp.ascontiguousarray(values[self.columns[1]], dtype=self.follower.dtype)
+
+    def pack(self, owner, parts: int, ids) -> Update:
+        """The package at ``ids`` (distinct) grouped by ``owner`` (a device array) over
+        ``parts`` owners (``Update.bounds``). One host read (the counts)."""
+        cp, null = self.graph.xp, np.uintp(0)
+        key, follower = self.key, self.follower
         n = ids.shape[0]
-        if not n:
-            continue
-        ids = cp.ascontiguousarray(ids, dtype=out.dtype)
-        blocks = min((n + 255) // 256, STREAM_BLOCKS)
-        kernel((blocks,), (256,), (ids, np.int64(n), null if keep is None else keep, key_in,
-                                   key, follower_in, null if follower is None else follower,
-                                   smaller, stamps, np.int32(stamp), degree, out, tally))  # fmt: skip
-    count, edges = (int(x) for x in tally.get())
-    return Frontier.from_ids(graph, out[:count], out_edges=edges)
+        ids = cp.ascontiguousarray(ids)
+        types = {**self.types, "ID": c_type(ids), "OWNER": c_type(owner)}
+        counts = cp.zeros(2 * parts, dtype=cp.uint64)  # the counts, then the places filled
+        blocks = (min((n + 255) // 256, STREAM_BLOCKS),)
+        compile_kernel(cp, _PACK, "owner_counts", **types)(
+            blocks, (256,), (ids, np.int64(n), owner, np.int32(parts), counts)
+        )
+        sizes = counts[:parts].get().tolist()  # the read
+        out_ids, out_key = cp.empty_like(ids), cp.empty(n, dtype=key.dtype)
+        out_follower = None if follower is None else cp.empty(n, dtype=follower.dtype)
+        compile_kernel(cp, _PACK, "pack_by_owner", **types)(
+            blocks, (256,), (ids, np.int64(n), owner, np.int32(parts), counts, counts[parts:],
+                             key, null if follower is None else follower, out_ids, out_key,
+                             null if follower is None else out_follower),
+        )  # fmt: skip
+        values = {self.columns[0]: out_key}
+        if follower is not None:
+            values[self.columns[1]] = out_follower
+        return Update(out_ids, values, bounds=tuple(np.cumsum([0, *sizes]).tolist()))
+
+    def list(self, returned, keep, updates: list, stamp: int) -> Frontier:
+        """Combine ``updates`` (Updates on this GPU, distinct ids each) into the columns, and
+        list the winners and the ``returned`` ids (None: none; where ``keep``, a bool per
+        vertex, unless it is None), each once (a stamp per vertex, below ``stamp``): the next
+        frontier, its out-edges counted (``cost_degrees``). One host read."""
+        graph, null = self.graph, np.uintp(0)
+        cp = graph.xp
+        if self.stamps is None:
+            self.stamps = cp.zeros(graph.num_vertices, dtype=cp.int32)
+        capacity = (0 if returned is None else returned.shape[0]) + sum(len(u) for u in updates)
+        out = cp.empty(capacity, dtype=graph.indices.dtype)
+        tally = cp.zeros(2, dtype=cp.uint64)
+        degree = graph.cost_degrees()[0]
+        kernel = compile_kernel(cp, _APPLY_BEST, "apply_best", ID=c_type(out),
+                                DEG=c_type(degree), **self.types)  # fmt: skip
+        pieces = [] if returned is None else [(returned, null, null)]
+        pieces += [(update.ids, *self._values(update.values)) for update in updates]
+        follower = null if self.follower is None else self.follower
+        for ids, key_in, follower_in in pieces:
+            n = ids.shape[0]
+            if not n:
+                continue
+            ids = cp.ascontiguousarray(ids, dtype=out.dtype)
+            kernel((min((n + 255) // 256, STREAM_BLOCKS),), (256,),
+                   (ids, np.int64(n), null if keep is None else keep, key_in, self.key,
+                    follower_in, follower, self.mode, self.stamps, np.int32(stamp), degree,
+                    out, tally))  # fmt: skip
+        count, edges = (int(x) for x in tally.get())
+        return Frontier.from_ids(graph, out[:count], out_edges=edges)
+
+    def apply_block(self, region: slice, values: dict, mark) -> None:
+        """Combine a Slab's ``values`` over the vertices ``region`` (a range) into the
+        columns, marking in ``mark`` (a bool per vertex) the vertices it changed."""
+        cp = self.graph.xp
+        first, stop, _ = region.indices(self.graph.num_vertices)
+        n = stop - first
+        if n <= 0:
+            return
+        key_in, follower_in = self._values(values)
+        kernel = compile_kernel(cp, _APPLY_BLOCK, "apply_block", **self.types)
+        kernel((min((n + 255) // 256, STREAM_BLOCKS),), (256,),
+               (np.int64(first), np.int64(n), key_in, self.key, follower_in,
+                np.uintp(0) if self.follower is None else self.follower, self.mode, mark))  # fmt: skip

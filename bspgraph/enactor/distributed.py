@@ -30,7 +30,7 @@ from ..comm.message import Slab, Update
 from ..comm.transport import failing_together
 from ..exceptions import DeviceError
 from ..frontier import Frontier, count_out_edges
-from ._keyed_kernels import PACK_PARTS, listable
+from ._keyed_kernels import MODES, PACK_PARTS, keyed_columns
 from .checks import snapshot, verify
 from .contract import Contract, contract_of
 from .layout import _parts, _per_cut, _run_fingerprint
@@ -87,9 +87,9 @@ def _enact(primitive, graph, transport, backends, partitioner, communicator, see
     each = functools.partial(_on_each, backends)
     states = each(functools.partial(allocate, primitive), devices)
     contract = contract_of(primitive, states[local[0]])
-    listers = each(functools.partial(_lister, contract), devices, states)
+    keyed = each(functools.partial(_keyed, contract), devices, states)
     packers = each(functools.partial(_packer, primitive, contract, pattern, transport.size),
-                   devices, states, owners)  # fmt: skip
+                   devices, keyed, owners)  # fmt: skip
     # Slabs (no ids) in supersteps where many vertices changed: parts in this process's memory
     dense = pattern.dense and contract.dense and not (staged or transport.distributed)
     share = backends[local[0]].dense_share
@@ -131,7 +131,7 @@ def _enact(primitive, graph, transport, backends, partitioner, communicator, see
             backend.synchronize()
         comm_seconds = time.perf_counter() - comm_started
         frontiers = each(functools.partial(_next_frontier, primitive, contract, blocks,
-                                           iteration + 1), devices, states, bases, listers,
+                                           iteration + 1), devices, states, bases, keyed,
                          outputs, dict(enumerate(received)))  # fmt: skip
         union = (each(_union_edges, devices, frontiers, outputs, dict(enumerate(received)))
                  if primitive.needs_all else {})  # fmt: skip
@@ -247,7 +247,7 @@ def _combine_scalars(contract: Contract, states, transport) -> None:
         return
     names = list(contract.scalars)
     local = [[getattr(s, name) for s in states.values()] for name in names]
-    bits = np.array([_to_bits(value) for values in local for value in values], dtype=np.int64)
+    bits = np.array(_bits([value for values in local for value in values]), dtype=np.int64)
     rows = transport.allgather_numbers(bits).reshape(-1, len(names), len(states))
     for k, (name, combiner) in enumerate(contract.scalars.items()):
         dtype = local[k][0].dtype
@@ -258,10 +258,27 @@ def _combine_scalars(contract: Contract, states, transport) -> None:
                 scalar[...] = total
 
 
-def _to_bits(scalar) -> int:
-    """A 0-d array's value as an int64: a float's bits (as float64), else the integer."""
-    value = scalar.item()
-    return int(np.float64(value).view(np.int64)) if scalar.dtype.kind == "f" else int(value)
+def _bits(scalars: list) -> list[int]:
+    """Each 0-d array's value as an int64 (a float's bits as float64, else the integer), read
+    with one host read per device: the parts that share a GPU read their scalars at once."""
+    bits = [0] * len(scalars)
+    by_backend: dict = {}
+    for k, scalar in enumerate(scalars):
+        by_backend.setdefault(backend_of(scalar), []).append(k)
+    for backend, places in by_backend.items():
+        xp = backend.xp
+        with backend.activate():
+            column = xp.stack([_as_int64(xp, scalars[k]) for k in places])
+            for k, value in zip(places, to_host(column).tolist()):
+                bits[k] = value
+    return bits
+
+
+def _as_int64(xp, scalar):
+    """A 0-d array as int64 on its device: a float's float64 bits, an integer's value."""
+    if scalar.dtype.kind == "f":
+        return scalar.astype(np.float64, copy=False).view(np.int64)
+    return scalar.astype(np.int64, copy=False)
 
 
 def _from_bits(bits: int, dtype: np.dtype):
@@ -357,7 +374,7 @@ def merge(contract: Contract, update: Update) -> Update:
 
 
 def _next_frontier(primitive, contract: Contract, blocks, stamp: int, graph, state, bases,
-                   lister, output: Frontier, inbox: list) -> Frontier:  # fmt: skip
+                   keyed, output: Frontier, inbox: list) -> Frontier:  # fmt: skip
     """Combine each Update of ``inbox`` (each with distinct ids, as communicators deliver)
     into ``state`` in turn; the next frontier (the contract's rule 3): the returned vertices
     this device owns (all of them when ``needs_all``) and the vertices whose communicated
@@ -367,14 +384,14 @@ def _next_frontier(primitive, contract: Contract, blocks, stamp: int, graph, sta
     if not (len(output) or inbox):  # an empty superstep here: no kernel
         return Frontier.from_ids(graph, output.ids)
     if inbox and isinstance(inbox[0], Slab):
-        return _next_frontier_dense(primitive, contract, blocks, graph, state, bases, output,
-                                    inbox)  # fmt: skip
+        return _next_frontier_dense(primitive, contract, blocks, graph, state, bases, keyed,
+                                    output, inbox)  # fmt: skip
     arriving = len(output) + sum(len(update) for update in inbox)
-    if lister is not None and not output.is_dense and arriving * SPARSE_SHARE < graph.num_vertices:
+    if keyed is not None and not output.is_dense and arriving * SPARSE_SHARE < graph.num_vertices:
         keep = None if primitive.needs_all else graph.context.owned  # few: listed by a kernel
         returned = graph.backend.index(output.ids) if len(output) else None
         updates = [_to(graph.backend, update) for update in inbox]
-        return lister(returned, keep, updates, stamp=stamp)
+        return keyed.list(returned, keep, updates, stamp)
     if graph.backend.costly_supersteps:  # marks in a mask: no compaction, one count
         return _next_frontier_marked(primitive, contract, graph, state, bases, output, inbox)
     mine = output if primitive.needs_all or not len(output) else _owned_part(graph, output)
@@ -393,29 +410,24 @@ def _next_frontier(primitive, contract: Contract, blocks, stamp: int, graph, sta
     return Frontier.from_ids(graph, union.ids, out_edges=union.out_edges)
 
 
-def _packer(primitive, contract: Contract, pattern, parts: int, graph, state, owner):
-    """The backend's fused package of a keyed contract grouped by ``owner`` (``pack_best``),
-    bound to this device's state, where the communicator sends by owner and each update goes
-    to owners only; None elsewhere."""
-    if primitive.needs_all or not pattern.sends_by_owner or parts > PACK_PARTS:
-        return None
-    kernel = fused.lookup("pack_best", graph.backend, "step")
-    columns = None if kernel is None else listable(contract, state)
+def _keyed(contract: Contract, graph, state):
+    """The backend's kernels for a keyed contract (``keyed``: packing by owner, combining
+    and listing, applying Slabs) on this device's state; None where it has none, or where
+    the contract is not one (:func:`keyed_columns`)."""
+    kernels = fused.lookup("keyed", graph.backend, "step")
+    columns = None if kernels is None else keyed_columns(contract, state)
     if columns is None:
         return None
-    return functools.partial(kernel, graph, state, columns, owner, parts)
+    return kernels(graph, state, columns, MODES[contract.combiners[columns[0]].name])
 
 
-def _lister(contract: Contract, graph, state):
-    """The backend's fused combine-and-list for a keyed contract (``apply_best``), bound to
-    this device's state and an int32 stamp per vertex; None where there is none."""
-    kernel = fused.lookup("apply_best", graph.backend, "step")
-    columns = None if kernel is None else listable(contract, state)
-    if columns is None:
+def _packer(primitive, contract: Contract, pattern, parts: int, graph, keyed, owner):
+    """The package grouped by ``owner`` of a keyed contract, where the communicator sends by
+    owner and every returned vertex goes to its owner only; None elsewhere."""
+    if (keyed is None or primitive.needs_all or contract.owner_only
+            or not pattern.sends_by_owner or parts > PACK_PARTS):  # fmt: skip
         return None
-    stamps = graph.xp.zeros(graph.num_vertices, dtype=np.int32)
-    return functools.partial(kernel, graph, state, columns, contract.combiners[columns[0]],
-                             stamps)  # fmt: skip
+    return functools.partial(keyed.pack, owner, parts)
 
 
 def _next_frontier_marked(primitive, contract: Contract, graph, state, bases, output: Frontier,
@@ -507,7 +519,7 @@ def _slab(contract: Contract, blocks, whole: bool, graph, state, bases, output: 
     return Slab(block, values)
 
 
-def _next_frontier_dense(primitive, contract: Contract, blocks, graph, state, bases,
+def _next_frontier_dense(primitive, contract: Contract, blocks, graph, state, bases, keyed,
                          output: Frontier, inbox: list[Slab]) -> Frontier:  # fmt: skip
     """:func:`_next_frontier` for Slabs: each applied to its block in turn, the changed
     vertices marked in a mask that starts from the returned ones (those owned, unless
@@ -516,7 +528,10 @@ def _next_frontier_dense(primitive, contract: Contract, blocks, graph, state, ba
     mask = output.mask.copy() if primitive.needs_all else output.mask & graph.context.owned
     for slab in inbox:
         region = slice(None) if slab.block is None else blocks[slab.block]
-        mask[region] |= _combine(contract, state, region, slab.values, xp)
+        if keyed is not None and isinstance(region, slice):  # one fused pass over the block
+            keyed.apply_block(region, slab.values, mask)
+        else:
+            mask[region] |= _combine(contract, state, region, slab.values, xp)
     for name, base in bases.items():  # every change is shipped and applied: the new baseline
         base[...] = getattr(state, name)
     return Frontier.from_mask(graph, mask)
