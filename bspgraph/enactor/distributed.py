@@ -247,7 +247,7 @@ def _combine_scalars(contract: Contract, states, transport) -> None:
         return
     names = list(contract.scalars)
     local = [[getattr(s, name) for s in states.values()] for name in names]
-    bits = np.array(_bits([value for values in local for value in values]), dtype=np.int64)
+    bits = np.array([_to_bits(value) for values in local for value in values], dtype=np.int64)
     rows = transport.allgather_numbers(bits).reshape(-1, len(names), len(states))
     for k, (name, combiner) in enumerate(contract.scalars.items()):
         dtype = local[k][0].dtype
@@ -258,27 +258,10 @@ def _combine_scalars(contract: Contract, states, transport) -> None:
                 scalar[...] = total
 
 
-def _bits(scalars: list) -> list[int]:
-    """Each 0-d array's value as an int64 (a float's bits as float64, else the integer), read
-    with one host read per device: the parts that share a GPU read their scalars at once."""
-    bits = [0] * len(scalars)
-    by_backend: dict = {}
-    for k, scalar in enumerate(scalars):
-        by_backend.setdefault(backend_of(scalar), []).append(k)
-    for backend, places in by_backend.items():
-        xp = backend.xp
-        with backend.activate():
-            column = xp.stack([_as_int64(xp, scalars[k]) for k in places])
-            for k, value in zip(places, to_host(column).tolist()):
-                bits[k] = value
-    return bits
-
-
-def _as_int64(xp, scalar):
-    """A 0-d array as int64 on its device: a float's float64 bits, an integer's value."""
-    if scalar.dtype.kind == "f":
-        return scalar.astype(np.float64, copy=False).view(np.int64)
-    return scalar.astype(np.int64, copy=False)
+def _to_bits(scalar) -> int:
+    """A 0-d array's value as an int64: a float's bits (as float64), else the integer."""
+    value = scalar.item()
+    return int(np.float64(value).view(np.int64)) if scalar.dtype.kind == "f" else int(value)
 
 
 def _from_bits(bits: int, dtype: np.dtype):
