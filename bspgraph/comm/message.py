@@ -234,6 +234,42 @@ def unpack(header: np.ndarray, payload: np.ndarray) -> list[Update]:
     return updates
 
 
+def describe(updates: Sequence[Update]) -> np.ndarray:
+    """The shapes of ``updates`` as one int64 array, for a transport whose arrays travel apart
+    (NCCL, device to device): the count of Updates, then for each its id count, the ids' dtype
+    and its column count, and for each column its name's length and UTF-8 bytes, its dtype,
+    number of axes and extra axes' sizes. Reads no array: no GPU synchronisation.
+    :func:`described` reverses it."""
+    header: list[int] = [len(updates)]
+    for update in updates:
+        header += [len(update), _dtype_code(update.ids.dtype), len(update.values)]
+        for name, column in update.values.items():
+            encoded = name.encode()
+            header += [len(encoded), *encoded, _dtype_code(column.dtype), column.ndim,
+                       *column.shape[1:]]  # fmt: skip
+    return np.asarray(header, dtype=np.int64)
+
+
+def described(header: np.ndarray) -> list[tuple[int, list[tuple[str | None, np.dtype, tuple]]]]:
+    """What :func:`describe` wrote: for each Update its length and, for each of its arrays in
+    the order they travel (the ids first, named None), its name, dtype and extra axes."""
+    fields = header.tolist()
+    at, layout = 1, []
+    for _ in range(fields[0]):
+        count, code, columns = fields[at : at + 3]
+        at += 3
+        arrays = [(None, _dtype_of(code), ())]
+        for _ in range(columns):
+            length = fields[at]
+            name = bytes(fields[at + 1 : at + 1 + length]).decode()
+            at += 1 + length
+            code, axes = fields[at : at + 2]
+            arrays.append((name, _dtype_of(code), tuple(fields[at + 2 : at + 1 + axes])))
+            at += 1 + axes
+        layout.append((count, arrays))
+    return layout
+
+
 def _dtype_code(dtype: np.dtype) -> int:
     """A dtype as one number: its kind's character code times 256 plus its item size."""
     return ord(dtype.kind) * 256 + dtype.itemsize

@@ -22,7 +22,7 @@ import numpy as np
 
 from ..backend import gpu_count
 from ..exceptions import DeviceError
-from .message import Update
+from .message import Update, describe, described
 from .mpi import MPITransport, _mpi
 from .transport import Inbox, RoundStats, Send
 
@@ -70,8 +70,8 @@ class NCCLTransport(MPITransport):
         cp, nccl = self.backend.xp, self._nccl
         outgoing, counts = self._start_round(sends, num_vertices)
         outgoing = [[self._to_device(u) for u in per_peer] for per_peer in outgoing]
-        headers = [[_header(u) for u in per_peer] for per_peer in outgoing]
-        incoming = self._collective("alltoall", self.comm.alltoall, headers)
+        (arriving,) = self._alltoallv([describe(per_peer) for per_peer in outgoing])
+        incoming = [described(header) for header in arriving]  # shapes, nothing pickled
         columns = {dst: [cp.ascontiguousarray(column) for u in updates for column in _columns(u)]
                    for dst, updates in enumerate(outgoing)}  # fmt: skip
         buffers = {src: cp.empty(sum(p for _, p in _sizes(h)), dtype=cp.uint8)
@@ -93,14 +93,6 @@ class NCCLTransport(MPITransport):
         self._collective("nccl send/recv", stream.synchronize)  # columns live until here
         arrived = [u for src, h in enumerate(incoming) if h for u in _unpack(cp, buffers[src], h)]
         return self._finish_round(arrived, counts)
-
-
-def _header(update: Update) -> tuple:
-    """What a receiver needs to cut ``update`` out of a buffer: its length and, per column,
-    the name, dtype and trailing shape."""
-    names = [None, *update.values]
-    return len(update), [(name, a.dtype.str, tuple(a.shape[1:]))
-                         for name, a in zip(names, _columns(update))]  # fmt: skip
 
 
 def _columns(update: Update) -> tuple:

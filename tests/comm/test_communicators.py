@@ -581,7 +581,7 @@ def test_dense_exchange_to_all_sends_each_slab_as_it_is(parts, n, data):
 def test_the_wire_format_gives_back_every_update(specs):
     """pack/unpack (the MPI transport's buffers): ids and every column come back with their
     dtype, shape and values, for empty Updates, lanes and odd item sizes."""
-    from bspgraph.comm.message import pack, unpack
+    from bspgraph.comm.message import describe, described, pack, unpack
 
     rng = np.random.default_rng(len(specs))
     updates = []
@@ -593,6 +593,16 @@ def test_the_wire_format_gives_back_every_update(specs):
         updates.append(Update(rng.permutation(50)[:count].astype(id_dtype), values))
     back = unpack(*pack(updates))
     assert len(back) == len(updates)
+    layout = described(describe(updates))  # the NCCL transport's headers: shapes alone
+    assert [
+        (n, [(name, dtype, shape) for name, dtype, shape in arrays]) for n, arrays in layout
+    ] == [
+        (
+            len(u),
+            [(None, u.ids.dtype, ())] + [(k, c.dtype, c.shape[1:]) for k, c in u.values.items()],
+        )
+        for u in updates
+    ]
     for sent, got in zip(updates, back):
         assert got.ids.dtype == sent.ids.dtype
         np.testing.assert_array_equal(got.ids, sent.ids)

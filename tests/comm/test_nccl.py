@@ -1,11 +1,12 @@
-"""The NCCL transport's wire format, on NumPy: columns received where the headers say unpack
-to the same Updates. (The transport itself runs in tests/comm/test_mpi.py::
+"""The NCCL transport's wire format, on NumPy: columns received where the headers (int64
+arrays, nothing pickled) say unpack to the same Updates. (The transport itself runs in tests/comm/test_mpi.py::
 test_gpu_transports_on_two_gpus.)"""
 
 import numpy as np
 
 from bspgraph.comm import Update
-from bspgraph.comm.nccl import ALIGN, _columns, _header, _sizes, _unpack
+from bspgraph.comm.message import describe, described
+from bspgraph.comm.nccl import ALIGN, _columns, _sizes, _unpack
 
 
 def receive(updates, headers):
@@ -34,7 +35,9 @@ def test_received_columns_unpack_to_the_same_updates():
             np.array([9], np.int64), {"mass": np.array([[0.5, 0.25]]), "flag": np.array([True])}
         ),
     ]
-    headers = [_header(u) for u in updates]
+    header = describe(updates)
+    assert header.dtype == np.int64
+    headers = described(header)
     buffer = receive(updates, headers)
     for before, after in zip(updates, _unpack(np, buffer, headers)):
         np.testing.assert_array_equal(after.ids, before.ids)
@@ -45,4 +48,5 @@ def test_received_columns_unpack_to_the_same_updates():
 
 
 def test_nothing_to_receive_is_no_update():
+    assert described(describe([])) == []
     assert receive([], []).size == 0 and _unpack(np, np.empty(0, np.uint8), []) == []
