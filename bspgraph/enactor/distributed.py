@@ -363,7 +363,9 @@ def _next_frontier(primitive, contract: Contract, blocks, stamp: int, graph, sta
     this device owns (all of them when ``needs_all``) and the vertices whose communicated
     state changed here. A fresh Frontier: what the step's producer knew (``passed``,
     ``pulled_from``) described one device's view, not this union (the superstep's tally may
-    set ``out_edges`` and ``pulled_from`` again, for every device alike)."""
+    set ``out_edges`` and ``pulled_from`` again, for every device alike). A keyed contract
+    with its backend's kernels (``keyed``, :func:`_keyed`) combines and lists a few arrived
+    vertices in one kernel a piece, ``stamp`` (this superstep's number) marking each once."""
     if not (len(output) or inbox):  # an empty superstep here: no kernel
         return Frontier.from_ids(graph, output.ids)
     if inbox and isinstance(inbox[0], Slab):
