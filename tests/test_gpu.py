@@ -29,6 +29,7 @@ def test_bfs_cupy_equals_numpy(rmat_pair, direction):
     expected = bg.bfs(cpu, source, direction=direction, backend="numpy")
     result = bg.bfs(gpu, source, direction=direction, parents=True, backend="cupy")
     np.testing.assert_array_equal(result.depth, expected.depth)
+    assert result.stats.edges == expected.stats.edges  # counted by the kernels: NumPy's pass
     tree = result.depth > 0
     src, dst = result.parent[tree], np.flatnonzero(tree)
     assert (result.depth[src] == result.depth[dst] - 1).all()
@@ -91,6 +92,8 @@ def test_bfs_levels_in_one_launch_equal_numpy(shape, direction):
     np.testing.assert_array_equal(result.depth, expected.depth)
     sizes = [s.frontier for s in result.stats.supersteps]
     assert sizes == [s.frontier for s in expected.stats.supersteps]
+    reached_edges = int(np.diff(cpu.offsets)[expected.depth >= 0].sum())
+    assert result.stats.edges == expected.stats.edges == reached_edges  # levels' edges too
     assert result.stats.iterations == expected.stats.iterations
     if shape == "path":
         assert result.stats.iterations > 2 * MAX_LEVELS

@@ -10,14 +10,15 @@ class Frontier:
 
     Sparse form: ``ids`` (unique vertex ids, any order). Dense form: ``mask`` (bool per vertex).
     Each is computed from the other on first use and cached; neither is modified in place.
-    ``out_edges``, ``passed`` and ``pulled_from`` are what a producer knew: the members'
-    out-edges, the sizes of the levels a repeated advance went through before this one (each a
-    superstep), and the size of the frontier an early-exit pull made this one from.
+    ``out_edges``, ``passed``, ``passed_edges`` and ``pulled_from`` are what a producer knew:
+    the members' out-edges, the sizes of the levels a repeated advance went through before this
+    one (each a superstep) and their out-edges (None where not counted), and the size of the
+    frontier an early-exit pull made this one from.
     Build one with :meth:`from_ids`, :meth:`from_mask`, :meth:`all` or :meth:`empty`.
     """
 
     __slots__ = ("num_vertices", "backend", "_ids", "_mask", "_size", "out_edges", "passed",
-                 "pulled_from")  # fmt: skip
+                 "passed_edges", "pulled_from")  # fmt: skip
 
     def __init__(self, num_vertices: int, backend, *, ids=None, mask=None, out_edges=None):
         if ids is None and mask is None:
@@ -26,6 +27,7 @@ class Frontier:
         self._ids, self._mask, self._size = ids, mask, None
         self.out_edges = out_edges  # the members' out-degrees (cost_degrees) summed, if known
         self.passed: tuple[int, ...] = ()  # a repeated advance: the sizes of the levels before
+        self.passed_edges: tuple[int, ...] | None = ()  # ... and their out-edges, if counted
         self.pulled_from: int | None = None  # an early-exit pull: its input's size (kept by
         # the enactor on several devices only where every device pulled from one frontier)
 

@@ -79,7 +79,7 @@ def visit_levels(graph, frontier, depth, value, parent) -> Frontier | None:
                                  depth.dtype.type(value), null, graph.cost_degrees()[0],
                                  *level_limits(graph), MAX_LEVELS)  # fmt: skip
     out = Frontier.from_ids(graph, found, out_edges=int(edges))
-    out.passed = tuple(sizes[:-1].tolist())
+    out.passed, out.passed_edges = tuple(sizes[:-1].tolist()), None  # (levels' edges not kept)
     return out
 
 

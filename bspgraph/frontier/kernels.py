@@ -251,7 +251,7 @@ extern "C" __global__ void visited_bits(const DEPTH* depth, long long n, DEPTH v
 # reset a level before its next use, a level after its last read) and takes the same
 # decision: go on while the frontier holds at most max_vertices vertices and max_edges
 # out-edges. result: levels run, the last frontier's size, its out-edges, its offset in
-# `queue`, then every level's size. FUNCTOR_PARAMS and NEXT_LEVEL come with WIN.
+# `queue`, then every level's size, then every level's out-edges. FUNCTOR_PARAMS and NEXT_LEVEL come with WIN.
 _LEVELS = r"""
 // A warp's lanes that won an edge append their vertices with one atomic.
 __device__ __forceinline__ void append(ID v, ID* out, unsigned long long* found,
@@ -329,7 +329,7 @@ extern "C" __global__ void levels(const ID* ids, long long n_frontier, const OFF
     grid_barrier((unsigned int*)(counters + 6));
     const long long next = ((volatile unsigned long long*)found)[0];
     const long long next_edges = ((volatile unsigned long long*)found)[1];
-    if (first_thread) result[4 + level] = next;
+    if (first_thread) { result[4 + level] = next; result[4 + max_levels + level] = next_edges; }
     ++level;
     if (next == 0 || next > max_vertices || next_edges > max_edges || level == max_levels) {
       if (first_thread) {
@@ -407,22 +407,23 @@ def startable(graph, frontier) -> bool:
 def _levels(graph, frontier, kernel, *functor_args) -> Frontier:
     """Run a levels kernel from ``frontier`` (:func:`startable`) while frontiers stay within
     :func:`level_limits`, up to MAX_LEVELS; one host read after it. The last level's
-    frontier comes back with the sizes of those before it
-    (``Frontier.passed``)."""
+    frontier comes back with the sizes and out-edges of those before it
+    (``Frontier.passed``, ``Frontier.passed_edges``)."""
     cp, ids = graph.xp, frontier.ids
     n = graph.num_vertices
     queue = cp.empty(2 * n, dtype=graph.indices.dtype)
     counters = cp.zeros(7, dtype=cp.uint64)  # 3 x (found, edges), the barrier
-    result = cp.empty(4 + MAX_LEVELS, dtype=cp.int64)
+    result = cp.empty(4 + 2 * MAX_LEVELS, dtype=cp.int64)
     blocks = _multiprocessors(cp)  # one resident block an SM
     max_vertices, max_edges = level_limits(graph)
     kernel((blocks,), (512,), (ids, np.int64(ids.size), graph.offsets, graph.indices,
                                graph.cost_degrees()[0], queue, np.int64(n),
                                np.int64(max_vertices), np.int64(max_edges),
                                np.int64(MAX_LEVELS), counters, result, *functor_args))  # fmt: skip
-    levels, count, out_edges, at, *sizes = result.get().tolist()  # one read
+    levels, count, out_edges, at, *counted = result.get().tolist()  # one read
     out = Frontier.from_ids(graph, queue[at : at + count], out_edges=out_edges)
-    out.passed = tuple(sizes[: levels - 1])
+    out.passed = tuple(counted[: levels - 1])
+    out.passed_edges = tuple(counted[MAX_LEVELS : MAX_LEVELS + levels - 1])
     return out
 
 

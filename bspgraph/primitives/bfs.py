@@ -47,15 +47,29 @@ class BFS(Primitive):
 
     def init_frontier(self, graph, state, *, source):
         state.depth[source] = 0
-        return fr.Frontier.from_ids(graph, [source])
+        frontier = fr.Frontier.from_ids(graph, [source])
+        # On one device every reached vertex is in one frontier: the traversed edges are the
+        # frontiers' out-edges, summed as the kernels count them (None once one is not known)
+        self.counted = fr.count_out_edges(graph, frontier) if graph.context.global_view else None
+        frontier.out_edges = self.counted
+        return frontier
 
     def step(self, graph, frontier, state, iteration):
         visit = fr.functors.visit_unvisited(state.depth, iteration + 1, state.parent)
         unvisited = functools.partial(visit.candidates, graph)  # built only if pull is considered
-        return fr.advance(graph, frontier, visit, unique=True, candidates=unvisited,
-                          direction=self.options.get("direction", "auto"), repeat=True)  # fmt: skip
+        reached = fr.advance(graph, frontier, visit, unique=True, candidates=unvisited,
+                             direction=self.options.get("direction", "auto"), repeat=True)  # fmt: skip
+        if self.counted is not None:
+            edges, levels = reached.out_edges, reached.passed_edges
+            known = edges is not None and levels is not None
+            self.counted = self.counted + edges + sum(levels) if known else None
+        return reached
 
     def traversed_edges(self, graph, state):
+        """The out-edges of the reached vertices: as counted during the run on one device, else
+        one pass over the depths."""
+        if graph.context.global_view and getattr(self, "counted", None) is not None:
+            return self.counted
         unset = np.iinfo(state.depth.dtype).max
         return graph.backend.total_below(graph.out_degree(), state.depth, unset)
 
