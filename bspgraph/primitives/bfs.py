@@ -57,8 +57,12 @@ class BFS(Primitive):
     def step(self, graph, frontier, state, iteration):
         visit = fr.functors.visit_unvisited(state.depth, iteration + 1, state.parent)
         unvisited = functools.partial(visit.candidates, graph)  # built only if pull is considered
+        unreached = None  # undirected: the in-edges of the unvisited are the edges not counted
+        if self.counted is not None and not graph.directed:
+            unreached = graph.cost_degrees()[2] - self.counted
         reached = fr.advance(graph, frontier, visit, unique=True, candidates=unvisited,
-                             direction=self.options.get("direction", "auto"), repeat=True)  # fmt: skip
+                             direction=self.options.get("direction", "auto"), repeat=True,
+                             candidate_edges=unreached)  # fmt: skip
         if self.counted is not None:
             edges, levels = reached.out_edges, reached.passed_edges
             known = edges is not None and levels is not None

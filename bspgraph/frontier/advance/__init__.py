@@ -31,6 +31,7 @@ def advance(
     early_exit: bool | None = None,
     output: Literal["vertices", "none"] = "vertices",
     repeat: bool = False,
+    candidate_edges: int | None = None,
 ) -> Frontier:
     """Visit the edges leaving ``frontier``; return the frontier of destinations ``op`` keeps.
 
@@ -49,7 +50,10 @@ def advance(
     ``fused_repeat``: ``visit_unvisited`` on CuPy or with numba, ``relax_min`` on CuPy) a small
     frontier may be advanced again from its own output, level after level, in one call; the
     frontier returned is the last level's, with the sizes of those before it in ``passed``
-    (each a superstep to the caller).
+    (each a superstep to the caller). ``candidate_edges``: the candidates' in-edges, when
+    the caller keeps that count (BFS on one device, undirected: the edges not yet reached);
+    the direction test then makes no pass over them, and the candidates are built only for a
+    pull.
 
     Raises
     ------
@@ -75,6 +79,9 @@ def advance(
         frontier_edges = 0 if candidates is None else count_out_edges(graph, frontier)
         if candidates is None or frontier_edges * BETA < graph.cost_degrees()[2]:
             direction = "push"  # a light frontier: pull would scan most in-edges for nothing
+    if direction == "auto" and candidate_edges is not None:  # counted by the caller: no pass
+        direction = choose_direction(graph, frontier, candidates, frontier_edges, exit_first,
+                                     candidate_edges)  # fmt: skip
     if direction != "push" and callable(candidates):
         candidates = candidates()
     if direction == "auto":
@@ -129,15 +136,16 @@ def stays_pulled(graph, frontier: Frontier) -> bool:
 
 
 def choose_direction(graph, frontier: Frontier, candidates, frontier_edges=None,
-                     early_exit: bool = True) -> str:  # fmt: skip
+                     early_exit: bool = True, candidate_edges: int | None = None) -> str:  # fmt: skip
     """Beamer's rule: "pull" when the frontier's out-edges exceed the candidates' (a bool mask,
     or "all") in-edges / alpha (ALPHA on the GPU, SCAN_ALPHA for a pull without early exit,
-    HOST_ALPHA where the backend's pull scans whole lists: ``Backend.scans_whole_lists``)."""
+    HOST_ALPHA where the backend's pull scans whole lists: ``Backend.scans_whole_lists``);
+    ``candidate_edges``, when the caller counted those in-edges, spares the pass over them."""
     if frontier_edges is None:
         frontier_edges = count_out_edges(graph, frontier)
-    if isinstance(candidates, str):  # "all": every in-edge
+    if candidate_edges is None and isinstance(candidates, str):  # "all": every in-edge
         candidate_edges = graph.cost_degrees()[2]
-    else:
+    elif candidate_edges is None:
         candidate_edges = graph.backend.masked_sum(graph.cost_degrees()[1], candidates)
     if graph.backend.scans_whole_lists:  # early exit saves nothing
         alpha = HOST_ALPHA
