@@ -20,7 +20,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..backend import fused
-from ..backend.cuda import C_TYPES, STREAM_BLOCKS, c_type, compile_kernel
+from ..backend.cuda import C_TYPES, c_type, stream
 from ..comm.message import Update
 from ..frontier import Frontier
 
@@ -162,46 +162,45 @@ def keyed_columns(contract, state) -> tuple[str, str | None] | None:
 
 @fused.register("keyed", "cupy", "step")
 class KeyedKernels:
-    """A keyed contract's kernels on one GPU, bound to a device's ``state`` and its
-    ``columns`` (:func:`keyed_columns`) combined by ``mode`` (:data:`MODES`)."""
+    """A keyed contract's kernels on one GPU, for a device's ``state`` and its ``columns``
+    (:func:`keyed_columns`) combined by ``mode`` (:data:`MODES`). The columns are read from
+    ``state`` at each call (a step may rebind a state array)."""
 
     def __init__(self, graph, state, columns: tuple[str, str | None], mode: int):
-        self.graph, self.columns, self.mode = graph, columns, np.int32(mode)
-        self.key = getattr(state, columns[0])
-        self.follower = None if columns[1] is None else getattr(state, columns[1])
+        self.graph, self.state, self.columns, self.mode = graph, state, columns, np.int32(mode)
         self.stamps = None  # an int32 per vertex, made on the first listing
-        self.types = {"KEY": c_type(self.key),
-                      "FOL": "int" if self.follower is None else c_type(self.follower)}  # fmt: skip
 
-    def _values(self, values: dict):
+    def _columns(self):
+        """The key, the follower (None without one) and their C types."""
+        key = getattr(self.state, self.columns[0])
+        follower = None if self.columns[1] is None else getattr(self.state, self.columns[1])
+        types = {"KEY": c_type(key), "FOL": "int" if follower is None else c_type(follower)}
+        return key, follower, types
+
+    def _arriving(self, values: dict, key, follower):
         """The key's and the follower's arriving columns (null for no follower), contiguous."""
         cp = self.graph.xp
-        key_in = cp.ascontiguousarray(values[self.columns[0]], dtype=self.key.dtype)
-        if self.follower is None:
-            return key_in, np.uintp(0)
-        return key_in, cp.ascontiguousarray(values[self.columns[1]], dtype=self.follower.dtype)
+        key_in = cp.ascontiguousarray(values[self.columns[0]], dtype=key.dtype)
+        if follower is None:
+            return key_in, NULL
+        return key_in, cp.ascontiguousarray(values[self.columns[1]], dtype=follower.dtype)
 
     def pack(self, owner, parts: int, ids) -> Update:
         """The package at ``ids`` (distinct) grouped by ``owner`` (a device array) over
         ``parts`` owners (``Update.bounds``). One host read (the counts)."""
-        cp, null = self.graph.xp, np.uintp(0)
-        key, follower = self.key, self.follower
+        cp = self.graph.xp
+        key, follower, types = self._columns()
         n = ids.shape[0]
         ids = cp.ascontiguousarray(ids)
-        types = {**self.types, "ID": c_type(ids), "OWNER": c_type(owner)}
+        types.update(ID=c_type(ids), OWNER=c_type(owner))
         counts = cp.zeros(2 * parts, dtype=cp.uint64)  # the counts, then the places filled
-        blocks = (min((n + 255) // 256, STREAM_BLOCKS),)
-        compile_kernel(cp, _PACK, "owner_counts", **types)(
-            blocks, (256,), (ids, np.int64(n), owner, np.int32(parts), counts)
-        )
+        stream(cp, _PACK, "owner_counts", n, ids, owner, np.int32(parts), counts, **types)
         sizes = counts[:parts].get().tolist()  # the read
         out_ids, out_key = cp.empty_like(ids), cp.empty(n, dtype=key.dtype)
         out_follower = None if follower is None else cp.empty(n, dtype=follower.dtype)
-        compile_kernel(cp, _PACK, "pack_by_owner", **types)(
-            blocks, (256,), (ids, np.int64(n), owner, np.int32(parts), counts, counts[parts:],
-                             key, null if follower is None else follower, out_ids, out_key,
-                             null if follower is None else out_follower),
-        )  # fmt: skip
+        stream(cp, _PACK, "pack_by_owner", n, ids, owner, np.int32(parts), counts,
+               counts[parts:], key, _or_null(follower), out_ids, out_key, _or_null(out_follower),
+               **types)  # fmt: skip
         values = {self.columns[0]: out_key}
         if follower is not None:
             values[self.columns[1]] = out_follower
@@ -212,41 +211,38 @@ class KeyedKernels:
         list the winners and the ``returned`` ids (None: none; where ``keep``, a bool per
         vertex, unless it is None), each once (a stamp per vertex, below ``stamp``): the next
         frontier, its out-edges counted (``cost_degrees``). One host read."""
-        graph, null = self.graph, np.uintp(0)
+        graph = self.graph
         cp = graph.xp
+        key, follower, types = self._columns()
         if self.stamps is None:
             self.stamps = cp.zeros(graph.num_vertices, dtype=cp.int32)
         capacity = (0 if returned is None else returned.shape[0]) + sum(len(u) for u in updates)
         out = cp.empty(capacity, dtype=graph.indices.dtype)
         tally = cp.zeros(2, dtype=cp.uint64)
         degree = graph.cost_degrees()[0]
-        kernel = compile_kernel(cp, _APPLY_BEST, "apply_best", ID=c_type(out),
-                                DEG=c_type(degree), **self.types)  # fmt: skip
-        pieces = [] if returned is None else [(returned, null, null)]
-        pieces += [(update.ids, *self._values(update.values)) for update in updates]
-        follower = null if self.follower is None else self.follower
+        pieces = [] if returned is None else [(returned, NULL, NULL)]
+        pieces += [(u.ids, *self._arriving(u.values, key, follower)) for u in updates]
         for ids, key_in, follower_in in pieces:
-            n = ids.shape[0]
-            if not n:
-                continue
-            ids = cp.ascontiguousarray(ids, dtype=out.dtype)
-            kernel((min((n + 255) // 256, STREAM_BLOCKS),), (256,),
-                   (ids, np.int64(n), null if keep is None else keep, key_in, self.key,
-                    follower_in, follower, self.mode, self.stamps, np.int32(stamp), degree,
-                    out, tally))  # fmt: skip
+            stream(cp, _APPLY_BEST, "apply_best", ids.shape[0],
+                   cp.ascontiguousarray(ids, dtype=out.dtype), _or_null(keep), key_in, key,
+                   follower_in, _or_null(follower), self.mode, self.stamps, np.int32(stamp),
+                   degree, out, tally, ID=c_type(out), DEG=c_type(degree), **types)  # fmt: skip
         count, edges = (int(x) for x in tally.get())
         return Frontier.from_ids(graph, out[:count], out_edges=edges)
 
     def apply_block(self, region: slice, values: dict, mark) -> None:
         """Combine a Slab's ``values`` over the vertices ``region`` (a range) into the
         columns, marking in ``mark`` (a bool per vertex) the vertices it changed."""
-        cp = self.graph.xp
         first, stop, _ = region.indices(self.graph.num_vertices)
-        n = stop - first
-        if n <= 0:
-            return
-        key_in, follower_in = self._values(values)
-        kernel = compile_kernel(cp, _APPLY_BLOCK, "apply_block", **self.types)
-        kernel((min((n + 255) // 256, STREAM_BLOCKS),), (256,),
-               (np.int64(first), np.int64(n), key_in, self.key, follower_in,
-                np.uintp(0) if self.follower is None else self.follower, self.mode, mark))  # fmt: skip
+        key, follower, types = self._columns()
+        key_in, follower_in = self._arriving(values, key, follower)
+        stream(self.graph.xp, _APPLY_BLOCK, "apply_block", max(stop - first, 0),
+               np.int64(first), key_in, key, follower_in, _or_null(follower), self.mode, mark,
+               **types)  # fmt: skip
+
+
+NULL = np.uintp(0)  # a null pointer: no such array
+
+
+def _or_null(array):
+    return NULL if array is None else array
