@@ -186,59 +186,15 @@ def encoded_bytes(update: Update | Slab, num_vertices: int) -> int:
     return min(id_list_bytes(update), bitmap_bytes(num_vertices)) + value_bytes(update)
 
 
-# --- the wire: Updates as raw buffers, for transports that move bytes (MPI) -----------------------
+# --- the wire: Updates as an int64 header and raw bytes, nothing pickled (MPI, NCCL) -------------
 WIRE_ALIGN = 8  # bytes: every array of a payload starts at a multiple of this
 
 
-def pack(updates: Sequence[Update]) -> tuple[np.ndarray, np.ndarray]:
-    """``updates`` (host arrays) as one int64 header and one uint8 payload, nothing pickled:
-    the header holds the count of Updates, then for each its id count, the ids' dtype and its
-    column count, and for each column its name's length, dtype, number of axes and extra axes'
-    sizes; the payload holds the ids, then each column's name (UTF-8) and values, every piece
-    starting at a multiple of WIRE_ALIGN bytes. :func:`unpack` reverses it."""
-    header: list[int] = [len(updates)]
-    pieces = []
-    for update in updates:
-        ids = np.ascontiguousarray(update.ids)
-        header += [ids.shape[0], _dtype_code(ids.dtype), len(update.values)]
-        pieces.append(ids)
-        for name, column in update.values.items():
-            column = np.ascontiguousarray(column)
-            encoded = np.frombuffer(name.encode(), dtype=np.uint8)
-            header += [encoded.shape[0], _dtype_code(column.dtype), column.ndim,
-                       *column.shape[1:]]  # fmt: skip
-            pieces += [encoded, column]
-    payload = [_padded(piece) for piece in pieces]
-    return (np.asarray(header, dtype=np.int64),
-            np.concatenate(payload) if payload else np.zeros(0, dtype=np.uint8))  # fmt: skip
-
-
-def unpack(header: np.ndarray, payload: np.ndarray) -> list[Update]:
-    """The Updates that :func:`pack` wrote into ``header`` and ``payload`` (views of the
-    payload where its alignment allows)."""
-    fields = header.tolist()
-    at, offset, updates = 1, 0, []
-    for _ in range(fields[0]):
-        count, code, columns = fields[at : at + 3]
-        at += 3
-        ids, offset = _piece(payload, offset, _dtype_of(code), (count,))
-        values = {}
-        for _ in range(columns):
-            length, code, axes = fields[at : at + 3]
-            shape = (count, *fields[at + 3 : at + 2 + axes])
-            at += 2 + axes
-            name, offset = _piece(payload, offset, np.dtype(np.uint8), (length,))
-            values[name.tobytes().decode()], offset = _piece(payload, offset, _dtype_of(code),
-                                                             shape)  # fmt: skip
-        updates.append(Update(ids, values))
-    return updates
-
-
 def describe(updates: Sequence[Update]) -> np.ndarray:
-    """The shapes of ``updates`` as one int64 array, for a transport whose arrays travel apart
-    (NCCL, device to device): the count of Updates, then for each its id count, the ids' dtype
-    and its column count, and for each column its name's length and UTF-8 bytes, its dtype,
-    number of axes and extra axes' sizes. Reads no array: no GPU synchronisation.
+    """The shapes of ``updates`` as one int64 array: the count of Updates, then for each its id
+    count, the ids' dtype and its column count, and for each column its name's length and
+    UTF-8 bytes, its dtype, number of axes and extra axes' sizes. Reads no array (no GPU
+    synchronisation): a transport whose arrays travel apart (NCCL) sends it ahead of them.
     :func:`described` reverses it."""
     header: list[int] = [len(updates)]
     for update in updates:
@@ -268,6 +224,29 @@ def described(header: np.ndarray) -> list[tuple[int, list[tuple[str | None, np.d
             at += 1 + axes
         layout.append((count, arrays))
     return layout
+
+
+def pack(updates: Sequence[Update]) -> tuple[np.ndarray, np.ndarray]:
+    """``updates`` (host arrays) as their header (:func:`describe`) and one uint8 payload: each
+    Update's ids, then its columns, every array starting at a multiple of WIRE_ALIGN bytes.
+    :func:`unpack` reverses it."""
+    payload = [_padded(np.ascontiguousarray(array)) for update in updates
+               for array in (update.ids, *update.values.values())]  # fmt: skip
+    return (describe(updates),
+            np.concatenate(payload) if payload else np.zeros(0, dtype=np.uint8))  # fmt: skip
+
+
+def unpack(header: np.ndarray, payload) -> list[Update]:
+    """The Updates that ``header`` (:func:`describe`) lays out in ``payload`` (a uint8 array,
+    NumPy or CuPy, as :func:`pack` writes it): views of the payload."""
+    updates, offset = [], 0
+    for count, arrays in described(header):
+        values = {}
+        for name, dtype, shape in arrays:
+            values[name], offset = _piece(payload, offset, dtype, (count, *shape))
+        ids = values.pop(None)
+        updates.append(Update(ids, values))
+    return updates
 
 
 def _dtype_code(dtype: np.dtype) -> int:

@@ -1,10 +1,10 @@
 """The NCCL transport: one process per GPU, payloads GPU to GPU with CuPy's NCCL bindings.
 
 MPI starts the processes and carries everything small: the NCCL unique id (a broadcast), each
-round's message headers (ids and value shapes, an ``alltoall``), the scalars and the stop test
+round's message headers (``message.describe``: int64 arrays, an ``Alltoallv``), the scalars and the stop test
 of the enactor and the fingerprints. The payloads (the final result's too) never touch the
 host: one NCCL group moves every column of every message straight from the array that holds
-it (no packing), into one receive buffer per peer cut into aligned columns. Faults are handled
+it (no packing), into one receive buffer per peer, cut by ``message.unpack`` as MPI's. Faults are handled
 as by :class:`~bspgraph.comm.mpi.MPITransport` (abort on an exception, the launcher on a dead
 rank, the watchdog on a hang, which also covers the wait for NCCL to finish).
 
@@ -22,11 +22,9 @@ import numpy as np
 
 from ..backend import gpu_count
 from ..exceptions import DeviceError
-from .message import Update, describe, described
+from .message import WIRE_ALIGN, Update, describe, described, unpack
 from .mpi import MPITransport, _mpi
 from .transport import Inbox, RoundStats, Send
-
-ALIGN = 8  # every piece of a packed buffer starts on an 8-byte boundary
 
 
 class NCCLTransport(MPITransport):
@@ -71,11 +69,11 @@ class NCCLTransport(MPITransport):
         outgoing, counts = self._start_round(sends, num_vertices)
         outgoing = [[self._to_device(u) for u in per_peer] for per_peer in outgoing]
         (arriving,) = self._alltoallv([describe(per_peer) for per_peer in outgoing])
-        incoming = [described(header) for header in arriving]  # shapes, nothing pickled
+        layouts = [described(header) for header in arriving]  # shapes, nothing pickled
         columns = {dst: [cp.ascontiguousarray(column) for u in updates for column in _columns(u)]
                    for dst, updates in enumerate(outgoing)}  # fmt: skip
-        buffers = {src: cp.empty(sum(p for _, p in _sizes(h)), dtype=cp.uint8)
-                   for src, h in enumerate(incoming) if h}  # fmt: skip
+        buffers = {src: cp.empty(sum(p for _, p in _sizes(layout)), dtype=cp.uint8)
+                   for src, layout in enumerate(layouts) if layout}  # fmt: skip
         stream = cp.cuda.get_current_stream()
         nccl.groupStart()  # sends and receives of a pair match in order: column by column
         for dst, arrays in columns.items():
@@ -84,14 +82,15 @@ class NCCLTransport(MPITransport):
                     self.nccl.send(array.data.ptr, array.nbytes, nccl.NCCL_UINT8, dst, stream.ptr)
         for src, buffer in buffers.items():
             offset = 0
-            for nbytes, padded in _sizes(incoming[src]):
+            for nbytes, padded in _sizes(layouts[src]):
                 if nbytes:
                     self.nccl.recv(buffer.data.ptr + offset, nbytes, nccl.NCCL_UINT8, src,
                                    stream.ptr)  # fmt: skip
                 offset += padded
         nccl.groupEnd()
         self._collective("nccl send/recv", stream.synchronize)  # columns live until here
-        arrived = [u for src, h in enumerate(incoming) if h for u in _unpack(cp, buffers[src], h)]
+        arrived = [u for src, header in enumerate(arriving) if layouts[src]
+                   for u in unpack(header, buffers[src])]  # fmt: skip
         return self._finish_round(arrived, counts)
 
 
@@ -100,29 +99,12 @@ def _columns(update: Update) -> tuple:
     return (update.ids, *update.values.values())
 
 
-def _sizes(headers) -> list[tuple[int, int]]:
-    """(bytes, bytes padded to ``ALIGN``) of every column of every message of ``headers``."""
+def _sizes(layout) -> list[tuple[int, int]]:
+    """(bytes, bytes padded to WIRE_ALIGN) of every array of every message of ``layout``
+    (:func:`~bspgraph.comm.message.described`): where ``unpack`` finds them in a buffer."""
     sizes = []
-    for length, columns in headers:
+    for length, columns in layout:
         for _name, dtype, shape in columns:
             nbytes = length * math.prod(shape) * np.dtype(dtype).itemsize
-            sizes.append((nbytes, -(-nbytes // ALIGN) * ALIGN))
+            sizes.append((nbytes, -(-nbytes // WIRE_ALIGN) * WIRE_ALIGN))
     return sizes
-
-
-def _unpack(cp, buffer, headers) -> list[Update]:
-    updates, offset = [], 0
-    for length, columns in headers:
-        arrays = {}
-        for name, dtype, shape in columns:
-            dtype = np.dtype(dtype)
-            nbytes = length * math.prod(shape) * dtype.itemsize
-            if nbytes:
-                array = buffer[offset : offset + nbytes].view(dtype).reshape((length, *shape))
-            else:
-                array = cp.empty((length, *shape), dtype=dtype)
-            arrays[name] = array
-            offset += -(-nbytes // ALIGN) * ALIGN
-        ids = arrays.pop(None)
-        updates.append(Update(ids, arrays))
-    return updates

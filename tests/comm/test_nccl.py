@@ -5,8 +5,8 @@ test_gpu_transports_on_two_gpus.)"""
 import numpy as np
 
 from bspgraph.comm import Update
-from bspgraph.comm.message import describe, described
-from bspgraph.comm.nccl import ALIGN, _columns, _sizes, _unpack
+from bspgraph.comm.message import WIRE_ALIGN, describe, described, unpack
+from bspgraph.comm.nccl import _columns, _sizes
 
 
 def receive(updates, headers):
@@ -16,7 +16,11 @@ def receive(updates, headers):
     buffer, offset = np.full(sum(padded for _, padded in sizes), 255, np.uint8), 0
     columns = [np.ascontiguousarray(c) for u in updates for c in _columns(u)]
     for column, (nbytes, padded) in zip(columns, sizes, strict=True):
-        assert column.nbytes == nbytes and padded % ALIGN == 0 and 0 <= padded - nbytes < ALIGN
+        assert (
+            column.nbytes == nbytes
+            and padded % WIRE_ALIGN == 0
+            and 0 <= padded - nbytes < WIRE_ALIGN
+        )
         buffer[offset : offset + nbytes] = column.reshape(-1).view(np.uint8)
         offset += padded
     return buffer
@@ -39,7 +43,7 @@ def test_received_columns_unpack_to_the_same_updates():
     assert header.dtype == np.int64
     headers = described(header)
     buffer = receive(updates, headers)
-    for before, after in zip(updates, _unpack(np, buffer, headers)):
+    for before, after in zip(updates, unpack(header, buffer)):
         np.testing.assert_array_equal(after.ids, before.ids)
         assert after.ids.dtype == before.ids.dtype and list(after.values) == list(before.values)
         for name, column in before.values.items():
@@ -49,4 +53,4 @@ def test_received_columns_unpack_to_the_same_updates():
 
 def test_nothing_to_receive_is_no_update():
     assert described(describe([])) == []
-    assert receive([], []).size == 0 and _unpack(np, np.empty(0, np.uint8), []) == []
+    assert receive([], []).size == 0 and unpack(describe([]), np.empty(0, np.uint8)) == []
