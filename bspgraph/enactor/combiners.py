@@ -26,6 +26,7 @@ when any of its lanes did.
 from __future__ import annotations
 
 import abc
+import functools
 import operator
 from collections.abc import Callable
 from typing import Any, ClassVar
@@ -66,7 +67,9 @@ class Combiner(abc.ABC):
 
     @abc.abstractmethod
     def reduce(self, values: list) -> Any:
-        """One value from a scalar's values on every device."""
+        """One value from a scalar's values on every device: Python numbers, or (every
+        device's scalar in one memory: parts on one GPU, virtual devices) their 0-d arrays,
+        to be reduced without a read to the host."""
 
     def neutral(self, xp, column, returned):
         """``column`` (every vertex's value, or change for ``ships_change``) for a dense
@@ -103,7 +106,9 @@ class _Best(Combiner):
         return xp.where(_lanes(returned, column), column, type(self).worst(column.dtype))
 
     def reduce(self, values):
-        return type(self).pick(values)
+        if getattr(values[0], "ndim", None) is None:  # numbers
+            return type(self).pick(values)
+        return functools.reduce(getattr(np, self.best), values)  # 0-d arrays (CuPy's too)
 
     def merge(self, backend, column, segment, count, first, tied):
         worst = type(self).worst(column.dtype)

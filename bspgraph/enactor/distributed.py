@@ -30,6 +30,7 @@ from ..comm.message import Slab, Update
 from ..comm.transport import failing_together
 from ..exceptions import DeviceError
 from ..frontier import Frontier, count_out_edges
+from ..frontier.operators import owned_range
 from ._keyed_kernels import MODES, PACK_PARTS, keyed_columns
 from .checks import snapshot, verify
 from .contract import Contract, contract_of
@@ -81,6 +82,7 @@ def _enact(primitive, graph, transport, backends, partitioner, communicator, see
     local = transport.local
     gpus = list(dict.fromkeys(backends[d] for d in local))  # each device once (parts share)
     staged = len(gpus) > 1  # several GPUs in this process
+    shared = not (staged or transport.distributed)  # every device's state in one memory
     owners = {d: _per_cut(graph, owner, backends[d], backends[d].asarray) for d in local}
     # one process per device: the communicator splits by owner on that device, no copy
     exchange_owner = owner if staged else owners[local[0]]
@@ -91,7 +93,7 @@ def _enact(primitive, graph, transport, backends, partitioner, communicator, see
     packers = each(functools.partial(_packer, primitive, contract, pattern, transport.size),
                    devices, keyed, owners)  # fmt: skip
     # Slabs (no ids) in supersteps where many vertices changed: parts in this process's memory
-    dense = pattern.dense and contract.dense and not (staged or transport.distributed)
+    dense = pattern.dense and contract.dense and shared
     share = backends[local[0]].dense_share
     blocks = [devices[d].owned_index() for d in range(transport.size)] if dense else None
     frontiers = each(functools.partial(primitive.init_frontier, **params), devices, states)
@@ -136,7 +138,7 @@ def _enact(primitive, graph, transport, backends, partitioner, communicator, see
         union = (each(_union_edges, devices, frontiers, outputs, dict(enumerate(received)))
                  if primitive.needs_all else {})  # fmt: skip
         sync_started = time.perf_counter()
-        _combine_scalars(contract, states, transport)
+        _combine_scalars(contract, states, transport, shared)
         iteration += 1
         converged = each(primitive.converged, devices, frontiers, states, iteration)
         counts = [sum(len(f) for f in frontiers.values()), traffic.messages, traffic.bytes,
@@ -240,10 +242,19 @@ def _owned_part(graph, frontier: Frontier) -> Frontier:
     return Frontier.from_ids(graph, ids[graph.context.owned[ids]])
 
 
-def _combine_scalars(contract: Contract, states, transport) -> None:
+def _combine_scalars(contract: Contract, states, transport, shared: bool) -> None:
     """Every scalar replaced, on every device, by its combiner's reduction over all devices:
-    one buffer collective of the scalars' bits (a float's travel as int64, exactly)."""
+    one buffer collective of the scalars' bits (a float's travel as int64, exactly); or, when
+    every device's state is in one memory (``shared``: parts on one GPU, virtual devices), the
+    reduction of the scalars' arrays there, with no read to the host."""
     if not contract.scalars:
+        return
+    if shared:
+        for name, combiner in contract.scalars.items():
+            scalars = [getattr(s, name) for s in states.values()]
+            total = combiner.reduce(scalars)
+            for scalar in scalars:
+                scalar[...] = total
         return
     names = list(contract.scalars)
     local = [[getattr(s, name) for s in states.values()] for name in names]
@@ -469,8 +480,12 @@ def _spread(graph, output: Frontier) -> int:
     owned = graph.context.owned
     if not len(output) or (output.is_dense and output.mask is owned):  # Frontier.all
         return 0
-    kept = output.mask & owned if output.is_dense else owned[output.ids]
-    return len(output) - int(graph.backend.count(kept))
+    span = owned_range(graph)
+    if output.is_dense and span is not None:  # a count over the part's range only
+        kept = graph.backend.count(output.mask[span])
+    else:
+        kept = graph.backend.count(output.mask & owned if output.is_dense else owned[output.ids])
+    return len(output) - int(kept)
 
 
 def _dense_pays(primitive, contract: Contract, graph, outputs: dict, spread: dict,

@@ -18,7 +18,7 @@ from __future__ import annotations
 from ..backend import fused
 from . import host, kernels  # noqa: F401 (their import registers the fused kernels)
 from .frontier import Frontier
-from .operators import gathered
+from .operators import gathered, owned_range, range_rows
 
 
 class Functor:
@@ -105,13 +105,25 @@ class relax_min(Functor):  # noqa: N801
 @fused.register("relax_min", ("numpy", "cupy"), "pull")
 def relax_pull(graph, in_frontier, candidates, distance) -> Frontier:
     """``relax_min`` pulled: min.plus over each candidate's in-edges from the frontier, one
-    gather-reduce (lanes per row on the GPU, no atomics); the candidates it improves."""
-    reverse, xp = graph.reverse, graph.xp
+    gather-reduce (lanes per row on the GPU, no atomics); the candidates it improves. A part
+    that owns one range of vertices (``owned_range``) reduces the rows of that range only
+    (the others hold no in-list here); the improved values are written where they improve,
+    with no compaction (on the GPU, no host read)."""
+    reverse, xp, n = graph.reverse, graph.xp, graph.num_vertices
     offered = xp.where(in_frontier, distance if reverse.weights is not None else distance + 1,
                        xp.inf)  # fmt: skip
     indices, offered = gathered(graph, "in", offered)
-    best = graph.backend.gather_reduce(offered, reverse.offsets, indices, "min",
-                                       weights=reverse.weights)  # fmt: skip
-    improved = candidates & (best < distance)
-    distance[improved] = best[improved]
-    return Frontier.from_mask(graph, improved)
+    span = owned_range(graph)
+    offsets, weights = reverse.offsets, reverse.weights
+    if span is not None:
+        offsets, indices, weights = range_rows(graph, reverse, indices, weights, span)
+    window = slice(0, n) if span is None else span
+    best = graph.backend.gather_reduce(offered, offsets, indices, "min", weights=weights)
+    held = distance[window]
+    improved = candidates[window] & (best < held)
+    xp.copyto(held, best, where=improved)  # (a view of distance)
+    if span is None:
+        return Frontier.from_mask(graph, improved)
+    mask = xp.zeros(n, dtype=bool)
+    mask[window] = improved
+    return Frontier.from_mask(graph, mask)
