@@ -927,16 +927,21 @@ def test_a_slab_applied_in_one_pass_equals_the_combiners(mode):
                             follower=None if follower is None else cp.asarray(follower))  # fmt: skip
     kernels = KeyedKernels(graph, state, ("key", None if follower is None else "follower"),
                            MODES[mode])  # fmt: skip
-    mark = cp.zeros(n, dtype=bool)
+    marked_before = np.zeros(n, dtype=bool)
+    marked_before[::7] = True  # (a returned vertex: marked already, not counted again)
+    mark = cp.asarray(marked_before)
     values = {"key": cp.asarray(incoming), "follower": cp.asarray(incoming_follower)}
-    kernels.apply_block(block, values, mark)
+    tally = kernels.apply_block(block, values, mark)
     combined, changed = combiners.get(mode, "test").apply(np, key[block], incoming)
     expected_key = key.copy()
     expected_key[block] = combined
     np.testing.assert_array_equal(state.key.get(), expected_key)
-    expected_mark = np.zeros(n, dtype=bool)
-    expected_mark[block] = changed
+    expected_mark = marked_before.copy()
+    expected_mark[block] |= changed
     np.testing.assert_array_equal(mark.get(), expected_mark)
+    fresh = np.flatnonzero(expected_mark & ~marked_before)
+    degree = graph.cost_degrees()[0].get()
+    assert tally.get().tolist() == [fresh.size, int(degree[fresh].sum())]
     if follower is not None:
         expected_follower = follower.copy()
         expected_follower[block] = np.where(changed, incoming_follower, follower[block])

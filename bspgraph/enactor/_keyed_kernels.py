@@ -74,12 +74,15 @@ extern "C" __global__ void apply_best(const ID* ids, long long n, const bool* ke
 
 
 # A Slab over the block first .. first + n: each arriving value combined into the key (the
-# follower's taken along where it wins), the vertices it changed marked.
+# follower's taken along where it wins), the vertices it changed marked; those not marked
+# before counted in tally[0], their out-edges in tally[1].
 _APPLY_BLOCK = (
     _WINS
     + r"""
 extern "C" __global__ void apply_block(long long first, long long n, const KEY* key_in,
-    KEY* key, const FOL* follower_in, FOL* follower, int mode, bool* mark) {
+    KEY* key, const FOL* follower_in, FOL* follower, int mode, bool* mark, const DEG* degree,
+    unsigned long long* tally) {
+  unsigned long long marked = 0, edges = 0;
   for (long long j = blockIdx.x * (long long)blockDim.x + threadIdx.x; j < n;
        j += (long long)gridDim.x * blockDim.x) {
     const long long v = first + j;
@@ -87,8 +90,20 @@ extern "C" __global__ void apply_block(long long first, long long n, const KEY* 
     if (wins(x, key[v], mode)) {
       key[v] = x;
       if (follower) follower[v] = follower_in[j];
-      mark[v] = true;
+      if (!mark[v]) {
+        mark[v] = true;
+        marked += 1;
+        edges += (unsigned long long)degree[v];
+      }
     }
+  }
+  for (int s = 16; s > 0; s >>= 1) {
+    marked += __shfl_down_sync(0xffffffffu, marked, s);
+    edges += __shfl_down_sync(0xffffffffu, edges, s);
+  }
+  if ((threadIdx.x & 31) == 0 && marked) {
+    atomicAdd(&tally[0], marked);
+    atomicAdd(&tally[1], edges);
   }
 }
 """
@@ -230,15 +245,23 @@ class KeyedKernels:
         count, edges = (int(x) for x in tally.get())
         return Frontier.from_ids(graph, out[:count], out_edges=edges)
 
-    def apply_block(self, region: slice, values: dict, mark) -> None:
+    def apply_block(self, region: slice, values: dict, mark, tally=None):
         """Combine a Slab's ``values`` over the vertices ``region`` (a range) into the
-        columns, marking in ``mark`` (a bool per vertex) the vertices it changed."""
-        first, stop, _ = region.indices(self.graph.num_vertices)
+        columns, marking in ``mark`` (a bool per vertex) the vertices it changed. Returns
+        ``tally`` (a new one when None): two counters on the device, to which it adds how
+        many vertices it marked that were not marked before, and their out-edges
+        (``cost_degrees``)."""
+        graph = self.graph
+        first, stop, _ = region.indices(graph.num_vertices)
         key, follower, types = self._columns()
         key_in, follower_in = self._arriving(values, key, follower)
-        stream(self.graph.xp, _APPLY_BLOCK, "apply_block", max(stop - first, 0),
-               np.int64(first), key_in, key, follower_in, _or_null(follower), self.mode, mark,
-               **types)  # fmt: skip
+        degree = graph.cost_degrees()[0]
+        if tally is None:
+            tally = graph.xp.zeros(2, dtype=graph.xp.uint64)
+        stream(graph.xp, _APPLY_BLOCK, "apply_block", max(stop - first, 0), np.int64(first),
+               key_in, key, follower_in, _or_null(follower), self.mode, mark, degree, tally,
+               DEG=c_type(degree), **types)  # fmt: skip
+        return tally
 
 
 NULL = np.uintp(0)  # a null pointer: no such array

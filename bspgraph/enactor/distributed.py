@@ -523,18 +523,27 @@ def _next_frontier_dense(primitive, contract: Contract, blocks, graph, state, ba
                          output: Frontier, inbox: list[Slab]) -> Frontier:  # fmt: skip
     """:func:`_next_frontier` for Slabs: each applied to its block in turn, the changed
     vertices marked in a mask that starts from the returned ones (those owned, unless
-    ``needs_all``)."""
+    ``needs_all``). With the keyed kernels, the frontier's size (and out-edges, when the
+    returned ones' are known) come from their count of the vertices they marked."""
     xp = graph.xp
-    mask = output.mask.copy() if primitive.needs_all else output.mask & graph.context.owned
+    if primitive.needs_all:
+        mask, size, edges = output.mask.copy(), len(output), output.out_edges
+    else:
+        mask, size, edges = output.mask & graph.context.owned, None, None
+    tally = None
     for slab in inbox:
         region = slice(None) if slab.block is None else blocks[slab.block]
         if keyed is not None and isinstance(region, slice):  # one fused pass over the block
-            keyed.apply_block(region, slab.values, mask)
+            tally = keyed.apply_block(region, slab.values, mask, tally)
         else:
             mask[region] |= _combine(contract, state, region, slab.values, xp)
+            size = edges = None
     for name, base in bases.items():  # every change is shipped and applied: the new baseline
         base[...] = getattr(state, name)
-    return Frontier.from_mask(graph, mask)
+    if size is not None and tally is not None:  # one read: the vertices marked, their edges
+        marked, marked_edges = (int(x) for x in tally.get())
+        size, edges = size + marked, None if edges is None else edges + marked_edges
+    return Frontier.from_mask(graph, mask, size=size, out_edges=edges)
 
 
 def _to(backend, update: Update) -> Update:

@@ -51,8 +51,10 @@ class Frontier:
     @classmethod
     def all(cls, graph) -> Frontier:
         """Every vertex of ``graph`` (every vertex it owns, on one device of several)."""
-        if graph.context.owned is not None:
-            return cls.from_mask(graph, graph.context.owned)
+        if graph.context.owned is not None:  # (its size known: no count)
+            index = graph.owned_index()
+            size = index.stop - index.start if isinstance(index, slice) else index.shape[0]
+            return cls.from_mask(graph, graph.context.owned, size=int(size))
         n = graph.num_vertices  # (its size known: no count)
         return cls.from_mask(graph, graph.xp.ones(n, dtype=bool), size=n)
 
