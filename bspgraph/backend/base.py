@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 import weakref
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
@@ -324,6 +325,17 @@ class Backend(ABC):
     @abstractmethod
     def synchronize(self) -> None:
         """Wait for queued device work (a no-op on NumPy)."""
+
+    def mark(self):
+        """A point in this backend's queue of work, recorded without waiting for it: two of
+        them time the work between (:meth:`seconds_between`). The host clock here (the work
+        is done when queued)."""
+        return time.perf_counter()
+
+    def seconds_between(self, start, end) -> float:
+        """The seconds from the mark ``start`` to the mark ``end`` on the device's clock,
+        once the work before ``end`` is done (waiting for it)."""
+        return end - start
 
     @abstractmethod
     def free_bytes(self) -> int | None:

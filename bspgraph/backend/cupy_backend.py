@@ -252,6 +252,17 @@ class CupyBackend(Backend):
     def synchronize(self) -> None:
         self.xp.cuda.Device(self.device or 0).synchronize()
 
+    def mark(self):
+        """An event recorded on this GPU's current stream."""
+        with self.activate():
+            event = self.xp.cuda.Event()
+            event.record()
+        return event
+
+    def seconds_between(self, start, end) -> float:
+        end.synchronize()
+        return self.xp.cuda.get_elapsed_time(start, end) / 1e3
+
     def free_bytes(self) -> int | None:
         with self.xp.cuda.Device(self.device or 0):
             free, _total = self.xp.cuda.runtime.memGetInfo()

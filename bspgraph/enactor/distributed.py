@@ -100,7 +100,7 @@ def _enact(primitive, graph, transport, backends, partitioner, communicator, see
     if not primitive.needs_all:  # each vertex starts on its owner only
         frontiers = each(_owned_part, devices, frontiers)
     bases = each(functools.partial(_bases, contract), devices, states)
-    iteration, joined = 0, False
+    iteration, joined, marks = 0, False, []
     converged = each(primitive.converged, devices, frontiers, states, iteration)
     done = _sum(transport, [sum(not c for c in converged.values())]) == [0]
     while not done:
@@ -111,9 +111,9 @@ def _enact(primitive, graph, transport, backends, partitioner, communicator, see
         if check:
             each(functools.partial(verify, primitive, contract, iteration), devices,
                  before, states, outputs)  # fmt: skip
-        for backend in gpus:  # the step's kernels are done: what follows is communication
-            backend.synchronize()
-        comm_started = time.perf_counter()
+        # What follows is communication, timed on each GPU's queue (from the end of the
+        # step's kernels to the end of the exchange's): this process does not wait here.
+        comm_started = [backend.mark() for backend in gpus]
         many = dense and sum(len(o) for o in outputs.values()) * share >= graph.num_vertices
         spread = each(_spread, devices, outputs) if many else {}
         if many and _dense_pays(primitive, contract, graph, outputs, spread, share):
@@ -129,9 +129,7 @@ def _enact(primitive, graph, transport, backends, partitioner, communicator, see
                             packers, outputs)  # fmt: skip
             received, traffic = _exchange_updates(primitive, contract, pattern, transport,
                                                   packages, exchange_owner, staged)  # fmt: skip
-        for backend in gpus:
-            backend.synchronize()
-        comm_seconds = time.perf_counter() - comm_started
+        exchanged = [backend.mark() for backend in gpus]
         frontiers = each(functools.partial(_next_frontier, primitive, contract, blocks,
                                            iteration + 1), devices, states, bases, keyed,
                          outputs, dict(enumerate(received)))  # fmt: skip
@@ -157,10 +155,14 @@ def _enact(primitive, graph, transport, backends, partitioner, communicator, see
         done = running == 0
         stats.supersteps.append(Superstep(
             size, time.perf_counter() - step_started, messages=messages, bytes=nbytes,
-            rounds=traffic.rounds, comm_seconds=comm_seconds, sync_seconds=sync_seconds,
+            rounds=traffic.rounds, sync_seconds=sync_seconds,
         ))  # fmt: skip
+        marks.append((comm_started, exchanged))
     for backend in gpus:
         backend.synchronize()
+    for superstep, (starts, ends) in zip(stats.supersteps, marks, strict=True):
+        superstep.comm_seconds = max(backend.seconds_between(start, end)
+                                     for backend, start, end in zip(gpus, starts, ends))  # fmt: skip
     stats.seconds = time.perf_counter() - started
     stats.iterations = iteration
     traversed = each(primitive.traversed_edges, devices, states)

@@ -27,8 +27,9 @@ class _Count:
 @dataclass
 class Superstep:
     """What one BSP superstep did: output frontier size, time, and communication (messages,
-    bytes and rounds over all devices; ``comm_seconds``, this process's wall time from the end
-    of its devices' step kernels to the end of the exchange: packing, sending, receiving;
+    bytes and rounds over all devices; ``comm_seconds``, the time from the end of this
+    process's devices' step kernels to the end of the exchange on their own clocks (the
+    longest of its GPUs': packing, sending, receiving; taken without waiting in the loop);
     ``sync_seconds``, its wall time in the superstep's collectives over processes, the scalars
     and the stop test: mostly waiting for the slowest process; near 0 in one process). The
     levels of a repeated advance (several supersteps in one launch) share its time evenly."""
