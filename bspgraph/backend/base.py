@@ -196,6 +196,10 @@ class Backend(ABC):
         (the same array where it is already)."""
         return ids
 
+    def copy(self, array):
+        """A copy of ``array`` (contiguous), in the same memory."""
+        return array.copy()
+
     def mask_of(self, ids, size: int):
         """A bool array of ``size`` entries, True at the integer ``ids`` (a frontier's dense
         form)."""

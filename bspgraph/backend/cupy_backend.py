@@ -249,6 +249,15 @@ class CupyBackend(Backend):
         out[~has_number] = xp.nan
         return out
 
+    def copy(self, array):
+        """One device-to-device copy of the bytes (CuPy's ``copy`` launches an element-wise
+        kernel: for a bool mask of 16.7M vertices, 83 us on an H200)."""
+        if not array.flags.c_contiguous:
+            return array.copy()
+        out = self.xp.empty_like(array)
+        out.data.copy_from_device_async(array.data, array.nbytes)
+        return out
+
     def synchronize(self) -> None:
         self.xp.cuda.Device(self.device or 0).synchronize()
 

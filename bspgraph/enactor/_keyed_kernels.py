@@ -75,7 +75,7 @@ extern "C" __global__ void apply_best(const ID* ids, long long n, const bool* ke
 
 # A Slab over the block first .. first + n: each arriving value combined into the key (the
 # follower's taken along where it wins), the vertices it changed marked; those not marked
-# before counted in tally[0], their out-edges in tally[1].
+# before counted in tally[0], their out-edges in tally[1] (unless degree is null).
 _APPLY_BLOCK = (
     _WINS
     + r"""
@@ -93,7 +93,7 @@ extern "C" __global__ void apply_block(long long first, long long n, const KEY* 
       if (!mark[v]) {
         mark[v] = true;
         marked += 1;
-        edges += (unsigned long long)degree[v];
+        if (degree) edges += (unsigned long long)degree[v];
       }
     }
   }
@@ -245,12 +245,12 @@ class KeyedKernels:
         count, edges = (int(x) for x in tally.get())
         return Frontier.from_ids(graph, out[:count], out_edges=edges)
 
-    def apply_block(self, region: slice, values: dict, mark, tally=None):
+    def apply_block(self, region: slice, values: dict, mark, tally=None, edges: bool = True):
         """Combine a Slab's ``values`` over the vertices ``region`` (a range) into the
         columns, marking in ``mark`` (a bool per vertex) the vertices it changed. Returns
         ``tally`` (a new one when None): two counters on the device, to which it adds how
-        many vertices it marked that were not marked before, and their out-edges
-        (``cost_degrees``)."""
+        many vertices it marked that were not marked before, and (with ``edges``) their
+        out-edges (``cost_degrees``)."""
         graph = self.graph
         first, stop, _ = region.indices(graph.num_vertices)
         key, follower, types = self._columns()
@@ -259,7 +259,8 @@ class KeyedKernels:
         if tally is None:
             tally = graph.xp.zeros(2, dtype=graph.xp.uint64)
         stream(graph.xp, _APPLY_BLOCK, "apply_block", max(stop - first, 0), np.int64(first),
-               key_in, key, follower_in, _or_null(follower), self.mode, mark, degree, tally,
+               key_in, key, follower_in, _or_null(follower), self.mode, mark,
+               degree if edges else NULL, tally,
                DEG=c_type(degree), **types)  # fmt: skip
         return tally
 

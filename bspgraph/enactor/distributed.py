@@ -435,7 +435,7 @@ def _next_frontier_marked(primitive, contract: Contract, graph, state, bases, ou
     marked in one mask of every vertex, whose count is the only read."""
     owned = graph.context.owned
     if output.is_dense:
-        mask = output.mask.copy() if primitive.needs_all else output.mask & owned
+        mask = graph.backend.copy(output.mask) if primitive.needs_all else output.mask & owned
     else:
         mask = graph.xp.zeros(graph.num_vertices, dtype=bool)
         if len(output):
@@ -529,14 +529,14 @@ def _next_frontier_dense(primitive, contract: Contract, blocks, graph, state, ba
     returned ones' are known) come from their count of the vertices they marked."""
     xp = graph.xp
     if primitive.needs_all:
-        mask, size, edges = output.mask.copy(), len(output), output.out_edges
+        mask, size, edges = graph.backend.copy(output.mask), len(output), output.out_edges
     else:
         mask, size, edges = output.mask & graph.context.owned, None, None
     tally = None
     for slab in inbox:
         region = slice(None) if slab.block is None else blocks[slab.block]
         if keyed is not None and isinstance(region, slice):  # one fused pass over the block
-            tally = keyed.apply_block(region, slab.values, mask, tally)
+            tally = keyed.apply_block(region, slab.values, mask, tally, edges is not None)
         else:
             mask[region] |= _combine(contract, state, region, slab.values, xp)
             size = edges = None

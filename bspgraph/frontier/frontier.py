@@ -74,7 +74,11 @@ class Frontier:
             ids = graph.xp.concatenate([f.ids for f in parts])
             return cls.from_ids(graph, graph.backend.unique(ids))
         dense = [f for f in parts if f.is_dense]
-        mask = dense[0].mask.copy() if dense else graph.xp.zeros(graph.num_vertices, dtype=bool)
+        mask = (
+            graph.backend.copy(dense[0].mask)
+            if dense
+            else graph.xp.zeros(graph.num_vertices, dtype=bool)
+        )
         for f in parts:
             if f.is_dense:
                 mask |= f.mask

@@ -230,7 +230,8 @@ def gathered(graph, direction: str, values):
 
 def _ordered_columns(graph, direction: str):
     """``(columns, indices)``: the out- (or in-) lists' entries renamed so that vertex
-    ``columns[j]`` is ``j``, the most frequent entries first; None while the graph is small,
+    ``columns[j]`` is ``j``, the most frequent entries first (the columns no entry names
+    left out); None while the graph is small,
     its columns are not skewed, or it has had fewer than ORDER_AFTER such calls (the renaming
     costs about one reduction and is kept with the graph: one more index array). A product
     gathers ``values[columns]`` through ``indices``: the values read most often share cache
@@ -280,15 +281,19 @@ def prepare_reduction(graph, direction: str = "in", reduce: str = "sum", dtype=n
 def _order_columns(graph, direction: str):
     csr, xp = _lists(graph, direction, None, "neighbor_reduce"), graph.xp
     n, entries = graph.num_vertices, int(csr.indices.shape[0])
-    if direction == "in" or not graph.directed:  # how often each vertex is an entry: its degree
-        frequency = graph.cost_degrees()[0]  # the whole graph's, on a device part as well
+    whole = graph.context.owned is None  # a device's part holds only its own vertices' lists
+    if whole and (direction == "in" or not graph.directed):  # how often each is an entry:
+        frequency = graph.cost_degrees()[0]  # its out-degree
     else:
         frequency = graph.backend.tally(csr.indices, n)
     if not entries or int(graph.backend.largest(frequency)) * n < SKEW * entries:
         return None
-    columns = xp.argsort(-frequency).astype(csr.indices.dtype)
-    renamed = xp.empty_like(columns)
-    renamed[columns] = xp.arange(n, dtype=columns.dtype)
+    # only the columns that are entries (not isolated vertices, not those no list of a
+    # part names): the gather before each product reads no other value
+    named = int(graph.backend.count(frequency > 0))
+    columns = xp.argsort(-frequency)[:named].astype(csr.indices.dtype)
+    renamed = xp.empty(n, dtype=columns.dtype)
+    renamed[columns] = xp.arange(named, dtype=columns.dtype)
     return columns, renamed[csr.indices]
 
 

@@ -36,7 +36,7 @@ class CC(Primitive):
 
     def step(self, graph, frontier, state, iteration):
         labels = state.labels
-        before = labels.copy()
+        before = graph.backend.copy(labels)
         # The first superstep links along each vertex's first SAMPLE edges only (Afforest's
         # sampling: that joins most of a large component cheaply); the next along every edge
         # but those inside the largest component (Afforest's skip). (On several devices each

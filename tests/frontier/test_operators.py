@@ -192,9 +192,14 @@ def test_ordered_columns_leave_pulls_unchanged():
         patch.setattr(fr.operators, "SKEW", 1)
         graph.cache.clear()  # the plain run cached "not ordered"
         ordered = pulls()
-    assert isinstance(graph.cache[("ordered columns", "out")], tuple)  # undirected: one CSR
+        parts = bg.pagerank(graph, devices=[0, 0], partitioner="edge_balanced").rank
+    columns, _ = graph.cache[("ordered columns", "out")]  # undirected: one CSR
+    named = np.flatnonzero(graph.out_degree() > 0)
+    assert named.size < graph.num_vertices  # rmat: isolated vertices, never gathered
+    np.testing.assert_array_equal(np.sort(columns), named)
     np.testing.assert_array_equal(ordered[0], plain[0])
     np.testing.assert_array_equal(ordered[1], plain[1])
+    np.testing.assert_allclose(parts, plain[0], rtol=1e-12, atol=0)  # each part its own order
 
 
 def test_columns_are_ordered_at_the_order_after_th_pull(monkeypatch):
