@@ -225,7 +225,8 @@ class KeyedKernels:
         """Combine ``updates`` (Updates on this GPU, distinct ids each) into the columns, and
         list the winners and the ``returned`` ids (None: none; where ``keep``, a bool per
         vertex, unless it is None), each once (a stamp per vertex, below ``stamp``): the next
-        frontier, its out-edges counted (``cost_degrees``). One host read."""
+        frontier, its out-edges counted (``cost_degrees``). One host read, when the frontier's
+        size, ids or out-edges are first asked for (:meth:`Frontier.listed`)."""
         graph = self.graph
         cp = graph.xp
         key, follower, types = self._columns()
@@ -242,8 +243,7 @@ class KeyedKernels:
                    cp.ascontiguousarray(ids, dtype=out.dtype), _or_null(keep), key_in, key,
                    follower_in, _or_null(follower), self.mode, self.stamps, np.int32(stamp),
                    degree, out, tally, ID=c_type(out), DEG=c_type(degree), **types)  # fmt: skip
-        count, edges = (int(x) for x in tally.get())
-        return Frontier.from_ids(graph, out[:count], out_edges=edges)
+        return Frontier.listed(graph, out, tally)  # read when first asked for
 
     def apply_block(self, region: slice, values: dict, mark, tally=None, edges: bool = True):
         """Combine a Slab's ``values`` over the vertices ``region`` (a range) into the

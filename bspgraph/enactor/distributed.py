@@ -526,7 +526,8 @@ def _next_frontier_dense(primitive, contract: Contract, blocks, graph, state, ba
     """:func:`_next_frontier` for Slabs: each applied to its block in turn, the changed
     vertices marked in a mask that starts from the returned ones (those owned, unless
     ``needs_all``). With the keyed kernels, the frontier's size (and out-edges, when the
-    returned ones' are known) come from their count of the vertices they marked."""
+    returned ones' are known) come from their count of the vertices they marked, read from
+    the device when first asked for (after every device has queued its kernels)."""
     xp = graph.xp
     if primitive.needs_all:
         mask, size, edges = graph.backend.copy(output.mask), len(output), output.out_edges
@@ -542,10 +543,9 @@ def _next_frontier_dense(primitive, contract: Contract, blocks, graph, state, ba
             size = edges = None
     for name, base in bases.items():  # every change is shipped and applied: the new baseline
         base[...] = getattr(state, name)
-    if size is not None and tally is not None:  # one read: the vertices marked, their edges
-        marked, marked_edges = (int(x) for x in tally.get())
-        size, edges = size + marked, None if edges is None else edges + marked_edges
-    return Frontier.from_mask(graph, mask, size=size, out_edges=edges)
+    if size is not None and tally is not None:  # the vertices marked and their edges, read
+        return Frontier.from_mask(graph, mask, counted=(tally, size, edges))  # when asked
+    return Frontier.from_mask(graph, mask)
 
 
 def _to(backend, update: Update) -> Update:

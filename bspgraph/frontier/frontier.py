@@ -17,15 +17,16 @@ class Frontier:
     Build one with :meth:`from_ids`, :meth:`from_mask`, :meth:`all` or :meth:`empty`.
     """
 
-    __slots__ = ("num_vertices", "backend", "_ids", "_mask", "_size", "out_edges", "passed",
-                 "passed_edges", "pulled_from")  # fmt: skip
+    __slots__ = ("num_vertices", "backend", "_ids", "_mask", "_size", "_out_edges", "_counted",
+                 "passed", "passed_edges", "pulled_from")  # fmt: skip
 
     def __init__(self, num_vertices: int, backend, *, ids=None, mask=None, out_edges=None):
         if ids is None and mask is None:
             raise ValueError("Frontier needs ids or a mask")
         self.num_vertices, self.backend = int(num_vertices), backend
         self._ids, self._mask, self._size = ids, mask, None
-        self.out_edges = out_edges  # the members' out-degrees (cost_degrees) summed, if known
+        self._out_edges = out_edges  # the members' out-degrees (cost_degrees) summed, if known
+        self._counted = None  # (counts on the device, size, out_edges, listed): see listed
         self.passed: tuple[int, ...] = ()  # a repeated advance: the sizes of the levels before
         self.passed_edges: tuple[int, ...] | None = ()  # ... and their out-edges, if counted
         self.pulled_from: int | None = None  # an early-exit pull: its input's size (kept by
@@ -39,13 +40,26 @@ class Frontier:
         return cls(graph.num_vertices, graph.backend, ids=ids, out_edges=out_edges)
 
     @classmethod
-    def from_mask(
-        cls, graph, mask, *, size: int | None = None, out_edges: int | None = None
-    ) -> Frontier:
+    def from_mask(cls, graph, mask, *, size: int | None = None, out_edges: int | None = None,
+                  counted=None) -> Frontier:  # fmt: skip
         """The frontier of the vertices where the bool array ``mask`` is True; ``size`` (its
-        count of True) and ``out_edges``, when the producer counted them, spare host reads."""
+        count of True) and ``out_edges``, when the producer counted them, spare host reads.
+        ``counted``: ``(counts, size, out_edges)`` where the producer's count is still on the
+        device (``counts``: the members beyond ``size``, and their out-edges beyond
+        ``out_edges`` unless that is None), read when first asked for: the producer's
+        host read deferred."""
         frontier = cls(graph.num_vertices, graph.backend, mask=mask, out_edges=out_edges)
         frontier._size = size
+        frontier._counted = None if counted is None else (*counted, None)
+        return frontier
+
+    @classmethod
+    def listed(cls, graph, out, counts) -> Frontier:
+        """The vertices ``out[:counts[0]]`` (distinct), ``counts[1]`` their out-edges: a
+        producer's list and count still on the device (two integers), read when first asked
+        for (the size, the ids, the out-edges): the producer's host read deferred."""
+        frontier = cls(graph.num_vertices, graph.backend, ids=out)
+        frontier._counted = (counts, 0, 0, out)
         return frontier
 
     @classmethod
@@ -93,6 +107,8 @@ class Frontier:
     @property
     def ids(self):
         """Vertex ids (ascending when converted from the mask)."""
+        if self._counted is not None:
+            self._read_counts()
         if self._ids is None:
             dtype = index_dtype(self.num_vertices)  # a known size spares the GPU a host read
             self._ids = self.backend.nonzero(self._mask, dtype, self._size)
@@ -101,6 +117,8 @@ class Frontier:
     @property
     def mask(self):
         """Bool array, True for members."""
+        if self._counted is not None:
+            self._read_counts()
         if self._mask is None:
             self._mask = self.backend.mask_of(self._ids, self.num_vertices)
         return self._mask
@@ -109,7 +127,30 @@ class Frontier:
     def is_dense(self) -> bool:
         return self._ids is None
 
+    @property
+    def out_edges(self) -> int | None:
+        """The members' out-degrees (``cost_degrees``) summed, where the producer counted them."""
+        if self._counted is not None:
+            self._read_counts()
+        return self._out_edges
+
+    @out_edges.setter
+    def out_edges(self, value: int | None) -> None:
+        if self._counted is not None:
+            self._read_counts()
+        self._out_edges = value
+
+    def _read_counts(self) -> None:
+        counts, size, out_edges, listed = self._counted
+        members, edges = counts.tolist()  # the deferred host read
+        self._counted, self._size = None, size + int(members)
+        self._out_edges = None if out_edges is None else out_edges + int(edges)
+        if listed is not None:
+            self._ids = listed[: self._size]
+
     def __len__(self) -> int:
+        if self._counted is not None:
+            self._read_counts()
         if self._size is None:
             ids, mask = self._ids, self._mask
             self._size = int(ids.shape[0] if ids is not None else self.backend.count(mask))

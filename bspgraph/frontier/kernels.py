@@ -492,7 +492,8 @@ def typed_kernel(cupy, source: str, name: str, cooperative: bool = False, **dtyp
 
 def launch_push(graph, kernel, ids, *args, out_bound: int) -> Frontier:
     """One push kernel over the out-edges of the frontier ``ids``, sized without a host read
-    (the edge count stays on the device); one read after it: the output's size and out-edges."""
+    (the edge count stays on the device); one read after it, when the output is first used:
+    its size and out-edges (:meth:`Frontier.listed`)."""
     cp = graph.xp
     if ids.size == 0:
         return Frontier.empty(graph)
@@ -518,8 +519,7 @@ def launch_push(graph, kernel, ids, *args, out_bound: int) -> Frontier:
     blocks = min(max(_resident_blocks(cp), tiles), 4 * _resident_blocks(cp))  # grid-stride
     kernel((blocks,), (256,), (ids, starts, scan, np.int64(ids.size), graph.offsets,
                                graph.indices, *args, cost_degree, out, tally))  # fmt: skip
-    count, edges = (int(x) for x in tally.get())
-    return Frontier.from_ids(graph, out[:count], out_edges=edges)
+    return Frontier.listed(graph, out, tally)  # the read deferred to the first use
 
 
 SCAN_CHUNK = 1 << 13  # frontier vertices a block of frontier_scan takes (8 a thread)
@@ -570,8 +570,9 @@ BITMAP_RATIO = 8  # the bitmap pays for its pass over depth past num_vertices / 
 @fused.register("visit_unvisited", "cupy", "pull")
 def visit_pull(graph, in_frontier, candidates, depth, value, parent) -> Frontier:
     """Fused pull of :class:`functors.visit_unvisited`: a thread per vertex, skipping those that
-    are not candidates (no compaction), early exit at the first parent; one read after it: how
-    many it reached and their out-edges (no pass over the mask to count them). A part that
+    are not candidates (no compaction), early exit at the first parent; one read after it, when
+    the output is first used: how many it reached and their out-edges (no pass over the mask
+    to count them). A part that
     owns one range of vertices (``owned_range``) pulls into that range only: the other rows
     hold no in-list here."""
     cp = graph.xp
@@ -589,8 +590,7 @@ def visit_pull(graph, in_frontier, candidates, depth, value, parent) -> Frontier
                                reverse.offsets, reverse.indices,
                                in_frontier, depth, depth.dtype.type(value), null, reached,
                                cost_degree, tally))  # fmt: skip
-    count, edges = (int(x) for x in tally.get())
-    return Frontier.from_mask(graph, reached, size=count, out_edges=edges)
+    return Frontier.from_mask(graph, reached, counted=(tally, 0, 0))  # read at the first use
 
 
 _RELAX_LEVELS = (

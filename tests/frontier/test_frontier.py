@@ -43,6 +43,38 @@ def test_out_edges_travel_with_the_frontier_and_spare_the_count():
     assert fr.count_out_edges(graph, fr.Frontier.from_mask(graph, mask)) == 3
 
 
+class Counts:
+    """Counts left on a device: read once, through ``tolist`` (as a CuPy array's ``get``)."""
+
+    def __init__(self, *values):
+        self.values, self.reads = list(values), 0
+
+    def tolist(self):
+        self.reads += 1
+        return self.values
+
+
+def test_a_count_left_on_the_device_is_read_once_when_first_asked_for():
+    graph = bg.Graph.from_edges([0, 0, 1], [1, 2, 2], num_vertices=10, backend="numpy")
+    out = np.array([5, 2, 9, 7, 7], dtype=np.int32)  # a kernel's list: its first 3 are set
+    counts = Counts(3, 17)
+    listed = fr.Frontier.listed(graph, out, counts)
+    assert counts.reads == 0 and not listed.is_dense
+    assert listed.ids.tolist() == [5, 2, 9] and len(listed) == 3 and listed.out_edges == 17
+    assert np.flatnonzero(listed.mask).tolist() == [2, 5, 9] and counts.reads == 1
+    set_first = fr.Frontier.listed(graph, out, Counts(2, 4))
+    set_first.out_edges = 11  # (what the enactor's tally knows) after the producer's count
+    assert set_first.ids.tolist() == [5, 2] and set_first.out_edges == 11
+    mask = np.zeros(10, dtype=bool)
+    mask[[1, 4, 6]] = True  # 2 members known (size 2, 5 out-edges), one more counted
+    counts = Counts(1, 3)
+    marked = fr.Frontier.from_mask(graph, mask, counted=(counts, 2, 5))
+    assert marked.is_dense and counts.reads == 0
+    assert len(marked) == 3 and marked.out_edges == 8 and counts.reads == 1
+    unknown = fr.Frontier.from_mask(graph, mask, counted=(Counts(1, 3), 2, None))
+    assert unknown.out_edges is None and len(unknown) == 3
+
+
 def test_level_limits_widen_only_where_every_list_is_short():
     """A repeated advance takes wide frontiers on a graph of short lists, at most
     num_edges / ALPHA out-edges (levels that a BFS would push anyway), never narrower than
