@@ -13,7 +13,10 @@ the prediction on P devices is
 with W the one-device BSP time; O the multi-device overhead measured on two devices (their
 compute time minus W / 2: merging what arrived, rebuilding frontiers, the O(V) passes over
 duplicated state), taken as independent of P since each device still makes those passes over
-every vertex; H(2) the bytes per device measured on two; S the supersteps; rounds(P) the
+every vertex; when the two parts ran on one GPU (``benchmarks.multi_gpu --same-gpu``: its
+kernels did all of W, and the host made both parts' calls, one after the other), O is half of
+their time beyond W (each part's own, which a process per GPU makes in parallel); H(2) the
+bytes per device measured on two; S the supersteps; rounds(P) the
 communicator's rounds per exchange; and s(P) the bytes each device sends as a fraction of one
 superstep's updates: (P-1)/P when every device needs every update (the exchange is an
 all-gather), (P-1)/P^2 when only owners do (selective), and (r-1)/r * log_r(P) / P for an
@@ -44,7 +47,8 @@ def fit(rows, parts: set[int] | None = None) -> tuple[float, float]:
     from scipy.optimize import nnls
 
     design, seconds = [], []
-    for row in rows:
+    crossing = [row for row in rows if _gpus(row) > 1]  # bytes that crossed between GPUs
+    for row in crossing or rows:  # (parts of one GPU hand their arrays over: no link to fit)
         if row["P"] > 1 and (parts is None or row["P"] in parts):
             for step in row["supersteps"]:
                 design.append([step["rounds"], step["bytes"] / row["P"]])
@@ -56,6 +60,11 @@ def fit(rows, parts: set[int] | None = None) -> tuple[float, float]:
           f"ms, largest {error.max() * 1e3:.2f} ms (measured median "
           f"{np.median(seconds) * 1e3:.2f} ms)")  # fmt: skip
     return g, latency
+
+
+def _gpus(row) -> int:
+    """The GPUs a row's parts ran on (rows written before it was recorded: one each)."""
+    return row.get("gpus", row["P"])
 
 
 def share(algorithm: str, communicator: str, parts: int) -> float:
@@ -73,7 +82,8 @@ def share(algorithm: str, communicator: str, parts: int) -> float:
 def predict(one, two, g: float, latency: float, parts: int) -> float:
     """Predicted BSP ms on ``parts`` devices from the one- and two-device rows."""
     work = one["bsp_ms"] / 1e3
-    overhead = two["bsp_ms"] / 1e3 - sum(s["comm_seconds"] for s in two["supersteps"]) - work / 2
+    beyond = two["bsp_ms"] / 1e3 - sum(s["comm_seconds"] for s in two["supersteps"])
+    overhead = (beyond - work) / 2 if _gpus(two) == 1 else beyond - work / 2
     algorithm, communicator = two["algorithm"], two["communicator"]
     sent = sum(s["bytes"] for s in two["supersteps"]) / 2  # per device
     scaled = share(algorithm, communicator, parts) / share(algorithm, communicator, 2)
@@ -104,7 +114,7 @@ def main(argv=None) -> None:
     print(f"\n{'graph':<7} {'algorithm':<9} {'partitioner':<13} {'communicator':<12} "
           f"{'P=1 ms':>8} {'P=2 ms':>8} {'P=4 ms':>8} {'model 2':>8} {'model 4':>8} "
           f"{'model 8':>8}")  # fmt: skip
-    for two in (r for r in rows if r["P"] == 2):
+    for two in (r for r in rows if r["P"] == 2 and r["algorithm"] in NEEDS_ALL):
         one = ones[(two["graph"], two["algorithm"])]
         model = [predict(one, two, g, latency, p) for p in PREDICT]
         runs = measured[(two["graph"], two["algorithm"], two["partitioner"], two["communicator"])]

@@ -166,8 +166,9 @@ def main(argv=None) -> None:
 
     def record(algorithm, p, partitioner, communicator, times, stats):
         steps = [dataclasses.asdict(s) for s in stats.supersteps]
+        gpus = 1 if p == 1 or args.same_gpu else p  # the GPUs the parts ran on
         rows.append({"graph": f"rmat{args.scale}", "edges": graph.num_edges,
-                     "algorithm": algorithm, "P": p, "transport": args.transport,
+                     "algorithm": algorithm, "P": p, "gpus": gpus, "transport": args.transport,
                      "partitioner": partitioner, "communicator": communicator, **times,
                      "supersteps": steps, "traversed_edges": stats.edges})  # fmt: skip
         say(f"  {algorithm} P={p} {partitioner} {communicator}: {times['ms']:.1f} ms, bsp "

@@ -36,7 +36,7 @@ def test_bsp_model_recovers_g_and_l_from_exact_supersteps():
 
 def test_bsp_model_reproduces_two_devices_and_shrinks_only_the_work():
     one = {"bsp_ms": 100.0}
-    two = {"algorithm": "pagerank", "communicator": "selective", "bsp_ms": 80.0,
+    two = {"algorithm": "pagerank", "communicator": "selective", "bsp_ms": 80.0, "P": 2,
            "supersteps": [{"comm_seconds": 0.005, "bytes": 10**8, "rounds": 1}] * 2}  # fmt: skip
     g = 0.002 / (10**8 / 2)  # so that the model's comm equals the measured 5 ms a superstep
     latency = 0.003
@@ -45,6 +45,19 @@ def test_bsp_model_reproduces_two_devices_and_shrinks_only_the_work():
     # W / P falls by 25 ms; an all-gather sends (P-1)/P of the updates: 1.5x the bytes of P=2
     assert at[4] - at[2] == pytest.approx(-25 + 2 * 2.0 * (0.75 / 0.5 - 1))
     assert np.isfinite(at[8]) and at[8] < at[4]
+
+
+def test_bsp_model_splits_the_overhead_of_two_parts_on_one_gpu():
+    """Two parts on one GPU ran all of W one after the other, and the host made both parts'
+    calls: on two GPUs each process carries half of what they took beyond W and comm."""
+    one = {"bsp_ms": 100.0}
+    two = {"algorithm": "pagerank", "communicator": "selective", "bsp_ms": 130.0, "P": 2,
+           "gpus": 1, "supersteps": [{"comm_seconds": 0.005, "bytes": 10**8, "rounds": 1}] * 2}  # fmt: skip
+    g, latency = 0.002 / (10**8 / 2), 0.003  # the model's comm: the measured 10 ms
+    assert bsp_model.predict(one, two, g, latency, 2) == pytest.approx(50 + 10 + 10)
+    rows = [two, {**two, "gpus": 2, "supersteps": [{"comm_seconds": 0.5, "bytes": 0,
+                                                     "rounds": 1}]}]  # fmt: skip
+    assert bsp_model.fit(rows)[1] == pytest.approx(0.5)  # the link: from the crossing row
 
 
 def test_ab_runs_each_commit_s_own_code_in_turn(capsys):
