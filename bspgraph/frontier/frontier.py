@@ -13,8 +13,11 @@ class Frontier:
     ``out_edges``, ``passed``, ``passed_edges`` and ``pulled_from`` are what a producer knew:
     the members' out-edges, the sizes of the levels a repeated advance went through before this
     one (each a superstep) and their out-edges (None where not counted), and the size of the
-    frontier an early-exit pull made this one from.
-    Build one with :meth:`from_ids`, :meth:`from_mask`, :meth:`all` or :meth:`empty`.
+    frontier an early-exit pull made this one from. A GPU kernel's count of the members and
+    their out-edges may stay on the device until the size, ids or out-edges are first asked
+    for (:meth:`listed`, ``from_mask(counted=...)``): one host read, deferred.
+    Build one with :meth:`from_ids`, :meth:`from_mask`, :meth:`listed`, :meth:`all` or
+    :meth:`empty`.
     """
 
     __slots__ = ("num_vertices", "backend", "_ids", "_mask", "_size", "_out_edges", "_counted",
