@@ -120,7 +120,9 @@ def relax_pull(graph, in_frontier, candidates, distance) -> Frontier:
     window = slice(0, n) if span is None else span
     best = graph.backend.gather_reduce(offered, offsets, indices, "min", weights=weights)
     held = distance[window]
-    improved = candidates[window] & (best < held)
+    improved = best < held
+    if candidates is not None:  # (None: every vertex)
+        improved &= candidates[window]
     xp.copyto(held, best, where=improved)  # (a view of distance)
     if span is None:
         return Frontier.from_mask(graph, improved)

@@ -121,7 +121,8 @@ def visit_pull(graph, in_frontier, candidates, depth, value, parent) -> Frontier
     span = owned_range(graph)  # a part that owns one range: only its rows hold in-lists
     window = slice(0, n) if span is None else span
     first = window.start
-    candidates = candidates[window] & (depth[window] > value)  # only the unvisited
+    unvisited = depth[window] > value  # only these (every one, without candidates)
+    candidates = unvisited if candidates is None else candidates[window] & unvisited
     active = np.flatnonzero(candidates)
     if first:
         active += first

@@ -436,7 +436,7 @@ extern "C" __global__ void visit_pull(const bool* candidates, long long first, l
   unsigned long long count = 0, edges = 0;  // the vertices this thread reached, their out-edges
   for (long long v = first + blockIdx.x * (long long)blockDim.x + threadIdx.x; v < last;
        v += (long long)gridDim.x * blockDim.x) {
-    if (!candidates[v]) continue;
+    if (candidates ? !candidates[v] : !(depth[v] > value)) continue;  // null: the unvisited
     for (OFF e = offsets[v]; e < offsets[v + 1]; ++e) {
       ID u = indices[e];
       if (in_frontier[u]) {  // early exit: the first frontier in-neighbour is v's parent
@@ -570,11 +570,10 @@ BITMAP_RATIO = 8  # the bitmap pays for its pass over depth past num_vertices / 
 @fused.register("visit_unvisited", "cupy", "pull")
 def visit_pull(graph, in_frontier, candidates, depth, value, parent) -> Frontier:
     """Fused pull of :class:`functors.visit_unvisited`: a thread per vertex, skipping those that
-    are not candidates (no compaction), early exit at the first parent; one read after it, when
-    the output is first used: how many it reached and their out-edges (no pass over the mask
-    to count them). A part that
-    owns one range of vertices (``owned_range``) pulls into that range only: the other rows
-    hold no in-list here."""
+    are not candidates (without candidates, the visited ones; no compaction), early exit at the
+    first parent; one read after it, when the output is first used: how many it reached and
+    their out-edges (no pass over the mask to count them). A part that owns one range of
+    vertices (``owned_range``) pulls into that range only: the other rows hold no in-list."""
     cp = graph.xp
     reverse = graph.reverse
     cost_degree = graph.cost_degrees()[0]
@@ -586,7 +585,8 @@ def visit_pull(graph, in_frontier, candidates, depth, value, parent) -> Frontier
     tally = cp.zeros(2, dtype=cp.uint64)
     null = np.uintp(0) if parent is None else parent
     blocks = max(min((span.stop - span.start + 255) // 256, 4 * _resident_blocks(cp)), 1)
-    kernel((blocks,), (256,), (candidates, np.int64(span.start), np.int64(span.stop),
+    kernel((blocks,), (256,), (np.uintp(0) if candidates is None else candidates,
+                               np.int64(span.start), np.int64(span.stop),
                                reverse.offsets, reverse.indices,
                                in_frontier, depth, depth.dtype.type(value), null, reached,
                                cost_degree, tally))  # fmt: skip

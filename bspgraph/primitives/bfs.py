@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Literal
@@ -63,11 +62,10 @@ class BFS(Primitive):
         if counted is not None:
             counted = None if frontier.out_edges is None else counted + frontier.out_edges
         visit = fr.functors.visit_unvisited(state.depth, iteration + 1, state.parent)
-        unvisited = functools.partial(visit.candidates, graph)  # built only if pull is considered
         unreached = None  # undirected: the in-edges of the unvisited are the edges not counted
         if counted is not None and not graph.directed:
             unreached = graph.cost_degrees()[2] - counted
-        reached = fr.advance(graph, frontier, visit, unique=True, candidates=unvisited,
+        reached = fr.advance(graph, frontier, visit, unique=True, candidates="functor",
                              direction=direction, repeat=True, candidate_edges=unreached)  # fmt: skip
         if counted is not None:  # the levels a repeated advance passed through
             levels = reached.passed_edges

@@ -45,6 +45,29 @@ def test_pull_without_candidates_is_an_error(graph):
         fr.advance(graph, fr.Frontier.from_ids(graph, [0]), lambda *a: None, direction="pull")
 
 
+@pytest.mark.parametrize("fused", [True, False])
+def test_a_pull_from_the_functor_s_own_candidates_equals_one_from_its_mask(fused, monkeypatch):
+    """candidates="functor": a fused pull tests the functor's own condition with no mask; the
+    generic pull builds the mask from ``op.candidates``; both give the mask's answer."""
+    graph = bg.generators.rmat(8, 8, seed=5, backend="numpy")
+    if not fused:
+        monkeypatch.setattr(fr.functors.visit_unvisited, "fused_pull", None)
+    runs = []
+    for candidates in ("functor", "mask"):
+        depth = np.full(graph.num_vertices, np.iinfo(np.int32).max, dtype=np.int32)
+        depth[::3] = 0  # visited: never candidates
+        visit = fr.functors.visit_unvisited(depth, 1, None)
+        chosen = visit.candidates(graph) if candidates == "mask" else candidates
+        out = fr.advance(graph, fr.Frontier.from_mask(graph, depth == 0), visit,
+                         direction="pull", candidates=chosen)  # fmt: skip
+        runs.append((sorted(out.ids.tolist()), depth))
+    assert runs[0][0] == runs[1][0] and runs[0][0]
+    np.testing.assert_array_equal(runs[0][1], runs[1][1])
+    with pytest.raises(ValueError, match="candidates"):  # a functor without candidates
+        fr.advance(graph, fr.Frontier.from_ids(graph, [0]), lambda *a: None,
+                   direction="pull", candidates="functor")  # fmt: skip
+
+
 def test_filter_and_compute(graph):
     frontier = fr.Frontier.all(graph)
     assert fr.filter(graph, frontier, lambda ids: ids % 2 == 0).ids.tolist() == [0, 2, 4]

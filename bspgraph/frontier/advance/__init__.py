@@ -38,8 +38,9 @@ def advance(
     ``op(src, dst, eid, weight) -> keep-mask`` (None: keep all; False: none) runs on whole arrays,
     possibly in several chunks. Push expands the frontier's out-edges; pull makes each vertex of
     ``candidates`` (a bool mask of the vertices whose state may still change, a function
-    returning one, called only when pull is considered, or "all": every vertex, whose in-edges
-    the cost model counts without a pass) scan its in-edges for frontier members. ``direction="auto"`` picks pull by Beamer's cost model when
+    returning one, called only when pull is considered, "all": every vertex, whose in-edges
+    the cost model counts without a pass, or "functor": those of ``op.candidates(graph)``,
+    which a fused pull tests itself, with no mask) scan its in-edges for frontier members. ``direction="auto"`` picks pull by Beamer's cost model when
     ``candidates`` is given and the frontier's out-edges exceed ``num_edges / BETA``; after
     an early-exit pull it pulls again by the frontier's size alone (:func:`stays_pulled`).
     Pull stops a candidate at its first kept edge when ``early_exit``
@@ -58,8 +59,9 @@ def advance(
     Raises
     ------
     ValueError
-        An unknown ``direction``, ``direction="pull"`` without ``candidates``, or
-        ``candidates`` a string other than "all".
+        An unknown ``direction``, ``direction="pull"`` without ``candidates``,
+        ``candidates`` a string other than "all" and "functor", or "functor" for a functor
+        without ``candidates``.
     """
     if direction not in DIRECTIONS:
         raise ValueError(f"advance(direction={direction!r}): expected one of {DIRECTIONS}")
@@ -69,9 +71,13 @@ def advance(
         op = _Discard(op)
     if direction == "pull" and candidates is None:
         raise ValueError("advance(direction='pull'): pull needs candidates (a bool mask)")
-    if isinstance(candidates, str) and candidates != "all":
+    if isinstance(candidates, str) and candidates not in ("all", "functor"):
         raise ValueError(f"advance(candidates={candidates!r}): expected a bool mask, a "
-                         "function returning one, or 'all'")  # fmt: skip
+                         "function returning one, 'all' or 'functor'")  # fmt: skip
+    functor = isinstance(candidates, str) and candidates == "functor"
+    if functor and not hasattr(op, "candidates"):
+        raise ValueError(f"advance(candidates='functor'): {type(op).__name__} has no "
+                         "candidates(graph)")  # fmt: skip
     exit_first = getattr(op, "early_exit", False) if early_exit is None else early_exit
     if direction == "auto" and candidates is not None and exit_first and frontier.pulled_from:
         direction = "pull" if stays_pulled(graph, frontier) else "push"
@@ -85,9 +91,9 @@ def advance(
     if direction != "push" and callable(candidates):
         candidates = candidates()
     if direction == "auto":
+        if functor:  # the test counts their in-edges: the mask, once
+            candidates = op.candidates(graph)
         direction = choose_direction(graph, frontier, candidates, frontier_edges, exit_first)
-    if direction == "pull" and isinstance(candidates, str):
-        candidates = graph.xp.ones(graph.num_vertices, dtype=bool)
     if direction == "pull":
         result = pull.run(graph, frontier, op, candidates=candidates, early_exit=exit_first)
         if exit_first:  # on several devices the enactor keeps it only where all pulled alike

@@ -12,18 +12,25 @@ EARLY_ROUNDS = 4  # in-edges tried one at a time before the rest are scanned in 
 
 def run(graph, frontier: Frontier, op, *, candidates, early_exit: bool) -> Frontier:
     """Call ``op(src, dst, eid, weight)`` on in-edges ``src -> dst`` with ``src`` in ``frontier``
-    and ``dst`` a candidate; return the candidates with a kept edge (a dense frontier).
+    and ``dst`` a candidate (``candidates``: a bool mask, "all", or "functor": those of
+    ``op.candidates(graph)``); return the candidates with a kept edge (a dense frontier).
 
-    With ``early_exit`` a candidate stops at its first kept edge, as in Beamer's bottom-up step:
+    A fused pull takes the mask, or None for "all" and "functor": it tests the functor's own
+    condition on every vertex (``visit_unvisited``: unvisited), with no mask built. With
+    ``early_exit`` a candidate stops at its first kept edge, as in Beamer's bottom-up step:
     the first EARLY_ROUNDS in-edges are tried one per round, then the rest in one pass.
     """
     xp, reverse = graph.xp, graph.reverse
     in_frontier = frontier.mask
     fused = getattr(op, "fused_pull", None)
     if fused is not None and early_exit == op.early_exit:
-        reached = fused(graph, in_frontier, candidates)  # None: no kernel on this backend
+        own = None if isinstance(candidates, str) else candidates
+        reached = fused(graph, in_frontier, own)  # None: no kernel on this backend
         if reached is not None:
             return reached
+    if isinstance(candidates, str):  # "all" or "functor"
+        every = candidates == "all"
+        candidates = xp.ones(graph.num_vertices, dtype=bool) if every else op.candidates(graph)
     reached = xp.zeros(graph.num_vertices, dtype=bool)
     active = xp.flatnonzero(candidates)
     starts = reverse.offsets[active].astype(np.int64)
