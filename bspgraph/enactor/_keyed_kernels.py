@@ -210,12 +210,12 @@ class KeyedKernels:
         types.update(ID=c_type(ids), OWNER=c_type(owner))
         counts = cp.zeros(2 * parts, dtype=cp.uint64)  # the counts, then the places filled
         stream(cp, _PACK, "owner_counts", n, ids, owner, np.int32(parts), counts, **types)
-        sizes = counts[:parts].get().tolist()  # the read
         out_ids, out_key = cp.empty_like(ids), cp.empty(n, dtype=key.dtype)
         out_follower = None if follower is None else cp.empty(n, dtype=follower.dtype)
         stream(cp, _PACK, "pack_by_owner", n, ids, owner, np.int32(parts), counts,
                counts[parts:], key, _or_null(follower), out_ids, out_key, _or_null(out_follower),
                **types)  # fmt: skip
+        sizes = counts[:parts].get().tolist()  # the read, after both launches
         values = {self.columns[0]: out_key}
         if follower is not None:
             values[self.columns[1]] = out_follower
