@@ -946,3 +946,32 @@ def test_a_slab_applied_in_one_pass_equals_the_combiners(mode):
         expected_follower = follower.copy()
         expected_follower[block] = np.where(changed, incoming_follower, follower[block])
         np.testing.assert_array_equal(state.follower.get(), expected_follower)
+
+
+def test_a_copy_is_one_device_copy_and_marks_time_the_work_between():
+    """Backend.copy gives equal, independent arrays (one device-to-device copy when
+    contiguous, CuPy's copy otherwise); two marks time the queued work between them."""
+    import cupy as cp
+
+    from bspgraph.backend import get_backend
+
+    gpu = get_backend("cupy")
+    rng = np.random.default_rng(3)
+    cases = [
+        cp.asarray(rng.random(1001) < 0.3),
+        cp.asarray(rng.integers(0, 9, 777), cp.int32),
+        cp.zeros(0, dtype=bool),
+        cp.asarray(rng.random((40, 3)))[:, 1],
+    ]  # (not contiguous)
+    for array in cases:
+        copy = gpu.copy(array)
+        np.testing.assert_array_equal(copy.get(), array.get())
+        if copy.size:
+            copy[0] = ~copy[0] if copy.dtype == bool else copy[0] + 1
+            assert int((copy != array).sum()) == 1  # not a view
+    start = gpu.mark()
+    big = cp.ones(1 << 24, dtype=cp.float64)
+    for _ in range(20):
+        big *= 1.0001  # queued work, not waited for
+    seconds = gpu.seconds_between(start, gpu.mark())
+    assert 0 < seconds < 10

@@ -251,3 +251,19 @@ def test_a_scalar_reduced_by_replace_is_a_contract_error():
     primitive = type("Bad", (Unreturned,), {"scalars": (bg.Scalar("total", reduce="replace"),)})()
     with pytest.raises(bg.ContractError, match=r"scalars\['total'\]: a scalar reduces with"):
         bg.enact(primitive, bg.Graph.from_edges([0], [1]))
+
+
+@pytest.mark.parametrize("name", ["add", "min", "max"])
+def test_scalars_in_one_memory_reduce_as_numbers_do(name):
+    """Parts in one memory reduce their scalars' 0-d arrays where they are (no host read):
+    the same value as the reduction of the numbers, and arrays stay arrays."""
+    from bspgraph.enactor import combiners
+
+    combiner = combiners.get(name, "test")
+    values = [2.5, -1.0, 7.25, 0.5]
+    arrays = [np.asarray(v) for v in values]
+    reduced = combiner.reduce(arrays)
+    assert (
+        float(reduced) == combiner.reduce(values) == {"add": 9.25, "min": -1.0, "max": 7.25}[name]
+    )
+    assert np.ndim(reduced) == 0 and all(float(a) == v for a, v in zip(arrays, values))
