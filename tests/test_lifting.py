@@ -267,3 +267,34 @@ def test_scalars_in_one_memory_reduce_as_numbers_do(name):
         float(reduced) == combiner.reduce(values) == {"add": 9.25, "min": -1.0, "max": 7.25}[name]
     )
     assert np.ndim(reduced) == 0 and all(float(a) == v for a, v in zip(arrays, values))
+
+
+class NeighboursOfNeighbours(bg.Primitive):
+    """For each vertex, the degrees of its neighbours summed: a reduction over every list of
+    a reduction over every list, which reads the lists of vertices other devices own
+    (``replicate_graph``)."""
+
+    state = (bg.State("reach", "float64"),)
+    replicate_graph = True
+
+    def init_frontier(self, graph, state):
+        return bg.frontier.Frontier.all(graph)
+
+    def step(self, graph, frontier, state, iteration):
+        degree = bg.frontier.neighbor_reduce(graph, graph.xp.ones(graph.num_vertices), "sum")
+        reach = bg.frontier.neighbor_reduce(graph, degree, "sum")
+        mine = graph.owned_index()
+        state.reach[mine] = reach[mine]
+        return bg.frontier.Frontier.empty(graph)
+
+
+@pytest.mark.parametrize("devices", [2, 3])
+def test_a_replicated_part_reduces_every_list_not_only_its_range(devices):
+    """An edge_balanced part owns one range of vertices; when it holds the whole graph
+    (``replicate_graph``), its reductions still cover every list."""
+    graph = bg.generators.rmat(9, 8, seed=4)
+    matrix = graph.to_scipy()
+    expected = matrix @ (matrix @ np.ones(graph.num_vertices))
+    state, _ = bg.enact(NeighboursOfNeighbours(), graph, devices=devices,
+                        partitioner="edge_balanced")  # fmt: skip
+    np.testing.assert_allclose(state["reach"], expected)

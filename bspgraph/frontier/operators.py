@@ -100,9 +100,22 @@ def neighbor_reduce(
 
 def owned_range(graph) -> slice | None:
     """The rows a part of a graph holds lists in, when its owned vertices are one contiguous
-    range (an edge_balanced cut): a slice; None for a whole graph or another cut."""
+    range (an edge_balanced cut) and no other row holds any: a slice; None for a whole graph,
+    another cut, or a part that holds the whole graph (``replicate_graph``)."""
     span = graph.owned_index()
-    return span if isinstance(span, slice) and span != slice(None) else None
+    if not isinstance(span, slice) or span == slice(None):
+        return None
+    held = graph.cached(("lists in range", span.start, span.stop), lambda: _lists_in(graph, span))
+    return span if held else None
+
+
+def _lists_in(graph, span: slice) -> bool:
+    """Whether every entry of ``graph``'s lists (in-lists too, directed) is in rows ``span``."""
+    for csr in (graph.forward, graph.reverse) if graph.directed else (graph.forward,):
+        first, last, total = (int(x) for x in to_host(csr.offsets[[span.start, span.stop, -1]]))
+        if first != 0 or last != total:
+            return False
+    return True
 
 
 def range_rows(graph, csr: CSR, indices, weights, span: slice):
