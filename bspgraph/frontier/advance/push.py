@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..frontier import Frontier
+from ..operators import owned_range
 
 CHUNK_EDGES = 1 << 24  # edges per functor call: bounds the O(E) temporaries of a superstep
 DENSE_RATIO = 16  # a push output of more than num_vertices / DENSE_RATIO edges goes to a mask
@@ -16,7 +17,7 @@ def run(graph, frontier: Frontier, op, *, unique: bool) -> Frontier:
     Work is assigned per edge: an exclusive scan of the frontier's degrees and a search give
     each edge slot its source, so one vertex of degree 10^6 costs no more than 10^6 leaves.
     """
-    xp, ids = graph.xp, frontier.ids
+    xp, ids = graph.xp, sources(graph, frontier)
     fused = getattr(op, "fused_push", None)
     result = None if fused is None else fused(graph, ids)  # None: no kernel on this backend
     if result is not None:
@@ -35,6 +36,20 @@ def run(graph, frontier: Frontier, op, *, unique: bool) -> Frontier:
         ]
     dst = kept[0] if len(kept) == 1 else xp.concatenate(kept)
     return dedupe(graph, dst) if unique else Frontier.from_ids(graph, dst)
+
+
+def sources(graph, frontier: Frontier):
+    """The ids of ``frontier``'s vertices whose out-lists ``graph`` holds: on a part that holds
+    only its own range's lists (``owned_range``), those in the range, where picking them costs
+    no host read (the others have no out-edge here); else every member."""
+    span = owned_range(graph)
+    if span is None or graph.backend.costly_supersteps:  # (a GPU: a compaction reads a count)
+        return frontier.ids
+    if frontier.is_dense:
+        ids = graph.backend.nonzero(frontier.mask[span], graph.indices.dtype)
+        return ids + graph.indices.dtype.type(span.start)
+    ids = frontier.ids
+    return ids[(ids >= span.start) & (ids < span.stop)]
 
 
 def rows_of(graph, ids):
