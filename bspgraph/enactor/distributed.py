@@ -30,7 +30,6 @@ from ..comm.message import Slab, Update
 from ..comm.transport import failing_together
 from ..exceptions import DeviceError
 from ..frontier import Frontier, count_out_edges
-from ..frontier.operators import owned_range
 from ._keyed_kernels import MODES, PACK_PARTS, keyed_columns
 from .checks import snapshot, verify
 from .contract import Contract, contract_of
@@ -482,9 +481,9 @@ def _spread(graph, output: Frontier) -> int:
     owned = graph.context.owned
     if not len(output) or (output.is_dense and output.mask is owned):  # Frontier.all
         return 0
-    span = owned_range(graph)
-    if output.is_dense and span is not None:  # a count over the part's range only
-        kept = graph.backend.count(output.mask[span])
+    mine = graph.owned_index()
+    if output.is_dense and isinstance(mine, slice):  # a count over the part's range only
+        kept = graph.backend.count(output.mask[mine])
     else:
         kept = graph.backend.count(output.mask & owned if output.is_dense else owned[output.ids])
     return len(output) - int(kept)
