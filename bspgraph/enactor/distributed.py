@@ -43,6 +43,7 @@ from .stats import Stats, Superstep
 # parts that share one GPU (``devices=[0, 0]``) or virtual devices hand their arrays over.
 HOST = get_backend("numpy")
 SPARSE_SHARE = 16  # a next frontier of fewer than V / SPARSE_SHARE vertices goes on as ids
+KEYED_SHARE = 4  # the keyed kernels list a next frontier while fewer than V / KEYED_SHARE arrive
 
 
 def enact_multi(primitive, graph, device_ids, *, partitioner, communicator, backend, seed,
@@ -384,7 +385,7 @@ def _next_frontier(primitive, contract: Contract, blocks, stamp: int, graph, sta
         return _next_frontier_dense(primitive, contract, blocks, graph, state, bases, keyed,
                                     output, inbox)  # fmt: skip
     arriving = len(output) + sum(len(update) for update in inbox)
-    if keyed is not None and not output.is_dense and arriving * SPARSE_SHARE < graph.num_vertices:
+    if keyed is not None and not output.is_dense and arriving * KEYED_SHARE < graph.num_vertices:
         keep = None if primitive.needs_all else graph.context.owned  # few: listed by a kernel
         returned = graph.backend.index(output.ids) if len(output) else None
         updates = [_to(graph.backend, update) for update in inbox]
