@@ -86,6 +86,15 @@ def test_mask_of_marks_each_id(ids):
 
 
 @examples(30)
+@given(st.lists(st.booleans(), min_size=1, max_size=20), st.data())
+def test_where_at_is_where_then_gather(mask, data):
+    values = np.arange(len(mask), dtype=np.float32) * 1.5
+    index = np.array(data.draw(st.lists(st.integers(0, len(mask) - 1), max_size=30)), np.int32)
+    got = HOST.where_at(np.array(mask), values, np.inf, index)
+    assert got.tolist() == [values[i] if mask[i] else np.inf for i in index.tolist()]
+
+
+@examples(30)
 @given(ragged_rows(), st.sampled_from(["min", "sum"]), st.data())
 def test_reductions_over_some_rows_pick_those_rows(case, reduce, data):
     """``rows=`` gives the rows' results in the order asked, for gather_reduce and spmv."""

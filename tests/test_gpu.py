@@ -455,6 +455,19 @@ def test_build_cupy_equals_numpy(directed, duplicates):
     assert gpu.summary == cpu.summary
 
 
+@pytest.mark.parametrize("dtype", [np.int32, np.float32, np.float64, np.uint8])
+@pytest.mark.parametrize("size", [100_003, 40_000_001])  # the second: more than a grid's pass
+def test_where_at_equals_numpy(dtype, size):
+    rng = np.random.default_rng(8)
+    values = rng.integers(0, 100, size).astype(dtype)
+    mask = rng.random(size) < 0.4
+    cupy = bg.backend.get_backend("cupy")
+    for index_dtype in (np.int32, np.int64):
+        index = rng.integers(0, size, size // 2).astype(index_dtype)
+        got = cupy.where_at(cupy.asarray(mask), cupy.asarray(values), 7, cupy.asarray(index))
+        np.testing.assert_array_equal(got.get(), np.where(mask[index], values[index], 7))
+
+
 @pytest.mark.parametrize("dtype", [np.int32, np.int64])
 @pytest.mark.parametrize("size", [100_003, 40_000_001])  # the second: more than a grid's pass
 def test_masked_sum_equals_numpy(dtype, size):

@@ -185,6 +185,11 @@ class Backend(ABC):
         """The bool mask ``values > threshold`` (a scalar)."""
         return values > threshold
 
+    def where_at(self, mask, values, other, index):
+        """``where(mask, values, other)`` at the ids ``index`` only (``mask`` and ``values``
+        one entry a vertex, ``other`` a scalar): no pass over every vertex."""
+        return self.xp.where(mask.take(index), values.take(index), other)
+
     def nonzero(self, mask, dtype, count: int | None = None):
         """The positions of the True entries of the bool ``mask``, ascending, as ``dtype``
         (``numpy.flatnonzero``). ``count``, their number when the caller knows it, spares a

@@ -302,6 +302,16 @@ extern "C" __global__ void greater(const T* values, long long n, T threshold, bo
     out[i] = values[i] > threshold;
 }
 """
+WHERE_AT = r"""
+extern "C" __global__ void where_at(const ID* index, long long n, const bool* mask,
+                                    const T* values, T other, T* out) {
+  for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n;
+       i += (long long)gridDim.x * blockDim.x) {
+    const ID v = index[i];
+    out[i] = mask[v] ? values[v] : other;
+  }
+}
+"""
 MARK = r"""
 extern "C" __global__ void mark(const ID* ids, long long n, bool* mask) {
   for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n;

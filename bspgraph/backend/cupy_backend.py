@@ -148,6 +148,16 @@ class CupyBackend(Backend):
                     values.dtype.type(threshold), out, T=cuda.c_type(values))  # fmt: skip
         return out
 
+    def where_at(self, mask, values, other, index):
+        if values.dtype.str[1:] not in cuda.STREAMED or index.dtype.str[1:] not in ("i4", "i8"):
+            return super().where_at(mask, values, other, index)
+        out = self.xp.empty(index.shape[0], dtype=values.dtype)
+        cuda.stream(self.xp, cuda.WHERE_AT, "where_at", index.shape[0],
+                    self.xp.ascontiguousarray(index), self.xp.ascontiguousarray(mask, dtype=bool),
+                    self.xp.ascontiguousarray(values), values.dtype.type(other), out,
+                    T=cuda.c_type(values), ID=cuda.c_type(index))  # fmt: skip
+        return out
+
     def nonzero(self, mask, dtype, count: int | None = None):
         mask = self.xp.ascontiguousarray(mask, dtype=bool)
         return cuda.nonzero(self.xp, mask, np.dtype(dtype), count)

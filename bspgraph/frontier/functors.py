@@ -110,9 +110,8 @@ def relax_pull(graph, in_frontier, candidates, distance) -> Frontier:
     (the others hold no in-list here); the improved values are written where they improve,
     with no compaction (on the GPU, no host read)."""
     reverse, xp, n = graph.reverse, graph.xp, graph.num_vertices
-    offered = xp.where(in_frontier, distance if reverse.weights is not None else distance + 1,
-                       xp.inf)  # fmt: skip
-    indices, offered = gathered(graph, "in", offered)
+    offered = distance if reverse.weights is not None else distance + 1
+    indices, offered = gathered(graph, "in", offered, where=in_frontier, other=xp.inf)
     span = owned_range(graph)
     offsets, weights = reverse.offsets, reverse.weights
     if span is not None:

@@ -228,17 +228,22 @@ SKEW = 32  # a column this many times as frequent as the average one makes the c
 ORDER_AFTER = 4  # whole-list reductions on one graph before its columns are put in order
 
 
-def gathered(graph, direction: str, values):
+def gathered(graph, direction: str, values, *, where=None, other=None):
     """``(indices, values)`` through which a reduction over every out- (or in-) list gathers:
     the lists' own indices and ``values``, or, from the ORDER_AFTER-th such reduction on a
     large graph with skewed degrees, the entries renamed in degree order and ``values`` in
     that order (see :func:`_ordered_columns`; each row's terms stay in their order: the same
-    results)."""
+    results). With ``where`` (a bool per vertex), the values ``where(where, values, other)``:
+    where the entries are renamed, taken in the same gather (no pass over every vertex)."""
     ordered = _ordered_columns(graph, direction)
     if ordered is None:
+        if where is not None:
+            values = graph.xp.where(where, values, other)
         return _lists(graph, direction, None, "neighbor_reduce").indices, values
     columns, indices = ordered
-    return indices, values[columns]
+    if where is None:
+        return indices, values[columns]
+    return indices, graph.backend.where_at(where, values, other, columns)
 
 
 def _ordered_columns(graph, direction: str):
