@@ -95,6 +95,15 @@ def test_where_at_is_where_then_gather(mask, data):
 
 
 @examples(30)
+@given(st.lists(st.booleans(), max_size=20), st.data())
+def test_within_keeps_the_range_only(mask, data):
+    start = data.draw(st.integers(0, len(mask)))
+    stop = data.draw(st.integers(start, len(mask)))
+    got = HOST.within(np.array(mask, dtype=bool), slice(start, stop))
+    assert got.tolist() == [start <= i < stop and m for i, m in enumerate(mask)]
+
+
+@examples(30)
 @given(ragged_rows(), st.sampled_from(["min", "sum"]), st.data())
 def test_reductions_over_some_rows_pick_those_rows(case, reduce, data):
     """``rows=`` gives the rows' results in the order asked, for gather_reduce and spmv."""

@@ -468,6 +468,16 @@ def test_where_at_equals_numpy(dtype, size):
         np.testing.assert_array_equal(got.get(), np.where(mask[index], values[index], 7))
 
 
+def test_within_equals_numpy():
+    mask = np.random.default_rng(9).random(1_000_003) < 0.5
+    cupy = bg.backend.get_backend("cupy")
+    for span in (slice(0, 0), slice(0, 1_000_003), slice(17, 500_001), slice(999_999, None)):
+        got = cupy.within(cupy.asarray(mask), span).get()
+        expected = np.zeros_like(mask)
+        expected[span] = mask[span]
+        np.testing.assert_array_equal(got, expected, err_msg=str(span))
+
+
 @pytest.mark.parametrize("dtype", [np.int32, np.int64])
 @pytest.mark.parametrize("size", [100_003, 40_000_001])  # the second: more than a grid's pass
 def test_masked_sum_equals_numpy(dtype, size):

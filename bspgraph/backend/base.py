@@ -205,6 +205,13 @@ class Backend(ABC):
         """A copy of ``array`` (contiguous), in the same memory."""
         return array.copy()
 
+    def within(self, mask, span: slice):
+        """A new bool array: ``mask`` over the range ``span`` (a slice, step 1), False
+        elsewhere."""
+        out = self.xp.zeros(mask.shape[0], dtype=bool)
+        out[span] = mask[span]
+        return out
+
     def mask_of(self, ids, size: int):
         """A bool array of ``size`` entries, True at the integer ``ids`` (a frontier's dense
         form)."""

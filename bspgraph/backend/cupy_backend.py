@@ -268,6 +268,15 @@ class CupyBackend(Backend):
         out.data.copy_from_device_async(array.data, array.nbytes)
         return out
 
+    def within(self, mask, span: slice):
+        """A memset and one device-to-device copy of the range (no element-wise pass)."""
+        source = mask[span]
+        if not source.flags.c_contiguous:
+            return super().within(mask, span)
+        out = self.xp.zeros(mask.shape[0], dtype=bool)
+        out[span].data.copy_from_device_async(source.data, source.nbytes)
+        return out
+
     def synchronize(self) -> None:
         self.xp.cuda.Device(self.device or 0).synchronize()
 

@@ -42,12 +42,14 @@ class Combiner(abc.ABC):
     ``keyed`` combiners (min, max) pick a winner that ``follows`` combiners obey; an
     ``owner_only`` combiner (replace) is sent by the vertex's owner alone; ``ships_change``
     combiners (add) send the change a device made in the superstep rather than its value.
+    ``reads_returned``: its dense message (:meth:`neutral`) reads which vertices were returned.
     """
 
     name: ClassVar[str]
     keyed: ClassVar[bool] = False
     owner_only: ClassVar[bool] = False
     ships_change: ClassVar[bool] = False
+    reads_returned: ClassVar[bool] = True
     follows: str | None = None
 
     def __repr__(self) -> str:
@@ -74,7 +76,8 @@ class Combiner(abc.ABC):
     def neutral(self, xp, column, returned):
         """``column`` (every vertex's value, or change for ``ships_change``) for a dense
         message: where the bool ``returned`` is False, a value that :meth:`apply` leaves
-        without effect. None (the default): this combiner's state travels in Updates only."""
+        without effect (``returned`` is None where ``reads_returned`` is False). None (the
+        default): this combiner's state travels in Updates only."""
         return None
 
     def merge(self, backend, column, segment, count: int, first, tied):
@@ -90,6 +93,7 @@ class _Best(Combiner):
     the value every other beats; ``scatter`` names the backend's scatter that keeps the best."""
 
     keyed = True
+    reads_returned = False  # its dense message is the column as it is
     best: ClassVar[str]  # the array module's element-wise better of two
     wins: ClassVar[Callable]
     pick: ClassVar[Callable]
@@ -140,6 +144,7 @@ class Replace(Combiner):
 
     name = "replace"
     owner_only = True
+    reads_returned = False  # its dense message is the column as it is
 
     def apply(self, xp, current, incoming, won=None, tied=None):
         return incoming, _rows(incoming != current)
@@ -191,6 +196,7 @@ class Follow(Combiner):
     """Travels with the winner of the state ``follows`` names (BFS parents with depths)."""
 
     name = "follow"
+    reads_returned = False  # its dense message is the column as it is
 
     def __init__(self, follows: str):
         self.follows = follows

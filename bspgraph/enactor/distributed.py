@@ -238,6 +238,16 @@ def _backends(name, device_ids):
     return [get_backend("cupy", d) for d in device_ids]
 
 
+def _owned_mask(graph, frontier: Frontier):
+    """A new bool mask of the ``frontier`` vertices that ``graph``'s device owns: where it owns
+    a range, the frontier's mask over the range (``Backend.within``: no pass over every vertex
+    on the GPU)."""
+    index = graph.owned_index()
+    if isinstance(index, slice):
+        return graph.backend.within(frontier.mask, index)
+    return frontier.mask & graph.context.owned
+
+
 def _owned_part(graph, frontier: Frontier) -> Frontier:
     """The vertices of ``frontier`` that ``graph``'s device owns."""
     ids = frontier.ids
@@ -435,7 +445,9 @@ def _next_frontier_marked(primitive, contract: Contract, graph, state, bases, ou
     marked in one mask of every vertex, whose count is the only read."""
     owned = graph.context.owned
     if output.is_dense:
-        mask = graph.backend.copy(output.mask) if primitive.needs_all else output.mask & owned
+        mask = (
+            graph.backend.copy(output.mask) if primitive.needs_all else _owned_mask(graph, output)
+        )
     else:
         mask = graph.xp.zeros(graph.num_vertices, dtype=bool)
         if len(output):
@@ -511,7 +523,8 @@ def _slab(contract: Contract, blocks, whole: bool, graph, state, bases, output: 
     False: replace, or every returned vertex is owned)."""
     block = None if whole else graph.context.device
     region = slice(None) if block is None else blocks[block]
-    returned = output.mask[region]
+    reads = any(combiner.reads_returned for combiner in contract.combiners.values())
+    returned = output.mask[region] if reads else None
     values = {}
     for name, combiner in contract.combiners.items():
         array = getattr(state, name)
@@ -532,7 +545,7 @@ def _next_frontier_dense(primitive, contract: Contract, blocks, graph, state, ba
     if primitive.needs_all:
         mask, size, edges = graph.backend.copy(output.mask), len(output), output.out_edges
     else:
-        mask, size, edges = output.mask & graph.context.owned, None, None
+        mask, size, edges = _owned_mask(graph, output), None, None
     tally = None
     for slab in inbox:
         region = slice(None) if slab.block is None else blocks[slab.block]
