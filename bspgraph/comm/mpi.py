@@ -2,9 +2,9 @@
 
 Each rank drives one device: a CPU on NumPy, or one GPU on CuPy (the node-local rank picks the
 GPU). The communicators run on it unchanged: in a round each rank hands its own sends to
-:meth:`MPITransport.exchange_round`, which delivers them as raw buffers (an ``Alltoall`` of sizes
-and an ``Alltoallv`` each for the headers and the payloads of :func:`~.message.pack`, nothing
-pickled) and returns what was addressed to this rank.
+:meth:`MPITransport.exchange_round`, which delivers them as raw buffers (one ``Alltoall`` of
+fixed slots holding the sizes and the headers of :func:`~.message.pack`, then one
+``Alltoallv`` for the payloads; nothing pickled) and returns what was addressed to this rank.
 
 Faults never hang a run:
 
@@ -172,20 +172,34 @@ class MPITransport(Transport):
         asarray = self.backend.asarray
         return Update(asarray(update.ids), {n: asarray(v) for n, v in update.values.items()})
 
-    def _alltoallv(self, *columns: list[np.ndarray]) -> list[list[np.ndarray]]:
-        """For each of ``columns``, ``column[r]`` (host arrays of one dtype, int64 or uint8) to
-        rank ``r``, and what each rank sent here in rank order: one ``Alltoall`` of every
-        column's sizes, then one ``Alltoallv`` a column into one buffer (no pickle)."""
+    def _alltoallv(self, headers: list[np.ndarray], *columns: list[np.ndarray]
+                   ) -> list[list[np.ndarray]]:  # fmt: skip
+        """``headers[r]`` (int64) and, for each of ``columns``, ``column[r]`` (host arrays of
+        one dtype, int64 or uint8) to rank ``r``, and what each rank sent here in rank order:
+        one ``Alltoall`` of a fixed slot a rank holding the sizes and, where it fits in
+        HEADER_WORDS, the header itself; then one ``Alltoallv`` a column into one buffer (and
+        one for the headers, only in a round where some rank's did not fit). No pickle."""
+        slot = _slots(headers, columns)
+        arriving = np.empty_like(slot)
+        self._collective("Alltoall", self.comm.Alltoall, slot, arriving)
+        count = len(columns)
+        if arriving[:, 1 + count].any():  # a header too long somewhere: every rank sees it
+            delivered = self._columns([headers], arriving[:, :1])
+        else:
+            words = arriving[:, 2 + count :]
+            delivered = [[words[r, : arriving[r, 0]] for r in range(self.size)]]
+        return delivered + self._columns(columns, arriving[:, 1 : 1 + count])
+
+    def _columns(self, columns, arriving: np.ndarray) -> list[list[np.ndarray]]:
+        """One ``Alltoallv`` a column of ``columns`` (``column[r]`` to rank ``r``), the sizes
+        arriving from each rank known (``arriving[r, k]``); what each rank sent, in rank order."""
         mpi = _mpi()
-        sizes = np.array([[chunk.shape[0] for chunk in column] for column in columns],
-                         dtype=np.int64).T.copy()  # fmt: skip
-        arriving = np.empty_like(sizes)
-        self._collective("Alltoall", self.comm.Alltoall, sizes, arriving)
         delivered = []
         for k, column in enumerate(columns):
             dtype = column[0].dtype
             kind = mpi.INT64_T if dtype == np.int64 else mpi.BYTE
-            out, into = sizes[:, k].copy(), arriving[:, k].copy()
+            out = np.array([chunk.shape[0] for chunk in column], dtype=np.int64)
+            into = arriving[:, k].copy()
             received = np.empty(int(into.sum()), dtype=dtype)
             starts, arrived_at = _starts(out), _starts(into)
             self._collective("Alltoallv", self.comm.Alltoallv,
@@ -231,6 +245,24 @@ class MPITransport(Transport):
             os.kill(os.getpid(), signal.SIGKILL)
         while True:  # "hang"
             time.sleep(3600)
+
+
+HEADER_WORDS = 48  # a header that fits travels in the sizes' Alltoall (BFS's: 21 words)
+
+
+def _slots(headers: list[np.ndarray], columns) -> np.ndarray:
+    """One row a rank: the header's length, each column's size, whether any header of this
+    rank is longer than HEADER_WORDS (then every rank sends every header apart), the header."""
+    count = len(columns)
+    slot = np.zeros((len(headers), 2 + count + HEADER_WORDS), dtype=np.int64)
+    too_long = any(header.shape[0] > HEADER_WORDS for header in headers)
+    for r, header in enumerate(headers):
+        slot[r, 0] = header.shape[0]
+        slot[r, 1 : 1 + count] = [column[r].shape[0] for column in columns]
+        slot[r, 1 + count] = too_long
+        if not too_long:
+            slot[r, 2 + count : 2 + count + header.shape[0]] = header
+    return slot
 
 
 def _starts(sizes: np.ndarray) -> np.ndarray:

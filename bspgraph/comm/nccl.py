@@ -1,7 +1,8 @@
 """The NCCL transport: one process per GPU, payloads GPU to GPU with CuPy's NCCL bindings.
 
 MPI starts the processes and carries everything small: the NCCL unique id (a broadcast), each
-round's message headers (``message.describe``: int64 arrays, an ``Alltoallv``), the scalars and the stop test
+round's message headers (``message.describe``: int64 arrays, in one ``Alltoall`` of fixed slots
+where they fit), the scalars and the stop test
 of the enactor and the fingerprints. The payloads (the final result's too) never touch the
 host: one NCCL group moves every column of every message straight from the array that holds
 it (no packing), into one receive buffer per peer, cut by ``message.unpack`` as MPI's. Faults are handled

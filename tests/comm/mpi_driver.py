@@ -4,7 +4,8 @@ the part :func:`bspgraph.enactor.distribute` keeps. Every rank saves what it got
 per-superstep message counts) to ``OUT.rank<R>.npz``.
 
 Usage: python mpi_driver.py GRAPH.mtx OUT [SOURCE [TRANSPORT]]; TRANSPORT "mpi" (NumPy, the
-default), "mpi-cupy" (MPI between GPUs) or "nccl".
+default), "mpi-cupy" (MPI between GPUs), "nccl", or "mpi-long-headers" (NumPy, every header
+longer than the slot it would travel in: the rounds send headers apart).
 """
 
 import sys
@@ -43,6 +44,8 @@ def main(path: str, out: str, source: int, kind: str) -> None:
 
         transport = NCCLTransport()
     else:
+        if kind == "mpi-long-headers":
+            bg.comm.mpi.HEADER_WORDS = 0
         transport = MPITransport(backend="cupy" if kind == "mpi-cupy" else "numpy")
     whole = bg.read_mtx(path, backend="numpy")
     part = distribute(whole, transport, partitioner=PARTITIONERS["part"], seed=3)

@@ -88,6 +88,14 @@ def test_every_primitive_and_communicator_equals_networkx(ranks, graph_file, tmp
     check_driver(ranks, "mpi", graph_file, tmp_path)
 
 
+def test_headers_too_long_for_their_slot_travel_apart(graph_file, tmp_path, monkeypatch):
+    """Every header longer than the Alltoall's slot (HEADER_WORDS lowered to 0 in the
+    ranks): each round sends the headers in an Alltoallv of their own; the same answers and
+    message counts."""
+    monkeypatch.setattr("bspgraph.backend.numpy_backend.NumpyBackend.dense_share", 0)
+    check_driver(3, "mpi-long-headers", graph_file, tmp_path)
+
+
 @pytest.mark.gpu
 @pytest.mark.parametrize("transport", ["mpi-cupy", "nccl"])
 def test_gpu_transports_on_two_gpus(transport, graph_file, tmp_path, monkeypatch):
