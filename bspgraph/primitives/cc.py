@@ -106,7 +106,7 @@ def _link_replaced(graph, state) -> bool:
     are found by comparing the two arrays whole (one streaming pass; no gather through the
     frontier's ids). Whether any pair was linked (never on one device)."""
     previous, labels = state.previous, state.labels
-    replaced = graph.xp.flatnonzero(previous != labels)
+    replaced = graph.backend.nonzero(previous != labels, labels.dtype)
     replaced = replaced[previous[replaced] != replaced]
     if replaced.shape[0] == 0:
         return False
@@ -119,12 +119,12 @@ def _jump(graph, labels) -> None:
     those still below a vertex that is no root (a vertex that points at a root stays: no
     root moves)."""
     grand = labels.take(labels)  # a gather; on NumPy twice as fast as labels[labels]
-    ids = graph.xp.flatnonzero(grand != labels)
+    ids = graph.backend.nonzero(grand != labels, labels.dtype)
     up = grand.take(ids)
     while ids.shape[0]:
         labels[ids] = up
         grand = labels.take(up)
-        still = graph.xp.flatnonzero(grand != up)
+        still = graph.backend.nonzero(grand != up, labels.dtype)
         ids, up = ids.take(still), grand.take(still)
 
 
