@@ -478,13 +478,17 @@ def _rebase(state, bases: dict, touched: list) -> None:
 def _union_edges(graph, frontier: Frontier, output: Frontier, inbox: list) -> int | None:
     """The out-edges (``cost_degrees``) of the vertices this device returned, unless (every
     device needing every update) its next ``frontier`` plainly misses a vertex it returned or
-    received (fewer than arrived in Updates; a Slab's count is not known here); else None.
-    When every device's is a number and the frontiers hold, on every device, as many
-    vertices as all devices returned, the returned sets are disjoint and each frontier is
-    their union (a frontier holds only returned vertices), so their sum is the out-edges of
-    every device's frontier: what the next step's direction test reads."""
-    updates = all(isinstance(u, Update) for u in inbox)
-    if updates and len(frontier) != len(output) + sum(len(u) for u in inbox):
+    received (fewer than arrived in Updates); else None. After Slabs, whose count is not known
+    here, only where the count is free or an early-exit pull made ``output`` (its
+    ``pulled_from`` and the count spare the next direction test a pass). When every device's
+    is a number and the frontiers hold, on every device, as many vertices as all devices
+    returned, the returned sets are disjoint and each frontier is their union (a frontier
+    holds only returned vertices), so their sum is the out-edges of every device's frontier:
+    what the next step's direction test reads."""
+    if all(isinstance(u, Update) for u in inbox):
+        if len(frontier) != len(output) + sum(len(u) for u in inbox):
+            return None
+    elif output.out_edges is None and output.pulled_from is None:
         return None
     return count_out_edges(graph, output)
 
