@@ -110,3 +110,17 @@ def test_phases_benchmark_times_each_phase_of_the_superstep():
     ).stdout  # fmt: skip
     assert "bfs-push on 3 part(s)" in out and "sssp on 1 part(s)" in out
     assert "_next_frontier " in out and "_exchange_updates" in out and " step " in out
+
+
+def test_phases_benchmark_on_the_host_prints_each_superstep():
+    out = subprocess.run(
+        [sys.executable, "-m", "benchmarks.phases", "--backend", "numpy", "--scale", "8", "--parts", "2",
+         "--host", "--algorithms", "sssp"],
+        capture_output=True, text=True, check=True, env={**os.environ, "PYTHONPATH": "."},
+        cwd=os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+    ).stdout  # fmt: skip
+    header, *rows = out.split("sssp on 2 part(s): ")[1].splitlines()
+    supersteps = int(header.split(", ")[-1].split()[0])
+    assert len(rows) == supersteps  # a row a superstep: its frontier, time, phases
+    assert all(" us  other " in row and "step " in row for row in rows)
+    assert "_parts" not in out.split("sssp on 2 part(s)")[1]  # setup is no superstep's
