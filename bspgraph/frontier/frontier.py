@@ -23,7 +23,7 @@ class Frontier:
     """
 
     __slots__ = ("num_vertices", "backend", "_ids", "_mask", "_size", "_out_edges", "_counted",
-                 "_together", "passed", "passed_edges", "pulled_from")  # fmt: skip
+                 "passed", "passed_edges", "pulled_from")  # fmt: skip
 
     def __init__(self, num_vertices: int, backend, *, ids=None, mask=None, out_edges=None):
         if ids is None and mask is None:
@@ -32,7 +32,6 @@ class Frontier:
         self._ids, self._mask, self._size = ids, mask, None
         self._out_edges = out_edges  # the members' out-degrees (cost_degrees) summed, if known
         self._counted = None  # (counts on the device, size, out_edges, listed): see listed
-        self._together = None  # the frontiers whose counts are read with this one's
         self.passed: tuple[int, ...] = ()  # a repeated advance: the sizes of the levels before
         self.passed_edges: tuple[int, ...] | None = ()  # ... and their out-edges, if counted
         self.pulled_from: int | None = None  # an early-exit pull: its input's size (kept by
@@ -147,35 +146,30 @@ class Frontier:
         self._out_edges = value
 
     @staticmethod
-    def read_together(frontiers) -> None:
-        """Let the counts that ``frontiers`` still hold on a device be read in one transfer a
-        backend, when the first of them is asked for (parts on one GPU: one host read for
-        all, not one a part; none before it is needed)."""
-        groups: dict = {}
+    def read_counts(frontiers) -> None:
+        """Read the counts that ``frontiers`` still hold on a device in one transfer a backend
+        (the deferred host read of each, made once for all of them: parts on one GPU)."""
+        pending: dict = {}
         for frontier in frontiers:
-            group = groups.setdefault(frontier.backend, [])
-            if frontier._counted is not None and all(f is not frontier for f in group):
-                group.append(frontier)
-        for group in groups.values():
-            for frontier in group if len(group) > 1 else ():
-                frontier._together = group
+            if frontier._counted is not None and frontier not in pending.get(frontier.backend, ()):
+                pending.setdefault(frontier.backend, []).append(frontier)
+        for backend, group in pending.items():
+            if len(group) == 1:
+                group[0]._read_counts()
+                continue
+            counts = backend.xp.concatenate([f._counted[0].view(np.int64) for f in group])
+            values = counts.tolist()  # the one read
+            for k, frontier in enumerate(group):
+                frontier._take_counts(values[2 * k : 2 * k + 2])
 
     def _read_counts(self) -> None:
-        """The deferred host read: this frontier's counts, with those of its group."""
-        group = [f for f in self._together or (self,) if f._counted is not None]
-        if len(group) == 1:
-            values = self._counted[0].tolist()
-        else:
-            counts = [f._counted[0].view(np.int64) for f in group]
-            values = self.backend.xp.concatenate(counts).tolist()  # one read for the group
-        for k, frontier in enumerate(group):
-            frontier._take_counts(values[2 * k : 2 * k + 2])
+        self._take_counts(self._counted[0].tolist())  # the deferred host read
 
     def _take_counts(self, values) -> None:
         """Apply the deferred counts ``values`` (members, out-edges) read from the device."""
         _, size, out_edges, listed = self._counted
         members, edges = values
-        self._counted, self._size, self._together = None, size + int(members), None
+        self._counted, self._size = None, size + int(members)
         self._out_edges = None if out_edges is None else out_edges + int(edges)
         if listed is not None:
             self._ids = listed[: self._size]

@@ -76,8 +76,7 @@ def test_a_count_left_on_the_device_is_read_once_when_first_asked_for():
 
 
 def test_the_counts_of_several_frontiers_are_read_in_one_transfer(monkeypatch):
-    """Parts on one device: the deferred counts of every frontier read at once, when the
-    first of them is asked for."""
+    """Parts on one device: the deferred counts of every frontier read at once."""
     graph = bg.Graph.from_edges([0, 0, 1], [1, 2, 2], num_vertices=10, backend="numpy")
     reads = []
     concatenate = np.concatenate
@@ -95,15 +94,13 @@ def test_the_counts_of_several_frontiers_are_read_in_one_transfer(monkeypatch):
     mask = np.zeros(10, dtype=bool)
     mask[[1, 4, 6]] = True
     third = fr.Frontier.from_mask(graph, mask, counted=(np.array([1, 3], np.uint64), 2, 5))
-    fr.Frontier.read_together([first, second, third, fr.Frontier.from_ids(graph, [1])])
-    assert reads == []  # nothing read before a count is asked for
-    assert len(second) == 1 and reads == [6]  # then one transfer: two counts each
+    fr.Frontier.read_counts([first, second, third, fr.Frontier.from_ids(graph, [1])])
+    assert reads == [6]  # one transfer: two counts each
     assert first.ids.tolist() == [5, 2, 9] and first.out_edges == 17
     assert second.ids.tolist() == [7] and second.out_edges == 4
-    assert len(third) == 3 and third.out_edges == 8 and reads == [6]
-    alone = fr.Frontier.listed(graph, out, np.array([2, 1], dtype=np.uint64))
-    fr.Frontier.read_together([alone, first])  # one left on the device: read by itself
-    assert len(alone) == 2 and reads == [6]
+    assert len(third) == 3 and third.out_edges == 8
+    fr.Frontier.read_counts([first, second])  # nothing left to read
+    assert reads == [6]
 
 
 def test_level_limits_widen_only_where_every_list_is_short():
