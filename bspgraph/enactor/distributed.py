@@ -114,7 +114,6 @@ def _enact(primitive, graph, transport, backends, partitioner, communicator, see
         # What follows is communication, timed on each GPU's queue (from the end of the
         # step's kernels to the end of the exchange's): this process does not wait here.
         comm_started = [backend.mark() for backend in gpus]
-        Frontier.read_counts(outputs.values())  # (parts on one GPU: one read for all)
         many = dense and sum(len(o) for o in outputs.values()) * share >= graph.num_vertices
         spread = each(_spread, devices, outputs) if many else {}
         if many and _dense_pays(primitive, contract, graph, outputs, spread, share):
@@ -134,7 +133,6 @@ def _enact(primitive, graph, transport, backends, partitioner, communicator, see
         frontiers = each(functools.partial(_next_frontier, primitive, contract, blocks,
                                            iteration + 1), devices, states, bases, keyed,
                          outputs, dict(enumerate(received)))  # fmt: skip
-        Frontier.read_counts(frontiers.values())
         union = (each(_union_edges, devices, frontiers, outputs, dict(enumerate(received)))
                  if primitive.needs_all else {})  # fmt: skip
         sync_started = time.perf_counter()

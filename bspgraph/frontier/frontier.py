@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import numpy as np
-
 from ..graph.graph import index_dtype
 
 
@@ -145,30 +143,9 @@ class Frontier:
             self._read_counts()
         self._out_edges = value
 
-    @staticmethod
-    def read_counts(frontiers) -> None:
-        """Read the counts that ``frontiers`` still hold on a device in one transfer a backend
-        (the deferred host read of each, made once for all of them: parts on one GPU)."""
-        pending: dict = {}
-        for frontier in frontiers:
-            if frontier._counted is not None and frontier not in pending.get(frontier.backend, ()):
-                pending.setdefault(frontier.backend, []).append(frontier)
-        for backend, group in pending.items():
-            if len(group) == 1:
-                group[0]._read_counts()
-                continue
-            counts = backend.xp.concatenate([f._counted[0].view(np.int64) for f in group])
-            values = counts.tolist()  # the one read
-            for k, frontier in enumerate(group):
-                frontier._take_counts(values[2 * k : 2 * k + 2])
-
     def _read_counts(self) -> None:
-        self._take_counts(self._counted[0].tolist())  # the deferred host read
-
-    def _take_counts(self, values) -> None:
-        """Apply the deferred counts ``values`` (members, out-edges) read from the device."""
-        _, size, out_edges, listed = self._counted
-        members, edges = values
+        counts, size, out_edges, listed = self._counted
+        members, edges = counts.tolist()  # the deferred host read
         self._counted, self._size = None, size + int(members)
         self._out_edges = None if out_edges is None else out_edges + int(edges)
         if listed is not None:

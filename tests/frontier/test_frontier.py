@@ -75,34 +75,6 @@ def test_a_count_left_on_the_device_is_read_once_when_first_asked_for():
     assert unknown.out_edges is None and len(unknown) == 3
 
 
-def test_the_counts_of_several_frontiers_are_read_in_one_transfer(monkeypatch):
-    """Parts on one device: the deferred counts of every frontier read at once."""
-    graph = bg.Graph.from_edges([0, 0, 1], [1, 2, 2], num_vertices=10, backend="numpy")
-    reads = []
-    concatenate = np.concatenate
-
-    class Joined(np.ndarray):
-        def tolist(self):
-            reads.append(len(self))
-            return super().tolist()
-
-    monkeypatch.setattr(graph.backend.xp, "concatenate",
-                        lambda arrays: concatenate(arrays).view(Joined))  # fmt: skip
-    out = np.array([5, 2, 9, 7], dtype=np.int32)
-    first = fr.Frontier.listed(graph, out, np.array([3, 17], dtype=np.uint64))
-    second = fr.Frontier.listed(graph, out[::-1].copy(), np.array([1, 4], dtype=np.uint64))
-    mask = np.zeros(10, dtype=bool)
-    mask[[1, 4, 6]] = True
-    third = fr.Frontier.from_mask(graph, mask, counted=(np.array([1, 3], np.uint64), 2, 5))
-    fr.Frontier.read_counts([first, second, third, fr.Frontier.from_ids(graph, [1])])
-    assert reads == [6]  # one transfer: two counts each
-    assert first.ids.tolist() == [5, 2, 9] and first.out_edges == 17
-    assert second.ids.tolist() == [7] and second.out_edges == 4
-    assert len(third) == 3 and third.out_edges == 8
-    fr.Frontier.read_counts([first, second])  # nothing left to read
-    assert reads == [6]
-
-
 def test_level_limits_widen_only_where_every_list_is_short():
     """A repeated advance takes wide frontiers on a graph of short lists, at most
     num_edges / ALPHA out-edges (levels that a BFS would push anyway), never narrower than
