@@ -28,8 +28,8 @@ class NumpyBackend(Backend):
     scans_whole_lists: ClassVar[bool] = True
     costly_supersteps: ClassVar[bool] = False
     virtual_devices: ClassVar[bool] = True
-    # rmat18 on 4 parts: BFS auto 1.38x -> 1.29x of one device, CC 4.1x -> 3.3x against 1
-    # (where a Slab of min values no longer masks what was not returned)
+    # Slabs from V / 4 travelling vertices, not V: on rmat18, 4 parts, BFS auto 1.38x -> 1.29x
+    # and CC 4.1x -> 3.3x of one device's time (a Slab of min values is the column as it is)
     dense_share: ClassVar[int] = 4
     on_host: ClassVar[bool] = True
     lane_push_share: ClassVar[int] = 4

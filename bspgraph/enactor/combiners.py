@@ -107,9 +107,9 @@ class _Best(Combiner):
         return xp.where(better, incoming, current), _rows(better)  # (NaN and -0.0 as before)
 
     def neutral(self, xp, column, returned):
-        # The column as it is, no pass: where a device returned nothing its value is one that
-        # every receiver already holds or beats (it came from them, or was sent, and combined,
-        # when it was set), so it wins nowhere, as the worst value would not.
+        # The column as it is, no pass: where a device returned nothing, its value is one that
+        # every receiver already holds or beats (it came from them, or was sent and combined
+        # when it was set), so it wins nowhere, just as the worst value would not.
         return column
 
     def reduce(self, values):
