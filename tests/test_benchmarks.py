@@ -101,24 +101,23 @@ def test_timeline_sums_an_ncu_log(tmp_path, capsys):
     ]
 
 
-def test_phases_benchmark_times_each_phase_of_the_superstep():
-    out = subprocess.run(
-        [sys.executable, "-m", "benchmarks.phases", "--backend", "numpy", "--scale", "8", "--parts", "3",
-         "--algorithms", "bfs-push", "sssp"],
+def _phases(*options: str) -> str:
+    """What ``python -m benchmarks.phases --backend numpy --scale 8 OPTIONS`` prints."""
+    return subprocess.run(
+        [sys.executable, "-m", "benchmarks.phases", "--backend", "numpy", "--scale", "8", *options],
         capture_output=True, text=True, check=True, env={**os.environ, "PYTHONPATH": "."},
         cwd=os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
     ).stdout  # fmt: skip
+
+
+def test_phases_benchmark_times_each_phase_of_the_superstep():
+    out = _phases("--parts", "3", "--algorithms", "bfs-push", "sssp")
     assert "bfs-push on 3 part(s)" in out and "sssp on 1 part(s)" in out
     assert "_next_frontier " in out and "_exchange_updates" in out and " step " in out
 
 
 def test_phases_benchmark_on_the_host_prints_each_superstep():
-    out = subprocess.run(
-        [sys.executable, "-m", "benchmarks.phases", "--backend", "numpy", "--scale", "8", "--parts", "2",
-         "--host", "--algorithms", "sssp"],
-        capture_output=True, text=True, check=True, env={**os.environ, "PYTHONPATH": "."},
-        cwd=os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
-    ).stdout  # fmt: skip
+    out = _phases("--parts", "2", "--host", "--algorithms", "sssp")
     header, *rows = out.split("sssp on 2 part(s): ")[1].splitlines()
     supersteps = int(header.split(", ")[-1].split()[0])
     assert len(rows) == supersteps  # a row a superstep: its frontier, time, phases

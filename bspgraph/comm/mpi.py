@@ -184,22 +184,23 @@ class MPITransport(Transport):
         self._collective("Alltoall", self.comm.Alltoall, slot, arriving)
         count = len(columns)
         if arriving[:, 1 + count].any():  # a header too long somewhere: every rank sees it
-            delivered = self._columns([headers], arriving[:, :1])
+            delivered = self._columns([headers], slot[:, :1], arriving[:, :1])
         else:
             words = arriving[:, 2 + count :]
             delivered = [[words[r, : arriving[r, 0]] for r in range(self.size)]]
-        return delivered + self._columns(columns, arriving[:, 1 : 1 + count])
+        sizes = slice(1, 1 + count)
+        return delivered + self._columns(columns, slot[:, sizes], arriving[:, sizes])
 
-    def _columns(self, columns, arriving: np.ndarray) -> list[list[np.ndarray]]:
+    def _columns(self, columns, sent: np.ndarray, arriving: np.ndarray) -> list[list[np.ndarray]]:
         """One ``Alltoallv`` a column of ``columns`` (``column[r]`` to rank ``r``), the sizes
-        arriving from each rank known (``arriving[r, k]``); what each rank sent, in rank order."""
+        sent to and arriving from each rank known (``sent[r, k]``, ``arriving[r, k]``); what
+        each rank sent, in rank order."""
         mpi = _mpi()
         delivered = []
         for k, column in enumerate(columns):
             dtype = column[0].dtype
             kind = mpi.INT64_T if dtype == np.int64 else mpi.BYTE
-            out = np.array([chunk.shape[0] for chunk in column], dtype=np.int64)
-            into = arriving[:, k].copy()
+            out, into = sent[:, k].copy(), arriving[:, k].copy()
             received = np.empty(int(into.sum()), dtype=dtype)
             starts, arrived_at = _starts(out), _starts(into)
             self._collective("Alltoallv", self.comm.Alltoallv,
