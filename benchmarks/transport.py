@@ -1,14 +1,15 @@
 """What one exchange round costs on this machine: latency and bandwidth, raw and through bspgraph.
 
-    mpiexec -n 4 python -m benchmarks.transport [--sizes 1 1000 1000000 30000000]
+    mpiexec -n 4 python -m benchmarks.transport [--sizes 8 1000 1000000 30000000]
 
 One rank per GPU. For each message length n (vertices; 4-byte ids and 8-byte values, so 12n
 bytes to each peer) every rank sends to every other rank at once, ``--repeat`` times after a
-warm-up, and rank 0 prints the median per round of: the MPI alltoall of the headers alone
-(pickled, as the transport sends them), raw grouped ncclSend/ncclRecv of the same bytes between
-buffers allocated once, and :meth:`NCCLTransport.exchange_round` (headers, packing, NCCL,
-unpacking). GB/s is the bytes one rank sends per second. The gap between the last two is what
-the transport adds to NCCL; the first is the floor of its latency.
+warm-up, and rank 0 prints the median per round of: the transport's header round alone (one
+MPI ``Alltoall`` of fixed int64 slots holding the sizes and headers, nothing pickled), raw
+grouped ncclSend/ncclRecv of the same bytes between buffers allocated once, and
+:meth:`NCCLTransport.exchange_round` (headers, NCCL, unpacking). GB/s is the bytes one rank
+sends per second. The gap between the last two is what the transport adds to NCCL; the first
+is the floor of its latency.
 """
 
 from __future__ import annotations
@@ -17,8 +18,8 @@ import argparse
 import statistics
 import time
 
-from bspgraph.comm.message import Update
-from bspgraph.comm.nccl import NCCLTransport, _header
+from bspgraph.comm.message import Update, describe
+from bspgraph.comm.nccl import NCCLTransport
 
 
 def median_seconds(transport, call, repeat: int) -> float:
@@ -45,7 +46,7 @@ def measure(transport, n: int, repeat: int) -> tuple[float, float, float]:
     update = Update(cp.arange(rank * n, (rank + 1) * n, dtype=cp.int32),
                     {"value": cp.ones(n, dtype=cp.float64)})  # fmt: skip
     nbytes = 12 * n
-    headers = [[_header(update)] if peer != rank else [] for peer in range(size)]
+    headers = [describe([update] if peer != rank else []) for peer in range(size)]
     out = {peer: cp.ones(nbytes, dtype=cp.uint8) for peer in peers}
     into = {peer: cp.empty(nbytes, dtype=cp.uint8) for peer in peers}
     stream = cp.cuda.get_current_stream()
@@ -62,7 +63,7 @@ def measure(transport, n: int, repeat: int) -> tuple[float, float, float]:
         inbox, _ = transport.exchange_round(sends, num_vertices=size * n)
         assert sum(len(u) for u in inbox[rank]) == len(peers) * n
 
-    times = (median_seconds(transport, lambda: transport.comm.alltoall(headers), repeat),
+    times = (median_seconds(transport, lambda: transport._alltoallv(headers), repeat),
              median_seconds(transport, raw, repeat), median_seconds(transport, whole, repeat))  # fmt: skip
     assert int(into[peers[0]][: min(nbytes, 8)].sum()) == min(nbytes, 8)  # raw sends arrived
     return times
@@ -70,7 +71,7 @@ def measure(transport, n: int, repeat: int) -> tuple[float, float, float]:
 
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--sizes", type=int, nargs="+", default=[1, 1000, 100_000, 10_000_000])
+    parser.add_argument("--sizes", type=int, nargs="+", default=[8, 1000, 100_000, 10_000_000])
     parser.add_argument("--repeat", type=int, default=20)
     args = parser.parse_args(argv)
     transport = NCCLTransport()

@@ -25,39 +25,59 @@ def test_multi_gpu_benchmark_checks_answers_and_writes_supersteps(tmp_path, caps
     assert "pagerank" in capsys.readouterr().out
 
 
-def test_bsp_model_recovers_g_and_l_from_exact_supersteps():
-    g, latency = 2e-11, 3e-4  # 50 GB/s, 300 us a round
-    steps = [{"rounds": r, "bytes": b, "comm_seconds": latency * r + g * b / 2, "seconds": 1.0}
-             for r, b in [(1, 0), (1, 10**6), (2, 10**8), (3, 5 * 10**8), (1, 3 * 10**7)]]  # fmt: skip
-    fitted_g, fitted_latency = bsp_model.fit([{"P": 2, "supersteps": steps}])
-    assert fitted_g == pytest.approx(g, rel=1e-6)
-    assert fitted_latency == pytest.approx(latency, rel=1e-6)
+def test_bsp_model_recovers_the_link_from_exact_supersteps():
+    link = bsp_model.Link(latency=1e-4, sending=2e-4, message=5e-5, g=2e-11)
+
+    def step(parts, rounds, messages, nbytes):
+        seconds = (rounds * (link.latency + link.sending * (messages > 0))
+                   + (link.message * messages + link.g * nbytes) / parts)  # fmt: skip
+        return {"rounds": rounds, "messages": messages, "bytes": nbytes, "comm_seconds": seconds}
+
+    rows = [{"P": 2, "supersteps": [step(2, 1, 0, 0), step(2, 1, 2, 10**6), step(2, 2, 4, 10**8),
+                                    step(2, 1, 1, 3 * 10**7)]},
+            {"P": 4, "supersteps": [step(4, 1, 12, 10**7), step(4, 1, 0, 0),
+                                    step(4, 1, 3, 5 * 10**8)]}]  # fmt: skip
+    fitted = bsp_model.fit(rows)
+    for name in ("latency", "sending", "message", "g"):
+        assert getattr(fitted, name) == pytest.approx(getattr(link, name), rel=1e-6), name
+
+
+def _row(parts, bsp_ms, comm_seconds, *, gpus=None, steps=2):
+    supersteps = [{"comm_seconds": comm_seconds, "bytes": 10**8, "rounds": 1, "messages": parts}]
+    return {"algorithm": "pagerank", "communicator": "selective", "bsp_ms": bsp_ms, "P": parts,
+            "gpus": gpus or parts, "supersteps": supersteps * steps}  # fmt: skip
 
 
 def test_bsp_model_reproduces_two_devices_and_shrinks_only_the_work():
-    one = {"bsp_ms": 100.0}
-    two = {"algorithm": "pagerank", "communicator": "selective", "bsp_ms": 80.0, "P": 2,
-           "supersteps": [{"comm_seconds": 0.005, "bytes": 10**8, "rounds": 1}] * 2}  # fmt: skip
-    g = 0.002 / (10**8 / 2)  # so that the model's comm equals the measured 5 ms a superstep
-    latency = 0.003
-    at = {p: bsp_model.predict(one, two, g, latency, p) for p in (2, 4, 8)}
+    one, two = {"bsp_ms": 100.0}, _row(2, 80.0, 0.005)
+    link = bsp_model.Link(0.003, 0.0, 0.0, 0.002 / (10**8 / 2))  # the measured 5 ms a superstep
+    at = {p: bsp_model.predict(one, two, link, p) for p in (2, 4, 8)}
     assert at[2] == pytest.approx(80.0)
     # W / P falls by 25 ms; an all-gather sends (P-1)/P of the updates: 1.5x the bytes of P=2
     assert at[4] - at[2] == pytest.approx(-25 + 2 * 2.0 * (0.75 / 0.5 - 1))
     assert np.isfinite(at[8]) and at[8] < at[4]
 
 
+def test_bsp_model_grows_the_overhead_with_the_peers_of_a_measured_four():
+    """With a run on four devices, a device's time beyond W / P and its exchange grows
+    linearly with its peers through the two runs: four is reproduced, eight extrapolated."""
+    one, two, four = {"bsp_ms": 100.0}, _row(2, 80.0, 0.0), _row(4, 60.0, 0.0)
+    link = bsp_model.Link(0.0, 0.0, 0.0, 0.0)  # nothing exchanged: all beyond W / P is O
+    o2, o4 = 80.0 - 50.0, 60.0 - 25.0  # O(2) and O(4), ms, with 1 and 3 peers
+    assert bsp_model.predict(one, two, link, 4) == pytest.approx(25.0 + o2)  # from two only
+    assert bsp_model.predict(one, two, link, 4, four) == pytest.approx(60.0)
+    assert bsp_model.predict(one, two, link, 8, four) == pytest.approx(12.5 + o2 + 3 * (o4 - o2))
+
+
 def test_bsp_model_splits_the_overhead_of_two_parts_on_one_gpu():
     """Two parts on one GPU ran all of W one after the other, and the host made both parts'
     calls: on two GPUs each process carries half of what they took beyond W and comm."""
-    one = {"bsp_ms": 100.0}
-    two = {"algorithm": "pagerank", "communicator": "selective", "bsp_ms": 130.0, "P": 2,
-           "gpus": 1, "supersteps": [{"comm_seconds": 0.005, "bytes": 10**8, "rounds": 1}] * 2}  # fmt: skip
-    g, latency = 0.002 / (10**8 / 2), 0.003  # the model's comm: the measured 10 ms
-    assert bsp_model.predict(one, two, g, latency, 2) == pytest.approx(50 + 10 + 10)
-    rows = [two, {**two, "gpus": 2, "supersteps": [{"comm_seconds": 0.5, "bytes": 0,
-                                                     "rounds": 1}]}]  # fmt: skip
-    assert bsp_model.fit(rows)[1] == pytest.approx(0.5)  # the link: from the crossing row
+    one, two = {"bsp_ms": 100.0}, _row(2, 130.0, 0.005, gpus=1)
+    link = bsp_model.Link(0.003, 0.0, 0.0, 0.002 / (10**8 / 2))  # the measured 10 ms
+    assert bsp_model.predict(one, two, link, 2) == pytest.approx(50 + 10 + 10)
+    crossing = _row(2, 130.0, 0.5, steps=1)
+    crossing["supersteps"][0].update(bytes=0, messages=0)
+    assert bsp_model.fit([two, crossing]).latency == pytest.approx(0.5)  # from the crossing row
 
 
 def test_ab_runs_each_commit_s_own_code_in_turn(capsys):

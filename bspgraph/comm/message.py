@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -236,17 +237,24 @@ def pack(updates: Sequence[Update]) -> tuple[np.ndarray, np.ndarray]:
             np.concatenate(payload) if payload else np.zeros(0, dtype=np.uint8))  # fmt: skip
 
 
-def unpack(header: np.ndarray, payload) -> list[Update]:
-    """The Updates that ``header`` (:func:`describe`) lays out in ``payload`` (a uint8 array,
-    NumPy or CuPy, as :func:`pack` writes it): views of the payload."""
-    updates, offset = [], 0
+def unpack(header: np.ndarray, payload, start: int = 0) -> list[Update]:
+    """The Updates that ``header`` (:func:`describe`) lays out in ``payload`` from byte
+    ``start`` (a uint8 array, NumPy or CuPy, as :func:`pack` writes it): views of the payload."""
+    backend, updates, offset = backend_of(payload), [], start
     for count, arrays in described(header):
         values = {}
         for name, dtype, shape in arrays:
-            values[name], offset = _piece(payload, offset, dtype, (count, *shape))
+            shape = (count, *shape)
+            values[name] = backend.view(payload, offset, dtype, shape)
+            offset += padded_size(math.prod(shape) * dtype.itemsize)
         ids = values.pop(None)
         updates.append(Update(ids, values))
     return updates
+
+
+def padded_size(nbytes: int) -> int:
+    """``nbytes`` rounded up to a multiple of WIRE_ALIGN: where the next array starts."""
+    return -(-nbytes // WIRE_ALIGN) * WIRE_ALIGN
 
 
 def _dtype_code(dtype: np.dtype) -> int:
@@ -262,9 +270,3 @@ def _padded(array: np.ndarray) -> np.ndarray:
     raw = array.reshape(-1).view(np.uint8)
     pad = -raw.shape[0] % WIRE_ALIGN
     return np.concatenate([raw, np.zeros(pad, dtype=np.uint8)]) if pad else raw
-
-
-def _piece(payload: np.ndarray, offset: int, dtype: np.dtype, shape: tuple) -> tuple:
-    size = int(np.prod(shape)) * dtype.itemsize
-    array = payload[offset : offset + size].view(dtype).reshape(shape)
-    return array, offset + size + (-size % WIRE_ALIGN)

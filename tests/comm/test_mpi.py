@@ -113,6 +113,19 @@ def test_gpu_transports_on_two_gpus(transport, graph_file, tmp_path, monkeypatch
         check_driver(ranks, transport, graph_file, tmp_path / str(ranks))
 
 
+@pytest.mark.gpu
+def test_transport_benchmark_on_two_gpus():
+    """benchmarks.transport (NCCL) runs its three measurements on two GPUs."""
+    from bspgraph.backend import gpu_count
+
+    if gpu_count() < 2:
+        pytest.skip("needs 2 GPUs")
+    code, out, err, _ = mpiexec(2, sys.executable, "-m", "benchmarks.transport", "--sizes", "8",
+                                "--repeat", "2")  # fmt: skip
+    assert code == 0, err
+    assert out.splitlines()[-1].split()[0] == "8"
+
+
 def check_driver(ranks, transport, graph_file, tmp_path):
     code, out, err, _ = mpiexec(ranks, sys.executable, str(DRIVER), str(graph_file),
                                 str(tmp_path / "out"), "0", transport)  # fmt: skip
