@@ -12,6 +12,14 @@ per call. The synchronisations add a few microseconds a phase; the plain calls' 
 BSP times are printed first. With ``--host`` nothing is synchronised: each superstep's phases
 are printed apart, as the host spent them (a host read inside a phase includes its wait for the
 device), with the time of the superstep and the frontier it made.
+
+With ``--transport mpi`` or ``nccl``, under ``mpiexec -n P`` (one rank per device)::
+
+    mpiexec -n 4 python3 -m benchmarks.phases --transport nccl --scale 24 --algorithms sssp
+
+every rank prints its supersteps' phases as its host spent them (``--host``), with the
+transport's own steps in parentheses inside them: each MPI collective by name (the headers'
+``Alltoall``, the tally's ``Allgather``, ``nccl send/recv``: the wait for NCCL) and ``unpack``.
 """
 
 from __future__ import annotations
@@ -30,7 +38,8 @@ from .multi_gpu import ALGORITHMS
 
 PHASES = ("_package", "_exchange_updates", "_next_frontier", "_union_edges", "_combine_scalars",
           "_sum", "_spread", "_slab", "_next_frontier_dense", "_gather", "_parts")  # fmt: skip
-INSIDE = {"_next_frontier_dense": "_next_frontier"}  # a phase timed within another
+INSIDE = {"_next_frontier_dense": "_next_frontier"}  # a phase timed within another (and
+# the transport's own steps, "(...)")
 OUTSIDE = ("_parts", "_gather")  # before the first superstep, after the last
 
 
@@ -46,8 +55,12 @@ def main(argv=None) -> None:
         action="store_true",
         help="no synchronisation: each superstep's phases as the host spent them",
     )
+    parser.add_argument("--transport", choices=["local", "mpi", "nccl"], default="local",
+                        help="mpi, nccl: one rank per device under mpiexec (implies --host)")  # fmt: skip
     args = parser.parse_args(argv)
-    backend = get_backend(args.backend)
+    transport, lines = _transport(args.transport, args.backend), []
+    backend = get_backend(args.backend) if transport is None else transport.backend
+    args.host = args.host or transport is not None
     graph = bg.generators.rmat(args.scale, 16, seed=1, weights=True, backend=backend)
     source = int(np.argmax(to_host(graph.out_degree())))
     totals, counts, timing = collections.Counter(), collections.Counter(), [False]
@@ -81,13 +94,23 @@ def main(argv=None) -> None:
     distributed.Superstep = superstep
     for kind in (bg.primitives.BFS, bg.primitives.SSSP, bg.primitives.CC, bg.primitives.PageRank):
         kind.step = timed("step", kind.step)
+    if transport is not None:  # the transport's own steps, inside the phases
+        from bspgraph.comm import mpi, nccl
+
+        collective = mpi.MPITransport._collective
+        mpi.MPITransport._collective = lambda self, what, *rest: timed(f"({what})", collective)(
+            self, what, *rest
+        )
+        mpi.unpack, nccl.unpack = timed("(unpack)", mpi.unpack), timed("(unpack)", nccl.unpack)
     for name in args.algorithms:
         call = ALGORITHMS[name][0]
-        for parts in (1, args.parts):
+        for parts in (1, args.parts if transport is None else transport.size):
             run = {"backend": backend}
             if parts > 1:
-                run.update(devices=[0] * parts, partitioner="edge_balanced",
-                           communicator="selective")  # fmt: skip
+                run.update(partitioner="edge_balanced", communicator="selective")
+                run.update(devices=[0] * parts) if transport is None else run.update(
+                    transport=transport
+                )
             for _ in range(2):
                 call(graph, source, run)
             plain = []
@@ -102,28 +125,46 @@ def main(argv=None) -> None:
             result = call(graph, source, run)
             timing[0] = False
             whole, bsp = min(plain)
-            print(f"{name} on {parts} part(s): whole {whole * 1e3:.2f} ms, bsp {bsp * 1e3:.2f} ms, "
-                  f"{len(result.stats.supersteps)} supersteps")  # fmt: skip
+            lines.append(f"{name} on {parts} part(s): whole {whole * 1e3:.2f} ms, bsp "
+                         f"{bsp * 1e3:.2f} ms, {len(result.stats.supersteps)} supersteps")  # fmt: skip
             if args.host:
-                _print_supersteps(result.stats.supersteps, steps)
+                lines += _supersteps(result.stats.supersteps, steps)
                 continue
             for label, seconds in totals.most_common():
-                print(f"    {label:22} {seconds * 1e3:8.3f} ms {counts[label]:4d} calls "
-                      f"{seconds / counts[label] * 1e6:8.1f} us a call")  # fmt: skip
+                lines.append(f"    {label:22} {seconds * 1e3:8.3f} ms {counts[label]:4d} calls "
+                             f"{seconds / counts[label] * 1e6:8.1f} us a call")  # fmt: skip
+    if transport is None:
+        print("\n".join(lines))
+        return
+    ranks = transport.comm.gather(lines, root=0)  # after every run: no collective in between
+    if transport.rank == 0:
+        print("\n".join(f"rank {rank}: {line}" for rank, own in enumerate(ranks) for line in own))
 
 
-def _print_supersteps(supersteps, steps) -> None:
+def _transport(kind: str, backend: str):
+    """None (parts of one device in this process), or this rank's MPI or NCCL transport."""
+    if kind == "local":
+        return None
+    from bspgraph.comm.mpi import MPITransport
+    from bspgraph.comm.nccl import NCCLTransport
+
+    return NCCLTransport() if kind == "nccl" else MPITransport(backend=backend)
+
+
+def _supersteps(supersteps, steps) -> list[str]:
     """Each superstep's frontier, time and phases (us / calls), as the host spent them; "other"
     is the superstep's time outside the phases timed (the loop's own work)."""
+    lines = []
     for superstep, (totals, counts) in zip(supersteps, steps, strict=False):
         for label in OUTSIDE:
             totals.pop(label, None)
         other = superstep.seconds - sum(seconds for label, seconds in totals.items()
-                                        if label not in INSIDE)  # fmt: skip
-        print(f"    {superstep.frontier:>10} {superstep.seconds * 1e6:8.0f} us  other "
-              f"{other * 1e6:6.0f}  "
-              + "  ".join(f"{label} {seconds * 1e6:.0f}/{counts[label]}"
-                          for label, seconds in totals.most_common()))  # fmt: skip
+                                        if label not in INSIDE and label[0] != "(")  # fmt: skip
+        lines.append(f"    {superstep.frontier:>10} {superstep.seconds * 1e6:8.0f} us  other "
+                     f"{other * 1e6:6.0f}  "
+                     + "  ".join(f"{label} {seconds * 1e6:.0f}/{counts[label]}"
+                                 for label, seconds in totals.most_common()))  # fmt: skip
+    return lines
 
 
 if __name__ == "__main__":

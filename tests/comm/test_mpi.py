@@ -113,6 +113,17 @@ def test_gpu_transports_on_two_gpus(transport, graph_file, tmp_path, monkeypatch
         check_driver(ranks, transport, graph_file, tmp_path / str(ranks))
 
 
+def test_phases_benchmark_prints_every_rank_s_supersteps():
+    """benchmarks.phases over MPI: each rank's supersteps, the transport's steps inside."""
+    code, out, err, _ = mpiexec(2, sys.executable, "-m", "benchmarks.phases", "--transport",
+                                "mpi", "--backend", "numpy", "--scale", "8", "--algorithms",
+                                "sssp")  # fmt: skip
+    assert code == 0, err
+    for rank in (0, 1):
+        rows = [line for line in out.splitlines() if line.startswith(f"rank {rank}:    ")]
+        assert rows and all("(Alltoall) " in row and "(Allgather) " in row for row in rows)
+
+
 @pytest.mark.gpu
 def test_transport_benchmark_on_two_gpus():
     """benchmarks.transport (NCCL) runs its three measurements on two GPUs."""
