@@ -216,11 +216,19 @@ def test_stats_read_a_count_left_on_the_device_when_asked():
 
 
 class CountingLocal(bg.comm.Local):
-    """The in-process transport, counting its collectives: pickled (allgather) and buffer."""
+    """The in-process transport, counting its collectives (pickled: allgather; buffer) and
+    the bytes of every array handed to it (ids and values)."""
 
     def __init__(self, devices):
         super().__init__(devices)
-        self.pickled = self.buffers = 0
+        self.pickled = self.buffers = self.handed = 0
+
+    def exchange_round(self, sends, *, num_vertices):
+        for _, _, message in sends:
+            arrays = [*message.values.values()]
+            arrays += [message.ids] if isinstance(message, bg.comm.Update) else []
+            self.handed += sum(array.nbytes for array in arrays)
+        return super().exchange_round(sends, num_vertices=num_vertices)
 
     def allgather(self, value):
         self.pickled += 1
@@ -245,6 +253,24 @@ def test_no_pickled_collective_in_the_superstep(name):
     result = calls[name](transport=transport)
     assert transport.pickled == 0
     assert 0 < transport.buffers <= 2 * result.stats.iterations + 2
+
+
+@pytest.mark.parametrize("name", ["bfs-auto", "bfs-push", "sssp", "cc", "pagerank"])
+@pytest.mark.parametrize("communicator", ["selective", "broadcast", "butterfly"])
+def test_bytes_counted_are_the_bytes_handed_to_the_transport(name, communicator):
+    """stats.supersteps' bytes sum to the bytes of the arrays the exchanges handed to the
+    transport (Updates' ids and values, Slabs' values), over every superstep."""
+    graph = bg.generators.rmat(9, 8, seed=3, weights=True, backend="numpy")
+    calls = {
+        "bfs-auto": lambda **r: bg.bfs(graph, 1, **r),
+        "bfs-push": lambda **r: bg.bfs(graph, 1, direction="push", **r),
+        "sssp": lambda **r: bg.sssp(graph, 1, **r), "pagerank": lambda **r: bg.pagerank(graph, **r),
+        "cc": lambda **r: bg.connected_components(graph, **r),
+    }  # fmt: skip
+    for parts in (2, 3, 5):
+        transport = CountingLocal(parts)
+        stats = calls[name](transport=transport, communicator=communicator).stats
+        assert sum(step.bytes for step in stats.supersteps) == transport.handed > 0
 
 
 def test_a_scalar_reduced_by_replace_is_a_contract_error():

@@ -31,7 +31,7 @@ from ..registry import lookup
 from .base import Combine, CommStats, Communicator
 from .broadcast import Broadcast
 from .butterfly import Butterfly, ButterflyPlan
-from .message import Slab, Update, concat, encoded_bytes, encoding
+from .message import Slab, Update, concat, wire_bytes
 from .selective import Selective
 from .transport import Local, Message, RoundStats, Transport, failing_together
 
@@ -69,5 +69,5 @@ def get(name_or_instance: str | Communicator) -> Communicator:
 __all__ = [
     "REGISTRY", "Broadcast", "Butterfly", "ButterflyPlan", "Combine", "CommStats",
     "Communicator", "Local", "Message", "RoundStats", "Selective", "Slab", "Transport", "Update",
-    "concat", "encoded_bytes", "encoding", "failing_together", "get",
+    "concat", "failing_together", "get", "wire_bytes",
 ]  # fmt: skip

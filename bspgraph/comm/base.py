@@ -16,8 +16,8 @@ Combine = Callable[[Update, Update], Update]
 
 @dataclass(frozen=True)
 class CommStats:
-    """What one exchange cost: point-to-point messages, bytes (each message in its smaller
-    encoding), BSP rounds, the most ids one message carried and the most ids one device received
+    """What one exchange cost: point-to-point messages, bytes handed over (ids and values), BSP
+    rounds, the most ids one message carried and the most ids one device received
     in one round (the buffer the butterfly paper bounds by O(f·V)). Counts are of the sends made
     by this process (all of them on the local transport); ``a + b`` adds two exchanges."""
 

@@ -1,17 +1,16 @@
-"""What travels between devices: an Update (vertex ids + aligned values) and its size on the wire."""
+"""What travels between devices: an Update (vertex ids + aligned values) or a Slab (values by
+position), and the bytes each hands to a transport."""
 
 from __future__ import annotations
 
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any
 
 import numpy as np
 
 from ..backend import backend_of
-
-Encoding = Literal["ids", "bitmap", "dense"]
 
 
 @dataclass(frozen=True, eq=False)
@@ -136,55 +135,26 @@ def concat(updates: Sequence[Update]) -> Update:
     )
 
 
-def id_list_bytes(update: Update) -> int:
-    """Bytes of the ids sent as a list: 4 or 8 per id (the ids' own dtype)."""
-    return len(update) * int(update.ids.dtype.itemsize)
-
-
-def bitmap_bytes(num_vertices: int) -> int:
-    """Bytes of the ids sent as a bitmap over all vertices: ``ceil(V / 8)``."""
-    return (int(num_vertices) + 7) // 8
-
-
 def value_bytes(update: Update | Slab) -> int:
-    """Bytes of the values, whichever encoding carries the ids."""
+    """Bytes of the values."""
     return sum(int(column.nbytes) for column in update.values.values())
 
 
-def encoding(update: Update | Slab, num_vertices: int) -> Encoding:
-    """The smaller wire form of ``update``'s ids: "ids" (a list) or "bitmap" (ties: "ids");
-    "dense" for a Slab (no ids)."""
-    if isinstance(update, Slab):
-        return "dense"
-    return "bitmap" if bitmap_bytes(num_vertices) < id_list_bytes(update) else "ids"
-
-
-def encoded_bytes(update: Update | Slab, num_vertices: int) -> int:
-    """Bytes on the wire: ``min(id list, bitmap) + values`` (a Slab: its values alone).
-
-    Parameters
-    ----------
-    update : Update
-        The message.
-    num_vertices : int
-        V, the size of the bitmap.
-
-    Notes
-    -----
-    As in Bisson et al., each message carries its ids in whichever form is smaller: a list of
-    4- or 8-byte ids, or a bitmap of ``ceil(V/8)`` bytes (then the values follow in id order).
-    Only the host-side shapes are read, so this never synchronises a GPU.
+def wire_bytes(update: Update | Slab) -> int:
+    """Bytes a message hands to a transport: its ids (4 or 8 bytes each, their own dtype)
+    and its values; a Slab's values alone (its vertices are named by position). What every
+    transport counts and what the MPI and NCCL transports send (beside a header of a few
+    int64 words). Reads only host-side shapes: never synchronises a GPU.
 
     Examples
     --------
     >>> import numpy as np
-    >>> u = Update(np.arange(100, dtype=np.int32), {"depth": np.zeros(100, np.int32)})
-    >>> encoded_bytes(u, num_vertices=1000), encoding(u, 1000)
-    (525, 'bitmap')
+    >>> wire_bytes(Update(np.arange(100, dtype=np.int32), {"depth": np.zeros(100, np.int32)}))
+    800
     """
     if isinstance(update, Slab):
         return value_bytes(update)
-    return min(id_list_bytes(update), bitmap_bytes(num_vertices)) + value_bytes(update)
+    return len(update) * int(update.ids.dtype.itemsize) + value_bytes(update)
 
 
 # --- the wire: Updates as an int64 header and raw bytes, nothing pickled (MPI, NCCL) -------------

@@ -34,7 +34,7 @@ import numpy as np
 
 from ..backend import Backend, get_backend, gpu_count, to_host
 from ..exceptions import CommunicationError, DeviceError
-from .message import Update, encoded_bytes, encoding, pack, unpack
+from .message import Update, pack, unpack, wire_bytes
 from .transport import Inbox, RoundStats, Send, Transport
 
 TIMEOUT_ENV = "BSPGRAPH_MPI_TIMEOUT"
@@ -70,8 +70,8 @@ class MPITransport(Transport):
 
     Notes
     -----
-    The counts of :meth:`exchange_round` are those of this rank's sends (messages, bytes,
-    largest message, bitmap-encoded messages) and the ids that arrived here
+    The counts of :meth:`exchange_round` are those of this rank's sends (messages, bytes
+    handed over, largest message) and the ids that arrived here
     (``max_inbox_ids``); the enactor sums and maxes them over ranks, so its stats equal those
     of the in-process :class:`~bspgraph.comm.transport.Local` transport for the same run.
     Payloads travel as raw bytes (:func:`~bspgraph.comm.message.pack`; CuPy arrays are copied
@@ -129,30 +129,29 @@ class MPITransport(Transport):
     # --- internals ------------------------------------------------------------------------------
     def _start_round(self, sends: Sequence[Send], num_vertices: int):
         """Check ``sends`` and sort them by destination; count them (messages, bytes, the
-        largest, bitmaps) as the Local transport does."""
+        largest) as the Local transport does."""
         self._inject_fault()
         self.rounds += 1
         outgoing: list[list[Update]] = [[] for _ in range(self.size)]
-        total = largest = bitmaps = 0
+        total = largest = 0
         for src, dst, update in sends:
             if src != self.rank or not 0 <= dst < self.size or dst == src:
                 raise ValueError(
                     f"{type(self).__name__}.exchange_round: send {src} -> {dst} on rank "
                     f"{self.rank}: expected sends from this rank to another rank in [0, {self.size})"
                 )
-            total += encoded_bytes(update, num_vertices)
+            total += wire_bytes(update)
             largest = max(largest, len(update))
-            bitmaps += encoding(update, num_vertices) == "bitmap"
             outgoing[dst].append(update)
-        return outgoing, (len(sends), total, largest, bitmaps)
+        return outgoing, (len(sends), total, largest)
 
     def _finish_round(self, arrived: list[Update], counts) -> tuple[Inbox, RoundStats]:
         """The inbox (``arrived``, in order of source, for this rank) and the round's stats."""
         inbox: Inbox = [[] for _ in range(self.size)]
         inbox[self.rank] = arrived
-        messages, total, largest, bitmaps = counts
+        messages, total, largest = counts
         ids = sum(len(u) for u in arrived)
-        return inbox, RoundStats(messages, total, largest, ids, bitmaps)
+        return inbox, RoundStats(messages, total, largest, ids)
 
     def _device_backend(self, name) -> Backend:
         backend = get_backend(name)

@@ -12,7 +12,7 @@ import numpy as np
 
 from ..backend import Backend
 from ..exceptions import CommunicationError
-from .message import Encoding, Slab, Update, encoded_bytes, encoding
+from .message import Slab, Update, wire_bytes
 
 Send = tuple[int, int, Update]  # (source device, destination device, payload)
 Inbox = list[list[Update]]  # per destination device: what arrived, in order of source
@@ -20,25 +20,24 @@ Inbox = list[list[Update]]  # per destination device: what arrived, in order of 
 
 @dataclass(frozen=True)
 class Message:
-    """The record of one point-to-point send: who, to whom, how many ids, bytes, encoding."""
+    """The record of one point-to-point send: who, to whom, how many ids (a Slab: values),
+    and the bytes handed over (:func:`~bspgraph.comm.message.wire_bytes`)."""
 
     src: int
     dst: int
     ids: int
     bytes: int
-    encoding: Encoding
 
 
 @dataclass(frozen=True)
 class RoundStats:
-    """What one round moved: messages, bytes (each message in its smaller encoding), the most
-    ids one message carried, the most ids one device received, and how many went as bitmaps."""
+    """What one round moved: messages, bytes handed over (ids and values), the most ids one
+    message carried and the most ids one device received."""
 
     messages: int = 0
     bytes: int = 0
     max_ids: int = 0
     max_inbox_ids: int = 0
-    bitmaps: int = 0
 
 
 class Transport(abc.ABC):
@@ -121,7 +120,8 @@ class Transport(abc.ABC):
             This round's messages from the local devices; ``src != dst``. A device may send
             several messages, also to the same peer; an empty Update is still a message.
         num_vertices : int
-            V, for the bitmap encoding's size.
+            V, the number of vertices the ids range over (for a transport that chooses
+            an encoding by it; the built-in ones send id lists).
 
         Returns
         -------
@@ -190,21 +190,19 @@ class Local(Transport):
         inbox: Inbox = [[] for _ in range(self.size)]
         received = [0] * self.size
         records: list[Message] = []
-        total = largest = bitmaps = 0
+        total = largest = 0
         for src, dst, update in sorted(sends, key=lambda send: send[0]):
             self._check(src, dst)
-            size = len(update)
-            nbytes, form = encoded_bytes(update, num_vertices), encoding(update, num_vertices)
+            size, nbytes = len(update), wire_bytes(update)
             total += nbytes
             largest = max(largest, size)
-            bitmaps += form == "bitmap"
             received[dst] += size
             if self.record:
-                records.append(Message(src, dst, size, nbytes, form))
+                records.append(Message(src, dst, size, nbytes))
             inbox[dst].append(self._move(update, dst))
         if self.record:
             self.log.append(records)
-        stats = RoundStats(len(sends), total, largest, max(received, default=0), bitmaps)
+        stats = RoundStats(len(sends), total, largest, max(received, default=0))
         return inbox, stats
 
     def _check(self, src: int, dst: int) -> None:

@@ -18,11 +18,11 @@ from bspgraph.comm import (
     Local,
     RoundStats,
     Selective,
+    Slab,
     Transport,
     Update,
     concat,
-    encoded_bytes,
-    encoding,
+    wire_bytes,
 )
 
 FANOUTS = [1, 2, 3, 4]
@@ -279,37 +279,30 @@ def test_butterfly_messages_stay_bounded_when_every_device_changes_everything():
         assert stats.bytes < broadcast.bytes
 
 
-def test_bytes_use_the_smaller_encoding():
-    num_vertices = 64
-    ids = Update(np.array([1, 5], np.int32), {"x": np.zeros(2, np.float64)})
-    bitmap = Update(np.arange(20, dtype=np.int64), {"x": np.zeros(20, np.float64)})
-    assert (encoding(ids, num_vertices), encoded_bytes(ids, num_vertices)) == ("ids", 8 + 16)
-    assert (encoding(bitmap, num_vertices), encoded_bytes(bitmap, num_vertices)) == (
-        "bitmap",
-        8 + 160,
-    )
+def test_bytes_are_the_ids_and_values_handed_over():
+    few = Update(np.array([1, 5], np.int32), {"x": np.zeros(2, np.float64)})
+    many = Update(np.arange(20, dtype=np.int64), {"x": np.zeros(20, np.float64)})
+    slab = Slab(1, {"x": np.zeros(7, np.float32), "y": np.zeros(7, np.int64)})
+    assert (wire_bytes(few), wire_bytes(many), wire_bytes(slab)) == (8 + 16, 160 + 160, 28 + 56)
     transport = Local(2, record=True)
-    _, stats = transport.exchange_round([(0, 1, ids), (1, 0, bitmap)], num_vertices=num_vertices)
-    assert stats == RoundStats(messages=2, bytes=24 + 168, max_ids=20, max_inbox_ids=20, bitmaps=1)
-    assert [(m.src, m.dst, m.ids, m.bytes, m.encoding) for m in transport.log[0]] == [
-        (0, 1, 2, 24, "ids"), (1, 0, 20, 168, "bitmap"),
+    _, stats = transport.exchange_round([(0, 1, few), (1, 0, many)], num_vertices=64)
+    assert stats == RoundStats(messages=2, bytes=24 + 320, max_ids=20, max_inbox_ids=20)
+    assert [(m.src, m.dst, m.ids, m.bytes) for m in transport.log[0]] == [
+        (0, 1, 2, 24), (1, 0, 20, 320),
     ]  # fmt: skip
 
 
 @given(exchanges(), st.booleans())
-def test_message_bytes_are_the_smaller_encoding(case, to_all):
+def test_message_bytes_are_what_the_message_holds(case, to_all):
     parts, num_vertices, owner, updates = case
-    per_id = sum(v.dtype.itemsize for v in updates[0].values.values())
-    id_size = updates[0].ids.dtype.itemsize
+    per_id = updates[0].ids.dtype.itemsize + sum(
+        v.dtype.itemsize for v in updates[0].values.values()
+    )
     for pattern in communicators():
         transport = Local(parts, record=True)
         pattern.exchange(updates, owner=owner, to_all=to_all, combine=combine, transport=transport)
         for message in (m for r in transport.log for m in r):
-            id_bytes = min(message.ids * id_size, (num_vertices + 7) // 8)
-            assert message.bytes == id_bytes + message.ids * per_id
-            assert message.encoding == (
-                "bitmap" if (num_vertices + 7) // 8 < message.ids * id_size else "ids"
-            )
+            assert message.bytes == message.ids * per_id
 
 
 def test_local_transport_with_backends_moves_to_each_device():
@@ -355,7 +348,7 @@ class _Threaded(Transport):
         self.round += 1
         inbox = [[] for _ in range(self.size)]
         inbox[rank] = [u for _, u in arrived]
-        nbytes = sum(encoded_bytes(u, num_vertices) for _, _, u in sends)
+        nbytes = sum(wire_bytes(u) for _, _, u in sends)
         return inbox, RoundStats(len(sends), nbytes)
 
 
