@@ -85,6 +85,12 @@ class Update:
         """The entries selected by ``index`` (a boolean mask, an index array or a slice)."""
         return Update(self.ids[index], {name: v[index] for name, v in self.values.items()})
 
+    def map(self, convert) -> Update:
+        """The same Update with ``convert`` applied to each of its arrays (such as a
+        backend's ``asarray``, to move it to a device)."""
+        values = {name: convert(column) for name, column in self.values.items()}
+        return Update(convert(self.ids), values, self.bounds)
+
     def empty(self) -> Update:
         """An Update with no ids, the same value names and dtypes, on the same device."""
         return self.take(slice(0, 0))
@@ -103,6 +109,10 @@ class Slab:
 
     def __len__(self) -> int:
         return int(next(iter(self.values.values())).shape[0]) if self.values else 0
+
+    def map(self, convert) -> Slab:
+        """The same Slab with ``convert`` applied to each of its arrays."""
+        return Slab(self.block, {name: convert(column) for name, column in self.values.items()})
 
     def cut(self, block: int, index) -> Slab:
         """The entries of device ``block``'s owned vertices (``index``: a slice or their ids) of
@@ -157,35 +167,46 @@ def wire_bytes(update: Update | Slab) -> int:
     return len(update) * int(update.ids.dtype.itemsize) + value_bytes(update)
 
 
-# --- the wire: Updates as an int64 header and raw bytes, nothing pickled (MPI, NCCL) -------------
+# --- the wire: messages as an int64 header and raw bytes, nothing pickled (MPI, NCCL) ------------
 WIRE_ALIGN = 8  # bytes: every array of a payload starts at a multiple of this
+UPDATE = "update"  # what :func:`described` gives as the block of an Update (a Slab's: its own)
+Layout = list[tuple[int, list[tuple[str | None, np.dtype, tuple]], Any]]
 
 
-def describe(updates: Sequence[Update]) -> np.ndarray:
-    """The shapes of ``updates`` as one int64 array: the count of Updates, then for each its id
-    count, the ids' dtype and its column count, and for each column its name's length and
-    UTF-8 bytes, its dtype, number of axes and extra axes' sizes. Reads no array (no GPU
-    synchronisation): a transport whose arrays travel apart (NCCL) sends it ahead of them.
-    :func:`described` reverses it."""
-    header: list[int] = [len(updates)]
-    for update in updates:
-        header += [len(update), _dtype_code(update.ids.dtype), len(update.values)]
-        for name, column in update.values.items():
+def describe(messages: Sequence[Update | Slab]) -> np.ndarray:
+    """The shapes of ``messages`` as one int64 array: their count, then for each its length,
+    the ids' dtype (0 for a Slab, then its block + 1, 0 for None) and its column count, and
+    for each column its name's length and UTF-8 bytes, its dtype, number of axes and extra
+    axes' sizes. Reads no array (no GPU synchronisation): a transport whose arrays travel
+    apart (NCCL) sends it ahead of them. :func:`described` reverses it."""
+    header: list[int] = [len(messages)]
+    for message in messages:
+        if isinstance(message, Slab):
+            block = 0 if message.block is None else message.block + 1
+            header += [len(message), 0, block, len(message.values)]
+        else:
+            header += [len(message), _dtype_code(message.ids.dtype), len(message.values)]
+        for name, column in message.values.items():
             encoded = name.encode()
             header += [len(encoded), *encoded, _dtype_code(column.dtype), column.ndim,
                        *column.shape[1:]]  # fmt: skip
     return np.asarray(header, dtype=np.int64)
 
 
-def described(header: np.ndarray) -> list[tuple[int, list[tuple[str | None, np.dtype, tuple]]]]:
-    """What :func:`describe` wrote: for each Update its length and, for each of its arrays in
-    the order they travel (the ids first, named None), its name, dtype and extra axes."""
+def described(header: np.ndarray) -> Layout:
+    """What :func:`describe` wrote: for each message its length, for each of its arrays in the
+    order they travel (an Update's ids first, named None) its name, dtype and extra axes, and
+    its block (:data:`UPDATE` for an Update)."""
     fields = header.tolist()
     at, layout = 1, []
     for _ in range(fields[0]):
-        count, code, columns = fields[at : at + 3]
-        at += 3
-        arrays = [(None, _dtype_of(code), ())]
+        count, code = fields[at : at + 2]
+        if code:  # an Update: its ids travel first
+            block, arrays, at = UPDATE, [(None, _dtype_of(code), ())], at + 2
+        else:
+            block, arrays, at = fields[at + 2] - 1, [], at + 3
+            block = None if block < 0 else block
+        columns, at = fields[at], at + 1
         for _ in range(columns):
             length = fields[at]
             name = bytes(fields[at + 1 : at + 1 + length]).decode()
@@ -193,33 +214,42 @@ def described(header: np.ndarray) -> list[tuple[int, list[tuple[str | None, np.d
             code, axes = fields[at : at + 2]
             arrays.append((name, _dtype_of(code), tuple(fields[at + 2 : at + 1 + axes])))
             at += 1 + axes
-        layout.append((count, arrays))
+        layout.append((count, arrays, block))
     return layout
 
 
-def pack(updates: Sequence[Update]) -> tuple[np.ndarray, np.ndarray]:
-    """``updates`` (host arrays) as their header (:func:`describe`) and one uint8 payload: each
-    Update's ids, then its columns, every array starting at a multiple of WIRE_ALIGN bytes.
-    :func:`unpack` reverses it."""
-    payload = [_padded(np.ascontiguousarray(array)) for update in updates
-               for array in (update.ids, *update.values.values())]  # fmt: skip
-    return (describe(updates),
+def arrays_of(message: Update | Slab) -> tuple:
+    """The arrays of ``message`` in the order they travel: an Update's ids, then each value."""
+    values = tuple(message.values.values())
+    return values if isinstance(message, Slab) else (message.ids, *values)
+
+
+def pack(messages: Sequence[Update | Slab]) -> tuple[np.ndarray, np.ndarray]:
+    """``messages`` (host arrays) as their header (:func:`describe`) and one uint8 payload:
+    each one's arrays (:func:`arrays_of`), every array starting at a multiple of WIRE_ALIGN
+    bytes. :func:`unpack` reverses it."""
+    payload = [_padded(np.ascontiguousarray(array)) for message in messages
+               for array in arrays_of(message)]  # fmt: skip
+    return (describe(messages),
             np.concatenate(payload) if payload else np.zeros(0, dtype=np.uint8))  # fmt: skip
 
 
-def unpack(header: np.ndarray, payload, start: int = 0) -> list[Update]:
-    """The Updates that ``header`` (:func:`describe`) lays out in ``payload`` from byte
+def unpack(header: np.ndarray, payload, start: int = 0) -> list[Update | Slab]:
+    """The messages that ``header`` (:func:`describe`) lays out in ``payload`` from byte
     ``start`` (a uint8 array, NumPy or CuPy, as :func:`pack` writes it): views of the payload."""
-    backend, updates, offset = backend_of(payload), [], start
-    for count, arrays in described(header):
+    backend, messages, offset = backend_of(payload), [], start
+    for count, arrays, block in described(header):
         values = {}
         for name, dtype, shape in arrays:
             shape = (count, *shape)
             values[name] = backend.view(payload, offset, dtype, shape)
             offset += padded_size(math.prod(shape) * dtype.itemsize)
-        ids = values.pop(None)
-        updates.append(Update(ids, values))
-    return updates
+        if block == UPDATE:
+            ids = values.pop(None)
+            messages.append(Update(ids, values))
+        else:
+            messages.append(Slab(block, values))
+    return messages
 
 
 def padded_size(nbytes: int) -> int:

@@ -34,7 +34,7 @@ import numpy as np
 
 from ..backend import Backend, get_backend, gpu_count, to_host
 from ..exceptions import CommunicationError, DeviceError
-from .message import Update, pack, unpack, wire_bytes
+from .message import Slab, Update, arrays_of, pack, unpack, wire_bytes
 from .transport import Inbox, RoundStats, Send, Transport
 
 TIMEOUT_ENV = "BSPGRAPH_MPI_TIMEOUT"
@@ -165,11 +165,10 @@ class MPITransport(Transport):
         backend.xp.cuda.Device(backend.device).use()  # this rank's GPU for every kernel
         return backend
 
-    def _to_device(self, update: Update) -> Update:
+    def _to_device(self, message: Update | Slab) -> Update | Slab:
         if self.backend.virtual_devices:  # arrays arrive in this process's memory
-            return update
-        asarray = self.backend.asarray
-        return Update(asarray(update.ids), {n: asarray(v) for n, v in update.values.items()})
+            return message
+        return message.map(self.backend.asarray)
 
     def _alltoallv(self, headers: list[np.ndarray], *columns: list[np.ndarray]
                    ) -> list[list[np.ndarray]]:  # fmt: skip
@@ -270,10 +269,9 @@ def _starts(sizes: np.ndarray) -> np.ndarray:
     return np.concatenate([[0], np.cumsum(sizes)[:-1]]).astype(np.int64)
 
 
-def _to_host(update: Update) -> Update:
-    if not hasattr(update.ids, "__cuda_array_interface__"):
-        return update
-    return Update(to_host(update.ids), {n: to_host(v) for n, v in update.values.items()})
+def _to_host(message: Update | Slab) -> Update | Slab:
+    on_gpu = any(hasattr(array, "__cuda_array_interface__") for array in arrays_of(message))
+    return message.map(to_host) if on_gpu else message
 
 
 def _parse_fault(spec: str | None) -> tuple[int, int, str] | None:

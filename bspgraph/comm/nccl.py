@@ -23,7 +23,7 @@ import numpy as np
 
 from ..backend import gpu_count
 from ..exceptions import DeviceError
-from .message import Update, describe, described, padded_size, unpack
+from .message import arrays_of, describe, described, padded_size, unpack
 from .mpi import MPITransport, _mpi
 from .transport import Inbox, RoundStats, Send
 
@@ -75,9 +75,9 @@ class NCCLTransport(MPITransport):
         stream = cp.cuda.get_current_stream()
         sent = []  # the arrays sent, alive until NCCL is done with them
         nccl.groupStart()  # sends and receives of a pair match in order: column by column
-        for dst, updates in enumerate(outgoing):
-            for update in updates:
-                for column in _columns(update):
+        for dst, messages in enumerate(outgoing):
+            for message in messages:
+                for column in arrays_of(message):
                     if column.nbytes:
                         sent.append(_on_device(cp, column))
                         self.nccl.send(sent[-1].data.ptr, column.nbytes, nccl.NCCL_UINT8, dst,
@@ -103,16 +103,11 @@ def _on_device(cupy, column):
     return cupy.ascontiguousarray(cupy.asarray(column))
 
 
-def _columns(update: Update) -> tuple:
-    """The arrays of ``update`` in the order they travel: ids, then each value."""
-    return (update.ids, *update.values.values())
-
-
 def _sizes(layout) -> list[tuple[int, int]]:
     """(bytes, bytes padded to WIRE_ALIGN) of every array of every message of ``layout``
     (:func:`~bspgraph.comm.message.described`): where ``unpack`` finds them in a buffer."""
     sizes = []
-    for length, columns in layout:
+    for length, columns, _block in layout:
         for _name, dtype, shape in columns:
             nbytes = length * math.prod(shape) * np.dtype(dtype).itemsize
             sizes.append((nbytes, padded_size(nbytes)))

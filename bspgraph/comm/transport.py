@@ -212,17 +212,8 @@ class Local(Transport):
                 f"in [0, {self.size})"
             )
 
-    def _move(self, update: Update | Slab, dst: int) -> Update | Slab:
-        if self.backends is None:
-            return update
-        backend = self.backends[dst]
-        if isinstance(update, Slab):
-            moved = {name: backend.asarray(column) for name, column in update.values.items()}
-            return Slab(update.block, moved)
-        return Update(
-            backend.asarray(update.ids),
-            {name: backend.asarray(column) for name, column in update.values.items()},
-        )
+    def _move(self, message: Update | Slab, dst: int) -> Update | Slab:
+        return message if self.backends is None else message.map(self.backends[dst].asarray)
 
 
 @contextlib.contextmanager

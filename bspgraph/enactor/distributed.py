@@ -189,7 +189,7 @@ def _exchange_updates(primitive, contract: Contract, pattern, transport, package
     """Each device's Update through ``pattern`` (through host memory when ``staged``: GPUs of
     one process); the inboxes and the exchange's counts."""
     if staged:
-        packages = {d: _to(HOST, update) for d, update in packages.items()}
+        packages = {d: update.map(HOST.asarray) for d, update in packages.items()}
     return pattern.exchange(
         [packages.get(d) for d in range(transport.size)], owner=owner,
         to_all=primitive.needs_all, transport=transport,
@@ -398,14 +398,14 @@ def _next_frontier(primitive, contract: Contract, blocks, stamp: int, graph, sta
     if keyed is not None and not output.is_dense and arriving * KEYED_SHARE < graph.num_vertices:
         keep = None if primitive.needs_all else graph.context.owned  # few: listed by a kernel
         returned = graph.backend.index(output.ids) if len(output) else None
-        updates = [_to(graph.backend, update) for update in inbox]
+        updates = [update.map(graph.backend.asarray) for update in inbox]
         return keyed.list(returned, keep, updates, stamp)
     if graph.backend.costly_supersteps:  # marks in a mask: no compaction, one count
         return _next_frontier_marked(primitive, contract, graph, state, bases, output, inbox)
     mine = output if primitive.needs_all or not len(output) else _owned_part(graph, output)
     arrived, touched = [], [output.ids] if len(output) else []
     for update in inbox:
-        update = _to(graph.backend, update)
+        update = update.map(graph.backend.asarray)
         ids = graph.backend.index(update.ids)
         improved = _combine(contract, state, ids, update.values, graph.xp)
         touched.append(ids)
@@ -455,7 +455,7 @@ def _next_frontier_marked(primitive, contract: Contract, graph, state, bases, ou
             mask[returned] = True if primitive.needs_all else owned[returned]
     touched = [graph.backend.index(output.ids)] if len(output) and bases else []
     for update in inbox:
-        update = _to(graph.backend, update)
+        update = update.map(graph.backend.asarray)
         ids = graph.backend.index(update.ids)  # distinct within an Update
         mask[ids] |= _combine(contract, state, ids, update.values, graph.xp)
         touched.append(ids)
@@ -563,11 +563,6 @@ def _next_frontier_dense(primitive, contract: Contract, blocks, graph, state, ba
     if size is not None and tally is not None:  # the vertices marked and their edges, read
         return Frontier.from_mask(graph, mask, counted=(tally, size, edges))  # when asked
     return Frontier.from_mask(graph, mask)
-
-
-def _to(backend, update: Update) -> Update:
-    return Update(backend.asarray(update.ids),
-                  {n: backend.asarray(v) for n, v in update.values.items()}, update.bounds)  # fmt: skip
 
 
 def _combine(contract: Contract, state, ids, values: dict, xp):

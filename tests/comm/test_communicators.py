@@ -588,7 +588,7 @@ def test_the_wire_format_gives_back_every_update(specs):
     assert len(back) == len(updates)
     layout = described(describe(updates))  # the NCCL transport's headers: shapes alone
     assert [
-        (n, [(name, dtype, shape) for name, dtype, shape in arrays]) for n, arrays in layout
+        (n, [(name, dtype, shape) for name, dtype, shape in arrays]) for n, arrays, _ in layout
     ] == [
         (
             len(u),

@@ -4,9 +4,9 @@ test_gpu_transports_on_two_gpus.)"""
 
 import numpy as np
 
-from bspgraph.comm import Update
-from bspgraph.comm.message import WIRE_ALIGN, describe, described, unpack
-from bspgraph.comm.nccl import _columns, _sizes
+from bspgraph.comm import Slab, Update
+from bspgraph.comm.message import WIRE_ALIGN, arrays_of, describe, described, pack, unpack
+from bspgraph.comm.nccl import _sizes
 
 
 def receive(updates, headers):
@@ -14,7 +14,7 @@ def receive(updates, headers):
     the sender sends them, at the offsets ``_sizes`` gives."""
     sizes = _sizes(headers)
     buffer, offset = np.full(sum(padded for _, padded in sizes), 255, np.uint8), 0
-    columns = [np.ascontiguousarray(c) for u in updates for c in _columns(u)]
+    columns = [np.ascontiguousarray(c) for u in updates for c in arrays_of(u)]
     for column, (nbytes, padded) in zip(columns, sizes, strict=True):
         assert (
             column.nbytes == nbytes
@@ -64,6 +64,27 @@ def test_several_sources_in_one_buffer_unpack_from_their_offsets():
         np.testing.assert_array_equal(after.ids, updates[0].ids)
         for name, column in updates[0].values.items():
             np.testing.assert_array_equal(after.values[name], column)
+
+
+def test_slabs_travel_without_ids_beside_updates():
+    """A Slab (values by position over a block, or over every vertex) travels as its values
+    alone, its block in the header; Updates beside it keep theirs."""
+    messages = [
+        Slab(2, {"depth": np.array([4, 0, 9], np.int32), "parent": np.array([1, 1, 2], np.int32)}),
+        Update(np.array([7], np.int64), {"depth": np.array([3], np.int32)}),
+        Slab(None, {"rank": np.array([[0.5, 0.25], [1.0, 2.0]])}),
+        Slab(0, {"rank": np.zeros(0)}),
+    ]
+    header = describe(messages)
+    assert [block for _, _, block in described(header)] == [2, "update", None, 0]
+    by_nccl = unpack(header, receive(messages, described(header)))
+    by_mpi = unpack(*pack(messages))
+    for sent, got in [*zip(messages, by_nccl, strict=True), *zip(messages, by_mpi, strict=True)]:
+        assert type(got) is type(sent)
+        assert getattr(got, "block", "ids") == getattr(sent, "block", "ids")
+        for array, arrived in zip(arrays_of(sent), arrays_of(got), strict=True):
+            np.testing.assert_array_equal(arrived, array)
+            assert arrived.dtype == array.dtype and arrived.shape == array.shape
 
 
 def test_nothing_to_receive_is_no_update():
