@@ -81,6 +81,9 @@ class Communicator(abc.ABC):
     name: ClassVar[str]
     dense: ClassVar[bool] = True  # has :meth:`exchange_dense`
     sends_by_owner: ClassVar[bool] = False  # sends each owner its slice of a packed Update
+    # One round in both exchanges, each message straight to where it is applied, delivered as
+    # it is: devices of several processes may each choose Slabs or Updates in one superstep.
+    direct: ClassVar[bool] = False
 
     def __init__(self) -> None:
         self._owner: Any = None  # the owner array last seen, and its copies per backend

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from .base import CommStats, Communicator, split
-from .message import Update
+from .message import Slab, Update
 
 
 class Selective(Communicator):
@@ -27,22 +27,48 @@ class Selective(Communicator):
 
     name = "selective"
     sends_by_owner = True
+    direct = True
+
+    def exchange_mixed(self, messages, *, owner, blocks, to_all=False, transport):
+        """:meth:`exchange` and :meth:`exchange_dense` in one round, each device sending what
+        it chose: an Update (split by owner as :meth:`exchange` splits it) or a Slab (to every
+        other device, cut to each owner's block unless ``to_all``, as
+        :meth:`exchange_dense` sends it). An inbox may hold both kinds, each delivered as it
+        is; the counts are those of the two exchanges' sends together. Devices in several
+        processes may choose apart: every process makes this one round."""
+        parts = transport.size
+        sends = []
+        for d in transport.local:
+            message = messages[d]
+            if isinstance(message, Slab):
+                sends += [(d, o, message if to_all else message.cut(o, blocks[o]))
+                          for o in range(parts) if o != d]  # fmt: skip
+            else:
+                pieces = self._pieces(message, d, owner, to_all, parts)
+                sends += [(d, o, pieces[o]) for o in range(parts) if o != d and len(pieces[o])]
+        inbox, stats = transport.exchange_round(sends, num_vertices=int(owner.shape[0]))
+        received: list[list | None] = [None] * parts
+        for d in transport.local:
+            received[d] = [message for message in inbox[d] if len(message)]
+        return received, CommStats.of([stats])
 
     def _deliver(self, updates, *, owner, to_all, combine, transport, num_vertices):
         parts = transport.size
         result: list[list[Update] | None] = [None] * parts
         sends = []
         for d in transport.local:
-            update = updates[d]
-            if to_all or not len(update):
-                pieces = [update] * parts
-            elif update.bounds is not None and len(update.bounds) == parts + 1:
-                pieces = update.by_owner(skip=d)  # packed by owner: slices
-            else:
-                pieces = split(update, self._owner_like(owner, update.ids)[update.ids], parts,
-                               skip=d)  # fmt: skip
+            pieces = self._pieces(updates[d], d, owner, to_all, parts)
             sends += [(d, o, pieces[o]) for o in range(parts) if o != d and len(pieces[o])]
         inbox, stats = transport.exchange_round(sends, num_vertices=num_vertices)
         for d in transport.local:
             result[d] = [update for update in inbox[d] if len(update)]
         return result, CommStats.of([stats])
+
+    def _pieces(self, update: Update, d: int, owner, to_all: bool, parts: int) -> list:
+        """What device ``d`` sends each device of its ``update``: all of it to every one
+        (``to_all``), else each owner's entries (None for ``d`` itself)."""
+        if to_all or not len(update):
+            return [update] * parts
+        if update.bounds is not None and len(update.bounds) == parts + 1:
+            return update.by_owner(skip=d)  # packed by owner: slices
+        return split(update, self._owner_like(owner, update.ids)[update.ids], parts, skip=d)

@@ -11,9 +11,12 @@ devices, and the run stops when every device has converged. One collective a sup
 the tally (frontier sizes, traffic, devices still running, and what the direction test reads:
 see :func:`_union_edges`).
 
-A package is an Update (ids and values) or, in a superstep where many vertices travel and the
-parts share this process's memory, a Slab: each communicated column over an owner's block of
-vertices, no ids, neutral where nothing was returned, applied to the whole block at once.
+A package is an Update (ids and values) or, in a superstep where many vertices travel, a Slab:
+each communicated column over an owner's block of vertices, no ids, neutral where nothing was
+returned, applied to the whole block at once. Parts in this process's memory choose together;
+across processes (MPI, NCCL) each process chooses for its own device, where the pattern sends
+straight to the receivers in one round (selective) and every part is an id range, so that an
+inbox may hold both.
 """
 
 from __future__ import annotations
@@ -92,10 +95,13 @@ def _enact(primitive, graph, transport, backends, partitioner, communicator, see
     keyed = each(functools.partial(_keyed, contract), devices, states)
     packers = each(functools.partial(_packer, primitive, contract, pattern, transport.size),
                    devices, keyed, owners)  # fmt: skip
-    # Slabs (no ids) in supersteps where many vertices changed: parts in this process's memory
-    dense = pattern.dense and contract.dense and shared
-    share = backends[local[0]].dense_share
-    blocks = [devices[d].owned_index() for d in range(transport.size)] if dense else None
+    # Slabs (no ids) in supersteps where many vertices changed: between parts in this
+    # process's memory, or between processes (each choosing for its own device) where the
+    # pattern is direct and every part is one id range
+    dense = pattern.dense and contract.dense and (shared or transport.distributed and
+                                                  pattern.direct)  # fmt: skip
+    blocks = _blocks(owner, devices, transport) if dense else None
+    dense, share = blocks is not None, backends[local[0]].dense_share
     frontiers = each(functools.partial(primitive.init_frontier, **params), devices, states)
     if not primitive.needs_all:  # each vertex starts on its owner only
         frontiers = each(_owned_part, devices, frontiers)
@@ -114,21 +120,16 @@ def _enact(primitive, graph, transport, backends, partitioner, communicator, see
         # What follows is communication, timed on each GPU's queue (from the end of the
         # step's kernels to the end of the exchange's): this process does not wait here.
         comm_started = [backend.mark() for backend in gpus]
-        many = dense and sum(len(o) for o in outputs.values()) * share >= graph.num_vertices
-        spread = each(_spread, devices, outputs) if many else {}
-        if many and _dense_pays(primitive, contract, graph, outputs, spread, share):
-            whole = not primitive.needs_all or (not contract.owner_only and any(spread.values()))
-            slabs = each(functools.partial(_slab, contract, blocks, whole), devices, states,
-                         bases, outputs)  # fmt: skip
-            received, traffic = pattern.exchange_dense(
-                [slabs.get(d) for d in range(transport.size)], blocks=blocks,
-                to_all=primitive.needs_all, transport=transport,
-            )  # fmt: skip
-        else:
-            packages = each(functools.partial(_package, contract), devices, states, bases,
-                            packers, outputs)  # fmt: skip
-            received, traffic = _exchange_updates(primitive, contract, pattern, transport,
-                                                  packages, exchange_owner, staged)  # fmt: skip
+        # Each device's message: a Slab (covering every vertex or not) or an Update
+        whole = (each(functools.partial(_dense_choice, primitive, contract, share,
+                                        transport.size), devices, outputs)
+                 if dense else dict.fromkeys(local))  # fmt: skip
+        if not pattern.direct and None in whole.values():  # one kind for every device
+            whole = dict.fromkeys(local)
+        messages = each(functools.partial(_message, contract, blocks), devices, states, bases,
+                        packers, outputs, whole)  # fmt: skip
+        received, traffic = _exchange(primitive, contract, pattern, transport, messages,
+                                      exchange_owner, blocks, staged)  # fmt: skip
         exchanged = [backend.mark() for backend in gpus]
         frontiers = each(functools.partial(_next_frontier, primitive, contract, blocks,
                                            iteration + 1), devices, states, bases, keyed,
@@ -184,17 +185,23 @@ def _enact(primitive, graph, transport, backends, partitioner, communicator, see
     return result, stats
 
 
-def _exchange_updates(primitive, contract: Contract, pattern, transport, packages: dict, owner,
-                      staged: bool):  # fmt: skip
-    """Each device's Update through ``pattern`` (through host memory when ``staged``: GPUs of
-    one process); the inboxes and the exchange's counts."""
+def _exchange(primitive, contract: Contract, pattern, transport, messages: dict, owner, blocks,
+              staged: bool):  # fmt: skip
+    """Each device's message (an Update or a Slab) through ``pattern``: in one round where
+    the pattern is direct and Slabs may travel (``blocks``), each device's as it chose; else
+    every device's Slab, or every device's Update (through host memory when ``staged``: GPUs
+    of one process). The inboxes and the exchange's counts."""
+    sent = [messages.get(d) for d in range(transport.size)]
+    if blocks is not None and pattern.direct:
+        return pattern.exchange_mixed(sent, owner=owner, blocks=blocks,
+                                      to_all=primitive.needs_all, transport=transport)  # fmt: skip
+    if all(isinstance(message, Slab) for message in messages.values()):
+        return pattern.exchange_dense(sent, blocks=blocks, to_all=primitive.needs_all,
+                                      transport=transport)  # fmt: skip
     if staged:
-        packages = {d: update.map(HOST.asarray) for d, update in packages.items()}
-    return pattern.exchange(
-        [packages.get(d) for d in range(transport.size)], owner=owner,
-        to_all=primitive.needs_all, transport=transport,
-        combine=lambda a, b: merge(contract, _concat(a, b)),
-    )  # fmt: skip
+        sent = [None if update is None else update.map(HOST.asarray) for update in sent]
+    return pattern.exchange(sent, owner=owner, to_all=primitive.needs_all, transport=transport,
+                            combine=lambda a, b: merge(contract, _concat(a, b)))  # fmt: skip
 
 
 def _transport(transport, backend, device_ids) -> tuple[comm.Transport, dict]:
@@ -379,6 +386,19 @@ def merge(contract: Contract, update: Update) -> Update:
     return Update(ids[first], values)
 
 
+def _blocks(owner, devices, transport) -> list | None:
+    """Each device's owned vertices as an index (a slice for a range, else ids), every device
+    in this process; across processes, the range each device owns, or None where some device
+    owns no range."""
+    if not transport.distributed:
+        return [devices[d].owned_index() for d in range(transport.size)]
+    owner = to_host(owner)
+    if owner.size and (np.diff(owner) < 0).any():
+        return None
+    ends = np.searchsorted(owner, np.arange(transport.size), side="right").tolist()
+    return [slice(start, end) for start, end in zip([0, *ends[:-1]], ends)]
+
+
 def _next_frontier(primitive, contract: Contract, blocks, stamp: int, graph, state, bases,
                    keyed, output: Frontier, inbox: list) -> Frontier:  # fmt: skip
     """Combine each Update of ``inbox`` (each with distinct ids, as communicators deliver)
@@ -391,7 +411,7 @@ def _next_frontier(primitive, contract: Contract, blocks, stamp: int, graph, sta
     vertices in one kernel a piece, ``stamp`` (this superstep's number) marking each once."""
     if not (len(output) or inbox):  # an empty superstep here: no kernel
         return Frontier.from_ids(graph, output.ids)
-    if inbox and isinstance(inbox[0], Slab):
+    if any(isinstance(message, Slab) for message in inbox):
         return _next_frontier_dense(primitive, contract, blocks, graph, state, bases, keyed,
                                     output, inbox)  # fmt: skip
     arriving = len(output) + sum(len(update) for update in inbox)
@@ -506,18 +526,34 @@ def _spread(graph, output: Frontier) -> int:
     return len(output) - int(kept)
 
 
-def _dense_pays(primitive, contract: Contract, graph, outputs: dict, spread: dict,
-                share: int) -> bool:  # fmt: skip
-    """Whether this superstep's exchange is cheaper in Slabs: when the entries that travel
-    number V / ``share`` (the backend's ``dense_share``) or more, times P - 1 when every
-    device needs every vertex's value from every other (each receives P - 1 whole columns)."""
+def _dense_choice(primitive, contract: Contract, share: int, parts: int, graph,
+                  output: Frontier) -> bool | None:  # fmt: skip
+    """Whether this device sends a Slab this superstep, and if so whether it covers every
+    vertex (True) or only the device's own block (False); None: an Update. A Slab when the
+    entries that travel from this device number V / (``share`` P) or more (``share``: the
+    backend's ``dense_share``, so that P devices alike send V / ``share`` in all), times P - 1
+    when every device needs every vertex's value from every other (each receives P - 1
+    whole columns). It covers every vertex unless no other device's vertex can have changed
+    here (replace, or every returned vertex is owned)."""
+    size = graph.num_vertices
+    if len(output) * share * parts < size:
+        return None
+    spread = _spread(graph, output)
+    whole = not primitive.needs_all or (not contract.owner_only and spread > 0)
     if not primitive.needs_all:
-        travelling, span = sum(spread.values()), graph.num_vertices
+        travelling, span = spread, size
     else:
-        travelling = sum(len(o) for o in outputs.values())
-        whole = not contract.owner_only and any(spread.values())
-        span = graph.num_vertices * (max(len(outputs), 2) - 1 if whole else 1)
-    return travelling * share >= span
+        travelling, span = len(output), size * (parts - 1 if whole else 1)
+    return whole if travelling * share * parts >= span else None
+
+
+def _message(contract: Contract, blocks, graph, state, bases, packer, output: Frontier,
+             whole: bool | None) -> Update | Slab:  # fmt: skip
+    """This device's message: its Slab (:func:`_slab`) or, where ``whole`` is None, its
+    package (:func:`_package`)."""
+    if whole is None:
+        return _package(contract, graph, state, bases, packer, output)
+    return _slab(contract, blocks, whole, graph, state, bases, output)
 
 
 def _slab(contract: Contract, blocks, whole: bool, graph, state, bases, output: Frontier) -> Slab:
@@ -539,8 +575,9 @@ def _slab(contract: Contract, blocks, whole: bool, graph, state, bases, output: 
 
 
 def _next_frontier_dense(primitive, contract: Contract, blocks, graph, state, bases, keyed,
-                         output: Frontier, inbox: list[Slab]) -> Frontier:  # fmt: skip
-    """:func:`_next_frontier` for Slabs: each applied to its block in turn, the changed
+                         output: Frontier, inbox: list) -> Frontier:  # fmt: skip
+    """:func:`_next_frontier` for an inbox with Slabs: each applied to its block in turn (an
+    Update beside them, from a process that sent few vertices, at its ids), the changed
     vertices marked in a mask that starts from the returned ones (those owned, unless
     ``needs_all``). With the keyed kernels, the frontier's size (and out-edges, when the
     returned ones' are known) come from their count of the vertices they marked, read from
@@ -551,12 +588,18 @@ def _next_frontier_dense(primitive, contract: Contract, blocks, graph, state, ba
     else:
         mask, size, edges = _owned_mask(graph, output), None, None
     tally = None
-    for slab in inbox:
-        region = slice(None) if slab.block is None else blocks[slab.block]
+    for message in inbox:
+        if isinstance(message, Update):  # beside Slabs: a process that sent few vertices
+            update = message.map(graph.backend.asarray)
+            ids = graph.backend.index(update.ids)
+            mask[ids] |= _combine(contract, state, ids, update.values, xp)
+            size = edges = None
+            continue
+        region = slice(None) if message.block is None else blocks[message.block]
         if keyed is not None and isinstance(region, slice):  # one fused pass over the block
-            tally = keyed.apply_block(region, slab.values, mask, tally, edges is not None)
+            tally = keyed.apply_block(region, message.values, mask, tally, edges is not None)
         else:
-            mask[region] |= _combine(contract, state, region, slab.values, xp)
+            mask[region] |= _combine(contract, state, region, message.values, xp)
             size = edges = None
     for name, base in bases.items():  # every change is shipped and applied: the new baseline
         base[...] = getattr(state, name)

@@ -9,12 +9,14 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from unittest import mock
 
 import networkx as nx
 import numpy as np
 import pytest
 
 import bspgraph as bg
+from bspgraph.backend.numpy_backend import NumpyBackend
 
 pytestmark = pytest.mark.mpi
 pytest.importorskip("mpi4py", reason="transport 'mpi' needs mpi4py: pip install 'bspgraph[mpi]'")
@@ -80,30 +82,22 @@ def expected(path, source):
 
 
 @pytest.mark.parametrize("ranks", [1, 2, 3, 4])
-def test_every_primitive_and_communicator_equals_networkx(ranks, graph_file, tmp_path,
-                                                         monkeypatch):  # fmt: skip
-    # the in-process reference counts messages in Updates, as processes send them (in this
-    # process, supersteps where many vertices changed would send Slabs, one to every peer)
-    monkeypatch.setattr("bspgraph.backend.numpy_backend.NumpyBackend.dense_share", 0)
+def test_every_primitive_and_communicator_equals_networkx(ranks, graph_file, tmp_path):
     check_driver(ranks, "mpi", graph_file, tmp_path)
 
 
-def test_headers_too_long_for_their_slot_travel_apart(graph_file, tmp_path, monkeypatch):
+def test_headers_too_long_for_their_slot_travel_apart(graph_file, tmp_path):
     """Every header longer than the Alltoall's slot (HEADER_WORDS lowered to 0 in the
     ranks): each round sends the headers in an Alltoallv of their own; the same answers and
     message counts."""
-    monkeypatch.setattr("bspgraph.backend.numpy_backend.NumpyBackend.dense_share", 0)
     check_driver(3, "mpi-long-headers", graph_file, tmp_path)
 
 
 @pytest.mark.gpu
 @pytest.mark.parametrize("transport", ["mpi-cupy", "nccl"])
-def test_gpu_transports_on_two_gpus(transport, graph_file, tmp_path, monkeypatch):
+def test_gpu_transports_on_two_gpus(transport, graph_file, tmp_path):
     """Run on a machine with 2 GPUs (and on 4 too where it has 4): pytest -m gpu
     tests/comm/test_mpi.py."""
-    monkeypatch.setattr(
-        "bspgraph.backend.numpy_backend.NumpyBackend.dense_share", 0
-    )  # Updates, as above
     from bspgraph.backend import gpu_count
 
     if gpu_count() < 2:
@@ -151,17 +145,32 @@ def check_driver(ranks, transport, graph_file, tmp_path):
             np.testing.assert_array_equal(other[key], values, err_msg=key)
         algorithm, communicator, how, *counts = key.split("/")
         if counts:  # messages per superstep, as the in-process run on as many devices counts
-            local = bg.bfs(graph, 0, direction="push" if algorithm == "bfs" else "auto",
-                           devices=ranks, partitioner="biased" if how == "whole" else "edge_balanced",
-                           seed=0 if how == "whole" else 3,
-                           communicator=bg.comm.Butterfly(fanout=3) if communicator == "butterfly3"
-                           else communicator)  # fmt: skip
+            with mock.patch.object(NumpyBackend, "dense_share", sends_slabs(transport,
+                                                                             communicator)):  # fmt: skip
+                local = bg.bfs(graph, 0, direction="push" if algorithm == "bfs" else "auto",
+                               devices=ranks, seed=0 if how == "whole" else 3,
+                               partitioner="biased" if how == "whole" else "edge_balanced",
+                               communicator=bg.comm.Butterfly(fanout=3)
+                               if communicator == "butterfly3" else communicator)  # fmt: skip
             np.testing.assert_array_equal(values, [s.messages for s in local.stats.supersteps],
                                           err_msg=key)  # fmt: skip
         elif algorithm == "pagerank":
             np.testing.assert_allclose(values, truth[algorithm], rtol=1e-5, atol=1e-8, err_msg=key)
         else:
             np.testing.assert_array_equal(values, truth[algorithm], err_msg=key)
+
+
+def sends_slabs(transport: str, communicator: str) -> int:
+    """The ``dense_share`` under which the in-process run sends what the ranks send: Slabs
+    where many vertices travel, chosen as the ranks' backend chooses, with selective (it lets
+    each process choose for its device); never with the others, whose ranks send Updates."""
+    if communicator != "selective":
+        return 0
+    if transport in ("mpi-cupy", "nccl"):
+        from bspgraph.backend.cupy_backend import CupyBackend
+
+        return CupyBackend.dense_share
+    return NumpyBackend.dense_share
 
 
 @pytest.mark.parametrize("algorithm, field", [("bfs", "depth"), ("sssp", "distance")])
