@@ -78,6 +78,8 @@ class MPITransport(Transport):
     to the host and back), never pickled.
     """
 
+    wire = True
+
     def __init__(self, comm=None, backend: str | Backend | None = None, *,
                  timeout: float | None = None):  # fmt: skip
         mpi = _mpi()

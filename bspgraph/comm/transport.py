@@ -61,6 +61,10 @@ class Transport(abc.ABC):
 
     size: int
     local: tuple[int, ...]
+    # Messages cross a link (MPI, NCCL): a device sends a Slab only where it holds fewer
+    # bytes than the Update; in one memory (False) its arrays are handed over, and a Slab
+    # goes where it saves passes over the arrays (the backend's ``dense_share``).
+    wire: bool = False
 
     @property
     def distributed(self) -> bool:

@@ -28,7 +28,7 @@ from types import SimpleNamespace
 import numpy as np
 
 from .. import comm
-from ..backend import backend_of, fused, get_backend, gpu_count, to_host
+from ..backend import backend_of, fused, get_backend, gpu_count, to_host, while_alive
 from ..comm.message import Slab, Update
 from ..comm.transport import failing_together
 from ..exceptions import DeviceError
@@ -121,8 +121,8 @@ def _enact(primitive, graph, transport, backends, partitioner, communicator, see
         # step's kernels to the end of the exchange's): this process does not wait here.
         comm_started = [backend.mark() for backend in gpus]
         # Each device's message: a Slab (covering every vertex or not) or an Update
-        whole = (each(functools.partial(_dense_choice, primitive, contract, share,
-                                        transport.size), devices, outputs)
+        whole = (each(functools.partial(_dense_choice, primitive, contract, blocks, share,
+                                        transport), devices, states, outputs)
                  if dense else dict.fromkeys(local))  # fmt: skip
         if not pattern.direct and None in whole.values():  # one kind for every device
             whole = dict.fromkeys(local)
@@ -392,10 +392,16 @@ def _blocks(owner, devices, transport) -> list | None:
     owns no range."""
     if not transport.distributed:
         return [devices[d].owned_index() for d in range(transport.size)]
+    return while_alive(owner, ("ranges", transport.size), lambda: _ranges(owner, transport.size))
+
+
+def _ranges(owner, parts: int) -> list[slice] | None:
+    """The id range each of ``parts`` devices owns, where ``owner`` gives every device one
+    (ascending); else None."""
     owner = to_host(owner)
     if owner.size and (np.diff(owner) < 0).any():
         return None
-    ends = np.searchsorted(owner, np.arange(transport.size), side="right").tolist()
+    ends = np.searchsorted(owner, np.arange(parts), side="right").tolist()
     return [slice(start, end) for start, end in zip([0, *ends[:-1]], ends)]
 
 
@@ -526,24 +532,36 @@ def _spread(graph, output: Frontier) -> int:
     return len(output) - int(kept)
 
 
-def _dense_choice(primitive, contract: Contract, share: int, parts: int, graph,
+def _dense_choice(primitive, contract: Contract, blocks, share: int, transport, graph, state,
                   output: Frontier) -> bool | None:  # fmt: skip
     """Whether this device sends a Slab this superstep, and if so whether it covers every
-    vertex (True) or only the device's own block (False); None: an Update. A Slab when the
-    entries that travel from this device number V / (``share`` P) or more (``share``: the
-    backend's ``dense_share``, so that P devices alike send V / ``share`` in all), times P - 1
-    when every device needs every vertex's value from every other (each receives P - 1
-    whole columns). It covers every vertex unless no other device's vertex can have changed
-    here (replace, or every returned vertex is owned)."""
-    size = graph.num_vertices
-    if len(output) * share * parts < size:
+    vertex (True) or only the device's own block (False); None: an Update. It covers every
+    vertex unless no other device's vertex can have changed here (replace, or every returned
+    vertex is owned). Over a wire (``transport.wire``) a Slab goes where it holds fewer bytes
+    than the Update; in one memory, where the entries that travel from this device number
+    V / (``share`` P) or more (``share``: the backend's ``dense_share``, so that P devices
+    alike send V / ``share`` in all), times P - 1 when every device needs every vertex's
+    value from every other (each receives P - 1 whole columns)."""
+    size, parts, returned = graph.num_vertices, transport.size, len(output)
+    if transport.wire:  # bytes a vertex: its id, its values
+        value = sum(array[:1].nbytes for name in contract.combiners
+                    if (array := getattr(state, name)) is not None)  # fmt: skip
+        ident, block = graph.indices.dtype.itemsize, blocks[graph.context.device]
+        own = block.stop - block.start if isinstance(block, slice) else int(block.shape[0])
+        if returned * (ident + value) < own * value:  # fewer than any Slab holds
+            return None
+    elif returned * share * parts < size:
         return None
     spread = _spread(graph, output)
     whole = not primitive.needs_all or (not contract.owner_only and spread > 0)
+    if transport.wire:  # to owners: the others' blocks; to all: a block or every vertex
+        update = (returned if primitive.needs_all else spread) * (ident + value)
+        slab = (size if whole else own) if primitive.needs_all else size - own
+        return whole if slab * value <= update else None
     if not primitive.needs_all:
         travelling, span = spread, size
     else:
-        travelling, span = len(output), size * (parts - 1 if whole else 1)
+        travelling, span = returned, size * (parts - 1 if whole else 1)
     return whole if travelling * share * parts >= span else None
 
 

@@ -2,6 +2,7 @@
 with every communicator equals networkx and the in-process run; faults end every rank non-zero
 within a bounded time; ranks started with different inputs are told so on every rank."""
 
+import contextlib
 import json
 import os
 import shutil
@@ -145,13 +146,10 @@ def check_driver(ranks, transport, graph_file, tmp_path):
             np.testing.assert_array_equal(other[key], values, err_msg=key)
         algorithm, communicator, how, *counts = key.split("/")
         if counts:  # messages per superstep, as the in-process run on as many devices counts
-            with mock.patch.object(NumpyBackend, "dense_share", sends_slabs(transport,
-                                                                             communicator)):  # fmt: skip
+            with in_process(communicator, ranks) as run:
                 local = bg.bfs(graph, 0, direction="push" if algorithm == "bfs" else "auto",
-                               devices=ranks, seed=0 if how == "whole" else 3,
-                               partitioner="biased" if how == "whole" else "edge_balanced",
-                               communicator=bg.comm.Butterfly(fanout=3)
-                               if communicator == "butterfly3" else communicator)  # fmt: skip
+                               seed=0 if how == "whole" else 3, **run,
+                               partitioner="biased" if how == "whole" else "edge_balanced")  # fmt: skip
             np.testing.assert_array_equal(values, [s.messages for s in local.stats.supersteps],
                                           err_msg=key)  # fmt: skip
         elif algorithm == "pagerank":
@@ -160,17 +158,23 @@ def check_driver(ranks, transport, graph_file, tmp_path):
             np.testing.assert_array_equal(values, truth[algorithm], err_msg=key)
 
 
-def sends_slabs(transport: str, communicator: str) -> int:
-    """The ``dense_share`` under which the in-process run sends what the ranks send: Slabs
-    where many vertices travel, chosen as the ranks' backend chooses, with selective (it lets
-    each process choose for its device); never with the others, whose ranks send Updates."""
-    if communicator != "selective":
-        return 0
-    if transport in ("mpi-cupy", "nccl"):
-        from bspgraph.backend.cupy_backend import CupyBackend
+class WireLocal(bg.comm.Local):
+    """The in-process transport, its devices choosing Slabs as over a wire (by bytes)."""
 
-        return CupyBackend.dense_share
-    return NumpyBackend.dense_share
+    wire = True
+
+
+@contextlib.contextmanager
+def in_process(communicator: str, ranks: int):
+    """The arguments of a run on ``ranks`` devices in this process that sends what the ranks
+    send: with selective, Slabs where they hold fewer bytes, each device choosing for
+    itself; with the others (whose ranks always send Updates), Updates."""
+    chosen = bg.comm.Butterfly(fanout=3) if communicator == "butterfly3" else communicator
+    if communicator == "selective":
+        yield {"transport": WireLocal(ranks), "communicator": chosen}
+        return
+    with mock.patch.object(NumpyBackend, "dense_share", 0):
+        yield {"devices": ranks, "communicator": chosen}
 
 
 @pytest.mark.parametrize("algorithm, field", [("bfs", "depth"), ("sssp", "distance")])
