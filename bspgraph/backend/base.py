@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import math
 import time
 import weakref
 from abc import ABC, abstractmethod
@@ -201,14 +200,6 @@ class Backend(ABC):
         """The integer ``ids`` in the dtype this backend gathers and scatters through fastest
         (the same array where it is already)."""
         return ids
-
-    def view(self, buffer, offset: int, dtype, shape: tuple):
-        """The C-ordered array of ``dtype`` and ``shape`` whose bytes start ``offset`` bytes
-        into the contiguous uint8 array ``buffer``: a view of its memory, no copy."""
-        dtype = np.dtype(dtype)
-        size = math.prod(shape) * dtype.itemsize
-        array = buffer[offset : offset + size].view(dtype)
-        return array if len(shape) == 1 else array.reshape(shape)
 
     def copy(self, array):
         """A copy of ``array`` (contiguous), in the same memory."""

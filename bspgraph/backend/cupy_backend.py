@@ -69,11 +69,6 @@ class CupyBackend(Backend):
                 return moved
             return self.xp.asarray(array, dtype=dtype)
 
-    def view(self, buffer, offset: int, dtype, shape: tuple):
-        """One ``cupy.ndarray`` over ``buffer``'s memory from ``offset`` (a slice, a view and
-        a reshape would make three)."""
-        return self.xp.ndarray(shape, dtype, memptr=buffer.data + offset)
-
     def scatter_min(self, target, index, values) -> None:
         cuda.scatter(self.xp.minimum, "scatter_min", target, index, values)
 

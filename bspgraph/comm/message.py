@@ -234,16 +234,18 @@ def pack(messages: Sequence[Update | Slab]) -> tuple[np.ndarray, np.ndarray]:
             np.concatenate(payload) if payload else np.zeros(0, dtype=np.uint8))  # fmt: skip
 
 
-def unpack(header: np.ndarray, payload, start: int = 0) -> list[Update | Slab]:
-    """The messages that ``header`` (:func:`describe`) lays out in ``payload`` from byte
-    ``start`` (a uint8 array, NumPy or CuPy, as :func:`pack` writes it): views of the payload."""
-    backend, messages, offset = backend_of(payload), [], start
+def unpack(header: np.ndarray, payload) -> list[Update | Slab]:
+    """The messages that ``header`` (:func:`describe`) lays out in ``payload`` (a uint8 array,
+    NumPy or CuPy, as :func:`pack` writes it): views of the payload."""
+    messages, offset = [], 0
     for count, arrays, block in described(header):
         values = {}
         for name, dtype, shape in arrays:
             shape = (count, *shape)
-            values[name] = backend.view(payload, offset, dtype, shape)
-            offset += padded_size(math.prod(shape) * dtype.itemsize)
+            size = math.prod(shape) * dtype.itemsize
+            piece = payload[offset : offset + size].view(dtype)
+            values[name] = piece if len(shape) == 1 else piece.reshape(shape)
+            offset += padded_size(size)
         if block == UPDATE:
             ids = values.pop(None)
             messages.append(Update(ids, values))

@@ -5,7 +5,7 @@ round's message headers (``message.describe``: int64 arrays, in one ``Alltoall``
 where they fit), the scalars and the stop test
 of the enactor and the fingerprints. The payloads (the final result's too) never touch the
 host: one NCCL group moves every column of every message straight from the array that holds
-it (no packing), into one receive buffer, cut by ``message.unpack`` as MPI's. Faults are handled
+it (no packing), into one receive buffer per peer, cut by ``message.unpack`` as MPI's. Faults are handled
 as by :class:`~bspgraph.comm.mpi.MPITransport` (abort on an exception, the launcher on a dead
 rank, the watchdog on a hang, which also covers the wait for NCCL to finish).
 
@@ -29,7 +29,7 @@ from .transport import Inbox, RoundStats, Send
 
 
 class NCCLTransport(MPITransport):
-    """Moves Updates between GPUs with NCCL point-to-point sends, one rank per GPU.
+    """Moves Updates and Slabs between GPUs with NCCL point-to-point sends, one rank per GPU.
 
     Parameters
     ----------
@@ -68,39 +68,31 @@ class NCCLTransport(MPITransport):
     ) -> tuple[Inbox, RoundStats]:
         cp, nccl = self.backend.xp, self._nccl
         outgoing, counts = self._start_round(sends, num_vertices)
+        outgoing = [[self._to_device(m) for m in per_peer] for per_peer in outgoing]
         (arriving,) = self._alltoallv([describe(per_peer) for per_peer in outgoing])
-        sizes = [_sizes(described(header)) for header in arriving]  # shapes, nothing pickled
-        starts = np.cumsum([0] + [sum(p for _, p in per_src) for per_src in sizes]).tolist()
-        buffer = cp.empty(starts[-1], dtype=cp.uint8)  # every source's arrays, one after another
+        layouts = [described(header) for header in arriving]  # shapes, nothing pickled
+        columns = {dst: [cp.ascontiguousarray(array) for m in messages for array in arrays_of(m)]
+                   for dst, messages in enumerate(outgoing)}  # fmt: skip
+        buffers = {src: cp.empty(sum(p for _, p in _sizes(layout)), dtype=cp.uint8)
+                   for src, layout in enumerate(layouts) if layout}  # fmt: skip
         stream = cp.cuda.get_current_stream()
-        sent = []  # the arrays sent, alive until NCCL is done with them
-        nccl.groupStart()  # sends and receives of a pair match in order: column by column
-        for dst, messages in enumerate(outgoing):
-            for message in messages:
-                for column in arrays_of(message):
-                    if column.nbytes:
-                        sent.append(_on_device(cp, column))
-                        self.nccl.send(sent[-1].data.ptr, column.nbytes, nccl.NCCL_UINT8, dst,
-                                       stream.ptr)  # fmt: skip
-        for src, per_src in enumerate(sizes):
-            offset = starts[src]
-            for nbytes, padded in per_src:
+        nccl.groupStart()  # sends and receives of a pair match in order: array by array
+        for dst, arrays in columns.items():
+            for array in arrays:
+                if array.nbytes:
+                    self.nccl.send(array.data.ptr, array.nbytes, nccl.NCCL_UINT8, dst, stream.ptr)
+        for src, buffer in buffers.items():
+            offset = 0
+            for nbytes, padded in _sizes(layouts[src]):
                 if nbytes:
                     self.nccl.recv(buffer.data.ptr + offset, nbytes, nccl.NCCL_UINT8, src,
                                    stream.ptr)  # fmt: skip
                 offset += padded
         nccl.groupEnd()
-        self._collective("nccl send/recv", stream.synchronize)  # the sent arrays live until here
-        arrived = [u for src, header in enumerate(arriving) if sizes[src]
-                   for u in unpack(header, buffer, starts[src])]  # fmt: skip
+        self._collective("nccl send/recv", stream.synchronize)  # columns live until here
+        arrived = [m for src, header in enumerate(arriving) if layouts[src]
+                   for m in unpack(header, buffers[src])]  # fmt: skip
         return self._finish_round(arrived, counts)
-
-
-def _on_device(cupy, column):
-    """``column`` as a contiguous array on this process's GPU (the array itself when it is)."""
-    if isinstance(column, cupy.ndarray) and column.flags.c_contiguous:
-        return column
-    return cupy.ascontiguousarray(cupy.asarray(column))
 
 
 def _sizes(layout) -> list[tuple[int, int]]:

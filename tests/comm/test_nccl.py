@@ -51,21 +51,6 @@ def test_received_columns_unpack_to_the_same_updates():
             assert after.values[name].dtype == column.dtype
 
 
-def test_several_sources_in_one_buffer_unpack_from_their_offsets():
-    """Every source's columns one after another in one receive buffer, as the transport
-    fills it: each source's Updates unpack from its own start."""
-    first = [Update(np.array([5, 2], np.int32), {"depth": np.array([1, 1], np.int32)})]
-    second = [Update(np.array([8], np.int32), {"distance": np.array([0.5], np.float32)})]
-    buffers = [receive(updates, described(describe(updates))) for updates in (first, second)]
-    buffer, start = np.concatenate(buffers), buffers[0].size
-    assert start % WIRE_ALIGN == 0
-    for updates, at in ((first, 0), (second, start)):
-        (after,) = unpack(describe(updates), buffer, at)
-        np.testing.assert_array_equal(after.ids, updates[0].ids)
-        for name, column in updates[0].values.items():
-            np.testing.assert_array_equal(after.values[name], column)
-
-
 def test_slabs_travel_without_ids_beside_updates():
     """A Slab (values by position over a block, or over every vertex) travels as its values
     alone, its block in the header; Updates beside it keep theirs."""
