@@ -66,7 +66,8 @@ def _hook_rounds(backend, parent, tails, heads) -> None:
 
 
 def _flatten(parent, ids=None) -> None:
-    """Point the vertices ``ids`` (or all) straight at their roots: pointer jumping."""
+    """Point the vertices ``ids`` (or all) straight at their roots: pointer jumping, each
+    jump over those of ``ids`` still below a vertex that is no root."""
     if ids is None:
         jumped = parent.take(parent)
         while (jumped != parent).any():
@@ -76,9 +77,11 @@ def _flatten(parent, ids=None) -> None:
     up = parent.take(ids)
     while True:
         jumped = parent.take(up)
-        if not (jumped != up).any():
+        moving = np.flatnonzero(jumped != up)
+        if moving.shape[0] == 0:
             return
-        parent[ids] = up = jumped
+        ids, up = ids.take(moving), jumped.take(moving)
+        parent[ids] = up
 
 
 _UNION = (
