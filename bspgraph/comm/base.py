@@ -172,7 +172,7 @@ class Communicator(abc.ABC):
 
     def _dense_round(self, sends, transport, blocks, cut=False):
         """Run one round of Slab ``sends``; with ``cut``, each receiver keeps its own block."""
-        inbox, stats = transport.exchange_round(sends, num_vertices=0)  # no ids, no bitmap
+        inbox, stats = transport.exchange_round(sends, num_vertices=0)  # Slabs: no ids
         received: list[list[Slab] | None] = [None] * transport.size
         for d in transport.local:
             received[d] = [s.cut(d, blocks[d]) if cut else s for s in inbox[d]]

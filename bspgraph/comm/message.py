@@ -145,11 +145,6 @@ def concat(updates: Sequence[Update]) -> Update:
     )
 
 
-def value_bytes(update: Update | Slab) -> int:
-    """Bytes of the values."""
-    return sum(int(column.nbytes) for column in update.values.values())
-
-
 def wire_bytes(update: Update | Slab) -> int:
     """Bytes a message hands to a transport: its ids (4 or 8 bytes each, their own dtype)
     and its values; a Slab's values alone (its vertices are named by position). What every
@@ -162,9 +157,7 @@ def wire_bytes(update: Update | Slab) -> int:
     >>> wire_bytes(Update(np.arange(100, dtype=np.int32), {"depth": np.zeros(100, np.int32)}))
     800
     """
-    if isinstance(update, Slab):
-        return value_bytes(update)
-    return len(update) * int(update.ids.dtype.itemsize) + value_bytes(update)
+    return sum(int(array.nbytes) for array in arrays_of(update))
 
 
 # --- the wire: messages as an int64 header and raw bytes, nothing pickled (MPI, NCCL) ------------
@@ -270,5 +263,5 @@ def _dtype_of(code: int) -> np.dtype:
 
 def _padded(array: np.ndarray) -> np.ndarray:
     raw = array.reshape(-1).view(np.uint8)
-    pad = -raw.shape[0] % WIRE_ALIGN
+    pad = padded_size(raw.shape[0]) - raw.shape[0]
     return np.concatenate([raw, np.zeros(pad, dtype=np.uint8)]) if pad else raw

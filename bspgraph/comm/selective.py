@@ -53,16 +53,8 @@ class Selective(Communicator):
         return received, CommStats.of([stats])
 
     def _deliver(self, updates, *, owner, to_all, combine, transport, num_vertices):
-        parts = transport.size
-        result: list[list[Update] | None] = [None] * parts
-        sends = []
-        for d in transport.local:
-            pieces = self._pieces(updates[d], d, owner, to_all, parts)
-            sends += [(d, o, pieces[o]) for o in range(parts) if o != d and len(pieces[o])]
-        inbox, stats = transport.exchange_round(sends, num_vertices=num_vertices)
-        for d in transport.local:
-            result[d] = [update for update in inbox[d] if len(update)]
-        return result, CommStats.of([stats])
+        return self.exchange_mixed(updates, owner=owner, blocks=None, to_all=to_all,
+                                   transport=transport)  # fmt: skip
 
     def _pieces(self, update: Update, d: int, owner, to_all: bool, parts: int) -> list:
         """What device ``d`` sends each device of its ``update``: all of it to every one

@@ -544,7 +544,8 @@ def _dense_choice(primitive, contract: Contract, blocks, share: int, transport, 
     value from every other (each receives P - 1 whole columns)."""
     size, parts, returned = graph.num_vertices, transport.size, len(output)
     if transport.wire:  # bytes a vertex: its id, its values
-        value = sum(array[:1].nbytes for name in contract.combiners
+        value = sum(array.dtype.itemsize * int(np.prod(array.shape[1:]))
+                    for name in contract.combiners
                     if (array := getattr(state, name)) is not None)  # fmt: skip
         ident, block = graph.indices.dtype.itemsize, blocks[graph.context.device]
         own = block.stop - block.start if isinstance(block, slice) else int(block.shape[0])
