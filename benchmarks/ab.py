@@ -7,7 +7,7 @@ Each commit's ``bspgraph`` and ``benchmarks`` are exported (``git archive``) to 
 folder. The command (the arguments to this Python after ``--``) runs in that folder, so that
 ``-m`` imports its code: before, after, before, after, ... for ``--rounds`` rounds. The
 processes alternate because the spread between processes, and between machines, is larger
-than most changes (benchmarks/RESULTS.md, ninth session). Lines of the output that match
+than most changes (benchmarks/RESULTS.md, series 9). Lines of the output that match
 ``--grep`` (a regular expression; every line when left out) are printed, prefixed with
 "before" or "after". Give file arguments as absolute paths.
 """
