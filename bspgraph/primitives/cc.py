@@ -36,7 +36,6 @@ class CC(Primitive):
 
     def step(self, graph, frontier, state, iteration):
         labels = state.labels
-        before = graph.backend.copy(labels)
         # The first superstep links along each vertex's first SAMPLE edges only (Afforest's
         # sampling: that joins most of a large component cheaply); the next along every edge
         # but those inside the largest component (Afforest's skip). (On several devices each
@@ -51,17 +50,16 @@ class CC(Primitive):
         if iteration < sampled:
             _link(graph, labels, sample=SAMPLE)
         elif iteration > sampled:
-            _link_replaced(graph, state)
+            _link_replaced(graph, state, frontier)
         elif sampled:
             largest = _most_common(graph, labels)  # before the pairs: the same on every device
-            if _link_replaced(graph, state):
+            if _link_replaced(graph, state, frontier):
                 _jump(graph, labels)
             _link(graph, labels, frontier=_outside(graph, labels, largest))
         else:
             _link(graph, labels)
         _jump(graph, labels)
-        state.previous[...] = labels
-        return fr.Frontier.from_mask(graph, labels != before)
+        return _changed(graph, state)
 
     def converged(self, graph, frontier, state, iteration):
         """After the superstep that linked along every edge: at once on one device (its
@@ -89,6 +87,7 @@ register_preparation("cc", lambda graph: CC().prepare(graph))
 
 
 SAMPLE = 2  # edges per vertex linked in the sampled superstep (Afforest samples 2)
+SPARSE_SHARE = 16  # fewer vertices than V / SPARSE_SHARE: through their ids, no pass over V
 
 
 def _link(graph, labels, *, frontier=None, sample=None) -> None:
@@ -98,20 +97,43 @@ def _link(graph, labels, *, frontier=None, sample=None) -> None:
         fr.link(graph, labels, direction="in", frontier=frontier, sample=sample)
 
 
-def _link_replaced(graph, state) -> bool:
+def _link_replaced(graph, state, frontier) -> bool:
     """Link the pairs ``(previous[v], labels[v])`` at the vertices ``v`` whose label the
     combine replaced since the last step (another device's smaller label won), where ``v``
     was not a root: that rejoins the tree ``v`` left to the one it joined (a root that moves
-    takes its tree along, which stays hung from it). Those vertices are in the frontier; they
-    are found by comparing the two arrays whole (one streaming pass; no gather through the
-    frontier's ids). Whether any pair was linked (never on one device)."""
+    takes its tree along, which stays hung from it). Those vertices are in the ``frontier``
+    (the combine changes no other): found through its ids when it holds few, else by
+    comparing the two arrays whole (one streaming pass, no gather). ``previous`` then holds
+    the labels as the step found them. Whether any pair was linked (never on one device)."""
     previous, labels = state.previous, state.labels
-    replaced = graph.backend.nonzero(previous != labels, labels.dtype)
-    replaced = replaced[previous[replaced] != replaced]
+    if len(frontier) * SPARSE_SHARE >= graph.num_vertices:
+        replaced = graph.backend.nonzero(previous != labels, labels.dtype)
+    else:
+        ids = graph.backend.index(frontier.ids)
+        replaced = ids.take(graph.xp.flatnonzero(previous.take(ids) != labels.take(ids)))
     if replaced.shape[0] == 0:
         return False
-    fr.link_pairs(graph, labels, previous[replaced], labels[replaced])
+    tails, heads = previous.take(replaced), labels.take(replaced)
+    previous[replaced] = heads
+    moved = graph.xp.flatnonzero(tails != replaced)  # not a root: split from its tree
+    if moved.shape[0] == 0:
+        return False
+    fr.link_pairs(graph, labels, tails.take(moved), heads.take(moved))
     return True
+
+
+def _changed(graph, state):
+    """The vertices whose label this step changed (it differs from ``previous``, the labels
+    as the step found them), as the step's output; ``previous`` takes the new labels: at
+    those vertices when they are few, else whole."""
+    previous, labels = state.previous, state.labels
+    changed = fr.Frontier.from_mask(graph, labels != previous)
+    if len(changed) * SPARSE_SHARE < graph.num_vertices:
+        ids = changed.ids
+        previous[ids] = labels.take(ids)
+    else:
+        previous[...] = labels
+    return changed
 
 
 def _jump(graph, labels) -> None:
@@ -135,8 +157,13 @@ def _outside(graph, labels, vertex: int):
     to a vertex outside is in that vertex's lists). On several devices ``vertex`` is the same
     on all, read before the trees part: wherever a device skips an edge, its two ends are
     each joined to ``vertex`` on the devices that hold their lists."""
+    return fr.Frontier.from_mask(graph, (labels != labels[vertex]) & _has_edges(graph))
+
+
+def _has_edges(graph):
+    """A bool per vertex: it has an out- or in-edge in the whole graph (cached)."""
     out_degree, in_degree, _ = graph.cost_degrees()
-    return fr.Frontier.from_mask(graph, (labels != labels[vertex]) & ((out_degree | in_degree) > 0))
+    return graph.cached(("cc: has edges",), lambda: (out_degree | in_degree) > 0)
 
 
 def _most_common(graph, labels) -> int:
