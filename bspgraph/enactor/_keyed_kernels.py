@@ -4,8 +4,9 @@ A contract whose communicated state is one min or max column (BFS depth, SSSP di
 labels), with at most one ``Follow`` column (BFS parents), takes two kernels here:
 
 - ``pack_best`` writes a device's package grouped by owner (as a sender writes one send
-  buffer a destination): counts by owner, one host read, then each entry to its owner's
-  slice; a selective exchange sends the slices (``Update.by_owner``), no split;
+  buffer a destination), its own vertices left out: counts by owner, one host read, then
+  each entry to its owner's slice; a selective exchange sends the slices
+  (``Update.by_owner``), no split;
 - ``apply_best`` combines each arrived Update's entries into the key (the winner's follower
   taken along) and lists the winners and the returned vertices (those this device owns,
   unless ``needs_all``), each vertex once a superstep, their out-edges counted on the way:
@@ -115,20 +116,23 @@ extern "C" __global__ void apply_block(long long first, long long n, const KEY* 
 # owner a warp: the lanes of one owner take consecutive places).
 _PACK = r"""
 extern "C" __global__ void owner_counts(const ID* ids, long long n, const OWNER* owner,
-                                        int parts, unsigned long long* counts) {
+                                        int parts, int skip, unsigned long long* counts) {
   __shared__ unsigned long long block_counts[64];
   for (int k = threadIdx.x; k < parts; k += blockDim.x) block_counts[k] = 0;
   __syncthreads();
   for (long long j = blockIdx.x * (long long)blockDim.x + threadIdx.x; j < n;
-       j += (long long)gridDim.x * blockDim.x)
-    atomicAdd(&block_counts[owner[ids[j]]], 1ULL);
+       j += (long long)gridDim.x * blockDim.x) {
+    const int o = (int)owner[ids[j]];
+    if (o != skip) atomicAdd(&block_counts[o], 1ULL);
+  }
   __syncthreads();
   for (int k = threadIdx.x; k < parts; k += blockDim.x)
     if (block_counts[k]) atomicAdd(&counts[k], block_counts[k]);
 }
 
 extern "C" __global__ void pack_by_owner(const ID* ids, long long n, const OWNER* owner,
-    int parts, const unsigned long long* counts, unsigned long long* filled, const KEY* key,
+    int parts, int skip, const unsigned long long* counts, unsigned long long* filled,
+    const KEY* key,
     const FOL* follower, ID* out_ids, KEY* out_key, FOL* out_follower) {
   for (long long j = blockIdx.x * (long long)blockDim.x + threadIdx.x; j < n;
        j += (long long)gridDim.x * blockDim.x) {
@@ -138,6 +142,7 @@ extern "C" __global__ void pack_by_owner(const ID* ids, long long n, const OWNER
     const int lane = threadIdx.x & 31;
     unsigned long long at = 0;
     for (int k = 0; k < parts; ++k) {  // a ballot per owner: its lanes' places at once
+      if (k == skip) continue;  // (the same k for every lane)
       const unsigned mine = __ballot_sync(lanes, o == k);
       if (!mine) continue;
       const int leader = __ffs(mine) - 1;
@@ -146,6 +151,7 @@ extern "C" __global__ void pack_by_owner(const ID* ids, long long n, const OWNER
       first = __shfl_sync(lanes, first, leader);
       if (o == k) at = first + __popc(mine & ((1u << lane) - 1));
     }
+    if (o == skip) continue;  // the sender's own vertex: it stays
     for (int k = 0; k < o; ++k) at += counts[k];
     out_ids[at] = v;
     out_key[at] = key[v];
@@ -200,26 +206,28 @@ class KeyedKernels:
             return key_in, NULL
         return key_in, cp.ascontiguousarray(values[self.columns[1]], dtype=follower.dtype)
 
-    def pack(self, owner, parts: int, ids) -> Update:
+    def pack(self, owner, parts: int, skip: int, ids) -> Update:
         """The package at ``ids`` (distinct) grouped by ``owner`` (a device array) over
-        ``parts`` owners (``Update.bounds``). One host read (the counts)."""
+        ``parts`` owners (``Update.bounds``), without the entries of owner ``skip`` (the
+        sender: its own vertices stay; their piece is empty). One host read (the counts)."""
         cp = self.graph.xp
         key, follower, types = self._columns()
         n = ids.shape[0]
         ids = cp.ascontiguousarray(ids)
         types.update(ID=c_type(ids), OWNER=c_type(owner))
         counts = cp.zeros(2 * parts, dtype=cp.uint64)  # the counts, then the places filled
-        stream(cp, _PACK, "owner_counts", n, ids, owner, np.int32(parts), counts, **types)
+        stream(cp, _PACK, "owner_counts", n, ids, owner, np.int32(parts), np.int32(skip), counts,
+               **types)  # fmt: skip
         out_ids, out_key = cp.empty_like(ids), cp.empty(n, dtype=key.dtype)
         out_follower = None if follower is None else cp.empty(n, dtype=follower.dtype)
-        stream(cp, _PACK, "pack_by_owner", n, ids, owner, np.int32(parts), counts,
-               counts[parts:], key, _or_null(follower), out_ids, out_key, _or_null(out_follower),
-               **types)  # fmt: skip
-        sizes = counts[:parts].get().tolist()  # the read, after both launches
-        values = {self.columns[0]: out_key}
+        stream(cp, _PACK, "pack_by_owner", n, ids, owner, np.int32(parts), np.int32(skip),
+               counts, counts[parts:], key, _or_null(follower), out_ids, out_key,
+               _or_null(out_follower), **types)  # fmt: skip
+        bounds = tuple(np.cumsum([0, *counts[:parts].get().tolist()]).tolist())  # the read
+        values = {self.columns[0]: out_key[: bounds[-1]]}
         if follower is not None:
-            values[self.columns[1]] = out_follower
-        return Update(out_ids, values, bounds=tuple(np.cumsum([0, *sizes]).tolist()))
+            values[self.columns[1]] = out_follower[: bounds[-1]]
+        return Update(out_ids[: bounds[-1]], values, bounds=bounds)
 
     def list(self, returned, keep, updates: list, stamp: int) -> Frontier:
         """Combine ``updates`` (Updates on this GPU, distinct ids each) into the columns, and

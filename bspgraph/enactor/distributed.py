@@ -461,7 +461,7 @@ def _packer(primitive, contract: Contract, pattern, parts: int, graph, keyed, ow
     if (keyed is None or primitive.needs_all or contract.owner_only
             or not pattern.sends_by_owner or parts > PACK_PARTS):  # fmt: skip
         return None
-    return functools.partial(keyed.pack, owner, parts)
+    return functools.partial(keyed.pack, owner, parts, graph.context.device)
 
 
 def _next_frontier_marked(primitive, contract: Contract, graph, state, bases, output: Frontier,
