@@ -78,6 +78,7 @@ class CC(Primitive):
         if _sampled_supersteps(graph):
             for direction in directions:  # the first superstep's samples
                 prepare_sample(graph, direction, SAMPLE)
+            _has_edges(graph)  # the skip's
             lists += [graph.cache[("first entries", d, SAMPLE)] for d in directions]
         for csr in lists:  # union-find's links over every row
             graph.backend.prepare_rows(csr.offsets)
