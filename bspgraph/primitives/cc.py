@@ -105,8 +105,11 @@ def _link_replaced(graph, state, frontier) -> bool:
     takes its tree along, which stays hung from it). Those vertices are in the ``frontier``
     (the combine changes no other): found through its ids when it holds few, else by
     comparing the two arrays whole (one streaming pass, no gather). ``previous`` then holds
-    the labels as the step found them. Whether any pair was linked (never on one device)."""
+    the labels as the step found them. Whether any pair was linked (never on one device,
+    where no combine runs: nothing to look for)."""
     previous, labels = state.previous, state.labels
+    if graph.context.global_view:
+        return False
     if len(frontier) * SPARSE_SHARE >= graph.num_vertices:
         replaced = graph.backend.nonzero(previous != labels, labels.dtype)
     else:
