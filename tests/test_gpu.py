@@ -259,6 +259,26 @@ def test_two_gpus_equal_one(communicator):
     assert labels.stats.iterations <= 5
 
 
+@pytest.mark.parametrize("partitioner", ["edge_balanced", "random"])
+def test_two_gpus_of_one_process_copy_messages_to_their_receivers(partitioner):
+    """Two GPUs in one process, selective: every message copied to its receiver's GPU (Slabs
+    in the heavy supersteps, Updates in the light ones), each primitive equal to one GPU on a
+    graph whose supersteps move millions of vertices."""
+    from bspgraph.backend import gpu_count
+
+    if gpu_count() < 2:
+        pytest.skip("needs 2 GPUs")
+    graph = bg.generators.rmat(20, 16, seed=3, weights=True, backend="cupy")
+    run = {"devices": [0, 1], "partitioner": partitioner, "communicator": "selective"}
+    for direction in ("push", "auto"):
+        np.testing.assert_array_equal(bg.bfs(graph, 1, direction=direction, **run).depth,
+                                      bg.bfs(graph, 1, direction=direction).depth)  # fmt: skip
+    np.testing.assert_array_equal(bg.sssp(graph, 1, **run).distance, bg.sssp(graph, 1).distance)
+    np.testing.assert_allclose(bg.pagerank(graph, **run).rank, bg.pagerank(graph).rank, rtol=1e-9)
+    np.testing.assert_array_equal(bg.connected_components(graph, **run).labels,
+                                  bg.connected_components(graph).labels)  # fmt: skip
+
+
 def test_segment_index_across_long_runs_of_empty_segments():
     """Runs of a million empty segments between short ones (isolated vertices in a frontier):
     the same slots as NumPy's repeat, searched past rather than walked."""

@@ -151,8 +151,9 @@ class Local(Transport):
     ----------
     devices : int or sequence of Backend
         The number of virtual devices (Updates are handed over as they are), or one Backend per
-        device: an Update sent to device ``d`` is moved there with ``devices[d].asarray`` (a
-        no-op on NumPy, a peer copy between GPUs).
+        device: a message sent to device ``d`` is moved there with ``devices[d].asarray`` (a
+        no-op on NumPy and between parts of one GPU, a peer copy between GPUs). Between
+        several GPUs the messages cross a link (``wire``).
     record : bool
         Keep a :class:`Message` record of every send in :attr:`log` (one list per round), for
         tests and traces.
@@ -178,6 +179,7 @@ class Local(Transport):
         else:
             self.backends = list(devices)
             size = len(self.backends)
+            self.wire = len(set(self.backends)) > 1  # several GPUs: peer copies
         if size < 1:
             raise ValueError(f"Local(devices={devices!r}): need at least one device")
         self.size = size

@@ -40,10 +40,12 @@ from .layout import _parts, _per_cut, _run_fingerprint
 from .state import allocate, gather
 from .stats import Stats, Superstep
 
-# Several GPUs in one process exchange through the host: CuPy's per-device memory pools are
-# not safe for kernels of one GPU reading another GPU's temporaries (seen as lost updates on
-# rmat 22 with peer copies); one process per GPU (NCCL, MPI) sends device buffers directly, and
-# parts that share one GPU (``devices=[0, 0]``) or virtual devices hand their arrays over.
+# Several GPUs in one process exchange through the transport (``comm.Local`` with their
+# backends), which copies every message to its receiver's GPU: no kernel of one GPU reads
+# another GPU's arrays (CuPy's per-device memory pools are not safe for that: lost updates on
+# rmat 22); one process per GPU (NCCL, MPI) sends device buffers directly, and parts that share
+# one GPU (``devices=[0, 0]``) or virtual devices hand their arrays over. A Local transport
+# given without backends moves nothing: between GPUs, its Updates go through the host.
 HOST = get_backend("numpy")
 SPARSE_SHARE = 16  # a next frontier of fewer than V / SPARSE_SHARE vertices goes on as ids
 KEYED_SHARE = 4  # the keyed kernels list a next frontier while fewer than V / KEYED_SHARE arrive
@@ -96,9 +98,9 @@ def _enact(primitive, graph, transport, backends, partitioner, communicator, see
     packers = each(functools.partial(_packer, primitive, contract, pattern, transport.size),
                    devices, keyed, owners)  # fmt: skip
     # Slabs (no ids) in supersteps where many vertices changed: between parts in this
-    # process's memory, or between processes (each choosing for its own device) where the
-    # pattern is direct and every part is one id range
-    dense = pattern.dense and contract.dense and (shared or transport.distributed and
+    # process's memory, or across a link (processes, GPUs of this process; each device
+    # choosing for itself) where the pattern is direct and every part is one id range
+    dense = pattern.dense and contract.dense and (shared or transport.wire and
                                                   pattern.direct)  # fmt: skip
     blocks = _blocks(owner, devices, transport) if dense else None
     dense, share = blocks is not None, backends[local[0]].dense_share
@@ -190,7 +192,8 @@ def _exchange(primitive, contract: Contract, pattern, transport, messages: dict,
     """Each device's message (an Update or a Slab) through ``pattern``: in one round where
     the pattern is direct and Slabs may travel (``blocks``), each device's as it chose; else
     every device's Slab, or every device's Update (through host memory when ``staged``: GPUs
-    of one process). The inboxes and the exchange's counts."""
+    of one process, over a transport that does not copy messages between them). The inboxes
+    and the exchange's counts."""
     sent = [messages.get(d) for d in range(transport.size)]
     if blocks is not None and pattern.direct:
         return pattern.exchange_mixed(sent, owner=owner, blocks=blocks,
@@ -198,7 +201,7 @@ def _exchange(primitive, contract: Contract, pattern, transport, messages: dict,
     if all(isinstance(message, Slab) for message in messages.values()):
         return pattern.exchange_dense(sent, blocks=blocks, to_all=primitive.needs_all,
                                       transport=transport)  # fmt: skip
-    if staged:
+    if staged and not transport.wire:
         sent = [None if update is None else update.map(HOST.asarray) for update in sent]
     return pattern.exchange(sent, owner=owner, to_all=primitive.needs_all, transport=transport,
                             combine=lambda a, b: merge(contract, _concat(a, b)))  # fmt: skip
@@ -208,7 +211,8 @@ def _transport(transport, backend, device_ids) -> tuple[comm.Transport, dict]:
     """The Transport, and the Backend of each device it drives in this process."""
     if transport is None or transport == "local":
         backends = _backends(backend, device_ids or [0])
-        return comm.Local(len(backends)), dict(enumerate(backends))
+        several = len(set(backends)) > 1  # GPUs: each message copied to its receiver's GPU
+        return comm.Local(backends if several else len(backends)), dict(enumerate(backends))
     if transport == "mpi":
         from ..comm.mpi import MPITransport
 
@@ -388,9 +392,9 @@ def merge(contract: Contract, update: Update) -> Update:
 
 def _blocks(owner, devices, transport) -> list | None:
     """Each device's owned vertices as an index (a slice for a range, else ids), every device
-    in this process; across processes, the range each device owns, or None where some device
-    owns no range."""
-    if not transport.distributed:
+    in this process's memory; across a link (processes, GPUs of this process), the range each
+    device owns, or None where some device owns no range."""
+    if not transport.wire:
         return [devices[d].owned_index() for d in range(transport.size)]
     return while_alive(owner, ("ranges", transport.size), lambda: _ranges(owner, transport.size))
 
