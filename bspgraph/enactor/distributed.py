@@ -174,13 +174,13 @@ def _enact(primitive, graph, transport, backends, partitioner, communicator, see
     if transport.distributed:
         _share_owned(primitive, devices, states, transport)
         result = gather(primitive, states[local[0]])
-    elif relabelling is None or staged:
-        result = _gather(primitive, devices, states, host=staged or not result_device)
-    else:  # renamed where the parts' arrays are (a GPU's gathers), then copied if asked
+    elif relabelling is None:
+        result = _gather(primitive, devices, states, host=not result_device)
+    else:  # renamed where the first part's arrays are (a GPU's gathers), then copied if asked
         result = _gather(primitive, devices, states, host=False)
     if relabelling is not None:  # back in the caller's ids
         result = relabelling.results(primitive, result)
-        if not (staged or result_device or transport.distributed):
+        if not (result_device or transport.distributed):
             result = {name: to_host(value) if getattr(value, "ndim", 0) else value
                       for name, value in result.items()}  # fmt: skip
     stats.gather_seconds = time.perf_counter() - gathered
@@ -680,25 +680,23 @@ def _share_owned(primitive, devices, states, transport) -> None:
 
 def _gather(primitive, devices, states, *, host: bool) -> dict:
     """Each vertex's output values from its owner's device, all devices in this process: the
-    other devices' owned values written into the first device's arrays (through the host when
-    the devices are GPUs that do not share memory), the sentinels replaced once; host arrays,
-    or arrays on the devices' one backend with ``host=False``."""
+    other devices' owned values written into the first device's arrays (copied GPU to GPU
+    where the devices are GPUs that do not share memory), the sentinels replaced there once;
+    host arrays, or arrays on the first device with ``host=False``."""
     first, *others = states
     whole = SimpleNamespace(**vars(states[first]))  # scalars agree on every device
-    shared = len({devices[d].backend for d in states}) == 1
+    target = devices[first].backend
     for spec in primitive.state:
         array = getattr(whole, spec.name)
         if not spec.output or array is None:
             continue
-        if not shared:
-            array = to_host(array)
         for d in others:
             with devices[d].backend.activate():  # read on d's own GPU (a view for a range)
                 index = devices[d].owned_index()
                 values = getattr(states[d], spec.name)[index]
-                if not shared:
-                    values = to_host(values)
-                    index = index if isinstance(index, slice) else to_host(index)
-            array[index] = values
+            with target.activate():  # (the same arrays where the devices share memory)
+                index = index if isinstance(index, slice) else target.asarray(index)
+                array[index] = target.asarray(values)
         setattr(whole, spec.name, array)
-    return gather(primitive, whole, host=host)
+    with target.activate():
+        return gather(primitive, whole, host=host)
