@@ -88,7 +88,7 @@ register_preparation("cc", lambda graph: CC().prepare(graph))
 
 
 SAMPLE = 2  # edges per vertex linked in the sampled superstep (Afforest samples 2)
-SPARSE_SHARE = 16  # fewer vertices than V / SPARSE_SHARE: through their ids, no pass over V
+SPARSE_SHARE = 16  # a frontier of fewer than V / SPARSE_SHARE: through its ids, no pass over V
 
 
 def _link(graph, labels, *, frontier=None, sample=None) -> None:
@@ -128,16 +128,12 @@ def _link_replaced(graph, state, frontier) -> bool:
 
 def _changed(graph, state):
     """The vertices whose label this step changed (it differs from ``previous``, the labels
-    as the step found them), as the step's output; ``previous`` takes the new labels: at
-    those vertices when they are few, else whole."""
+    as the step found them), as the step's output; ``previous`` then takes the new labels.
+    (No count here: the enactor reads it once every part has queued its kernels.)"""
     previous, labels = state.previous, state.labels
-    changed = fr.Frontier.from_mask(graph, labels != previous)
-    if len(changed) * SPARSE_SHARE < graph.num_vertices:
-        ids = changed.ids
-        previous[ids] = labels.take(ids)
-    else:
-        previous[...] = labels
-    return changed
+    changed = labels != previous
+    previous[...] = labels
+    return fr.Frontier.from_mask(graph, changed)
 
 
 def _jump(graph, labels) -> None:
