@@ -324,3 +324,49 @@ def test_a_replicated_part_reduces_every_list_not_only_its_range(devices):
     state, _ = bg.enact(NeighboursOfNeighbours(), graph, devices=devices,
                         partitioner="edge_balanced")  # fmt: skip
     np.testing.assert_allclose(state["reach"], expected)
+
+
+@pytest.mark.parametrize("name", ["bfs-auto", "bfs-push", "sssp", "cc", "pagerank"])
+@pytest.mark.parametrize("partitioner", ["edge_balanced", "random", "biased"])
+def test_a_local_transport_with_a_backend_a_device_is_a_link(name, partitioner):
+    """The in-process transport as several GPUs of one process get it (``Local(backends)``,
+    a link: each message moved by its receiver's backend, each device choosing Slabs by bytes
+    and cutting them by ranges): every primitive on 2, 3 and 5 devices equals one device. On
+    NumPy the backends are equal, so the link is declared here; the moves copy nothing."""
+    from bspgraph.backend import get_backend
+
+    hub = lambda g: int(np.argmax(np.diff(g.forward.offsets)))  # noqa: E731
+    calls = {
+        "bfs-auto": lambda g, **r: bg.bfs(g, hub(g), **r).depth,
+        "bfs-push": lambda g, **r: bg.bfs(g, hub(g), direction="push", **r).depth,
+        "sssp": lambda g, **r: bg.sssp(g, hub(g), **r).distance,
+        "cc": lambda g, **r: bg.connected_components(g, **r).labels,
+        "pagerank": lambda g, **r: bg.pagerank(g, **r).rank,
+    }  # fmt: skip
+    rng = np.random.default_rng(5)
+    src, dst = rng.integers(0, 600, (2, 5000))  # directed, with sinks and 100 isolated vertices
+    for graph in (bg.generators.rmat(10, 12, seed=5, weights=True, backend="numpy"),
+                  bg.Graph.from_edges(src, dst, rng.integers(1, 10, 5000).astype(float),
+                                      num_vertices=700, directed=True, backend="numpy")):  # fmt: skip
+        expected = calls[name](graph)
+        for parts in (2, 3, 5):
+            transport = MovingLocal([get_backend("numpy")] * parts)
+            assert not transport.wire  # one backend: one memory
+            transport.wire = True  # as between GPUs
+            result = calls[name](graph, transport=transport, partitioner=partitioner)
+            np.testing.assert_allclose(result, expected, rtol=1e-9, atol=1e-12)
+            assert transport.moved["Update"] + transport.moved["Slab"] > 0
+            if name == "pagerank":  # every owned value every superstep: fewer bytes as Slabs
+                assert transport.moved["Slab"] > 0
+
+
+class MovingLocal(bg.comm.Local):
+    """The in-process transport, counting the messages it moves to their receivers by kind."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.moved = {"Update": 0, "Slab": 0}
+
+    def _move(self, message, dst):
+        self.moved[type(message).__name__] += 1
+        return super()._move(message, dst)
