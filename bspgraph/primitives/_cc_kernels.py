@@ -18,8 +18,12 @@ def link(backend, parent, offsets, indices, rows=None) -> None:
     parent) is its tree's least id; a root is joined under a smaller vertex. NumPy: rounds
     that flatten the trees and hook each root under the least root across an entry, until
     none is apart (:func:`_hook_rounds`; CuPy: :func:`link_rows`)."""
-    if rows is None:  # every row: its id once per entry, the entries as they are
-        tails = np.repeat(np.arange(offsets.shape[0] - 1, dtype=indices.dtype), np.diff(offsets))
+    if rows is None:  # every row: its id once per entry, the entries as they are, over the
+        # rows from the first to the last that holds entries (a part's own range)
+        first = int(np.searchsorted(offsets, offsets[0], side="right")) - 1
+        last = int(np.searchsorted(offsets, offsets[-1], side="left"))
+        held = np.arange(first, max(first, last), dtype=indices.dtype)
+        tails = np.repeat(held, np.diff(offsets[first : max(first, last) + 1]))
         _hook_rounds(backend, parent, tails, indices)
         return
     starts = offsets[rows]
