@@ -279,6 +279,31 @@ def test_two_gpus_of_one_process_copy_messages_to_their_receivers(partitioner):
                                   bg.connected_components(graph).labels)  # fmt: skip
 
 
+def test_a_peer_copy_waits_for_its_source_and_keeps_it_until_copied():
+    """``asarray`` between GPUs queues the copy without the host waiting: it holds what the
+    source GPU queued before it (a long kernel still running), and the source's memory,
+    freed and reused right after, does not reach the copy."""
+    import cupy as cp
+
+    from bspgraph.backend import get_backend, gpu_count
+
+    if gpu_count() < 2:
+        pytest.skip("needs 2 GPUs")
+    size = 1 << 26
+    expected = np.arange(size, dtype=np.int64) * 3**20
+    for dtype in (None, np.float64):
+        with cp.cuda.Device(0):
+            source = cp.arange(size, dtype=np.int64)
+            for _ in range(20):  # queued, not finished, when the copy is asked for
+                source *= 3
+        moved = get_backend("cupy", 1).asarray(source, dtype=dtype)
+        del source
+        with cp.cuda.Device(0):  # the pool hands the same memory out again
+            cp.full(size, -1, dtype=np.int64)
+        assert moved.device.id == 1 and moved.dtype == (dtype or np.int64)
+        np.testing.assert_array_equal(moved.get(), expected.astype(dtype or np.int64))
+
+
 def test_segment_index_across_long_runs_of_empty_segments():
     """Runs of a million empty segments between short ones (isolated vertices in a frontier):
     the same slots as NumPy's repeat, searched past rather than walked."""

@@ -61,13 +61,28 @@ class CupyBackend(Backend):
         device = self.device or 0
         with self.xp.cuda.Device(device):
             if isinstance(array, self.xp.ndarray) and array.device.id != device:
-                # A peer copy, ordered on neither device's stream: wait for the source before
-                # it and for the copy after it, since any device may read the result next.
-                array.device.synchronize()
-                moved = self.xp.array(array, dtype=dtype, copy=True)
-                self.xp.cuda.Device(device).synchronize()
-                return moved
+                return self._peer_copy(array).astype(dtype or array.dtype, copy=False)
             return self.xp.asarray(array, dtype=dtype)
+
+    def _peer_copy(self, array):
+        """``array`` (on another GPU) copied to this GPU, the host not waiting: the copy, on
+        this GPU's current stream, waits for what the source's stream has queued, and the
+        source's stream for the copy (its memory is not reused before the copy read it)."""
+        cuda = self.xp.cuda
+        with array.device:
+            array = self.xp.ascontiguousarray(array)
+            source = cuda.get_current_stream()
+            ready = cuda.Event(block=False, disable_timing=True)
+            ready.record(source)
+        stream = cuda.get_current_stream()  # this GPU's
+        stream.wait_event(ready)
+        moved = self.xp.empty(array.shape, dtype=array.dtype)
+        moved.data.copy_from_device_async(array.data, array.nbytes, stream)
+        copied = cuda.Event(block=False, disable_timing=True)
+        copied.record(stream)
+        with array.device:  # (the null stream's handle names the current GPU's)
+            source.wait_event(copied)
+        return moved
 
     def scatter_min(self, target, index, values) -> None:
         cuda.scatter(self.xp.minimum, "scatter_min", target, index, values)

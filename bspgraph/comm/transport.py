@@ -150,10 +150,10 @@ class Local(Transport):
     Parameters
     ----------
     devices : int or sequence of Backend
-        The number of virtual devices (Updates are handed over as they are), or one Backend per
-        device: a message sent to device ``d`` is moved there with ``devices[d].asarray`` (a
-        no-op on NumPy and between parts of one GPU, a peer copy between GPUs). Between
-        several GPUs the messages cross a link (``wire``).
+        The number of virtual devices, or one Backend per device. Where the backends differ
+        (several GPUs) the messages cross a link (``wire``): one sent to device ``d`` is moved
+        there with ``devices[d].asarray`` (a peer copy); else they are handed over as they
+        are.
     record : bool
         Keep a :class:`Message` record of every send in :attr:`log` (one list per round), for
         tests and traces.
@@ -219,7 +219,9 @@ class Local(Transport):
             )
 
     def _move(self, message: Update | Slab, dst: int) -> Update | Slab:
-        return message if self.backends is None else message.map(self.backends[dst].asarray)
+        if self.backends is None or not self.wire:  # no backends, or one memory: as it is
+            return message
+        return message.map(self.backends[dst].asarray)
 
 
 @contextlib.contextmanager

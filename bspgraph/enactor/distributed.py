@@ -211,8 +211,7 @@ def _transport(transport, backend, device_ids) -> tuple[comm.Transport, dict]:
     """The Transport, and the Backend of each device it drives in this process."""
     if transport is None or transport == "local":
         backends = _backends(backend, device_ids or [0])
-        several = len(set(backends)) > 1  # GPUs: each message copied to its receiver's GPU
-        return comm.Local(backends if several else len(backends)), dict(enumerate(backends))
+        return comm.Local(backends), dict(enumerate(backends))
     if transport == "mpi":
         from ..comm.mpi import MPITransport
 
