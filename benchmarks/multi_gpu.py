@@ -5,7 +5,8 @@
     mpiexec -n 4 python -m benchmarks.multi_gpu --scale 26 --transport nccl --sizes 2 4 \
         --communicators selective butterfly:1 butterfly:4
 
-Builds an R-MAT graph (edge factor 16, weights 1..64) on the GPU, runs each algorithm on one GPU
+Builds an R-MAT graph (edge factor 16, weights 1..64; or with ``--grid R`` the R x R grid, a
+high-diameter graph whose supersteps are light) on the GPU, runs each algorithm on one GPU
 and on P GPUs for each partitioner x communicator asked for, asserts the answers are equal
 (PageRank to rtol 1e-9), and prints the median of the whole call, of the BSP run
 (``stats.seconds``) and of its communication (the sum of ``comm_seconds`` over supersteps), and
@@ -124,6 +125,8 @@ def check_equal(field: str, got, expected) -> None:
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--scale", type=int, default=22)
+    parser.add_argument("--grid", type=int, metavar="ROWS",
+                        help="the ROWS x ROWS grid (weights 1..64) instead of R-MAT")  # fmt: skip
     parser.add_argument("--devices", type=int, default=2, help="GPUs of one process (local)")
     parser.add_argument("--same-gpu", action="store_true",
                         help="--devices parts all on GPU 0 (the enactor's cost on one GPU)")  # fmt: skip
@@ -158,16 +161,21 @@ def main(argv=None) -> None:
     say = print if rank == 0 else (lambda *a, **k: None)
     say(f"{gpu_count()} GPUs visible; P = {', '.join(map(str, runs))} over transport "
         f"{args.transport}", flush=True)  # fmt: skip
-    graph = bg.generators.rmat(args.scale, 16, seed=1, weights=True, backend=backend)
+    if args.grid:
+        name = f"grid{args.grid}"
+        graph = bg.generators.grid(args.grid, args.grid, weights=True, backend=backend)
+    else:
+        name = f"rmat{args.scale}"
+        graph = bg.generators.rmat(args.scale, 16, seed=1, weights=True, backend=backend)
     source = int(np.argmax(to_host(graph.out_degree())))
-    say(f"rmat{args.scale}: {graph.num_vertices} vertices, {graph.num_edges} edges, "
-        f"source {source}", flush=True)  # fmt: skip
+    say(f"{name}: {graph.num_vertices} vertices, {graph.num_edges} edges, source {source}",
+        flush=True)  # fmt: skip
     rows = []
 
     def record(algorithm, p, partitioner, communicator, times, stats):
         steps = [dataclasses.asdict(s) for s in stats.supersteps]
         gpus = 1 if p == 1 or args.same_gpu else p  # the GPUs the parts ran on
-        rows.append({"graph": f"rmat{args.scale}", "edges": graph.num_edges,
+        rows.append({"graph": name, "edges": graph.num_edges,
                      "algorithm": algorithm, "P": p, "gpus": gpus, "transport": args.transport,
                      "partitioner": partitioner, "communicator": communicator, **times,
                      "supersteps": steps, "traversed_edges": stats.edges})  # fmt: skip
