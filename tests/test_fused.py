@@ -22,7 +22,7 @@ def test_a_numpy_kernel_is_found_by_name_or_by_functor_and_backend():
     [
         ("visit_unvisited", "jax", "push"),  # an unknown backend
         ("no_such_functor", "numpy", "push"),
-        ("relax_min", "numpy", "repeat"),  # relaxed level after level on CuPy only
+        ("relax_min", "numpy", "step"),  # a functor's kernels push, pull or repeat
         ("count_paths", "numpy", "push"),  # betweenness's kernel: CuPy only
     ],
 )
@@ -40,6 +40,7 @@ def test_the_kernels_of_one_algorithm_register_beside_it():
         ("close_wedges", "numpy", "step"), ("close_wedges", "cupy", "step"),
         ("count_paths", "cupy", "push"), ("damped_update", "cupy", "step"),
         ("visit_unvisited", "cupy", "repeat"), ("relax_min", "cupy", "repeat"),
+        ("relax_min", "numpy", "repeat"),
     ]:  # fmt: skip
         assert key in keys
         assert fused.lookup(*key).__module__.startswith(

@@ -7,7 +7,9 @@ in one kernel (or one gather-reduce) where :func:`bspgraph.backend.fused.lookup`
 the functor's name, the graph's backend and the direction, and must agree with it; they
 return None where there is none (the operator then takes the generic path). ``fused_repeat``
 advances again from its own output, level after level, on the device: what
-``advance(..., repeat=True)`` asks for; it returns None where it does not apply. The kernels
+``advance(..., repeat=True)`` asks for; it returns None where it does not apply. On one part of
+a graph among several, only a ``label_correcting`` functor repeats, and returns every vertex
+its levels changed (``every_level``). The kernels
 of these two live in ``host`` (NumPy) and ``kernels`` (CuPy); a functor that serves one
 algorithm (betweenness's ``count_paths``, PageRank's ``damped_update``) lives beside it in
 ``bspgraph.primitives`` and subclasses :class:`Functor`.
@@ -27,6 +29,10 @@ class Functor:
 
     name: str
     early_exit = False
+    # Its repeated levels (``fused_repeat``) stay right on one part of a graph among several:
+    # each level only lowers values that the enactor combines by min, and a value another
+    # device lowers later is relaxed from again (label-correcting, as Bellman-Ford is).
+    label_correcting = False
 
     def __repr__(self) -> str:
         return f"functors.{self.name}"
@@ -82,6 +88,7 @@ class relax_min(Functor):  # noqa: N801
     """
 
     name = "relax_min"
+    label_correcting = True
 
     def __init__(self, distance, backend):
         self.distance, self.backend = distance, backend
@@ -95,8 +102,8 @@ class relax_min(Functor):  # noqa: N801
     def fused_push(self, graph, ids):
         return self.fused_call(graph, "push", ids, self.distance)
 
-    def fused_repeat(self, graph, frontier):  # relaxes again from the vertices it improved
-        return self.fused_call(graph, "repeat", frontier, self.distance)
+    def fused_repeat(self, graph, frontier, every_level: bool = False):  # relaxes again from
+        return self.fused_call(graph, "repeat", frontier, self.distance, every_level)  # its output
 
     def fused_pull(self, graph, in_frontier, candidates):
         return self.fused_call(graph, "pull", in_frontier, candidates, self.distance)

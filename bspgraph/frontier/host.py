@@ -83,6 +83,29 @@ def visit_levels(graph, frontier, depth, value, parent) -> Frontier | None:
     return out
 
 
+@fused.register("relax_min", "numpy", "repeat")
+def relax_levels(graph, frontier, distance, every_level: bool = False) -> Frontier | None:
+    """``functors.relax_min`` pushed again from its own output while the levels stay within
+    :func:`kernels.level_limits` (up to MAX_LEVELS), on a part among several only
+    (``every_level``; on one device a level a superstep costs the same): every vertex the
+    levels lowered, each once. None on one device or when ``frontier`` is too large."""
+    if not every_level or not startable(graph, frontier):
+        return None
+    max_vertices, max_edges = level_limits(graph)
+    level, lowered = frontier, []
+    for _ in range(MAX_LEVELS):
+        level = relax_push(graph, level.ids, distance)
+        if not len(level):
+            break
+        lowered.append(level.ids)
+        edges = graph.backend.sum_at(graph.cost_degrees()[0], level.ids)
+        if len(level) > max_vertices or edges > max_edges:
+            break
+    if not lowered:
+        return Frontier.empty(graph)
+    return Frontier.from_ids(graph, graph.backend.unique(np.concatenate(lowered)))
+
+
 @fused.register("relax_min", "numpy", "push")
 def relax_push(graph, ids, distance) -> Frontier:
     """``functors.relax_min`` fused on NumPy: sources' distances repeated (not gathered per

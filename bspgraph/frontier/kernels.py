@@ -597,14 +597,25 @@ _RELAX_LEVELS = (
     HELPERS
     + _ATOMIC_MIN_NONNEG
     + r"""
-#define FUNCTOR_PARAMS const DIST* weights, DIST* distance, int* queued_at, int stamp
-#define WIN(u, v, e) relax(u, v, e, weights, distance, queued_at, stamp)
+#define FUNCTOR_PARAMS const DIST* weights, DIST* distance, int* queued_at, int stamp, \
+    ID* changed, unsigned long long* changed_tally
+#define WIN(u, v, e) relax(u, v, e, weights, distance, queued_at, stamp, changed, changed_tally, \
+                           cost_degree)
 #define NEXT_LEVEL stamp += 1
+// queued once a level; with ``changed`` (not null), each vertex the launch lowers is also listed
+// there once (its first stamp), and counted with its out-edges in ``changed_tally``
 __device__ __forceinline__ bool relax(ID u, ID v, OFF e, const DIST* weights, DIST* distance,
-                                      int* queued_at, int stamp) {  // queued once a level
+                                      int* queued_at, int stamp, ID* changed,
+                                      unsigned long long* changed_tally, const DEG* cost_degree) {
   const DIST candidate = distance[u] + (weights ? weights[e] : (DIST)1);
-  return candidate < distance[v] && candidate < atomic_min_nonneg(&distance[v], candidate)
-         && atomicExch(&queued_at[v], stamp) != stamp;
+  if (!(candidate < distance[v] && candidate < atomic_min_nonneg(&distance[v], candidate)))
+    return false;
+  const int last = atomicExch(&queued_at[v], stamp);
+  if (last == 0 && changed) {
+    changed[atomicAdd(&changed_tally[0], 1ull)] = v;
+    atomicAdd(&changed_tally[1], (unsigned long long)cost_degree[v]);
+  }
+  return last != stamp;
 }
 """
     + _LEVELS
@@ -612,9 +623,11 @@ __device__ __forceinline__ bool relax(ID u, ID v, OFF e, const DIST* weights, DI
 
 
 @fused.register("relax_min", "cupy", "repeat")
-def relax_levels(graph, frontier, distance) -> Frontier | None:
+def relax_levels(graph, frontier, distance, every_level: bool = False) -> Frontier | None:
     """Fused push of :class:`functors.relax_min`, repeated from its own output level after
-    level in one cooperative launch (see :func:`_levels`)."""
+    level in one cooperative launch (see :func:`_levels`). With ``every_level``, the frontier
+    returned is every vertex the launch lowered, each once, its out-edges counted (read when
+    first asked for), not the last level's."""
     if not startable(graph, frontier):
         return None
     cp = graph.xp
@@ -625,7 +638,13 @@ def relax_levels(graph, frontier, distance) -> Frontier | None:
         np.uintp(0) if graph.weights is None else graph.weights.astype(distance.dtype, copy=False)
     )
     queued = cp.zeros(graph.num_vertices, dtype=cp.int32)  # the level stamp a vertex last got
-    return _levels(graph, frontier, kernel, weights, distance, queued, np.int32(1))
+    if not every_level:
+        null = np.uintp(0)
+        return _levels(graph, frontier, kernel, weights, distance, queued, np.int32(1), null, null)
+    changed = cp.empty(graph.num_vertices, dtype=graph.indices.dtype)
+    tally = cp.zeros(2, dtype=cp.uint64)
+    _levels(graph, frontier, kernel, weights, distance, queued, np.int32(1), changed, tally)
+    return Frontier.listed(graph, changed, tally)
 
 
 @fused.register("relax_min", "cupy", "push")

@@ -44,3 +44,27 @@ def test_sssp_says_when_a_distance_overflows_float32():
     assert isinstance(bg.DistanceOverflow("x"), OverflowError)
     short = bg.Graph.from_edges([0], [1], weights[:1], num_vertices=4, backend="numpy")
     np.testing.assert_array_equal(bg.sssp(short, 0).distance, [0, weights[0], np.inf, np.inf])
+
+
+@pytest.mark.parametrize("devices", [2, 3, 5])
+def test_sssp_on_parts_of_a_grid_runs_each_region_in_few_supersteps(devices):
+    """A 48 x 48 grid cut into bands (edge_balanced: most of a part's edges stay inside it):
+    each part relaxes its band level after level in one superstep, and only what crosses
+    waits for the next, so the run takes a few supersteps where a level each takes 67 or
+    more; a random cut (most edges leave a part) takes a level a superstep. Both equal
+    networkx, also in checked runs (every vertex a step lowered is returned)."""
+    import networkx as nx
+
+    graph = bg.generators.grid(48, 48, weights=True, backend="numpy")
+    source = 48 * 20 + 7
+    expected = as_array(nx.single_source_dijkstra_path_length(graph.to_networkx(), source),
+                        graph.num_vertices, np.inf)  # fmt: skip
+    banded = bg.sssp(graph, source, devices=devices, partitioner="edge_balanced")
+    np.testing.assert_allclose(banded.distance, expected)
+    assert len(banded.stats.supersteps) <= 8 * devices
+    spread = bg.sssp(graph, source, devices=devices, partitioner="random", check=True)
+    np.testing.assert_allclose(spread.distance, expected)
+    levels = int(bg.bfs(graph, source).depth.max())  # the hops to the farthest vertex: 67
+    assert len(spread.stats.supersteps) >= levels  # at least a level a superstep
+    checked = bg.sssp(graph, source, devices=devices, partitioner="edge_balanced", check=True)
+    np.testing.assert_allclose(checked.distance, expected)

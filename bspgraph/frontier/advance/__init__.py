@@ -47,11 +47,13 @@ def advance(
     (default: ``op.early_exit``, else False), and always returns distinct vertices; push returns
     distinct vertices when ``unique`` (advance and filter fused). With ``output="none"`` the
     functor runs only for its side effects and the result is empty (Gunrock's output type
-    none). Advance keeps self-loops. With ``repeat`` (one device, a pushed functor with a
+    none). Advance keeps self-loops. With ``repeat`` (a pushed functor with a
     ``fused_repeat``: ``visit_unvisited`` on CuPy or with numba, ``relax_min`` on CuPy) a small
     frontier may be advanced again from its own output, level after level, in one call; the
     frontier returned is the last level's, with the sizes of those before it in ``passed``
-    (each a superstep to the caller). ``candidate_edges``: the candidates' in-edges, when
+    (each a superstep to the caller). On a part of a graph among several only a
+    label-correcting functor repeats (``relax_min``, also on NumPy there), and returns every
+    vertex its levels changed: the levels of a part's own region in one superstep. ``candidate_edges``: the candidates' in-edges, when
     the caller keeps that count (BFS on one device, undirected: the edges not yet reached);
     the direction test then makes no pass over them, and the candidates are built only for a
     pull.
@@ -99,13 +101,42 @@ def advance(
         if exit_first:  # on several devices the enactor keeps it only where all pulled alike
             result.pulled_from = len(frontier)
     else:
-        repeated = (
-            getattr(op, "fused_repeat", None) if repeat and graph.context.global_view else None
-        )
-        result = None if repeated is None else repeated(graph, frontier)
+        result = _repeated(graph, frontier, op) if repeat else None
         if result is None:  # no kernel, or too large a frontier to start
             result = push.run(graph, frontier, op, unique=unique)
     return Frontier.empty(graph) if output == "none" else result
+
+
+def _repeated(graph, frontier: Frontier, op) -> Frontier | None:
+    """``op``'s levels from ``frontier`` in one call (:meth:`Functor.fused_repeat`): on one
+    device, the last level's frontier; on a part among several, only for a label-correcting
+    functor on a part that keeps most of its edges inside (RUN_AHEAD_SHARE), every vertex the
+    levels changed (all of them travel; those owned here are relaxed from again next
+    superstep, which finds the ones already final unchanged). None where it does not apply."""
+    repeated = getattr(op, "fused_repeat", None)
+    if repeated is None:
+        return None
+    if graph.context.global_view:
+        return repeated(graph, frontier)
+    if not getattr(op, "label_correcting", False) or _inside_share(graph) < RUN_AHEAD_SHARE:
+        return None
+    return repeated(graph, frontier, every_level=True)
+
+
+RUN_AHEAD_SHARE = 0.9  # a part's levels run ahead where this share of its edges stays inside it
+
+
+def _inside_share(graph) -> float:
+    """The share of this part's edges whose two ends it owns (once per part): where most
+    leave it (a random cut), levels that run ahead die within a few levels, and what they
+    changed is advanced from again in the next superstep; where most stay (a road network
+    cut into regions), a superstep covers a region."""
+
+    def share():
+        edges = graph.indices.shape[0]
+        return int(graph.backend.count(graph.context.owned[graph.indices])) / max(edges, 1)
+
+    return graph.cached(("inside share",), share)
 
 
 class _Discard:
