@@ -124,6 +124,7 @@ def _repeated(graph, frontier: Frontier, op) -> Frontier | None:
 
 
 RUN_AHEAD_SHARE = 0.9  # a part's levels run ahead where this share of its edges stays inside it
+SHARE_CHUNK = 1 << 24  # edges counted at a time (a bool each): no part-sized temporary
 
 
 def _inside_share(graph) -> float:
@@ -133,8 +134,10 @@ def _inside_share(graph) -> float:
     cut into regions), a superstep covers a region."""
 
     def share():
-        edges = graph.indices.shape[0]
-        return int(graph.backend.count(graph.context.owned[graph.indices])) / max(edges, 1)
+        indices, owned = graph.indices, graph.context.owned
+        inside = sum(int(graph.backend.count(owned[indices[at : at + SHARE_CHUNK]]))
+                     for at in range(0, indices.shape[0], SHARE_CHUNK))  # fmt: skip
+        return inside / max(indices.shape[0], 1)
 
     return graph.cached(("inside share",), share)
 
