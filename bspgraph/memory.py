@@ -87,6 +87,7 @@ def estimate(primitive, graph, *, devices: int = 1, edges: int | None = None) ->
         total += 2 * n * offsets  # the whole graph's degrees, for every device's cost model
         total += n * (1 + 4)  # the owned mask and the owner map (int32)
         total += n * 4  # stamps of the next frontier's listing (a GPU's, int32)
+        total += n * ids  # what a part's levels lowered, listed (label-correcting: SSSP)
     return int(total)
 
 
