@@ -53,10 +53,10 @@ def advance(
     frontier returned is the last level's, with the sizes of those before it in ``passed``
     (each a superstep to the caller). On a part of a graph among several only a
     label-correcting functor repeats (``relax_min``, also on NumPy there), and returns every
-    vertex its levels changed: the levels of a part's own region in one superstep. ``candidate_edges``: the candidates' in-edges, when
-    the caller keeps that count (BFS on one device, undirected: the edges not yet reached);
-    the direction test then makes no pass over them, and the candidates are built only for a
-    pull.
+    vertex its levels changed: the levels of a part's own region in one superstep.
+    ``candidate_edges``: the candidates' in-edges, when the caller keeps that count (BFS on
+    one device, undirected: the edges not yet reached); the direction test then makes no pass
+    over them, and the candidates are built only for a pull.
 
     Raises
     ------
