@@ -162,20 +162,20 @@ def main(argv=None) -> None:
     say(f"{gpu_count()} GPUs visible; P = {', '.join(map(str, runs))} over transport "
         f"{args.transport}", flush=True)  # fmt: skip
     if args.grid:
-        name = f"grid{args.grid}"
+        graph_name = f"grid{args.grid}"
         graph = bg.generators.grid(args.grid, args.grid, weights=True, backend=backend)
     else:
-        name = f"rmat{args.scale}"
+        graph_name = f"rmat{args.scale}"
         graph = bg.generators.rmat(args.scale, 16, seed=1, weights=True, backend=backend)
     source = int(np.argmax(to_host(graph.out_degree())))
-    say(f"{name}: {graph.num_vertices} vertices, {graph.num_edges} edges, source {source}",
+    say(f"{graph_name}: {graph.num_vertices} vertices, {graph.num_edges} edges, source {source}",
         flush=True)  # fmt: skip
     rows = []
 
     def record(algorithm, p, partitioner, communicator, times, stats):
         steps = [dataclasses.asdict(s) for s in stats.supersteps]
         gpus = 1 if p == 1 or args.same_gpu else p  # the GPUs the parts ran on
-        rows.append({"graph": name, "edges": graph.num_edges,
+        rows.append({"graph": graph_name, "edges": graph.num_edges,
                      "algorithm": algorithm, "P": p, "gpus": gpus, "transport": args.transport,
                      "partitioner": partitioner, "communicator": communicator, **times,
                      "supersteps": steps, "traversed_edges": stats.edges})  # fmt: skip

@@ -25,6 +25,19 @@ def test_multi_gpu_benchmark_checks_answers_and_writes_supersteps(tmp_path, caps
     assert "pagerank" in capsys.readouterr().out
 
 
+def test_multi_gpu_benchmark_runs_a_grid(tmp_path):
+    """``--grid 24``: the 24 x 24 grid instead of R-MAT, named so in the rows; SSSP on two
+    bands of it takes few supersteps, a level each on one device."""
+    out = tmp_path / "rows.json"
+    multi_gpu.main(["--backend", "numpy", "--grid", "24", "--devices", "2", "--repeat", "1",
+                    "--algorithms", "sssp", "--partitioners", "edge_balanced",
+                    "--communicators", "selective", "--json", str(out)])  # fmt: skip
+    rows = json.loads(out.read_text())
+    assert [(r["graph"], r["P"]) for r in rows] == [("grid24", 1), ("grid24", 2)]
+    assert rows[0]["edges"] == 2 * 2 * 24 * 23  # undirected: both directions of each edge
+    assert len(rows[1]["supersteps"]) < 2 * 23
+
+
 def test_bsp_model_recovers_the_link_from_exact_supersteps():
     link = bsp_model.Link(latency=1e-4, sending=2e-4, message=5e-5, g=2e-11)
 
