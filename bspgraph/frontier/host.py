@@ -11,6 +11,7 @@ import numpy as np
 
 from ..backend import fused
 from ..backend import row_positions as positions
+from .advance import count_out_edges
 from .advance.push import DENSE_RATIO, _chunks, rows_of
 from .frontier import Frontier
 from .kernels import MAX_LEVELS, level_limits, startable
@@ -88,8 +89,13 @@ def relax_levels(graph, frontier, distance, every_level: bool = False) -> Fronti
     """``functors.relax_min`` pushed again from its own output while the levels stay within
     :func:`kernels.level_limits` (up to MAX_LEVELS), on a part among several only
     (``every_level``; on one device a level a superstep costs the same): every vertex the
-    levels lowered, each once. None on one device or when ``frontier`` is too large."""
-    if not every_level or not startable(graph, frontier):
+    levels lowered, each once. None on one device or when ``frontier`` is too large (its
+    out-edges counted here when its producer did not: a pass over its ids)."""
+    if not every_level:
+        return None
+    if frontier.out_edges is None:
+        frontier.out_edges = count_out_edges(graph, frontier)
+    if not startable(graph, frontier):
         return None
     max_vertices, max_edges = level_limits(graph)
     level, lowered = frontier, []
