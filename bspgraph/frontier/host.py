@@ -91,21 +91,21 @@ def relax_levels(graph, frontier, distance, every_level: bool = False) -> Fronti
     (``every_level``; on one device a level a superstep costs the same): every vertex the
     levels lowered, each once. None on one device or when ``frontier`` is too large (its
     out-edges counted here when its producer did not: a pass over its ids)."""
-    if not every_level:
+    max_vertices, max_edges = level_limits(graph)
+    if not every_level or len(frontier) > max_vertices:  # (then no count of its out-edges)
         return None
     if frontier.out_edges is None:
         frontier.out_edges = count_out_edges(graph, frontier)
     if not startable(graph, frontier):
         return None
-    max_vertices, max_edges = level_limits(graph)
     level, lowered = frontier, []
     for _ in range(MAX_LEVELS):
         level = relax_push(graph, level.ids, distance)
         if not len(level):
             break
         lowered.append(level.ids)
-        edges = graph.backend.sum_at(graph.cost_degrees()[0], level.ids)
-        if len(level) > max_vertices or edges > max_edges:
+        if (len(level) > max_vertices
+                or graph.backend.sum_at(graph.cost_degrees()[0], level.ids) > max_edges):  # fmt: skip
             break
     if not lowered:
         return Frontier.empty(graph)
