@@ -37,7 +37,8 @@ from bspgraph.enactor import distributed
 from .multi_gpu import ALGORITHMS
 
 PHASES = ("_package", "_exchange", "_next_frontier", "_union_edges", "_combine_scalars",
-          "_sum", "_spread", "_slab", "_next_frontier_dense", "_gather", "_parts")  # fmt: skip
+          "_sum", "_owned_count", "_read_each", "_unpacked", "read_counts", "_slab",
+          "_next_frontier_dense", "_gather", "_parts")  # fmt: skip
 INSIDE = {"_next_frontier_dense": "_next_frontier"}  # a phase timed within another (and
 # the transport's own steps, "(...)")
 OUTSIDE = ("_parts", "_gather")  # before the first superstep, after the last

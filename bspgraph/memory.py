@@ -73,7 +73,8 @@ def estimate(primitive, graph, *, devices: int = 1, edges: int | None = None) ->
         total += (edges + n) * ids  # the lists' columns in degree order, and that order
     total += n * _state_itemsize(primitive, graph)
     total += 2 * n * (ids + 1)  # current and next frontier: ids and mask each
-    total += n * (ids + QUEUED_BYTES + 8)  # fused output (<= n ids), queued flags, degree scan
+    total += n * (2 * ids + QUEUED_BYTES + 8)  # fused output (a repeated advance's levels: two
+    # halves of n ids), queued flags, degree scan
     temporaries = min(edges, push.CHUNK_EDGES) * PUSH_BYTES_PER_EDGE
     if pull == "generic":
         temporaries = max(temporaries, edges * PULL_BYTES_PER_EDGE)

@@ -178,3 +178,80 @@ def _describe(graph: Graph) -> str:
     weights = "" if weight is None else f", weights {weight.tolist()}"
     return (f"{graph.num_vertices} vertices, {'directed' if graph.directed else 'undirected'}, "
             f"edges {edges}{weights}")  # fmt: skip
+
+
+@dataclasses.dataclass(frozen=True)
+class HostReads:
+    """What a run on several parts would read to the host, superstep by superstep (each list
+    has one entry a superstep), and the run's ``result`` (the state arrays).
+
+    ``superstep``: the reads around the primitive's step, over every part (the package, the
+    exchange, the combine, the next frontier, convergence, the tally's counts); ``step``:
+    those within the steps (NumPy's kernels': a GPU's kernels keep their own counts);
+    ``pickled``: the collectives of pickled objects."""
+
+    superstep: list[int]
+    step: list[int]
+    pickled: list[int]
+    result: dict
+
+
+def host_reads(
+    primitive: Primitive,
+    graph: Graph,
+    *,
+    devices: int = 2,
+    partitioner: str = "edge_balanced",
+    communicator: Any = "selective",
+    **params: Any,
+) -> HostReads:
+    """Count the host reads of a run of ``primitive`` on ``devices`` parts, as a GPU makes them.
+
+    The run's arrays live on a NumPy backend with a GPU's traits whose every conversion of a
+    device value to a Python one (``int``, ``bool``, ``item``, an index, a count the backend
+    returns as a host integer) counts one read (``bspgraph._counting``); the transport counts
+    its pickled collectives. On a GPU each read waits for the queue: the target design's
+    superstep makes one, the tally's. ``params`` go to ``init_frontier``. Reads of arrays
+    made by NumPy directly rather than through the backend are not seen (the counts are a
+    floor). Not thread-safe (one global counter).
+    """
+    from . import comm
+    from ._counting import READS, CountingBackend, counting
+
+    backend = CountingBackend()
+    marks: list[tuple[int, int, int]] = []  # (reads around, reads within, pickled) at a tally
+    within = [0]
+    pickled = [0]
+
+    class CountingLocal(comm.Local):
+        def allgather(self, value):
+            pickled[0] += 1
+            return super().allgather(value)
+
+        def allgather_numbers(self, values):
+            marks.append((READS.count, within[0], pickled[0]))
+            return super().allgather_numbers(values)
+
+    step = primitive.step
+
+    def counted_step(*args, **kwargs):  # its reads counted apart
+        before = READS.count
+        try:
+            return step(*args, **kwargs)
+        finally:
+            within[0] += READS.count - before
+            READS.count = before
+
+    primitive.step = counted_step  # this instance only
+    try:
+        with counting(backend):
+            result, _ = enact(primitive, graph, devices=[0] * devices, partitioner=partitioner,
+                              communicator=communicator, backend=backend,
+                              transport=CountingLocal([backend] * devices), **params)  # fmt: skip
+    finally:
+        del primitive.step
+
+    def per_superstep(k: int) -> list[int]:  # between tallies (the last: the edges' sum)
+        return [b[k] - a[k] for a, b in zip(marks, marks[1:])][:-1]
+
+    return HostReads(per_superstep(0), per_superstep(1), per_superstep(2), result)

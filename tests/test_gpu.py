@@ -291,7 +291,7 @@ def test_a_peer_copy_waits_for_its_source_and_keeps_it_until_copied():
         pytest.skip("needs 2 GPUs")
     size = 1 << 26
     expected = np.arange(size, dtype=np.int64) * 3**20
-    for dtype in (None, np.float64):
+    for dtype in (None, np.float64, np.dtype(np.int32)):  # a dtype instance: NumPy 1's is falsy
         with cp.cuda.Device(0):
             source = cp.arange(size, dtype=np.int64)
             for _ in range(20):  # queued, not finished, when the copy is asked for
@@ -300,8 +300,9 @@ def test_a_peer_copy_waits_for_its_source_and_keeps_it_until_copied():
         del source
         with cp.cuda.Device(0):  # the pool hands the same memory out again
             cp.full(size, -1, dtype=np.int64)
-        assert moved.device.id == 1 and moved.dtype == (dtype or np.int64)
-        np.testing.assert_array_equal(moved.get(), expected.astype(dtype or np.int64))
+        wanted = np.int64 if dtype is None else dtype
+        assert moved.device.id == 1 and moved.dtype == wanted
+        np.testing.assert_array_equal(moved.get(), expected.astype(wanted))
 
 
 def test_sssp_on_parts_of_a_grid_relaxes_each_region_in_few_supersteps():
@@ -559,6 +560,33 @@ def test_masked_sum_equals_numpy(dtype, size):
         keys[mask] = unset  # uint8: through a mask (no grid-stride kernel for it)
         reached = int(values[~mask].sum())
         assert cupy.total_below(cupy.asarray(values), cupy.asarray(keys), unset) == reached
+    on_device = cupy.masked_total(cupy.asarray(values), mask=cupy.asarray(mask))  # no read
+    at_ids = cupy.masked_total(cupy.asarray(values), ids=cupy.asarray(ids))
+    assert on_device.shape == () and isinstance(on_device, cupy.xp.ndarray)
+    counts = cupy.xp.asarray([3, 5], dtype=np.uint64)  # a kernel's tally
+    assert cupy.read([on_device, at_ids, counts, cupy.count(cupy.asarray(mask))]) == [
+        [int(values[mask].sum())],
+        [int(values[ids].sum())],
+        [3, 5],
+        [int(mask.sum())],
+    ]
+
+
+def test_frontier_counts_deferred_and_read_together():
+    graph = bg.generators.rmat(14, 8, seed=2, backend="cupy")
+    degree = graph.cost_degrees()[0]
+    host = bg.backend.to_host(degree)
+    rng = np.random.default_rng(3)
+    mask = rng.random(graph.num_vertices) < 0.2
+    ids = np.flatnonzero(rng.random(graph.num_vertices) < 0.01)
+    dense = fr.Frontier.from_mask(graph, graph.backend.asarray(mask))
+    sparse = fr.Frontier.from_ids(graph, ids)
+    dense.defer_counts(degree)
+    sparse.defer_counts(degree)
+    fr.read_counts([dense, sparse])
+    assert dense._counted is None and sparse._counted is None  # both read in that one copy
+    assert (len(dense), dense.out_edges) == (int(mask.sum()), int(host[mask].sum()))
+    assert (len(sparse), sparse.out_edges) == (ids.size, int(host[ids].sum()))
 
 
 @pytest.mark.parametrize("size", [0, 1, 255, 257, 1_000_003, 20_000_001])
@@ -982,7 +1010,8 @@ def test_a_package_packed_by_owner_holds_every_entry_in_its_owners_slice(parts, 
     )
     ids = rng.choice(n, 3000, replace=False).astype(graph.indices.dtype)
     kernels = KeyedKernels(graph, state, ("depth", "parent" if follower else None), 0)
-    update = kernels.pack(cp.asarray(owner), parts, 1, cp.asarray(ids))
+    packed = kernels.pack(cp.asarray(owner), parts, 1, cp.asarray(ids))
+    update = packed.update(packed.counts.get().tolist())  # (the enactor reads every part's)
     counts = np.bincount(owner[ids], minlength=parts)
     counts[1] = 0
     assert update.bounds == tuple(np.cumsum([0, *counts]))

@@ -228,6 +228,18 @@ class Backend(ABC):
         """``int(values[ids].sum())`` for integer ``values``."""
         return int(values.take(self.index(ids)).sum(dtype=np.int64))
 
+    def masked_total(self, values, mask=None, ids=None):
+        """:meth:`masked_sum` where ``mask`` or :meth:`sum_at` at ``ids`` (one of them), as a
+        0-d int64 array on the device: no host read (:meth:`read` brings several back)."""
+        if ids is not None:
+            return values.take(self.index(ids)).sum(dtype=np.int64)
+        return self.xp.multiply(values, mask).sum(dtype=np.int64)
+
+    def read(self, arrays: list) -> list[list[int]]:
+        """The entries of small integer ``arrays`` on this device as lists of Python ints, in
+        one host read (a GPU: their copies queued, one wait)."""
+        return [array.ravel().tolist() for array in arrays]
+
     # Whole-array reductions. Each returns a 0-d array on the device (NumPy: a scalar), so
     # that a caller that keeps the value there (a state's scalar) makes no host read; int(),
     # float() or bool() of it is one.

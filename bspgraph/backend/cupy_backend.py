@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import os
 from typing import ClassVar
 
@@ -61,7 +62,9 @@ class CupyBackend(Backend):
         device = self.device or 0
         with self.xp.cuda.Device(device):
             if isinstance(array, self.xp.ndarray) and array.device.id != device:
-                return self._peer_copy(array).astype(dtype or array.dtype, copy=False)
+                return self._peer_copy(array).astype(
+                    array.dtype if dtype is None else dtype, copy=False
+                )
             return self.xp.asarray(array, dtype=dtype)
 
     def _peer_copy(self, array):
@@ -193,6 +196,25 @@ class CupyBackend(Backend):
     def sum_at(self, values, ids) -> int:
         return cuda.masked_sum(self.xp, values, ids=ids)
 
+    def masked_total(self, values, mask=None, ids=None):
+        return cuda.masked_total(self.xp, values, mask=mask, ids=ids)
+
+    def read(self, arrays: list) -> list[list[int]]:
+        """Each array copied into page-locked host memory on the current stream, the host
+        waiting once for the last (no kernel: the arrays may have any dtypes)."""
+        if len(arrays) < 2:
+            return [array.ravel().tolist() for array in arrays]
+        arrays = [self.xp.ascontiguousarray(array) for array in arrays]
+        starts = np.cumsum([0, *(-(-array.nbytes // 8) * 8 for array in arrays)]).tolist()
+        buffer = _pinned(self.xp, starts[-1])
+        stream = self.xp.cuda.get_current_stream()
+        for array, start in zip(arrays, starts):
+            array.data.copy_to_host_async(ctypes.c_void_p(buffer.ctypes.data + start),
+                                          array.nbytes, stream)  # fmt: skip
+        stream.synchronize()
+        return [buffer[start : start + array.nbytes].view(array.dtype).tolist()
+                for array, start in zip(arrays, starts)]  # fmt: skip
+
     def total_below(self, values, keys, bound):
         return cuda.masked_total(self.xp, values, keys=keys, bound=bound)
 
@@ -317,3 +339,16 @@ class CupyBackend(Backend):
                 return int(self.xp.get_default_memory_pool().free_bytes())
         except AttributeError:
             return 0
+
+
+_PINNED: dict = {}  # page-locked bytes for Backend.read, grown as needed (one host thread)
+
+
+def _pinned(cupy, size: int) -> np.ndarray:
+    """At least ``size`` page-locked bytes, reused from call to call."""
+    buffer = _PINNED.get("bytes")
+    if buffer is None or buffer.size < size:
+        import cupyx
+
+        buffer = _PINNED["bytes"] = cupyx.empty_pinned(max(size, 4096), dtype=np.uint8)
+    return buffer

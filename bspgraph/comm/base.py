@@ -7,7 +7,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from ..backend import Backend, backend_of, to_host
+import numpy as np
+
+from ..backend import Backend, backend_of
 from .message import Slab, Update
 from .transport import RoundStats, Transport
 
@@ -236,22 +238,41 @@ def merge_all(base: Update, updates: Sequence[Update], combine: Combine) -> Upda
 SPLIT_BY_MASKS = 4  # up to this many pieces: one mask each, not a sort
 
 
-def split(update: Update, keys, count: int, skip: int | None = None) -> list[Update]:
+def split(update: Update, keys, count: int, skip: int | None = None,
+          sizes: list[int] | None = None) -> list[Update]:  # fmt: skip
     """``update`` split by ``keys`` (one int in ``[0, count)`` per entry): piece k holds the
-    entries whose key is k, in their original order. Up to SPLIT_BY_MASKS pieces, the
-    positions of each key (a compaction and a host read each; none for the piece ``skip``,
-    which the caller does not read: it is left None); more, one sort and one host read of
-    ``count`` sizes."""
+    entries whose key is k, in their original order. ``sizes``: each key's number of
+    entries, when the caller read them (:func:`key_counts`, several splits' in one read);
+    else one host read of them here. Up to SPLIT_BY_MASKS pieces, the positions of each
+    key (a compaction each, sized by ``sizes``: none for the piece ``skip``, which the
+    caller does not read: it is left None); more, one sort."""
     if count == 1 or not len(update):
         return [update] * count
-    xp = backend_of(update.ids).xp
+    if sizes is None:
+        (sizes,) = key_counts([(update, keys)], count)
+    backend = backend_of(update.ids)
     if count <= SPLIT_BY_MASKS:
-        return [None if k == skip else update.take(xp.flatnonzero(keys == k))
+        return [None if k == skip else update.take(backend.nonzero(keys == k, np.int64, sizes[k]))
                 for k in range(count)]  # fmt: skip
-    order = xp.argsort(keys, kind="stable")
-    sizes = to_host(backend_of(update.ids).tally(keys, count)).tolist()  # (update not empty)
+    order = backend.xp.argsort(keys, kind="stable")
     pieces, start = [], 0
     for size in sizes:
         pieces.append(update.take(order[start : start + size]))
         start += size
     return pieces
+
+
+def key_counts(splits: Sequence[tuple[Update, Any]], count: int) -> list[list[int]]:
+    """For each ``(update, keys)`` of ``splits``, how many of its entries have each key in
+    ``[0, count)``: tallied on each update's device and read together, one host read a
+    device (``Backend.read``)."""
+    tallies: dict[Backend, list[int]] = {}
+    for k, (update, _) in enumerate(splits):
+        tallies.setdefault(backend_of(update.ids), []).append(k)
+    sizes: list = [None] * len(splits)
+    for backend, ks in tallies.items():
+        with backend.activate():
+            read = backend.read([backend.tally(splits[k][1], count) for k in ks])
+        for k, values in zip(ks, read, strict=True):
+            sizes[k] = values
+    return sizes

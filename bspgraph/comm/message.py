@@ -97,6 +97,23 @@ class Update:
 
 
 @dataclass(frozen=True, eq=False)
+class Packed:
+    """An Update written grouped by owner (a GPU kernel's send buffer) whose entries per owner
+    are still counted on the device (``counts``, one per owner): :meth:`update` with those
+    counts read makes the Update, so that a caller reads several packages' counts at once."""
+
+    ids: Any
+    values: dict[str, Any]
+    counts: Any
+
+    def update(self, counts: Sequence[int]) -> Update:
+        """The Update of the first ``sum(counts)`` entries, ``bounds`` from ``counts``."""
+        bounds = tuple(np.cumsum([0, *counts]).tolist())
+        end = bounds[-1]
+        return Update(self.ids[:end], {name: v[:end] for name, v in self.values.items()}, bounds)
+
+
+@dataclass(frozen=True, eq=False)
 class Slab:
     """A dense message: values of a run of vertices named by position, so that no id travels.
     ``block`` is the device whose owned vertices (ascending) the values are aligned with, or

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from .base import CommStats, Communicator, split
+from .base import CommStats, Communicator, key_counts, split
 from .message import Slab, Update
 
 
@@ -37,6 +37,7 @@ class Selective(Communicator):
         is; the counts are those of the two exchanges' sends together. Devices in several
         processes may choose apart: every process makes this one round."""
         parts = transport.size
+        pieces = self._pieces(messages, transport.local, owner, to_all, parts)
         sends = []
         for d in transport.local:
             message = messages[d]
@@ -44,8 +45,8 @@ class Selective(Communicator):
                 sends += [(d, o, message if to_all else message.cut(o, blocks[o]))
                           for o in range(parts) if o != d]  # fmt: skip
             else:
-                pieces = self._pieces(message, d, owner, to_all, parts)
-                sends += [(d, o, pieces[o]) for o in range(parts) if o != d and len(pieces[o])]
+                sends += [(d, o, pieces[d][o]) for o in range(parts)
+                          if o != d and len(pieces[d][o])]  # fmt: skip
         inbox, stats = transport.exchange_round(sends, num_vertices=int(owner.shape[0]))
         received: list[list | None] = [None] * parts
         for d in transport.local:
@@ -56,11 +57,22 @@ class Selective(Communicator):
         return self.exchange_mixed(updates, owner=owner, blocks=None, to_all=to_all,
                                    transport=transport)  # fmt: skip
 
-    def _pieces(self, update: Update, d: int, owner, to_all: bool, parts: int) -> list:
-        """What device ``d`` sends each device of its ``update``: all of it to every one
-        (``to_all``), else each owner's entries (None for ``d`` itself)."""
-        if to_all or not len(update):
-            return [update] * parts
-        if update.bounds is not None and len(update.bounds) == parts + 1:
-            return update.by_owner(skip=d)  # packed by owner: slices
-        return split(update, self._owner_like(owner, update.ids)[update.ids], parts, skip=d)
+    def _pieces(self, messages, local, owner, to_all: bool, parts: int) -> dict:
+        """What each device ``d`` of ``local`` sends each device of its Update
+        ``messages[d]``: all of it to every one (``to_all``), else each owner's entries (None
+        for ``d`` itself), the sizes of every split read together (one host read a device)."""
+        pieces, splits = {}, {}
+        for d in local:
+            update = messages[d]
+            if not isinstance(update, Update):
+                continue
+            if to_all or not len(update):
+                pieces[d] = [update] * parts
+            elif update.bounds is not None and len(update.bounds) == parts + 1:
+                pieces[d] = update.by_owner(skip=d)  # packed by owner: slices
+            else:
+                splits[d] = (update, self._owner_like(owner, update.ids)[update.ids])
+        sizes = key_counts(list(splits.values()), parts)
+        for (d, (update, keys)), counts in zip(splits.items(), sizes, strict=True):
+            pieces[d] = split(update, keys, parts, skip=d, sizes=counts)
+        return pieces

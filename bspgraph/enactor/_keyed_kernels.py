@@ -4,8 +4,8 @@ A contract whose communicated state is one min or max column (BFS depth, SSSP di
 labels), with at most one ``Follow`` column (BFS parents), takes two kernels here:
 
 - ``pack_best`` writes a device's package grouped by owner (as a sender writes one send
-  buffer a destination), its own vertices left out: counts by owner, one host read, then
-  each entry to its owner's slice; a selective exchange sends the slices
+  buffer a destination), its own vertices left out: counts by owner (read with every
+  part's, by the enactor), then each entry to its owner's slice; a selective exchange sends the slices
   (``Update.by_owner``), no split;
 - ``apply_best`` combines each arrived Update's entries into the key (the winner's follower
   taken along) and lists the winners and the returned vertices (those this device owns,
@@ -22,7 +22,7 @@ import numpy as np
 
 from ..backend import fused
 from ..backend.cuda import C_TYPES, c_type, stream
-from ..comm.message import Update
+from ..comm.message import Packed
 from ..frontier import Frontier
 
 # Entry j of a piece: an Update's (``key_in``: its value combined into key[v], the follower's
@@ -206,10 +206,10 @@ class KeyedKernels:
             return key_in, NULL
         return key_in, cp.ascontiguousarray(values[self.columns[1]], dtype=follower.dtype)
 
-    def pack(self, owner, parts: int, skip: int, ids) -> Update:
+    def pack(self, owner, parts: int, skip: int, ids) -> Packed:
         """The package at ``ids`` (distinct) grouped by ``owner`` (a device array) over
-        ``parts`` owners (``Update.bounds``), without the entries of owner ``skip`` (the
-        sender: its own vertices stay; their piece is empty). One host read (the counts)."""
+        ``parts`` owners, without the entries of owner ``skip`` (the sender: its own vertices
+        stay; their piece is empty); its counts by owner stay on the device (``Packed``)."""
         cp = self.graph.xp
         key, follower, types = self._columns()
         n = ids.shape[0]
@@ -223,11 +223,10 @@ class KeyedKernels:
         stream(cp, _PACK, "pack_by_owner", n, ids, owner, np.int32(parts), np.int32(skip),
                counts, counts[parts:], key, _or_null(follower), out_ids, out_key,
                _or_null(out_follower), **types)  # fmt: skip
-        bounds = tuple(np.cumsum([0, *counts[:parts].get().tolist()]).tolist())  # the read
-        values = {self.columns[0]: out_key[: bounds[-1]]}
+        values = {self.columns[0]: out_key}
         if follower is not None:
-            values[self.columns[1]] = out_follower[: bounds[-1]]
-        return Update(out_ids[: bounds[-1]], values, bounds=bounds)
+            values[self.columns[1]] = out_follower
+        return Packed(out_ids, values, counts[:parts])
 
     def list(self, returned, keep, updates: list, stamp: int) -> Frontier:
         """Combine ``updates`` (Updates on this GPU, distinct ids each) into the columns, and

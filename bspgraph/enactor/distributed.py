@@ -29,10 +29,10 @@ import numpy as np
 
 from .. import comm
 from ..backend import backend_of, fused, get_backend, gpu_count, to_host, while_alive
-from ..comm.message import Slab, Update
+from ..comm.message import Packed, Slab, Update
 from ..comm.transport import failing_together
 from ..exceptions import DeviceError
-from ..frontier import Frontier, count_out_edges
+from ..frontier import Frontier, count_out_edges, read_counts
 from ._keyed_kernels import MODES, PACK_PARTS, keyed_columns
 from .checks import snapshot, verify
 from .contract import Contract, contract_of
@@ -108,6 +108,7 @@ def _enact(primitive, graph, transport, backends, partitioner, communicator, see
     if not primitive.needs_all:  # each vertex starts on its owner only
         frontiers = each(_owned_part, devices, frontiers)
     bases = each(functools.partial(_bases, contract), devices, states)
+    packed = any(packer is not None for packer in packers.values())
     iteration, joined, marks = 0, False, []
     converged = each(primitive.converged, devices, frontiers, states, iteration)
     done = _sum(transport, [sum(not c for c in converged.values())]) == [0]
@@ -115,27 +116,38 @@ def _enact(primitive, graph, transport, backends, partitioner, communicator, see
         step_started = time.perf_counter()
         if check:
             before = each(snapshot, devices, states)
-        outputs = each(primitive.step, devices, frontiers, states, iteration)
+        outputs = each(functools.partial(_stepped, primitive, iteration), devices, frontiers,
+                       states)  # fmt: skip
         if check:
             each(functools.partial(verify, primitive, contract, iteration), devices,
                  before, states, outputs)  # fmt: skip
+        read_counts(outputs.values())  # every part's sizes: one read a GPU
         # What follows is communication, timed on each GPU's queue (from the end of the
         # step's kernels to the end of the exchange's): this process does not wait here.
         comm_started = [backend.mark() for backend in gpus]
         # Each device's message: a Slab (covering every vertex or not) or an Update
-        whole = (each(functools.partial(_dense_choice, primitive, contract, blocks, share,
-                                        transport), devices, states, outputs)
-                 if dense else dict.fromkeys(local))  # fmt: skip
+        whole = dict.fromkeys(local)
+        if dense:  # what each part keeps of its output, read at once
+            kept = _read_each(backends, each(functools.partial(
+                _owned_count, primitive, contract, blocks, share, transport), devices, states,
+                outputs))  # fmt: skip
+            whole = {d: _dense_choice(primitive, contract, blocks, share, transport, devices[d],
+                                      states[d], outputs[d], kept[d]) for d in local}  # fmt: skip
         if not pattern.direct and None in whole.values():  # one kind for every device
             whole = dict.fromkeys(local)
         messages = each(functools.partial(_message, contract, blocks), devices, states, bases,
                         packers, outputs, whole)  # fmt: skip
+        if packed:  # every part's counts by owner: one read a GPU
+            messages = _unpacked(backends, messages)
         received, traffic = _exchange(primitive, contract, pattern, transport, messages,
                                       exchange_owner, blocks, staged)  # fmt: skip
         exchanged = [backend.mark() for backend in gpus]
-        frontiers = each(functools.partial(_next_frontier, primitive, contract, blocks,
+        frontiers = each(functools.partial(_next_frontier_counted, primitive, contract, blocks,
                                            iteration + 1), devices, states, bases, keyed,
                          outputs, dict(enumerate(received)))  # fmt: skip
+        read_counts([*frontiers.values(), *outputs.values()])  # one read a GPU
+        if any(frontier.is_dense for frontier in frontiers.values()):
+            frontiers = each(_few_as_ids, devices, frontiers)
         union = (each(_union_edges, devices, frontiers, outputs, dict(enumerate(received)))
                  if primitive.needs_all else {})  # fmt: skip
         sync_started = time.perf_counter()
@@ -326,10 +338,10 @@ def _bases(contract: Contract, graph, state) -> dict:
             if combiner.ships_change and getattr(state, name) is not None}  # fmt: skip
 
 
-def _package(contract: Contract, graph, state, bases, packer, output: Frontier) -> Update:
+def _package(contract: Contract, graph, state, bases, packer, output: Frontier) -> Update | Packed:
     """The communicated state of the ``output`` vertices (the change since the last superstep,
     for ``add``); owners only send when the combiners are ``replace``. With a ``packer``
-    (:func:`_packer`), grouped by owner."""
+    (:func:`_packer`), grouped by owner, its counts by owner still on the device (Packed)."""
     if not len(output):  # nothing changed here: empty views, no kernel
         return Update(output.ids, {name: getattr(state, name)[:0] for name in contract.names
                             if getattr(state, name) is not None})  # fmt: skip
@@ -489,10 +501,38 @@ def _next_frontier_marked(primitive, contract: Contract, graph, state, bases, ou
         mask[ids] |= _combine(contract, state, ids, update.values, graph.xp)
         touched.append(ids)
     _rebase(state, bases, touched)
-    marked = Frontier.from_mask(graph, mask, size=int(graph.backend.count(mask)))
-    if len(marked) * SPARSE_SHARE < graph.num_vertices:  # few: as ids (listed, no read)
-        return Frontier.from_ids(graph, marked.ids)
-    return marked
+    return Frontier.from_mask(graph, mask)  # counted with every part's (_defer_counts)
+
+
+def _stepped(primitive, iteration: int, graph, frontier: Frontier, state) -> Frontier:
+    """The primitive's step; its output's size, where not known, counted on the device for
+    :func:`read_counts` to read with every part's."""
+    output = primitive.step(graph, frontier, state, iteration)
+    output.defer_counts()
+    return output
+
+
+def _next_frontier_counted(primitive, contract: Contract, blocks, stamp: int, graph, state,
+                           bases, keyed, output: Frontier, inbox: list) -> Frontier:  # fmt: skip
+    """:func:`_next_frontier`, its size counted on the device where not known, and (every
+    device needing every update) the out-edges of ``output`` where :func:`_union_edges` may
+    take them (an inbox of Updates, or an early-exit pull's output), for :func:`read_counts`
+    to read with every part's."""
+    frontier = _next_frontier(primitive, contract, blocks, stamp, graph, state, bases, keyed,
+                              output, inbox)  # fmt: skip
+    frontier.defer_counts()
+    if primitive.needs_all and (output.pulled_from is not None
+                                or all(isinstance(update, Update) for update in inbox)):  # fmt: skip
+        output.defer_counts(graph.cost_degrees()[0])
+    return frontier
+
+
+def _few_as_ids(graph, frontier: Frontier) -> Frontier:
+    """A mask ``frontier`` of fewer than V / SPARSE_SHARE vertices as ids (its size known: no
+    read), so that the next step makes no pass over every vertex; else ``frontier``."""
+    if frontier.is_dense and len(frontier) * SPARSE_SHARE < graph.num_vertices:
+        return Frontier.from_ids(graph, frontier.ids, out_edges=frontier.out_edges)
+    return frontier
 
 
 def _rebase(state, bases: dict, touched: list) -> None:
@@ -522,43 +562,56 @@ def _union_edges(graph, frontier: Frontier, output: Frontier, inbox: list) -> in
     return count_out_edges(graph, output)
 
 
-def _spread(graph, output: Frontier) -> int:
-    """How many of the ``output`` vertices other devices own."""
+def _owned_count(primitive, contract: Contract, blocks, share: int, transport, graph, state,
+                 output: Frontier):  # fmt: skip
+    """How many of the ``output`` vertices this device owns, as a count queued on the device
+    (0 where none can be another's: ``Frontier.all``), where :func:`_dense_choice` needs it:
+    where so many vertices travel that a Slab may pay; None elsewhere (an Update)."""
+    size, parts, returned = graph.num_vertices, transport.size, len(output)
+    if transport.wire:  # fewer than any Slab holds
+        ident, value, own = _entry_bytes(contract, blocks, graph, state)
+        if returned * (ident + value) < own * value:
+            return None
+    elif returned * share * parts < size:
+        return None
     owned = graph.context.owned
-    if not len(output) or (output.is_dense and output.mask is owned):  # Frontier.all
-        return 0
+    if output.is_dense and output.mask is owned:  # Frontier.all
+        return returned
     mine = graph.owned_index()
     if output.is_dense and isinstance(mine, slice):  # a count over the part's range only
-        kept = graph.backend.count(output.mask[mine])
-    else:
-        kept = graph.backend.count(output.mask & owned if output.is_dense else owned[output.ids])
-    return len(output) - int(kept)
+        return graph.backend.count(output.mask[mine])
+    return graph.backend.count(output.mask & owned if output.is_dense else owned[output.ids])
+
+
+def _entry_bytes(contract: Contract, blocks, graph, state) -> tuple[int, int, int]:
+    """The bytes of a vertex's id and of its communicated values, and how many vertices this
+    device's block holds."""
+    value = sum(array.dtype.itemsize * int(np.prod(array.shape[1:]))
+                for name in contract.combiners
+                if (array := getattr(state, name)) is not None)  # fmt: skip
+    block = blocks[graph.context.device]
+    own = block.stop - block.start if isinstance(block, slice) else int(block.shape[0])
+    return graph.indices.dtype.itemsize, value, own
 
 
 def _dense_choice(primitive, contract: Contract, blocks, share: int, transport, graph, state,
-                  output: Frontier) -> bool | None:  # fmt: skip
+                  output: Frontier, kept: int | None) -> bool | None:  # fmt: skip
     """Whether this device sends a Slab this superstep, and if so whether it covers every
-    vertex (True) or only the device's own block (False); None: an Update. It covers every
+    vertex (True) or only the device's own block (False); None: an Update (``kept``, the
+    returned vertices it owns, None: too few returned, :func:`_owned_count`). It covers every
     vertex unless no other device's vertex can have changed here (replace, or every returned
     vertex is owned). Over a wire (``transport.wire``) a Slab goes where it holds fewer bytes
     than the Update; in one memory, where the entries that travel from this device number
     V / (``share`` P) or more (``share``: the backend's ``dense_share``, so that P devices
     alike send V / ``share`` in all), times P - 1 when every device needs every vertex's
     value from every other (each receives P - 1 whole columns)."""
-    size, parts, returned = graph.num_vertices, transport.size, len(output)
-    if transport.wire:  # bytes a vertex: its id, its values
-        value = sum(array.dtype.itemsize * int(np.prod(array.shape[1:]))
-                    for name in contract.combiners
-                    if (array := getattr(state, name)) is not None)  # fmt: skip
-        ident, block = graph.indices.dtype.itemsize, blocks[graph.context.device]
-        own = block.stop - block.start if isinstance(block, slice) else int(block.shape[0])
-        if returned * (ident + value) < own * value:  # fewer than any Slab holds
-            return None
-    elif returned * share * parts < size:
+    if kept is None:
         return None
-    spread = _spread(graph, output)
+    size, parts, returned = graph.num_vertices, transport.size, len(output)
+    spread = returned - kept  # returned vertices that other devices own
     whole = not primitive.needs_all or (not contract.owner_only and spread > 0)
     if transport.wire:  # to owners: the others' blocks; to all: a block or every vertex
+        ident, value, own = _entry_bytes(contract, blocks, graph, state)
         update = (returned if primitive.needs_all else spread) * (ident + value)
         slab = (size if whole else own) if primitive.needs_all else size - own
         return whole if slab * value <= update else None
@@ -569,8 +622,32 @@ def _dense_choice(primitive, contract: Contract, blocks, share: int, transport, 
     return whole if travelling * share * parts >= span else None
 
 
+def _read_each(backends: dict, values: dict) -> dict:
+    """``values`` (per device: None, an int, or counts on the device) on the host: a 0-d
+    count as an int, an array as a list; every count of a GPU read in one copy
+    (``Backend.read``)."""
+    waiting: dict = {}
+    for d, value in values.items():
+        if value is not None and not isinstance(value, int):
+            waiting.setdefault(backends[d], []).append(d)
+    read = dict(values)
+    for backend, ds in waiting.items():
+        with backend.activate():
+            for d, numbers in zip(ds, backend.read([values[d] for d in ds]), strict=True):
+                read[d] = numbers[0] if values[d].ndim == 0 else numbers
+    return read
+
+
+def _unpacked(backends: dict, messages: dict) -> dict:
+    """``messages`` with each Packed one an Update, every part's counts by owner read at once
+    (one host read a GPU)."""
+    counts = _read_each(backends, {d: m.counts for d, m in messages.items()
+                                   if isinstance(m, Packed)})  # fmt: skip
+    return {d: m.update(counts[d]) if isinstance(m, Packed) else m for d, m in messages.items()}
+
+
 def _message(contract: Contract, blocks, graph, state, bases, packer, output: Frontier,
-             whole: bool | None) -> Update | Slab:  # fmt: skip
+             whole: bool | None) -> Update | Packed | Slab:  # fmt: skip
     """This device's message: its Slab (:func:`_slab`) or, where ``whole`` is None, its
     package (:func:`_package`)."""
     if whole is None:

@@ -20,7 +20,7 @@ level in one sparse product (:mod:`bspgraph.frontier.lanes`).
 
 from . import functors
 from .advance import advance, count_out_edges
-from .frontier import Frontier
+from .frontier import Frontier, read_counts
 from .lanes import advance_lanes, reduce_lanes
 from .operators import compute, filter, link, link_pairs, neighbor_reduce  # noqa: A004
 
@@ -35,5 +35,6 @@ __all__ = [
     "link",
     "link_pairs",
     "neighbor_reduce",
+    "read_counts",
     "reduce_lanes",
 ]

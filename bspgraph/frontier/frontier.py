@@ -29,7 +29,9 @@ class Frontier:
         self.num_vertices, self.backend = int(num_vertices), backend
         self._ids, self._mask, self._size = ids, mask, None
         self._out_edges = out_edges  # the members' out-degrees (cost_degrees) summed, if known
-        self._counted = None  # (counts on the device, size, out_edges, listed): see listed
+        self._counted = None  # (counts, size, out_edges, listed): counts, device arrays (or
+        # ints) whose values in turn are the members beyond size and their out-edges beyond
+        # out_edges (0 when left out); listed, the producer's list: see listed
         self.passed: tuple[int, ...] = ()  # a repeated advance: the sizes of the levels before
         self.passed_edges: tuple[int, ...] | None = ()  # ... and their out-edges, if counted
         self.pulled_from: int | None = None  # an early-exit pull: its input's size (kept by
@@ -53,7 +55,7 @@ class Frontier:
         host read deferred."""
         frontier = cls(graph.num_vertices, graph.backend, mask=mask, out_edges=out_edges)
         frontier._size = size
-        frontier._counted = None if counted is None else (*counted, None)
+        frontier._counted = None if counted is None else ((counted[0],), *counted[1:], None)
         return frontier
 
     @classmethod
@@ -62,7 +64,7 @@ class Frontier:
         producer's list and count still on the device (two integers), read when first asked
         for (the size, the ids, the out-edges): the producer's host read deferred."""
         frontier = cls(graph.num_vertices, graph.backend, ids=out)
-        frontier._counted = (counts, 0, 0, out)
+        frontier._counted = ((counts,), 0, 0, out)
         return frontier
 
     @classmethod
@@ -120,9 +122,9 @@ class Frontier:
     @property
     def mask(self):
         """Bool array, True for members."""
-        if self._counted is not None:
-            self._read_counts()
         if self._mask is None:
+            if self._counted is not None:
+                self._read_counts()
             self._mask = self.backend.mask_of(self._ids, self.num_vertices)
         return self._mask
 
@@ -143,9 +145,32 @@ class Frontier:
             self._read_counts()
         self._out_edges = value
 
-    def _read_counts(self) -> None:
+    def defer_counts(self, out_degree=None) -> None:
+        """Queue on the device the count of the members, where it is not known, and with
+        ``out_degree`` (a degree per vertex) their degrees summed, where not known: read at
+        the first use, or with other frontiers' by :func:`read_counts` (no host read here)."""
+        if self._counted is not None:
+            return
+        count_members = self._size is None and self._ids is None
+        count_edges = out_degree is not None and self._out_edges is None
+        if not (count_members or count_edges):
+            return
+        members = self.backend.count(self._mask) if count_members else 0
+        if not count_edges:
+            self._counted = ((members,), 0, self._out_edges, None)
+            return
+        where = {"ids": self._ids} if self._ids is not None else {"mask": self._mask}
+        edges = self.backend.masked_total(out_degree, **where)
+        self._counted = ((members, edges), 0 if count_members else len(self), 0, None)
+
+    def _read_counts(self, values: list[int] | None = None) -> None:
+        """Take the deferred counts in: ``values`` when read already (:func:`read_counts`),
+        else read here."""
         counts, size, out_edges, listed = self._counted
-        members, edges = counts.tolist()  # the deferred host read
+        if values is None:  # the deferred host read
+            values = self.backend.read([c for c in counts if not isinstance(c, int)])
+            values = _spliced(counts, values)
+        members, edges = (*values, 0)[:2]
         self._counted, self._size = None, size + int(members)
         self._out_edges = None if out_edges is None else out_edges + int(edges)
         if listed is not None:
@@ -165,3 +190,27 @@ class Frontier:
     def __repr__(self) -> str:
         form = "dense" if self.is_dense else "sparse"
         return f"Frontier({len(self)} of {self.num_vertices} vertices, {form})"
+
+
+def read_counts(frontiers) -> None:
+    """Read the deferred counts of ``frontiers`` (a producer's, :meth:`Frontier.defer_counts`)
+    together: one host read per device (``Backend.read``), where one each would wait for the
+    device as many times."""
+    pending: dict = {}
+    for frontier in frontiers:
+        if frontier._counted is not None:
+            pending.setdefault(frontier.backend, []).append(frontier)
+    for backend, waiting in pending.items():
+        arrays = [c for f in waiting for c in f._counted[0] if not isinstance(c, int)]
+        with backend.activate():
+            values = iter(backend.read(arrays))
+        for frontier in waiting:
+            counts = frontier._counted[0]
+            read = [next(values) for c in counts if not isinstance(c, int)]
+            frontier._read_counts(_spliced(counts, read))
+
+
+def _spliced(counts: tuple, read: list[list[int]]) -> list[int]:
+    """The values of ``counts`` (arrays and ints), the arrays' as ``read`` (in turn)."""
+    arrays = iter(read)
+    return [v for c in counts for v in ([c] if isinstance(c, int) else next(arrays))]
