@@ -8,7 +8,7 @@ import sys
 import numpy as np
 import pytest
 
-from benchmarks import ab, bsp_model, multi_gpu, timeline
+from benchmarks import ab, bsp_model, host_reads, multi_gpu, timeline
 
 
 def test_multi_gpu_benchmark_checks_answers_and_writes_supersteps(tmp_path, capsys):
@@ -23,6 +23,14 @@ def test_multi_gpu_benchmark_checks_answers_and_writes_supersteps(tmp_path, caps
     assert all(0 <= s["comm_seconds"] <= s["seconds"] for s in steps)
     assert sum(s["bytes"] for s in steps) > 0
     assert "pagerank" in capsys.readouterr().out
+
+
+def test_host_reads_benchmark_prints_each_primitive_s_reads(capsys):
+    host_reads.main(["--scale", "8", "--devices", "3"])
+    out = capsys.readouterr().out
+    for name in ("bfs push", "bfs auto", "sssp", "cc", "pagerank"):
+        assert f"P=3 {name}" in out
+    assert "pickled collectives 0" in out
 
 
 def test_multi_gpu_benchmark_runs_a_grid(tmp_path):

@@ -1,0 +1,57 @@
+"""How many host reads each superstep makes on P parts, as a GPU would make them (no GPU needed).
+
+    python -m benchmarks.host_reads                    # rmat12, 2 and 5 parts
+    python -m benchmarks.host_reads --scale 14 --devices 2 3 4 5
+
+Runs BFS (push and direction-optimising), SSSP, connected components and PageRank from the
+R-MAT graph's highest-degree vertex on ``--devices`` parts (edge_balanced, selective) with
+``bg.testing.host_reads``: a NumPy backend with a GPU's traits whose every conversion of a
+device value to a host one counts a read. It prints, for each, the reads around the step (the
+enactor's) and within it (NumPy's kernels') superstep by superstep.
+"""
+
+from __future__ import annotations
+
+import argparse
+
+import numpy as np
+
+import bspgraph as bg
+from bspgraph.primitives.bfs import BFS
+from bspgraph.primitives.cc import CC
+from bspgraph.primitives.pagerank import PageRank
+from bspgraph.primitives.sssp import SSSP
+from bspgraph.testing import host_reads
+
+
+def runs(graph) -> dict:
+    """Each primitive's instance and ``init_frontier`` parameters on ``graph``."""
+    source = int(np.argmax(np.diff(graph.forward.offsets)))
+    return {
+        "bfs push": (BFS(direction="push"), {"source": source}),
+        "bfs auto": (BFS(), {"source": source}),
+        "sssp": (SSSP(), {"source": source}),
+        "cc": (CC(), {}),
+        "pagerank": (
+            PageRank(alpha=0.85, tol=1e-6, max_iter=100, weighted=False),
+            {"teleport": 1.0 / graph.num_vertices},
+        ),  # fmt: skip
+    }
+
+
+def main(argv=None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--scale", type=int, default=12, help="R-MAT scale (default 12)")
+    parser.add_argument("--devices", type=int, nargs="+", default=[2, 5], help="part counts")
+    args = parser.parse_args(argv)
+    graph = bg.generators.rmat(args.scale, 16, seed=1, weights=True, backend="numpy")
+    print(f"rmat{args.scale}: host reads a superstep, around the step / within it")
+    for parts in args.devices:
+        for name, (primitive, params) in runs(graph).items():
+            reads = host_reads(primitive, graph, devices=parts, **params)
+            print(f"  P={parts} {name:9s} around {reads.superstep}  within {reads.step}  "
+                  f"pickled collectives {sum(reads.pickled)}")  # fmt: skip
+
+
+if __name__ == "__main__":
+    main()
