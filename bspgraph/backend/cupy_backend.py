@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import contextlib
-import ctypes
 import os
 from typing import ClassVar
 
@@ -200,19 +199,23 @@ class CupyBackend(Backend):
         return cuda.masked_total(self.xp, values, mask=mask, ids=ids)
 
     def read(self, arrays: list) -> list[list[int]]:
-        """Each array copied into page-locked host memory on the current stream, the host
-        waiting once for the last (no kernel: the arrays may have any dtypes)."""
+        """Each array copied into page-locked host memory on the current stream (one runtime
+        call each, no kernel: any dtypes), the host waiting once."""
         if len(arrays) < 2:
             return [array.ravel().tolist() for array in arrays]
-        arrays = [self.xp.ascontiguousarray(array) for array in arrays]
-        starts = np.cumsum([0, *(-(-array.nbytes // 8) * 8 for array in arrays)]).tolist()
-        buffer = _pinned(self.xp, starts[-1])
-        stream = self.xp.cuda.get_current_stream()
+        cuda = self.xp.cuda
+        arrays = [a if a.flags.c_contiguous else self.xp.ascontiguousarray(a) for a in arrays]
+        starts, end = [], 0
+        for array in arrays:  # 8-byte aligned places
+            starts.append(end)
+            end += -(-array.nbytes // 8) * 8
+        buffer, address = _pinned(end)
+        stream = cuda.get_current_stream().ptr
         for array, start in zip(arrays, starts):
-            array.data.copy_to_host_async(ctypes.c_void_p(buffer.ctypes.data + start),
-                                          array.nbytes, stream)  # fmt: skip
-        stream.synchronize()
-        return [buffer[start : start + array.nbytes].view(array.dtype).tolist()
+            cuda.runtime.memcpyAsync(address + start, array.data.ptr, array.nbytes,
+                                     cuda.runtime.memcpyDeviceToHost, stream)  # fmt: skip
+        cuda.runtime.streamSynchronize(stream)
+        return [np.frombuffer(buffer, array.dtype, array.size, start).tolist()
                 for array, start in zip(arrays, starts)]  # fmt: skip
 
     def total_below(self, values, keys, bound):
@@ -341,14 +344,14 @@ class CupyBackend(Backend):
             return 0
 
 
-_PINNED: dict = {}  # page-locked bytes for Backend.read, grown as needed (one host thread)
+_PINNED: list = []  # page-locked bytes for Backend.read and their address (one host thread)
 
 
-def _pinned(cupy, size: int) -> np.ndarray:
-    """At least ``size`` page-locked bytes, reused from call to call."""
-    buffer = _PINNED.get("bytes")
-    if buffer is None or buffer.size < size:
+def _pinned(size: int) -> tuple[np.ndarray, int]:
+    """At least ``size`` page-locked bytes, reused from call to call, and their address."""
+    if not _PINNED or _PINNED[0].size < size:
         import cupyx
 
-        buffer = _PINNED["bytes"] = cupyx.empty_pinned(max(size, 4096), dtype=np.uint8)
-    return buffer
+        buffer = cupyx.empty_pinned(max(size, 4096), dtype=np.uint8)
+        _PINNED[:] = [buffer, buffer.ctypes.data]
+    return _PINNED[0], _PINNED[1]

@@ -3,6 +3,7 @@ position), and the bytes each hands to a transport."""
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -108,7 +109,7 @@ class Packed:
 
     def update(self, counts: Sequence[int]) -> Update:
         """The Update of the first ``sum(counts)`` entries, ``bounds`` from ``counts``."""
-        bounds = tuple(np.cumsum([0, *counts]).tolist())
+        bounds = tuple(itertools.accumulate(counts, initial=0))
         end = bounds[-1]
         return Update(self.ids[:end], {name: v[:end] for name, v in self.values.items()}, bounds)
 
