@@ -127,12 +127,14 @@ def _enact(primitive, graph, transport, backends, partitioner, communicator, see
         comm_started = [backend.mark() for backend in gpus]
         # Each device's message: a Slab (covering every vertex or not) or an Update
         whole = dict.fromkeys(local)
-        if dense:  # what each part keeps of its output, read at once
-            kept = _read_each(backends, each(functools.partial(
-                _owned_count, primitive, contract, blocks, share, transport), devices, states,
-                outputs))  # fmt: skip
-            whole = {d: _dense_choice(primitive, contract, blocks, share, transport, devices[d],
-                                      states[d], outputs[d], kept[d]) for d in local}  # fmt: skip
+        large = [d for d in local if dense and _many(contract, blocks, share, transport,
+                                                     devices[d], states[d], outputs[d])]  # fmt: skip
+        if large:  # what each large output keeps at home, read at once
+            kept = _read_each(backends, each(_owned_count, {d: devices[d] for d in large},
+                                             outputs))  # fmt: skip
+            whole.update({d: _dense_choice(primitive, contract, blocks, share, transport,
+                                           devices[d], states[d], outputs[d], kept[d])
+                          for d in large})  # fmt: skip
         if not pattern.direct and None in whole.values():  # one kind for every device
             whole = dict.fromkeys(local)
         messages = each(functools.partial(_message, contract, blocks), devices, states, bases,
@@ -562,21 +564,23 @@ def _union_edges(graph, frontier: Frontier, output: Frontier, inbox: list) -> in
     return count_out_edges(graph, output)
 
 
-def _owned_count(primitive, contract: Contract, blocks, share: int, transport, graph, state,
-                 output: Frontier):  # fmt: skip
-    """How many of the ``output`` vertices this device owns, as a count queued on the device
-    (0 where none can be another's: ``Frontier.all``), where :func:`_dense_choice` needs it:
-    where so many vertices travel that a Slab may pay; None elsewhere (an Update)."""
-    size, parts, returned = graph.num_vertices, transport.size, len(output)
-    if transport.wire:  # fewer than any Slab holds
+def _many(contract: Contract, blocks, share: int, transport, graph, state,
+          output: Frontier) -> bool:  # fmt: skip
+    """Whether so many vertices travel from this device that a Slab may pay (else it sends an
+    Update): over a wire, as many bytes as its smallest Slab holds; in one memory, V /
+    (``share`` P) vertices."""
+    if transport.wire:
         ident, value, own = _entry_bytes(contract, blocks, graph, state)
-        if returned * (ident + value) < own * value:
-            return None
-    elif returned * share * parts < size:
-        return None
+        return len(output) * (ident + value) >= own * value
+    return len(output) * share * transport.size >= graph.num_vertices
+
+
+def _owned_count(graph, output: Frontier):
+    """How many of the ``output`` vertices this device owns: a count queued on the device (the
+    size of ``Frontier.all``, which holds only owned ones)."""
     owned = graph.context.owned
     if output.is_dense and output.mask is owned:  # Frontier.all
-        return returned
+        return len(output)
     mine = graph.owned_index()
     if output.is_dense and isinstance(mine, slice):  # a count over the part's range only
         return graph.backend.count(output.mask[mine])
@@ -595,18 +599,16 @@ def _entry_bytes(contract: Contract, blocks, graph, state) -> tuple[int, int, in
 
 
 def _dense_choice(primitive, contract: Contract, blocks, share: int, transport, graph, state,
-                  output: Frontier, kept: int | None) -> bool | None:  # fmt: skip
-    """Whether this device sends a Slab this superstep, and if so whether it covers every
-    vertex (True) or only the device's own block (False); None: an Update (``kept``, the
-    returned vertices it owns, None: too few returned, :func:`_owned_count`). It covers every
-    vertex unless no other device's vertex can have changed here (replace, or every returned
-    vertex is owned). Over a wire (``transport.wire``) a Slab goes where it holds fewer bytes
+                  output: Frontier, kept: int) -> bool | None:  # fmt: skip
+    """Whether this device, which returned many vertices (:func:`_many`), ``kept`` of them its
+    own, sends a Slab this superstep, and if so whether it covers every vertex (True) or only
+    the device's own block (False); None: an Update. It covers every vertex unless no other
+    device's vertex can have changed here (replace, or every returned vertex is owned).
+    Over a wire (``transport.wire``) a Slab goes where it holds fewer bytes
     than the Update; in one memory, where the entries that travel from this device number
     V / (``share`` P) or more (``share``: the backend's ``dense_share``, so that P devices
     alike send V / ``share`` in all), times P - 1 when every device needs every vertex's
     value from every other (each receives P - 1 whole columns)."""
-    if kept is None:
-        return None
     size, parts, returned = graph.num_vertices, transport.size, len(output)
     spread = returned - kept  # returned vertices that other devices own
     whole = not primitive.needs_all or (not contract.owner_only and spread > 0)
