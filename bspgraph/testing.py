@@ -3,7 +3,8 @@
 :func:`assert_lifts` runs a primitive (or a function that runs one) on random graphs drawn by
 hypothesis, on 1 to 5 virtual devices with every partitioner and communicator, and asserts that
 each run gives the one-device answer; a failure shrinks to the smallest graph that shows it. It
-needs hypothesis (``pip install hypothesis``, in the ``dev`` extra).
+needs hypothesis (``pip install hypothesis``, in the ``dev`` extra). :func:`host_reads` counts,
+superstep by superstep, the host reads a run on several parts would make on a GPU.
 """
 
 from __future__ import annotations

@@ -485,7 +485,8 @@ def _next_frontier_marked(primitive, contract: Contract, graph, state, bases, ou
                           inbox: list) -> Frontier:  # fmt: skip
     """:func:`_next_frontier` where a compaction costs a host read (a GPU): the returned
     vertices (owned ones, unless ``needs_all``) and the improved ones of each Update are
-    marked in one mask of every vertex, whose count is the only read."""
+    marked in one mask of every vertex, counted on the device (read with every part's
+    counts: :func:`_next_frontier_counted`)."""
     owned = graph.context.owned
     if output.is_dense:
         mask = (
@@ -503,7 +504,7 @@ def _next_frontier_marked(primitive, contract: Contract, graph, state, bases, ou
         mask[ids] |= _combine(contract, state, ids, update.values, graph.xp)
         touched.append(ids)
     _rebase(state, bases, touched)
-    return Frontier.from_mask(graph, mask)  # counted with every part's (_defer_counts)
+    return Frontier.from_mask(graph, mask)
 
 
 def _stepped(primitive, iteration: int, graph, frontier: Frontier, state) -> Frontier:
