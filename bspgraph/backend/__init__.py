@@ -8,7 +8,7 @@ above this package asks a backend's methods and traits, never which library it h
 """
 
 from . import clock, fused
-from .base import Backend, identity, row_positions, to_host, while_alive
+from .base import Backend, identity, read_together, row_positions, to_host, while_alive
 from .cuda import (
     BLOCK_SUM,
     C_TYPES,
@@ -37,5 +37,6 @@ __all__ = [
     "BLOCK_SUM", "COMPARE_SWAP", "C_TYPES", "ENV_VAR", "LONG_ROW", "NAMES", "STREAM_BLOCKS",
     "WARP_ROW", "Backend", "CupyBackend", "NumpyBackend", "backend_of", "c_type", "clock",
     "compile_kernel", "fused", "get_backend", "gpu_count", "hub_pieces", "identity",
+    "read_together",
     "row_positions", "to_host", "while_alive", "SMALL_GRAPH_EDGES", "backend_for", "choose",
 ]  # fmt: skip

@@ -375,6 +375,21 @@ class Backend(ABC):
         a pool)."""
 
 
+def read_together(arrays: list[tuple[Backend, Any]]) -> list[list[int]]:
+    """The entries of each small integer array of ``arrays`` (``(backend, array)`` pairs) as
+    a list of Python ints, in order: every array of one backend (one GPU) brought back by one
+    :meth:`Backend.read`, in its activation."""
+    groups: dict[Backend, list[int]] = {}
+    for k, (backend, _) in enumerate(arrays):
+        groups.setdefault(backend, []).append(k)
+    values: list = [None] * len(arrays)
+    for backend, ks in groups.items():
+        with backend.activate():
+            for k, read in zip(ks, backend.read([arrays[k][1] for k in ks]), strict=True):
+                values[k] = read
+    return values
+
+
 def identity(reduce: str, dtype: np.dtype):
     """What a ``reduce`` ("sum" or "min") of no entries gives: 0, or the dtype's largest value."""
     if reduce == "sum":

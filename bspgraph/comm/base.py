@@ -9,7 +9,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from ..backend import Backend, backend_of
+from ..backend import Backend, backend_of, read_together
 from .message import Slab, Update
 from .transport import RoundStats, Transport
 
@@ -265,14 +265,10 @@ def split(update: Update, keys, count: int, skip: int | None = None,
 def key_counts(splits: Sequence[tuple[Update, Any]], count: int) -> list[list[int]]:
     """For each ``(update, keys)`` of ``splits``, how many of its entries have each key in
     ``[0, count)``: tallied on each update's device and read together, one host read a
-    device (``Backend.read``)."""
-    tallies: dict[Backend, list[int]] = {}
-    for k, (update, _) in enumerate(splits):
-        tallies.setdefault(backend_of(update.ids), []).append(k)
-    sizes: list = [None] * len(splits)
-    for backend, ks in tallies.items():
+    device (:func:`~bspgraph.backend.read_together`)."""
+    tallies = []
+    for update, keys in splits:
+        backend = backend_of(update.ids)
         with backend.activate():
-            read = backend.read([backend.tally(splits[k][1], count) for k in ks])
-        for k, values in zip(ks, read, strict=True):
-            sizes[k] = values
-    return sizes
+            tallies.append((backend, backend.tally(keys, count)))
+    return read_together(tallies)

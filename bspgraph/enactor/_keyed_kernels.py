@@ -5,8 +5,8 @@ labels), with at most one ``Follow`` column (BFS parents), takes two kernels her
 
 - ``pack_best`` writes a device's package grouped by owner (as a sender writes one send
   buffer a destination), its own vertices left out: counts by owner (read with every
-  part's, by the enactor), then each entry to its owner's slice; a selective exchange sends the slices
-  (``Update.by_owner``), no split;
+  part's, by the enactor), then each entry to its owner's slice; a selective exchange sends
+  the slices (``Update.by_owner``), no split;
 - ``apply_best`` combines each arrived Update's entries into the key (the winner's follower
   taken along) and lists the winners and the returned vertices (those this device owns,
   unless ``needs_all``), each vertex once a superstep, their out-edges counted on the way:

@@ -28,7 +28,7 @@ from types import SimpleNamespace
 import numpy as np
 
 from .. import comm
-from ..backend import backend_of, fused, get_backend, gpu_count, to_host, while_alive
+from ..backend import backend_of, fused, get_backend, gpu_count, read_together, to_host, while_alive
 from ..comm.message import Packed, Slab, Update
 from ..comm.transport import failing_together
 from ..exceptions import DeviceError
@@ -628,16 +628,11 @@ def _dense_choice(primitive, contract: Contract, blocks, share: int, transport, 
 def _read_each(backends: dict, values: dict) -> dict:
     """``values`` (per device: None, an int, or counts on the device) on the host: a 0-d
     count as an int, an array as a list; every count of a GPU read in one copy
-    (``Backend.read``)."""
-    waiting: dict = {}
-    for d, value in values.items():
-        if value is not None and not isinstance(value, int):
-            waiting.setdefault(backends[d], []).append(d)
+    (:func:`~bspgraph.backend.read_together`)."""
+    waiting = [d for d, value in values.items() if value is not None and not isinstance(value, int)]
     read = dict(values)
-    for backend, ds in waiting.items():
-        with backend.activate():
-            for d, numbers in zip(ds, backend.read([values[d] for d in ds]), strict=True):
-                read[d] = numbers[0] if values[d].ndim == 0 else numbers
+    for d, numbers in zip(waiting, read_together([(backends[d], values[d]) for d in waiting])):
+        read[d] = numbers[0] if values[d].ndim == 0 else numbers
     return read
 
 

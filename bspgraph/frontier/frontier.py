@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from ..backend import read_together
 from ..graph.graph import index_dtype
 
 
@@ -194,20 +195,16 @@ class Frontier:
 
 def read_counts(frontiers) -> None:
     """Read the deferred counts of ``frontiers`` (a producer's, :meth:`Frontier.defer_counts`)
-    together: one host read per device (``Backend.read``), where one each would wait for the
-    device as many times."""
-    pending: dict = {}
-    for frontier in frontiers:
-        if frontier._counted is not None:
-            pending.setdefault(frontier.backend, []).append(frontier)
-    for backend, waiting in pending.items():
-        arrays = [c for f in waiting for c in f._counted[0] if not isinstance(c, int)]
-        with backend.activate():
-            values = iter(backend.read(arrays))
-        for frontier in waiting:
-            counts = frontier._counted[0]
-            read = [next(values) for c in counts if not isinstance(c, int)]
-            frontier._read_counts(_spliced(counts, read))
+    together: one host read per device (:func:`~bspgraph.backend.read_together`), where one
+    each would wait for the device as many times."""
+    pending = [frontier for frontier in frontiers if frontier._counted is not None]
+    values = iter(read_together([(frontier.backend, count) for frontier in pending
+                                 for count in frontier._counted[0]
+                                 if not isinstance(count, int)]))  # fmt: skip
+    for frontier in pending:
+        counts = frontier._counted[0]
+        read = [next(values) for count in counts if not isinstance(count, int)]
+        frontier._read_counts(_spliced(counts, read))
 
 
 def _spliced(counts: tuple, read: list[list[int]]) -> list[int]:
