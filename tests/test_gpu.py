@@ -617,6 +617,11 @@ def test_grid_stride_passes_equal_numpy(size):
         for dtype in (np.int32, np.int64, np.uint32):  # the last: CuPy's indexing
             got = cupy.mask_of(cupy.asarray(repeated.astype(dtype)), size)
             np.testing.assert_array_equal(got.get(), mask)
+            # a kernel's list and its tally: the first count[0] only, read by the kernel
+            listed = np.concatenate([repeated, np.flatnonzero(~mask)[:7]]).astype(dtype)
+            tally = cupy.asarray(np.array([repeated.size, 0], dtype=np.uint64))
+            got = cupy.mask_of(cupy.asarray(listed), size, count=tally)
+            np.testing.assert_array_equal(got.get(), mask)
         for dtype, count in [(np.int32, int(mask.sum())), (np.int64, None)]:
             got = cupy.nonzero(cupy.asarray(mask), dtype, count)
             assert got.dtype == dtype

@@ -5,14 +5,22 @@ phase together (one copy a GPU), so that the reads around the step do not grow w
 the outputs' sizes (they size the messages), what a large output keeps at home (the Slab
 choice), the owners' shares of the Updates (the split), and the next frontiers' sizes with the
 returned vertices' out-edges. PageRank's own convergence test reads its L1 change on each
-part.
+part. Where a frontier's out-edges foretell a Slab, the parts of one memory send it without
+reading their outputs' sizes at all.
 """
+
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from strategies import examples, graphs
 
 import bspgraph as bg
 from benchmarks.host_reads import runs
+from bspgraph._counting import READS, CountingBackend, counting
+from bspgraph.frontier import Frontier
 from bspgraph.primitives.bfs import BFS
 from bspgraph.testing import host_reads
 
@@ -54,3 +62,38 @@ def test_a_read_the_step_does_not_make_is_counted(rmat):
     plain = host_reads(BFS(direction="push"), graph, devices=3, source=source)
     reading = host_reads(Reading(direction="push"), graph, devices=3, source=source)
     assert [r - p for r, p in zip(reading.superstep, plain.superstep)] == [3] * len(plain.superstep)
+
+
+@examples(25)
+@given(graphs(), st.integers(2, 5), st.sampled_from(["edge_balanced", "random"]),
+       st.sampled_from(bg.testing.COMMUNICATORS), st.sampled_from(["bfs auto", "sssp", "cc"]))  # fmt: skip
+def test_runs_counted_as_a_gpu_makes_them_give_one_devices_answer(
+    graph, parts, partitioner, communicator, name
+):
+    """The paths a GPU takes (Slabs foreseen from a frontier's out-edges, sizes counted on the
+    device) on awkward graphs: the one-device answer."""
+    graph, _ = graph
+    if graph.num_vertices == 0:
+        return
+    primitive, params = runs(graph)[name]
+    reads = host_reads(primitive, graph, devices=parts, partitioner=partitioner,
+                       communicator=communicator, **params)  # fmt: skip
+    expected, _ = bg.enact(runs(graph)[name][0], graph, backend="numpy", **params)
+    for output, values in expected.items():
+        if values is not None:
+            np.testing.assert_array_equal(reads.result[output], values)
+
+
+def test_a_listed_frontiers_mask_marks_its_first_count_of_ids():
+    """A kernel's list and its count on the device: the mask marks the counted ids only
+    (a backend without such a kernel reads the count: one read)."""
+    backend = CountingBackend()
+    with counting(backend):
+        out = backend.asarray(np.array([4, 1, 7, 0, 0], dtype=np.int32))  # 3 listed, then junk
+        tally = backend.asarray(np.array([3, 12], dtype=np.uint64))
+        frontier = Frontier.listed(SimpleNamespace(num_vertices=9, backend=backend), out, tally)
+        before = READS.count
+        mask = frontier.mask
+        assert READS.count - before == 1
+        assert np.flatnonzero(mask).tolist() == [1, 4, 7]
+        assert not frontier.size_known and len(frontier) == 3 and frontier.size_known

@@ -212,9 +212,12 @@ class Backend(ABC):
         out[span] = mask[span]
         return out
 
-    def mask_of(self, ids, size: int):
+    def mask_of(self, ids, size: int, count=None):
         """A bool array of ``size`` entries, True at the integer ``ids`` (a frontier's dense
-        form)."""
+        form); with ``count`` (an array on the device whose first entry says how many of
+        ``ids`` lead: a kernel's list and its tally), at the first ``count[0]`` only."""
+        if count is not None:
+            ids = ids[: int(count[0])]
         mask = self.xp.zeros(size, dtype=bool)
         mask[self.index(ids)] = True
         return mask

@@ -312,8 +312,12 @@ extern "C" __global__ void where_at(const ID* index, long long n, const bool* ma
   }
 }
 """
+# The first n ids, or with ``count`` (not null) the first count[0] of them (a kernel's list
+# and its tally, on the device: no host read)
 MARK = r"""
-extern "C" __global__ void mark(const ID* ids, long long n, bool* mask) {
+extern "C" __global__ void mark(const ID* ids, long long n, const unsigned long long* count,
+                                bool* mask) {
+  if (count && (unsigned long long)n > count[0]) n = (long long)count[0];
   for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n;
        i += (long long)gridDim.x * blockDim.x)
     mask[ids[i]] = true;

@@ -179,13 +179,16 @@ class CupyBackend(Backend):
         mask = self.xp.ascontiguousarray(mask, dtype=bool)
         return cuda.nonzero(self.xp, mask, np.dtype(dtype), count)
 
-    def mask_of(self, ids, size: int):
-        """A memset and one pass over ``ids``, without CuPy's indexing machinery."""
-        if ids.dtype.str[1:] not in ("i4", "i8"):
-            return super().mask_of(ids, size)
+    def mask_of(self, ids, size: int, count=None):
+        """A memset and one pass over ``ids``, without CuPy's indexing machinery; the kernel
+        reads ``count`` itself (no host read)."""
+        if ids.dtype.str[1:] not in ("i4", "i8") or (count is not None
+                                                     and count.dtype != np.uint64):  # fmt: skip
+            return super().mask_of(ids, size, count)
         mask = self.xp.zeros(size, dtype=bool)
         ids = self.xp.ascontiguousarray(ids)
-        cuda.stream(self.xp, cuda.MARK, "mark", ids.shape[0], ids, mask, ID=cuda.c_type(ids))
+        cuda.stream(self.xp, cuda.MARK, "mark", ids.shape[0], ids,
+                    np.uintp(0) if count is None else count, mask, ID=cuda.c_type(ids))  # fmt: skip
         return mask
 
     def masked_sum(self, values, mask) -> int:

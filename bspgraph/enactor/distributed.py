@@ -104,6 +104,9 @@ def _enact(primitive, graph, transport, backends, partitioner, communicator, see
                                                   pattern.direct)  # fmt: skip
     blocks = _blocks(owner, devices, transport) if dense else None
     dense, share = blocks is not None, backends[local[0]].dense_share
+    # Slabs foreseen from the frontiers' out-edges: in one memory, where a read waits for
+    # the device (a GPU's parts), so that a superstep of many vertices reads once
+    foresee = dense and shared and backends[local[0]].costly_supersteps
     frontiers = each(functools.partial(primitive.init_frontier, **params), devices, states)
     if not primitive.needs_all:  # each vertex starts on its owner only
         frontiers = each(_owned_part, devices, frontiers)
@@ -121,22 +124,30 @@ def _enact(primitive, graph, transport, backends, partitioner, communicator, see
         if check:
             each(functools.partial(verify, primitive, contract, iteration), devices,
                  before, states, outputs)  # fmt: skip
-        read_counts(outputs.values())  # every part's sizes: one read a GPU
+        # Each device's message: a Slab (covering every vertex or not) or an Update. Where
+        # its frontier's out-edges foretell a Slab (_foreseen), it is chosen without reading
+        # the step's count: the host queues the exchange behind the step's kernels.
+        whole = dict.fromkeys(local)
+        if foresee:
+            whole.update(each(functools.partial(_foreseen, primitive, contract, share,
+                                                transport.size), devices, frontiers, outputs))  # fmt: skip
+        counted = [d for d in local if whole[d] is None]
+        read_counts(outputs[d] for d in counted)  # their sizes: one read a GPU
         # What follows is communication, timed on each GPU's queue (from the end of the
         # step's kernels to the end of the exchange's): this process does not wait here.
         comm_started = [backend.mark() for backend in gpus]
-        # Each device's message: a Slab (covering every vertex or not) or an Update
-        whole = dict.fromkeys(local)
-        large = [d for d in local if dense and _many(contract, blocks, share, transport,
-                                                     devices[d], states[d], outputs[d])]  # fmt: skip
+        large = [d for d in counted if dense and _many(contract, blocks, share, transport,
+                                                       devices[d], states[d], outputs[d])]  # fmt: skip
         if large:  # what each large output keeps at home, read at once
             kept = _read_each(backends, each(_owned_count, {d: devices[d] for d in large},
                                              outputs))  # fmt: skip
-            whole.update({d: _dense_choice(primitive, contract, blocks, share, transport,
-                                           devices[d], states[d], outputs[d], kept[d])
-                          for d in large})  # fmt: skip
+            whole.update({d: _dense_choice(
+                primitive, contract, share, transport.size, devices[d], len(outputs[d]), kept[d],
+                _entry_bytes(contract, blocks, devices[d], states[d]) if transport.wire else None,
+            ) for d in large})  # fmt: skip
         if not pattern.direct and None in whole.values():  # one kind for every device
             whole = dict.fromkeys(local)
+            read_counts(outputs.values())  # (those foreseen)
         messages = each(functools.partial(_message, contract, blocks), devices, states, bases,
                         packers, outputs, whole)  # fmt: skip
         if packed:  # every part's counts by owner: one read a GPU
@@ -432,7 +443,7 @@ def _next_frontier(primitive, contract: Contract, blocks, stamp: int, graph, sta
     set ``out_edges`` and ``pulled_from`` again, for every device alike). A keyed contract
     with its backend's kernels (``keyed``, :func:`_keyed`) combines and lists a few arrived
     vertices in one kernel a piece, ``stamp`` (this superstep's number) marking each once."""
-    if not (len(output) or inbox):  # an empty superstep here: no kernel
+    if not (inbox or len(output)):  # an empty superstep here: no kernel
         return Frontier.from_ids(graph, output.ids)
     if any(isinstance(message, Slab) for message in inbox):
         return _next_frontier_dense(primitive, contract, blocks, graph, state, bases, keyed,
@@ -599,22 +610,37 @@ def _entry_bytes(contract: Contract, blocks, graph, state) -> tuple[int, int, in
     return graph.indices.dtype.itemsize, value, own
 
 
-def _dense_choice(primitive, contract: Contract, blocks, share: int, transport, graph, state,
-                  output: Frontier, kept: int) -> bool | None:  # fmt: skip
-    """Whether this device, which returned many vertices (:func:`_many`), ``kept`` of them its
-    own, sends a Slab this superstep, and if so whether it covers every vertex (True) or only
-    the device's own block (False); None: an Update. It covers every vertex unless no other
-    device's vertex can have changed here (replace, or every returned vertex is owned).
-    Over a wire (``transport.wire``) a Slab goes where it holds fewer bytes
-    than the Update; in one memory, where the entries that travel from this device number
-    V / (``share`` P) or more (``share``: the backend's ``dense_share``, so that P devices
-    alike send V / ``share`` in all), times P - 1 when every device needs every vertex's
-    value from every other (each receives P - 1 whole columns)."""
-    size, parts, returned = graph.num_vertices, transport.size, len(output)
+def _foreseen(primitive, contract: Contract, share: int, parts: int, graph, frontier: Frontier,
+              output: Frontier) -> bool | None:  # fmt: skip
+    """The Slab (:func:`_dense_choice`: True, every vertex; False, the device's block) that
+    this device's ``frontier`` foretells for the ``output`` its step made from it, where that
+    output's size is still counted on the device; None: none foretold (the count is read and
+    :func:`_many` decides). Each vertex a step returns has an edge from the frontier (pushed
+    or pulled), so at most its out-edges (and V) return: a Slab is foretold where that many
+    would make one pay, a share 1 / ``parts`` of them owned here. One memory only (a Slab
+    there is a view): a wrong guess costs a pass over a block, not bytes on a link."""
+    if output.size_known or frontier.out_edges is None:
+        return None
+    returned = min(frontier.out_edges, graph.num_vertices)
+    return _dense_choice(primitive, contract, share, parts, graph, returned, returned // parts)
+
+
+def _dense_choice(primitive, contract: Contract, share: int, parts: int, graph,
+                  returned: int, kept: int, wire=None) -> bool | None:  # fmt: skip
+    """Whether this device, which returned many (``returned``) vertices (:func:`_many`),
+    ``kept`` of them its own, sends a Slab this superstep, and if so whether it covers every
+    vertex (True) or only the device's own block (False); None: an Update. It covers every
+    vertex unless no other device's vertex can have changed here (replace, or every returned
+    vertex is owned). Over a wire (``wire``: :func:`_entry_bytes`) a Slab goes where it holds
+    fewer bytes than the Update; in one memory, where the entries that travel from this
+    device number V / (``share`` P) or more (``share``: the backend's ``dense_share``, so
+    that P devices alike send V / ``share`` in all), times P - 1 when every device needs
+    every vertex's value from every other (each receives P - 1 whole columns)."""
+    size = graph.num_vertices
     spread = returned - kept  # returned vertices that other devices own
     whole = not primitive.needs_all or (not contract.owner_only and spread > 0)
-    if transport.wire:  # to owners: the others' blocks; to all: a block or every vertex
-        ident, value, own = _entry_bytes(contract, blocks, graph, state)
+    if wire is not None:  # to owners: the others' blocks; to all: a block or every vertex
+        ident, value, own = wire
         update = (returned if primitive.needs_all else spread) * (ident + value)
         slab = (size if whole else own) if primitive.needs_all else size - own
         return whole if slab * value <= update else None
@@ -680,8 +706,10 @@ def _next_frontier_dense(primitive, contract: Contract, blocks, graph, state, ba
     returned ones' are known) come from their count of the vertices they marked, read from
     the device when first asked for (after every device has queued its kernels)."""
     xp = graph.xp
-    if primitive.needs_all:
-        mask, size, edges = graph.backend.copy(output.mask), len(output), output.out_edges
+    if primitive.needs_all:  # (a size still counted on the device: counted with the mask)
+        known = output.size_known
+        mask = graph.backend.copy(output.mask)
+        size, edges = (len(output), output.out_edges) if known else (None, None)
     else:
         mask, size, edges = _owned_mask(graph, output), None, None
     tally = None

@@ -122,12 +122,22 @@ class Frontier:
 
     @property
     def mask(self):
-        """Bool array, True for members."""
+        """Bool array, True for members (of a producer's list still counted on the device,
+        marked by a kernel that reads the count: no host read)."""
         if self._mask is None:
+            counts, _, _, listed = self._counted or (None, 0, 0, None)
+            if listed is not None:
+                self._mask = self.backend.mask_of(listed, self.num_vertices, count=counts[0])
+                return self._mask
             if self._counted is not None:
                 self._read_counts()
             self._mask = self.backend.mask_of(self._ids, self.num_vertices)
         return self._mask
+
+    @property
+    def size_known(self) -> bool:
+        """Whether the size is known on the host (no count pending on the device)."""
+        return self._counted is None and (self._size is not None or self._ids is not None)
 
     @property
     def is_dense(self) -> bool:

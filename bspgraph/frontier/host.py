@@ -94,8 +94,7 @@ def relax_levels(graph, frontier, distance, every_level: bool = False) -> Fronti
     max_vertices, max_edges = level_limits(graph)
     if not every_level or len(frontier) > max_vertices:  # (then no count of its out-edges)
         return None
-    if frontier.out_edges is None:
-        frontier.out_edges = count_out_edges(graph, frontier)
+    count_out_edges(graph, frontier)  # (kept as frontier.out_edges)
     if not startable(graph, frontier):
         return None
     level, lowered = frontier, []

@@ -56,8 +56,8 @@ class BFS(Primitive):
 
     def step(self, graph, frontier, state, iteration):
         direction = self.options.get("direction", "auto")
-        if frontier.out_edges is None and direction == "auto":  # the direction test's count
-            frontier.out_edges = fr.count_out_edges(graph, frontier)
+        if direction == "auto":  # the direction test's count, kept as frontier.out_edges
+            fr.count_out_edges(graph, frontier)
         counted = self.counted[graph.context.device]
         if counted is not None:
             counted = None if frontier.out_edges is None else counted + frontier.out_edges

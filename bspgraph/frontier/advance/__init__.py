@@ -159,13 +159,15 @@ class _Discard:
 
 def count_out_edges(graph, frontier: Frontier) -> int:
     """The out-edges of ``frontier`` in the whole graph (``cost_degrees``: the same count on
-    every device): its producer's count when it made one, else a sum over its ids or mask."""
-    if frontier.out_edges is not None:
-        return frontier.out_edges
-    out_degree = graph.cost_degrees()[0]
-    if frontier.is_dense:  # after a pull: no ids needed
-        return graph.backend.masked_sum(out_degree, frontier.mask)
-    return graph.backend.sum_at(out_degree, frontier.ids)
+    every device): its producer's count when it made one, else a sum over its ids or mask,
+    kept as the frontier's ``out_edges`` for later readers (the enactor's message choice)."""
+    if frontier.out_edges is None:
+        out_degree = graph.cost_degrees()[0]
+        if frontier.is_dense:  # after a pull: no ids needed
+            frontier.out_edges = graph.backend.masked_sum(out_degree, frontier.mask)
+        else:
+            frontier.out_edges = graph.backend.sum_at(out_degree, frontier.ids)
+    return frontier.out_edges
 
 
 def stays_pulled(graph, frontier: Frontier) -> bool:
