@@ -997,9 +997,11 @@ def test_parts_on_one_gpu_match_networkx(case, data, parts):
 
 @pytest.mark.parametrize("parts", [2, 5])
 @pytest.mark.parametrize("follower", [False, True])
-def test_a_package_packed_by_owner_holds_every_entry_in_its_owners_slice(parts, follower):
+@pytest.mark.parametrize("listed", [False, True])
+def test_a_package_packed_by_owner_holds_every_entry_in_its_owners_slice(parts, follower, listed):
     """Each other owner's entries in its slice, with their values; the sender's own (owner
-    1 here) left out: its slice is empty."""
+    1 here) left out: its slice is empty. A kernel's list packs its counted ids only (the
+    count read on the device)."""
     from types import SimpleNamespace
 
     from bspgraph.enactor._keyed_kernels import KeyedKernels
@@ -1015,7 +1017,13 @@ def test_a_package_packed_by_owner_holds_every_entry_in_its_owners_slice(parts, 
     )
     ids = rng.choice(n, 3000, replace=False).astype(graph.indices.dtype)
     kernels = KeyedKernels(graph, state, ("depth", "parent" if follower else None), 0)
-    packed = kernels.pack(cp.asarray(owner), parts, 1, cp.asarray(ids))
+    if listed:  # 3000 listed, then ids beyond the count
+        rest = np.setdiff1d(np.arange(n), ids)[:500].astype(ids.dtype)
+        count = cp.asarray(np.array([ids.size, 0], dtype=np.uint64))
+        packed = kernels.pack(cp.asarray(owner), parts, 1, cp.asarray(np.concatenate([ids, rest])),
+                              count)  # fmt: skip
+    else:
+        packed = kernels.pack(cp.asarray(owner), parts, 1, cp.asarray(ids))
     update = packed.update(packed.counts.get().tolist())  # (the enactor reads every part's)
     counts = np.bincount(owner[ids], minlength=parts)
     counts[1] = 0

@@ -20,7 +20,7 @@ from strategies import examples, graphs
 import bspgraph as bg
 from benchmarks.host_reads import runs
 from bspgraph._counting import READS, CountingBackend, counting
-from bspgraph.frontier import Frontier
+from bspgraph.frontier import Frontier, read_counts
 from bspgraph.primitives.bfs import BFS
 from bspgraph.testing import host_reads
 
@@ -92,8 +92,12 @@ def test_a_listed_frontiers_mask_marks_its_first_count_of_ids():
         out = backend.asarray(np.array([4, 1, 7, 0, 0], dtype=np.int32))  # 3 listed, then junk
         tally = backend.asarray(np.array([3, 12], dtype=np.uint64))
         frontier = Frontier.listed(SimpleNamespace(num_vertices=9, backend=backend), out, tally)
+        ids, count = frontier.listing  # a packer takes them as they are
+        assert ids is out and count is tally
         before = READS.count
         mask = frontier.mask
         assert READS.count - before == 1
         assert np.flatnonzero(mask).tolist() == [1, 4, 7]
-        assert not frontier.size_known and len(frontier) == 3 and frontier.size_known
+        other = backend.asarray(np.array([5, 6], dtype=np.int64))
+        assert read_counts([frontier], [(backend, other)]) == [[5, 6]]  # read together
+        assert frontier.size_known and len(frontier) == 3 and frontier.listing is None

@@ -110,13 +110,16 @@ extern "C" __global__ void apply_block(long long first, long long n, const KEY* 
 """
 )
 
-# Two launches over a package's ids: owner_counts adds up the entries of each owner (a block's
+# Two launches over a package's ids (the first listed[0] of them, when listed is not null: a
+# kernel's list and its count, on the device): owner_counts adds up the entries of each owner (a block's
 # counts in shared memory first), pack_by_owner writes entry j at its owner's offset (the
 # counts of the owners before it) plus its place among that owner's entries (one atomic per
 # owner a warp: the lanes of one owner take consecutive places).
 _PACK = r"""
-extern "C" __global__ void owner_counts(const ID* ids, long long n, const OWNER* owner,
-                                        int parts, int skip, unsigned long long* counts) {
+extern "C" __global__ void owner_counts(const ID* ids, long long n,
+    const unsigned long long* listed, const OWNER* owner, int parts, int skip,
+    unsigned long long* counts) {
+  if (listed && (unsigned long long)n > listed[0]) n = (long long)listed[0];
   __shared__ unsigned long long block_counts[64];
   for (int k = threadIdx.x; k < parts; k += blockDim.x) block_counts[k] = 0;
   __syncthreads();
@@ -130,10 +133,11 @@ extern "C" __global__ void owner_counts(const ID* ids, long long n, const OWNER*
     if (block_counts[k]) atomicAdd(&counts[k], block_counts[k]);
 }
 
-extern "C" __global__ void pack_by_owner(const ID* ids, long long n, const OWNER* owner,
-    int parts, int skip, const unsigned long long* counts, unsigned long long* filled,
-    const KEY* key,
+extern "C" __global__ void pack_by_owner(const ID* ids, long long n,
+    const unsigned long long* listed, const OWNER* owner, int parts, int skip,
+    const unsigned long long* counts, unsigned long long* filled, const KEY* key,
     const FOL* follower, ID* out_ids, KEY* out_key, FOL* out_follower) {
+  if (listed && (unsigned long long)n > listed[0]) n = (long long)listed[0];
   for (long long j = blockIdx.x * (long long)blockDim.x + threadIdx.x; j < n;
        j += (long long)gridDim.x * blockDim.x) {
     const ID v = ids[j];
@@ -206,23 +210,24 @@ class KeyedKernels:
             return key_in, NULL
         return key_in, cp.ascontiguousarray(values[self.columns[1]], dtype=follower.dtype)
 
-    def pack(self, owner, parts: int, skip: int, ids) -> Packed:
-        """The package at ``ids`` (distinct) grouped by ``owner`` (a device array) over
+    def pack(self, owner, parts: int, skip: int, ids, count=None) -> Packed:
+        """The package at ``ids`` (distinct; with ``count``, a device array, its first
+        ``count[0]``: a kernel's list, not read) grouped by ``owner`` (a device array) over
         ``parts`` owners, without the entries of owner ``skip`` (the sender: its own vertices
         stay; their piece is empty); its counts by owner stay on the device (``Packed``)."""
         cp = self.graph.xp
         key, follower, types = self._columns()
         n = ids.shape[0]
-        ids = cp.ascontiguousarray(ids)
+        ids, listed = cp.ascontiguousarray(ids), _or_null(count)
         types.update(ID=c_type(ids), OWNER=c_type(owner))
         counts = cp.zeros(2 * parts, dtype=cp.uint64)  # the counts, then the places filled
-        stream(cp, _PACK, "owner_counts", n, ids, owner, np.int32(parts), np.int32(skip), counts,
-               **types)  # fmt: skip
+        stream(cp, _PACK, "owner_counts", n, ids, listed, owner, np.int32(parts),
+               np.int32(skip), counts, **types)  # fmt: skip
         out_ids, out_key = cp.empty_like(ids), cp.empty(n, dtype=key.dtype)
         out_follower = None if follower is None else cp.empty(n, dtype=follower.dtype)
-        stream(cp, _PACK, "pack_by_owner", n, ids, owner, np.int32(parts), np.int32(skip),
-               counts, counts[parts:], key, _or_null(follower), out_ids, out_key,
-               _or_null(out_follower), **types)  # fmt: skip
+        stream(cp, _PACK, "pack_by_owner", n, ids, listed, owner, np.int32(parts),
+               np.int32(skip), counts, counts[parts:], key, _or_null(follower), out_ids,
+               out_key, _or_null(out_follower), **types)  # fmt: skip
         values = {self.columns[0]: out_key}
         if follower is not None:
             values[self.columns[1]] = out_follower

@@ -125,19 +125,25 @@ def _enact(primitive, graph, transport, backends, partitioner, communicator, see
             each(functools.partial(verify, primitive, contract, iteration), devices,
                  before, states, outputs)  # fmt: skip
         # Each device's message: a Slab (covering every vertex or not) or an Update. Where
-        # its frontier's out-edges foretell a Slab (_foreseen), it is chosen without reading
-        # the step's count: the host queues the exchange behind the step's kernels.
+        # the step's count is still on the device (a GPU's parts), its frontier's out-edges
+        # bound it (_returned_at_most): the Slab they foretell, or an Update they make
+        # certain that is packed on the device, goes without reading the count, so that the
+        # host queues the exchange behind the step's kernels.
         whole = dict.fromkeys(local)
-        if foresee:
-            whole.update(each(functools.partial(_foreseen, primitive, contract, share,
-                                                transport.size), devices, frontiers, outputs))  # fmt: skip
-        counted = [d for d in local if whole[d] is None]
-        read_counts(outputs[d] for d in counted)  # their sizes: one read a GPU
+        bounds = {d: _returned_at_most(devices[d], frontiers[d], outputs[d]) if foresee else None
+                  for d in local}  # (host values only: no activation)  # fmt: skip
+        for d, bound in bounds.items():
+            if bound is not None:
+                whole[d] = _dense_choice(primitive, contract, share, transport.size, devices[d],
+                                         bound, bound // transport.size)  # fmt: skip
+        sized = [d for d in local if bounds[d] is None or whole[d] is None
+                 and (packers[d] is None or outputs[d].listing is None)]  # fmt: skip
+        read_counts(outputs[d] for d in sized)  # their sizes: one read a GPU
         # What follows is communication, timed on each GPU's queue (from the end of the
         # step's kernels to the end of the exchange's): this process does not wait here.
         comm_started = [backend.mark() for backend in gpus]
-        large = [d for d in counted if dense and _many(contract, blocks, share, transport,
-                                                       devices[d], states[d], outputs[d])]  # fmt: skip
+        large = [d for d in local if bounds[d] is None and dense
+                 and _many(contract, blocks, share, transport, devices[d], states[d], outputs[d])]  # fmt: skip
         if large:  # what each large output keeps at home, read at once
             kept = _read_each(backends, each(_owned_count, {d: devices[d] for d in large},
                                              outputs))  # fmt: skip
@@ -147,11 +153,11 @@ def _enact(primitive, graph, transport, backends, partitioner, communicator, see
             ) for d in large})  # fmt: skip
         if not pattern.direct and None in whole.values():  # one kind for every device
             whole = dict.fromkeys(local)
-            read_counts(outputs.values())  # (those foreseen)
+            read_counts(outputs.values())  # (those bounded)
         messages = each(functools.partial(_message, contract, blocks), devices, states, bases,
                         packers, outputs, whole)  # fmt: skip
-        if packed:  # every part's counts by owner: one read a GPU
-            messages = _unpacked(backends, messages)
+        if packed:  # every part's counts by owner, and its output's: one read a GPU
+            messages = _unpacked(backends, messages, outputs)
         received, traffic = _exchange(primitive, contract, pattern, transport, messages,
                                       exchange_owner, blocks, staged)  # fmt: skip
         exchanged = [backend.mark() for backend in gpus]
@@ -355,11 +361,11 @@ def _package(contract: Contract, graph, state, bases, packer, output: Frontier) 
     """The communicated state of the ``output`` vertices (the change since the last superstep,
     for ``add``); owners only send when the combiners are ``replace``. With a ``packer``
     (:func:`_packer`), grouped by owner, its counts by owner still on the device (Packed)."""
-    if not len(output):  # nothing changed here: empty views, no kernel
+    if output.size_known and not len(output):  # nothing changed here: empty views, no kernel
         return Update(output.ids, {name: getattr(state, name)[:0] for name in contract.names
                             if getattr(state, name) is not None})  # fmt: skip
-    if packer is not None:
-        return packer(output.ids)
+    if packer is not None:  # (a list still counted on the device: packed as it is)
+        return packer(*(output.listing or (output.ids,)))
     if not contract.owner_only:
         ids = output.ids
     elif output.is_dense:  # one pass over the mask (PageRank's every owned vertex)
@@ -610,19 +616,18 @@ def _entry_bytes(contract: Contract, blocks, graph, state) -> tuple[int, int, in
     return graph.indices.dtype.itemsize, value, own
 
 
-def _foreseen(primitive, contract: Contract, share: int, parts: int, graph, frontier: Frontier,
-              output: Frontier) -> bool | None:  # fmt: skip
-    """The Slab (:func:`_dense_choice`: True, every vertex; False, the device's block) that
-    this device's ``frontier`` foretells for the ``output`` its step made from it, where that
-    output's size is still counted on the device; None: none foretold (the count is read and
-    :func:`_many` decides). Each vertex a step returns has an edge from the frontier (pushed
-    or pulled), so at most its out-edges (and V) return: a Slab is foretold where that many
-    would make one pay, a share 1 / ``parts`` of them owned here. One memory only (a Slab
-    there is a view): a wrong guess costs a pass over a block, not bytes on a link."""
+def _returned_at_most(graph, frontier: Frontier, output: Frontier) -> int | None:
+    """How many vertices the step that made ``output`` from ``frontier`` can have returned,
+    where the output's size is still counted on the device: each has an edge from the
+    frontier (pushed or pulled), so at most its out-edges (and V); None where the size is
+    known or the out-edges are not. The message chosen by this bound
+    (:func:`_dense_choice`, a share 1 / P of the vertices taken as owned here) needs no
+    read: a Slab where so many would make one pay, else an Update. One memory only: a wrong
+    guess of a Slab costs a pass over a block there (a Slab is a view), not bytes on a
+    link."""
     if output.size_known or frontier.out_edges is None:
         return None
-    returned = min(frontier.out_edges, graph.num_vertices)
-    return _dense_choice(primitive, contract, share, parts, graph, returned, returned // parts)
+    return min(frontier.out_edges, graph.num_vertices)
 
 
 def _dense_choice(primitive, contract: Contract, share: int, parts: int, graph,
@@ -662,12 +667,15 @@ def _read_each(backends: dict, values: dict) -> dict:
     return read
 
 
-def _unpacked(backends: dict, messages: dict) -> dict:
+def _unpacked(backends: dict, messages: dict, outputs: dict) -> dict:
     """``messages`` with each Packed one an Update, every part's counts by owner read at once
-    (one host read a GPU)."""
-    counts = _read_each(backends, {d: m.counts for d, m in messages.items()
-                                   if isinstance(m, Packed)})  # fmt: skip
-    return {d: m.update(counts[d]) if isinstance(m, Packed) else m for d, m in messages.items()}
+    with the sizes of those parts' ``outputs`` still counted on the device (one host read a
+    GPU; none without a Packed message)."""
+    packed = {d: m for d, m in messages.items() if isinstance(m, Packed)}
+    counts = read_counts([outputs[d] for d in packed],
+                         [(backends[d], m.counts) for d, m in packed.items()])  # fmt: skip
+    counts = dict(zip(packed, counts, strict=True))
+    return {d: m.update(counts[d]) if d in counts else m for d, m in messages.items()}
 
 
 def _message(contract: Contract, blocks, graph, state, bases, packer, output: Frontier,

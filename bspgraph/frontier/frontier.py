@@ -135,6 +135,14 @@ class Frontier:
         return self._mask
 
     @property
+    def listing(self) -> tuple | None:
+        """``(ids, count)`` where a producer's list is still counted on the device: its ids
+        and that count (a device array whose first entry says how many of ``ids`` lead; the
+        rest are not members); else None. No host read."""
+        counts, size, _, listed = self._counted or (None, 0, 0, None)
+        return (listed, counts[0]) if listed is not None and size == 0 else None
+
+    @property
     def size_known(self) -> bool:
         """Whether the size is known on the host (no count pending on the device)."""
         return self._counted is None and (self._size is not None or self._ids is not None)
@@ -203,18 +211,23 @@ class Frontier:
         return f"Frontier({len(self)} of {self.num_vertices} vertices, {form})"
 
 
-def read_counts(frontiers) -> None:
+def read_counts(frontiers, arrays=()) -> list[list[int]]:
     """Read the deferred counts of ``frontiers`` (a producer's, :meth:`Frontier.defer_counts`)
-    together: one host read per device (:func:`~bspgraph.backend.read_together`), where one
-    each would wait for the device as many times."""
+    together, and the small integer ``arrays`` (``(backend, array)`` pairs: other counts on the
+    devices) with them: one host read per device
+    (:func:`~bspgraph.backend.read_together`), where one each would wait for the device as
+    many times. The values of ``arrays``, in order."""
     pending = [frontier for frontier in frontiers if frontier._counted is not None]
-    values = iter(read_together([(frontier.backend, count) for frontier in pending
-                                 for count in frontier._counted[0]
-                                 if not isinstance(count, int)]))  # fmt: skip
+    arrays = list(arrays)
+    values = iter(read_together([*arrays, *((frontier.backend, count) for frontier in pending
+                                            for count in frontier._counted[0]
+                                            if not isinstance(count, int))]))  # fmt: skip
+    asked = [next(values) for _ in arrays]
     for frontier in pending:
         counts = frontier._counted[0]
         read = [next(values) for count in counts if not isinstance(count, int)]
         frontier._read_counts(_spliced(counts, read))
+    return asked
 
 
 def _spliced(counts: tuple, read: list[list[int]]) -> list[int]:
