@@ -91,7 +91,7 @@ def _enact(primitive, graph, transport, backends, partitioner, communicator, see
     owners = {d: _per_cut(graph, owner, backends[d], backends[d].asarray) for d in local}
     # one process per device: the communicator splits by owner on that device, no copy
     exchange_owner = owner if staged else owners[local[0]]
-    each = functools.partial(_on_each, backends)
+    each = functools.partial(_on_each, backends if staged else None)  # (one GPU: current)
     states = each(functools.partial(allocate, primitive), devices)
     contract = contract_of(primitive, states[local[0]])
     keyed = each(functools.partial(_keyed, contract), devices, states)
@@ -341,10 +341,14 @@ def _sum(transport, numbers: list) -> list:
 
 def _on_each(backends, fn, devices: dict, *per_device_and_constants):
     """``fn(devices[d], *(a[d] for per-device dicts a), *constants)`` for every device d in
-    ``devices``, with d's GPU current; a dict of the results."""
+    ``devices``, with d's GPU current (``backends`` None: this process's one GPU, current
+    for the whole run); a dict of the results."""
     results = {}
     for d in devices:
         args = [a[d] if isinstance(a, dict) else a for a in per_device_and_constants]
+        if backends is None:
+            results[d] = fn(devices[d], *args)
+            continue
         with backends[d].activate():
             results[d] = fn(devices[d], *args)
     return results

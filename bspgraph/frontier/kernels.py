@@ -482,9 +482,11 @@ extern "C" __global__ void relax_push(const ID* ids, const OFF* starts, const lo
 )
 
 
+@functools.cache
 def typed_kernel(cupy, source: str, name: str, cooperative: bool = False, **dtypes) -> object:
     """:func:`compile_kernel` with each keyword's upper-cased token (``id=`` names ``ID``)
-    replaced by the C type of its dtype, and PER_THREAD by EDGES_PER_THREAD."""
+    replaced by the C type of its dtype, and PER_THREAD by EDGES_PER_THREAD (looked up once
+    per key: a superstep launches several)."""
     types = {key.upper(): C_TYPES[np.dtype(dtype).str[1:]] for key, dtype in dtypes.items()}
     return compile_kernel(cupy, source, name, cooperative, PER_THREAD=str(EDGES_PER_THREAD),
                           **types)  # fmt: skip
