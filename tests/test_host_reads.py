@@ -64,6 +64,17 @@ def test_a_read_the_step_does_not_make_is_counted(rmat):
     assert [r - p for r, p in zip(reading.superstep, plain.superstep)] == [3] * len(plain.superstep)
 
 
+@pytest.mark.parametrize("parts", [2, 3, 5])
+def test_a_superstep_whose_slabs_are_foreseen_reads_once(rmat, parts):
+    """SSSP on rmat11: after the first superstep every frontier's out-edges foretell Slabs
+    (they bound what a step returns), so no part's output size is read before the exchange:
+    the next frontiers' read is the only one around the step."""
+    graph, source = rmat
+    primitive, params = runs(graph)["sssp"]
+    reads = host_reads(primitive, graph, devices=parts, **params)
+    assert len(reads.superstep) > 3 and reads.superstep[1:] == [1] * (len(reads.superstep) - 1)
+
+
 @examples(25)
 @given(graphs(), st.integers(2, 5), st.sampled_from(["edge_balanced", "random"]),
        st.sampled_from(bg.testing.COMMUNICATORS), st.sampled_from(["bfs auto", "sssp", "cc"]))  # fmt: skip

@@ -16,7 +16,11 @@ each communicated column over an owner's block of vertices, no ids, neutral wher
 returned, applied to the whole block at once. Parts in this process's memory choose together;
 across processes (MPI, NCCL) each process chooses for its own device, where the pattern sends
 straight to the receivers in one round (selective) and every part is an id range, so that an
-inbox may hold both.
+inbox may hold both. The choice reads the step's count of its output, except on a GPU where
+the frontier's out-edges bound it (each returned vertex has an edge from the frontier): an
+Update they make certain that is packed by owner from the step's list as it is, or on the parts
+of one GPU the Slab they foretell, goes without that read, and the host queues the exchange
+behind the step's kernels (:func:`_chosen_unread`).
 """
 
 from __future__ import annotations
@@ -104,9 +108,11 @@ def _enact(primitive, graph, transport, backends, partitioner, communicator, see
                                                   pattern.direct)  # fmt: skip
     blocks = _blocks(owner, devices, transport) if dense else None
     dense, share = blocks is not None, backends[local[0]].dense_share
-    # Slabs foreseen from the frontiers' out-edges: in one memory, where a read waits for
-    # the device (a GPU's parts), so that a superstep of many vertices reads once
-    foresee = dense and shared and backends[local[0]].costly_supersteps
+    # Messages chosen from the frontiers' out-edges, where a read waits for the device (a
+    # GPU): Updates they make certain, and in one memory the Slabs they foretell
+    bounded = backends[local[0]].costly_supersteps
+    choose = functools.partial(_chosen_unread, primitive, contract, blocks, share, transport,
+                               shared)  # fmt: skip
     frontiers = each(functools.partial(primitive.init_frontier, **params), devices, states)
     if not primitive.needs_all:  # each vertex starts on its owner only
         frontiers = each(_owned_part, devices, frontiers)
@@ -125,24 +131,22 @@ def _enact(primitive, graph, transport, backends, partitioner, communicator, see
             each(functools.partial(verify, primitive, contract, iteration), devices,
                  before, states, outputs)  # fmt: skip
         # Each device's message: a Slab (covering every vertex or not) or an Update. Where
-        # the step's count is still on the device (a GPU's parts), its frontier's out-edges
-        # bound it (_returned_at_most): the Slab they foretell, or an Update they make
-        # certain that is packed on the device, goes without reading the count, so that the
+        # the step's count is still on a GPU, its frontier's out-edges bound it
+        # (_chosen_unread): an Update they make certain that is packed on the device, or in
+        # one memory the Slab they foretell, goes without reading the count, so that the
         # host queues the exchange behind the step's kernels.
         whole = dict.fromkeys(local)
-        bounds = {d: _returned_at_most(devices[d], frontiers[d], outputs[d]) if foresee else None
-                  for d in local}  # (host values only: no activation)  # fmt: skip
-        for d, bound in bounds.items():
-            if bound is not None:
-                whole[d] = _dense_choice(primitive, contract, share, transport.size, devices[d],
-                                         bound, bound // transport.size)  # fmt: skip
-        sized = [d for d in local if bounds[d] is None or whole[d] is None
+        unread = {d: choose(devices[d], states[d], frontiers[d], outputs[d]) for d in local
+                  if bounded}  # (host values only: no activation)  # fmt: skip
+        whole.update({d: chosen for d, (_, chosen) in unread.items()})
+        unread = {d for d, (known, _) in unread.items() if known}
+        sized = [d for d in local if d not in unread or whole[d] is None
                  and (packers[d] is None or outputs[d].listing is None)]  # fmt: skip
         read_counts(outputs[d] for d in sized)  # their sizes: one read a GPU
         # What follows is communication, timed on each GPU's queue (from the end of the
         # step's kernels to the end of the exchange's): this process does not wait here.
         comm_started = [backend.mark() for backend in gpus]
-        large = [d for d in local if bounds[d] is None and dense
+        large = [d for d in local if d not in unread and dense
                  and _many(contract, blocks, share, transport, devices[d], states[d], outputs[d])]  # fmt: skip
         if large:  # what each large output keeps at home, read at once
             kept = _read_each(backends, each(_owned_count, {d: devices[d] for d in large},
@@ -624,14 +628,35 @@ def _returned_at_most(graph, frontier: Frontier, output: Frontier) -> int | None
     """How many vertices the step that made ``output`` from ``frontier`` can have returned,
     where the output's size is still counted on the device: each has an edge from the
     frontier (pushed or pulled), so at most its out-edges (and V); None where the size is
-    known or the out-edges are not. The message chosen by this bound
-    (:func:`_dense_choice`, a share 1 / P of the vertices taken as owned here) needs no
-    read: a Slab where so many would make one pay, else an Update. One memory only: a wrong
-    guess of a Slab costs a pass over a block there (a Slab is a view), not bytes on a
-    link."""
+    known or the out-edges are not."""
     if output.size_known or frontier.out_edges is None:
         return None
     return min(frontier.out_edges, graph.num_vertices)
+
+
+def _chosen_unread(primitive, contract: Contract, blocks, share: int, transport, slabs: bool,
+                   graph, state, frontier: Frontier, output: Frontier) -> tuple[bool, bool | None]:  # fmt: skip
+    """Whether this device's message is chosen without reading its output's size, and which
+    (as :func:`_dense_choice`: None, an Update). The frontier's out-edges bound the size
+    (:func:`_returned_at_most`). An Update is certain where no Slab may travel (``blocks``
+    None) or where not even that many returned vertices would make one pay, whether none or
+    all of them are owned here (the choice grows with the returned vertices). With ``slabs``
+    (one memory) the Slab the bound foretells is chosen too, a share 1 / P of it taken as
+    owned: a wrong guess costs a pass over a block there (a Slab is a view), where over a
+    link it would cost bytes."""
+    bound = _returned_at_most(graph, frontier, output)
+    if bound is None:
+        return False, None
+    if blocks is None:
+        return True, None
+    wire = _entry_bytes(contract, blocks, graph, state) if transport.wire else None
+    choice = functools.partial(_dense_choice, primitive, contract, share, transport.size, graph,
+                               bound, wire=wire)  # fmt: skip
+    if choice(0) is None and choice(bound) is None:
+        return True, None
+    if slabs:
+        return True, choice(bound // transport.size)
+    return False, None
 
 
 def _dense_choice(primitive, contract: Contract, share: int, parts: int, graph,
