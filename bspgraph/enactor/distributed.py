@@ -116,6 +116,10 @@ def _enact(primitive, graph, transport, backends, partitioner, communicator, see
     frontiers = each(functools.partial(primitive.init_frontier, **params), devices, states)
     if not primitive.needs_all:  # each vertex starts on its owner only
         frontiers = each(_owned_part, devices, frontiers)
+    if bounded:  # their out-edges bound the first steps' outputs: one read before the loop
+        each(lambda graph, frontier: frontier.defer_counts(graph.cost_degrees()[0]), devices,
+             frontiers)  # fmt: skip
+        read_counts(frontiers.values())
     bases = each(functools.partial(_bases, contract), devices, states)
     packed = any(packer is not None for packer in packers.values())
     iteration, joined, marks = 0, False, []
@@ -166,8 +170,8 @@ def _enact(primitive, graph, transport, backends, partitioner, communicator, see
                                       exchange_owner, blocks, staged)  # fmt: skip
         exchanged = [backend.mark() for backend in gpus]
         frontiers = each(functools.partial(_next_frontier_counted, primitive, contract, blocks,
-                                           iteration + 1), devices, states, bases, keyed,
-                         outputs, dict(enumerate(received)))  # fmt: skip
+                                           iteration + 1, bounded), devices, states, bases,
+                         keyed, outputs, dict(enumerate(received)))  # fmt: skip
         read_counts([*frontiers.values(), *outputs.values()])  # one read a GPU
         if any(frontier.is_dense for frontier in frontiers.values()):
             frontiers = each(_few_as_ids, devices, frontiers)
@@ -541,15 +545,16 @@ def _stepped(primitive, iteration: int, graph, frontier: Frontier, state) -> Fro
     return output
 
 
-def _next_frontier_counted(primitive, contract: Contract, blocks, stamp: int, graph, state,
-                           bases, keyed, output: Frontier, inbox: list) -> Frontier:  # fmt: skip
-    """:func:`_next_frontier`, its size counted on the device where not known, and (every
-    device needing every update) the out-edges of ``output`` where :func:`_union_edges` may
-    take them (an inbox of Updates, or an early-exit pull's output), for :func:`read_counts`
-    to read with every part's."""
+def _next_frontier_counted(primitive, contract: Contract, blocks, stamp: int, bounded: bool,
+                           graph, state, bases, keyed, output: Frontier, inbox: list) -> Frontier:  # fmt: skip
+    """:func:`_next_frontier`, its size counted on the device where not known (with
+    ``bounded``, its out-edges too: they bound the next step's output, :func:`_chosen_unread`),
+    and (every device needing every update) the out-edges of ``output`` where
+    :func:`_union_edges` may take them (an inbox of Updates, or an early-exit pull's output),
+    for :func:`read_counts` to read with every part's."""
     frontier = _next_frontier(primitive, contract, blocks, stamp, graph, state, bases, keyed,
                               output, inbox)  # fmt: skip
-    frontier.defer_counts()
+    frontier.defer_counts(graph.cost_degrees()[0] if bounded else None)
     if primitive.needs_all and (output.pulled_from is not None
                                 or all(isinstance(update, Update) for update in inbox)):  # fmt: skip
         output.defer_counts(graph.cost_degrees()[0])

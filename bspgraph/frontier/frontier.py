@@ -70,13 +70,17 @@ class Frontier:
 
     @classmethod
     def all(cls, graph) -> Frontier:
-        """Every vertex of ``graph`` (every vertex it owns, on one device of several)."""
-        if graph.context.owned is not None:  # (its size known: no count)
+        """Every vertex of ``graph`` (every vertex it owns, on one device of several), its
+        size and out-edges known (those of a part's vertices summed once per graph)."""
+        if graph.context.owned is not None:
             index = graph.owned_index()
             size = index.stop - index.start if isinstance(index, slice) else index.shape[0]
-            return cls.from_mask(graph, graph.context.owned, size=int(size))
-        n = graph.num_vertices  # (its size known: no count)
-        return cls.from_mask(graph, graph.xp.ones(n, dtype=bool), size=n)
+            edges = graph.cached(("owned out-edges",), lambda: int(
+                graph.backend.total(graph.cost_degrees()[0][index])))  # fmt: skip
+            return cls.from_mask(graph, graph.context.owned, size=int(size), out_edges=edges)
+        n = graph.num_vertices
+        return cls.from_mask(graph, graph.xp.ones(n, dtype=bool), size=n,
+                             out_edges=int(graph.cost_degrees()[2]))  # fmt: skip
 
     @classmethod
     def empty(cls, graph) -> Frontier:
