@@ -75,11 +75,11 @@ def test_a_read_the_step_does_not_make_is_counted(rmat):
 def test_a_superstep_whose_slabs_are_foreseen_reads_once(rmat, parts):
     """SSSP on rmat11: after the first superstep every frontier's out-edges foretell Slabs
     (they bound what a step returns), so no part's output size is read before the exchange:
-    the next frontiers' read is the only one around the step."""
+    the next frontiers' read is the only one around the step (none where they are empty)."""
     graph, source = rmat
     primitive, params = runs(graph)["sssp"]
     reads = host_reads(primitive, graph, devices=parts, **params)
-    assert len(reads.superstep) > 3 and reads.superstep[1:] == [1] * (len(reads.superstep) - 1)
+    assert len(reads.superstep) > 3 and max(reads.superstep[1:]) == 1
 
 
 @examples(25)

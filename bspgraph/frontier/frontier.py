@@ -176,6 +176,8 @@ class Frontier:
             return
         count_members = self._size is None and self._ids is None
         count_edges = out_degree is not None and self._out_edges is None
+        if count_edges and (self._size == 0 or self._ids is not None and not self._ids.shape[0]):
+            self._out_edges, count_edges = 0, False  # no member: no edge, no kernel
         if not (count_members or count_edges):
             return
         members = self.backend.count(self._mask) if count_members else 0
