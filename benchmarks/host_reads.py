@@ -2,9 +2,11 @@
 
     python -m benchmarks.host_reads                    # rmat12, 2 and 5 parts
     python -m benchmarks.host_reads --scale 14 --devices 2 3 4 5
+    python -m benchmarks.host_reads --communicators selective broadcast butterfly:2
 
 Runs BFS (push and direction-optimising), SSSP, connected components and PageRank from the
-R-MAT graph's highest-degree vertex on ``--devices`` parts (edge_balanced, selective) with
+R-MAT graph's highest-degree vertex on ``--devices`` parts (edge_balanced; selective, or each
+of ``--communicators``) with
 ``bg.testing.host_reads``: a NumPy backend with a GPU's traits whose every conversion of a
 device value to a host one counts a read. It prints, for each, the reads around the step (the
 enactor's) and within it (NumPy's kernels') superstep by superstep.
@@ -43,14 +45,18 @@ def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--scale", type=int, default=12, help="R-MAT scale (default 12)")
     parser.add_argument("--devices", type=int, nargs="+", default=[2, 5], help="part counts")
+    parser.add_argument("--communicators", nargs="+", default=["selective"],
+                        choices=bg.testing.COMMUNICATORS)  # fmt: skip
     args = parser.parse_args(argv)
     graph = bg.generators.rmat(args.scale, 16, seed=1, weights=True, backend="numpy")
     print(f"rmat{args.scale}: host reads a superstep, around the step / within it")
-    for parts in args.devices:
-        for name, (primitive, params) in runs(graph).items():
-            reads = host_reads(primitive, graph, devices=parts, **params)
-            print(f"  P={parts} {name:9s} around {reads.superstep}  within {reads.step}  "
-                  f"pickled collectives {sum(reads.pickled)}")  # fmt: skip
+    for communicator in args.communicators:
+        for parts in args.devices:
+            for name, (primitive, params) in runs(graph).items():
+                reads = host_reads(primitive, graph, devices=parts, communicator=communicator,
+                                   **params)  # fmt: skip
+                print(f"  {communicator} P={parts} {name:9s} around {reads.superstep}  "
+                      f"within {reads.step}  pickled collectives {sum(reads.pickled)}")  # fmt: skip
 
 
 if __name__ == "__main__":
