@@ -467,6 +467,28 @@ def test_link_equals_numpy(dtype, rows):
 
 
 @pytest.mark.parametrize("dtype", [np.int32, np.int64])
+@pytest.mark.parametrize("n", [0, 1, 257, 1_000_003, 20_000_001])
+def test_flatten_equals_numpy(dtype, n):
+    """fr.flatten on CuPy (a thread a vertex, path halving): NumPy's roots, on random forests
+    past one grid's pass and (up to a million vertices) on a chain, every vertex under the one
+    before it."""
+    import cupy as cp
+
+    rng = np.random.default_rng(n)
+    forests = [rng.random(n) * np.arange(1, n + 1)]
+    if n <= 1_000_003:
+        forests.append(np.maximum(np.arange(n) - 1, 0))
+    for parent in forests:
+        parent = parent.astype(dtype)
+        host = bg.Graph.from_edges([], [], num_vertices=n, backend="numpy")
+        gpu = bg.Graph.from_edges([], [], num_vertices=n, backend="cupy")
+        expected, result = parent.copy(), cp.asarray(parent)
+        fr.flatten(host, expected)
+        fr.flatten(gpu, result)
+        np.testing.assert_array_equal(result.get(), expected)
+
+
+@pytest.mark.parametrize("dtype", [np.int32, np.int64])
 @pytest.mark.parametrize("count", [0, 500, 300_000])
 def test_link_pairs_equals_numpy(dtype, count):
     """fr.link_pairs on CuPy (a thread a pair, ECL-CC's hooking) joins the same trees as

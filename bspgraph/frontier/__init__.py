@@ -1,5 +1,5 @@
 """Frontiers and the operators on them: advance, filter, compute, neighbor_reduce, link,
-link_pairs.
+link_pairs, flatten.
 
 A functor is a plain function of whole arrays, written with the array module so one body runs
 on NumPy and CuPy. An advance functor maps ``(src, dst, eid, weight)`` to a keep-mask (None: keep
@@ -22,7 +22,7 @@ from . import functors
 from .advance import advance, count_out_edges
 from .frontier import Frontier, read_counts
 from .lanes import advance_lanes, reduce_lanes
-from .operators import compute, filter, link, link_pairs, neighbor_reduce  # noqa: A004
+from .operators import compute, filter, flatten, link, link_pairs, neighbor_reduce  # noqa: A004
 
 __all__ = [
     "Frontier",
@@ -32,6 +32,7 @@ __all__ = [
     "count_out_edges",
     "filter",
     "functors",
+    "flatten",
     "link",
     "link_pairs",
     "neighbor_reduce",

@@ -201,3 +201,27 @@ def link_pairs_gpu(backend, parent, tails, heads) -> None:
     kernel = compile_kernel(backend.xp, _LINK_PAIRS, "link_pairs", ID=c_type(parent))
     blocks = min(-(-count // 256), 1 << 16)
     kernel((blocks,), (256,), (tails, heads, np.int64(count), parent))
+
+
+_FLATTEN = (
+    _UNION
+    + r"""
+
+extern "C" __global__ void flatten(ID* parent, long long count) {  // a thread a vertex
+  for (long long v = blockIdx.x * (long long)blockDim.x + threadIdx.x; v < count;
+       v += (long long)gridDim.x * blockDim.x)
+    parent[v] = find((ID)v, parent);  // no root moves here: every vertex at its root
+}
+"""
+)
+
+
+@fused.register("flatten", "cupy", "step")
+def flatten_gpu(backend, parent) -> None:
+    """:func:`~bspgraph.frontier.flatten` on CuPy: each vertex climbs to its root with
+    :func:`link_rows`'s path-halving find, in one grid-stride pass (no host read)."""
+    count = int(parent.shape[0])
+    if count == 0:
+        return
+    kernel = compile_kernel(backend.xp, _FLATTEN, "flatten", ID=c_type(parent))
+    kernel((min(-(-count // 256), 1 << 16),), (256,), (parent, np.int64(count)))

@@ -331,3 +331,18 @@ def test_link_checks_its_arguments(graph):
         fr.link(graph, np.arange(5), direction="both")
     with pytest.raises(ValueError, match="sample"):
         fr.link(graph, np.arange(5), sample=1, frontier=fr.Frontier.from_ids(graph, [0]))
+
+
+@examples(60)
+@given(st.lists(st.floats(0, 1, exclude_max=True), max_size=60))
+def test_flatten_points_every_vertex_at_its_root(fractions):
+    """fr.flatten on any forest with ``parent[x] <= x`` (chains, stars, roots alone): every
+    vertex at the root pointer jumping reaches, roots unmoved."""
+    n = len(fractions)
+    parent = np.array([int(f * (x + 1)) for x, f in enumerate(fractions)], dtype=np.int64)
+    expected = parent.copy()
+    while (expected[expected] != expected).any():
+        expected = expected[expected]
+    graph = bg.Graph.from_edges([], [], num_vertices=n, backend="numpy")
+    fr.flatten(graph, parent)
+    np.testing.assert_array_equal(parent, expected)
