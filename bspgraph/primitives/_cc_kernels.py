@@ -203,23 +203,31 @@ def link_pairs_gpu(backend, parent, tails, heads) -> None:
     kernel((blocks,), (256,), (tails, heads, np.int64(count), parent))
 
 
-_FLATTEN = (
-    _UNION
-    + r"""
-
+_FLATTEN = r"""
 extern "C" __global__ void flatten(ID* parent, long long count) {  // a thread a vertex
+  // Each vertex climbs to its root, halving the path on its way; every write is an atomicMin
+  // of an ancestor, so that a slower thread's halving never raises what a vertex holds: the
+  // root a vertex's own thread writes last is the least of its ancestors, and stays.
+  volatile ID* seen = parent;
   for (long long v = blockIdx.x * (long long)blockDim.x + threadIdx.x; v < count;
-       v += (long long)gridDim.x * blockDim.x)
-    parent[v] = find((ID)v, parent);  // no root moves here: every vertex at its root
+       v += (long long)gridDim.x * blockDim.x) {
+    ID previous = (ID)v, current = seen[v], next;
+    if (current == previous) continue;  // a root
+    while (current > (next = seen[current])) {
+      atomicMin(parent + previous, next);
+      previous = current;
+      current = next;
+    }
+    atomicMin(parent + v, current);
+  }
 }
 """
-)
 
 
 @fused.register("flatten", "cupy", "step")
 def flatten_gpu(backend, parent) -> None:
-    """:func:`~bspgraph.frontier.flatten` on CuPy: each vertex climbs to its root with
-    :func:`link_rows`'s path-halving find, in one grid-stride pass (no host read)."""
+    """:func:`~bspgraph.frontier.flatten` on CuPy: each vertex climbs to its root, halving the
+    path by atomic minima, in one grid-stride pass (no host read)."""
     count = int(parent.shape[0])
     if count == 0:
         return
