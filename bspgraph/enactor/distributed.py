@@ -140,10 +140,10 @@ def _enact(primitive, graph, transport, backends, partitioner, communicator, see
         # one memory the Slab they foretell, goes without reading the count, so that the
         # host queues the exchange behind the step's kernels.
         whole = dict.fromkeys(local)
-        unread = {d: choose(devices[d], states[d], frontiers[d], outputs[d]) for d in local
-                  if bounded}  # (host values only: no activation)  # fmt: skip
-        whole.update({d: chosen for d, (_, chosen) in unread.items()})
-        unread = {d for d, (known, _) in unread.items() if known}
+        choices = {d: choose(devices[d], states[d], frontiers[d], outputs[d]) for d in local
+                   if bounded}  # (host values only: no activation)  # fmt: skip
+        whole.update({d: chosen for d, (_, chosen) in choices.items()})
+        unread = {d for d, (known, _) in choices.items() if known}
         sized = [d for d in local if d not in unread or whole[d] is None
                  and (packers[d] is None or outputs[d].listing is None)]  # fmt: skip
         read_counts(outputs[d] for d in sized)  # their sizes: one read a GPU
