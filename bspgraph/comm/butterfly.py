@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..backend import backend_of
-from .base import CommStats, Communicator, kept, key_counts, merge, merge_all, split
+from .base import CommStats, Communicator, merge, merge_all, split
 from .message import Update
 from .transport import Inbox, RoundStats, Send
 
@@ -168,10 +168,7 @@ class Butterfly(Communicator):
             return self._owner_like(owner, update.ids)[update.ids]
 
         # What each device contributes; with to_all=False its own vertices never leave it.
-        out = {d: updates[d] for d in local}
-        if not to_all:  # (every device's filter counted and read at once, as below)
-            out = dict(zip(local, kept([(updates[d], owners(updates[d]) != d) for d in local]),
-                           strict=True))  # fmt: skip
+        out = {d: updates[d] if to_all else updates[d].take(owners(updates[d]) != d) for d in local}
         received = {d: updates[d].empty() for d in local}  # what d has been sent so far
         held = {p: out[p] for p in local_core}  # what core device p forwards (or routes)
         # What arrives in the core's last round is forwarded by nobody (unless extras wait for
@@ -182,18 +179,16 @@ class Butterfly(Communicator):
         # Fold-in: extra device Q + i hands its contribution to core device i.
         if extras:
             inbox = run([(e, e - core, out[e]) for e in local if e >= core])
-            folded = [(p, inbox[p][0]) for p in local_core if p < extras]
-            if to_all:
-                for p, arrived in folded:
-                    received[p] = arrived
-                    held[p] = merge(held[p], arrived, combine)
-            else:
-                mine = [owners(arrived) == p for p, arrived in folded]
-                halves = iter(kept([(arrived, which) for (_, arrived), own in zip(folded, mine)
-                                    for which in (own, ~own)]))  # fmt: skip
-                for p, _ in folded:
-                    received[p] = next(halves)
-                    held[p] = merge(held[p], next(halves), combine)
+            for p in local_core:
+                if p < extras:
+                    (arrived,) = inbox[p]
+                    if to_all:
+                        received[p] = arrived
+                        held[p] = merge(held[p], arrived, combine)
+                    else:
+                        mine = owners(arrived) == p
+                        received[p] = arrived.take(mine)
+                        held[p] = merge(held[p], arrived.take(~mine), combine)
 
         if to_all:
             # All-gather: p sends all it holds to its group; ``gathered`` is what p got there.
@@ -223,13 +218,11 @@ class Butterfly(Communicator):
         else:
             # Reduce-scatter: each entry walks to its owner's position, one digit per round.
             for step, (radix, stride) in enumerate(zip(schedule.radices, schedule.strides)):
-                digits = {p: (self._positions(owners(held[p]), core) // stride) % radix
-                          for p in local_core}  # fmt: skip
-                sizes = iter(key_counts([(held[p], digits[p]) for p in local_core], radix))
                 sends = []
-                for p in local_core:  # (every device's split sized by one read)
+                for p in local_core:
                     digit = (p // stride) % radix
-                    pieces = split(held[p], digits[p], radix, sizes=next(sizes))
+                    target = self._positions(owners(held[p]), core)
+                    pieces = split(held[p], (target // stride) % radix, radix)
                     held[p] = pieces[digit]
                     sends += [(p, p + (k - digit) * stride, pieces[k])
                               for k in range(radix) if k != digit]  # fmt: skip
@@ -240,16 +233,12 @@ class Butterfly(Communicator):
                     else:
                         held[p] = merge_all(held[p], inbox[p], combine)
             # Now core device p holds exactly the entries owned by p or by its extra p + Q.
-            filters = []  # (every device's counted and read at once)
-            for p in local_core:
-                mine = owners(held[p]) == p
-                filters += [(held[p], mine)] + ([(held[p], ~mine)] if p < extras else [])
-            pieces = iter(kept(filters))
             sends = []
             for p in local_core:
-                received[p] = merge(received[p], next(pieces), combine)
+                mine = owners(held[p]) == p
+                received[p] = merge(received[p], held[p].take(mine), combine)
                 if p < extras:
-                    sends.append((p, p + core, next(pieces)))
+                    sends.append((p, p + core, held[p].take(~mine)))
             if extras:  # fold-out
                 inbox = run(sends)
                 for e in local:
