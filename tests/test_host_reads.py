@@ -38,13 +38,10 @@ def rmat():
 
 @pytest.mark.parametrize("name", ["bfs push", "bfs auto", "sssp", "cc", "pagerank"])
 @pytest.mark.parametrize("parts", [2, 3, 5])
-@pytest.mark.parametrize("communicator", ["selective", "broadcast"])
-def test_reads_around_the_step_do_not_grow_with_the_parts(rmat, name, parts, communicator):
-    """(Broadcast's receivers keep their own entries of every arrived Update: all those
-    filters' counts are read at once.)"""
+def test_reads_around_the_step_do_not_grow_with_the_parts(rmat, name, parts):
     graph, _ = rmat
     primitive, params = runs(graph)[name]
-    reads = host_reads(primitive, graph, devices=parts, communicator=communicator, **params)
+    reads = host_reads(primitive, graph, devices=parts, **params)
     own = parts if name == "pagerank" else 0  # its convergence test, on each part
     assert len(reads.superstep) >= 2
     assert max(reads.superstep) <= AROUND[communicator] + own, reads

@@ -262,26 +262,6 @@ def split(update: Update, keys, count: int, skip: int | None = None,
     return pieces
 
 
-def kept(filters: Sequence[tuple[Update, Any]]) -> list[Update]:
-    """Each ``(update, mask)`` of ``filters`` cut to the entries where the bool ``mask`` holds:
-    every mask counted on its update's device and the counts read together (one host read a
-    device, :func:`~bspgraph.backend.read_together`), then one compaction each, sized by its
-    count (where each array's boolean index would read a count of its own)."""
-    counts = []
-    for update, mask in filters:
-        backend = backend_of(update.ids)
-        with backend.activate():
-            counts.append((backend, backend.count(mask)))
-    on_device = [(backend, c) for backend, c in counts if not isinstance(c, int | np.integer)]
-    read = iter(read_together(on_device))  # (NumPy counts are host integers already)
-    pieces = []
-    for (update, mask), (backend, count) in zip(filters, counts, strict=True):
-        size = int(count) if isinstance(count, int | np.integer) else next(read)[0]
-        with backend.activate():
-            pieces.append(update.take(backend.nonzero(mask, np.int64, size)))
-    return pieces
-
-
 def key_counts(splits: Sequence[tuple[Update, Any]], count: int) -> list[list[int]]:
     """For each ``(update, keys)`` of ``splits``, how many of its entries have each key in
     ``[0, count)``: tallied on each update's device and read together, one host read a
