@@ -24,10 +24,10 @@ from bspgraph.frontier import Frontier, read_counts
 from bspgraph.primitives.bfs import BFS
 from bspgraph.testing import host_reads
 
-# Reads around the step a superstep, whatever the parts (the target design: 1): a superstep
-# of Updates reads their sizes, then the next frontiers' (broadcast: its receivers' filters
-# too); one whose Slabs the frontiers' out-edges foretell reads only the next frontiers'.
-AROUND = {"selective": 2, "broadcast": 3}
+# Reads around the step a superstep with selective, whatever the parts (the target design:
+# 1): a superstep of Updates reads their sizes, then the next frontiers'; one whose Slabs the
+# frontiers' out-edges foretell reads only the next frontiers'.
+AROUND = 2
 
 
 @pytest.fixture(scope="module")
@@ -44,7 +44,7 @@ def test_reads_around_the_step_do_not_grow_with_the_parts(rmat, name, parts):
     reads = host_reads(primitive, graph, devices=parts, **params)
     own = parts if name == "pagerank" else 0  # its convergence test, on each part
     assert len(reads.superstep) >= 2
-    assert max(reads.superstep) <= AROUND[communicator] + own, reads
+    assert max(reads.superstep) <= AROUND + own, reads
     assert sum(reads.pickled) == 0
     expected, _ = bg.enact(runs(graph)[name][0], graph, backend="numpy", **params)
     for output, values in expected.items():
