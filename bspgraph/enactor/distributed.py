@@ -37,6 +37,7 @@ from ..comm.message import Packed, Slab, Update
 from ..comm.transport import failing_together
 from ..exceptions import DeviceError
 from ..frontier import Frontier, count_out_edges, read_counts
+from ..frontier.frontier import SPARSE_SHARE
 from ._keyed_kernels import MODES, PACK_PARTS, keyed_columns
 from .checks import snapshot, verify
 from .contract import Contract, contract_of
@@ -51,7 +52,6 @@ from .stats import Stats, Superstep
 # one GPU (``devices=[0, 0]``) or virtual devices hand their arrays over. A Local transport
 # given without backends moves nothing: between GPUs, its Updates go through the host.
 HOST = get_backend("numpy")
-SPARSE_SHARE = 16  # a next frontier of fewer than V / SPARSE_SHARE vertices goes on as ids
 KEYED_SHARE = 4  # the keyed kernels list a next frontier while fewer than V / KEYED_SHARE arrive
 
 

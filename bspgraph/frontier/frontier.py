@@ -5,6 +5,8 @@ from __future__ import annotations
 from ..backend import read_together
 from ..graph.graph import index_dtype
 
+SPARSE_SHARE = 16  # a frontier of fewer than V / SPARSE_SHARE vertices is best held as ids
+
 
 class Frontier:
     """A set of vertices of a graph with ``num_vertices`` vertices on one backend.
@@ -94,7 +96,7 @@ class Frontier:
         parts = [f for f in frontiers if len(f)]
         if len(parts) <= 1:
             return parts[0] if parts else cls.empty(graph)
-        if sum(len(f) for f in parts) * 16 < graph.num_vertices:
+        if sum(len(f) for f in parts) * SPARSE_SHARE < graph.num_vertices:
             ids = graph.xp.concatenate([f.ids for f in parts])
             return cls.from_ids(graph, graph.backend.unique(ids))
         dense = [f for f in parts if f.is_dense]

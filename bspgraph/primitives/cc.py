@@ -9,6 +9,7 @@ import numpy as np
 from .. import frontier as fr
 from ..backend import to_host
 from ..enactor import Primitive, State, Stats, enact
+from ..frontier.frontier import SPARSE_SHARE
 from ..frontier.operators import prepare_sample
 from ..graph.graph import register_preparation
 from . import _cc_kernels  # noqa: F401 (registers the union-find kernels fr.link runs)
@@ -88,7 +89,6 @@ register_preparation("cc", lambda graph: CC().prepare(graph))
 
 
 SAMPLE = 2  # edges per vertex linked in the sampled superstep (Afforest samples 2)
-SPARSE_SHARE = 16  # a frontier of fewer than V / SPARSE_SHARE: through its ids, no pass over V
 
 
 def _link(graph, labels, *, frontier=None, sample=None) -> None:
