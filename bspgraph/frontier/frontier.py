@@ -131,9 +131,10 @@ class Frontier:
         """Bool array, True for members (of a producer's list still counted on the device,
         marked by a kernel that reads the count: no host read)."""
         if self._mask is None:
-            counts, _, _, listed = self._counted or (None, 0, 0, None)
-            if listed is not None:
-                self._mask = self.backend.mask_of(listed, self.num_vertices, count=counts[0])
+            listing = self.listing
+            if listing is not None:
+                ids, count = listing
+                self._mask = self.backend.mask_of(ids, self.num_vertices, count=count)
                 return self._mask
             if self._counted is not None:
                 self._read_counts()
