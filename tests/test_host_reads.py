@@ -20,14 +20,15 @@ from strategies import examples, graphs
 import bspgraph as bg
 from benchmarks.host_reads import runs
 from bspgraph._counting import READS, CountingBackend, counting
+from bspgraph.comm import Update
 from bspgraph.frontier import Frontier, read_counts
 from bspgraph.primitives.bfs import BFS
 from bspgraph.testing import host_reads
 
-# Reads around the step a superstep with selective, whatever the parts (the target design:
-# 1): a superstep of Updates reads their sizes, then the next frontiers'; one whose Slabs the
-# frontiers' out-edges foretell reads only the next frontiers'.
-AROUND = 2
+# Reads around the step a superstep, whatever the parts (the target design: 1): a superstep
+# of Updates reads their sizes, then the next frontiers' (broadcast: its receivers' filters
+# too); one whose Slabs the frontiers' out-edges foretell reads only the next frontiers'.
+AROUND = {"selective": 2, "broadcast": 3}
 
 
 @pytest.fixture(scope="module")
@@ -38,13 +39,16 @@ def rmat():
 
 @pytest.mark.parametrize("name", ["bfs push", "bfs auto", "sssp", "cc", "pagerank"])
 @pytest.mark.parametrize("parts", [2, 3, 5])
-def test_reads_around_the_step_do_not_grow_with_the_parts(rmat, name, parts):
+@pytest.mark.parametrize("communicator", ["selective", "broadcast"])
+def test_reads_around_the_step_do_not_grow_with_the_parts(rmat, name, parts, communicator):
+    """(Broadcast's receivers keep their own entries of every arrived Update: all those
+    filters' counts are read at once.)"""
     graph, _ = rmat
     primitive, params = runs(graph)[name]
-    reads = host_reads(primitive, graph, devices=parts, **params)
+    reads = host_reads(primitive, graph, devices=parts, communicator=communicator, **params)
     own = parts if name == "pagerank" else 0  # its convergence test, on each part
     assert len(reads.superstep) >= 2
-    assert max(reads.superstep) <= AROUND + own, reads
+    assert max(reads.superstep) <= AROUND[communicator] + own, reads
     assert sum(reads.pickled) == 0
     expected, _ = bg.enact(runs(graph)[name][0], graph, backend="numpy", **params)
     for output, values in expected.items():
@@ -115,3 +119,24 @@ def test_a_listed_frontiers_mask_marks_its_first_count_of_ids():
         other = backend.asarray(np.array([5, 6], dtype=np.int64))
         assert read_counts([frontier], [(backend, other)]) == [[5, 6]]  # read together
         assert frontier.size_known and len(frontier) == 3 and frontier.listing is None
+
+
+def test_a_merge_reads_its_count_once_and_gathers_every_column():
+    """The butterfly's combine on the way (``distributed.merge``): one read (how many ids),
+    then every column gathered at the first entries' positions, the key's best first and
+    its follower along."""
+    from bspgraph.enactor.contract import contract_of
+    from bspgraph.enactor.distributed import merge
+
+    backend = CountingBackend()
+    with counting(backend):
+        ids = backend.asarray(np.array([5, 2, 5, 9, 2, 5], dtype=np.int32))
+        depth = backend.asarray(np.array([3, 4, 1, 2, 4, 2], dtype=np.int32))
+        parent = backend.asarray(np.array([10, 11, 12, 13, 14, 15], dtype=np.int32))
+        before = READS.count
+        merged = merge(contract_of(BFS(parents=True)), Update(ids, {"depth": depth,
+                                                                   "parent": parent}))  # fmt: skip
+        assert READS.count - before == 1
+    assert np.asarray(merged.ids).tolist() == [2, 5, 9]
+    assert np.asarray(merged.values["depth"]).tolist() == [4, 1, 2]
+    assert np.asarray(merged.values["parent"]).tolist() in ([11, 12, 13], [14, 12, 13])

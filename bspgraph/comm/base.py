@@ -202,6 +202,22 @@ class Communicator(abc.ABC):
             raise ValueError(f"{call}(owner=...): expected a 1-D array of device ids")
         return int(shape[0])
 
+    def _owners(self, owner, update: Update):
+        """The owner of each of ``update``'s entries, looked up on its device (made current
+        while it is, as every kernel on an update's arrays is)."""
+        with backend_of(update.ids).activate():
+            return self._owner_like(owner, update.ids)[update.ids]
+
+    def _owned_by(self, owner, device: int, mine: bool = True) -> Callable[[Update], Any]:
+        """For :func:`kept`: the mask of an Update's entries that ``device`` owns (``mine``)
+        or does not."""
+
+        def select(update: Update):
+            owners = self._owners(owner, update)
+            return owners == device if mine else owners != device
+
+        return select
+
     def _owner_like(self, owner, ids):
         """``owner`` on the array module and device of ``ids`` (copied once, then cached)."""
         backend = backend_of(ids)
@@ -216,12 +232,14 @@ class Communicator(abc.ABC):
 
 
 def merge(a: Update, b: Update, combine: Combine) -> Update:
-    """``combine(a, b)``, skipping the call when either side is empty."""
+    """``combine(a, b)`` on their device (made current), skipping the call when either side
+    is empty."""
     if len(b) == 0:
         return a
     if len(a) == 0:
         return b
-    return combine(a, b)
+    with backend_of(a.ids).activate():
+        return combine(a, b)
 
 
 def merge_all(base: Update, updates: Sequence[Update], combine: Combine) -> Update:
@@ -251,20 +269,46 @@ def split(update: Update, keys, count: int, skip: int | None = None,
     if sizes is None:
         (sizes,) = key_counts([(update, keys)], count)
     backend = backend_of(update.ids)
-    if count <= SPLIT_BY_MASKS:
-        return [None if k == skip else update.take(backend.nonzero(keys == k, np.int64, sizes[k]))
-                for k in range(count)]  # fmt: skip
-    order = backend.xp.argsort(keys, kind="stable")
-    pieces, start = [], 0
-    for size in sizes:
-        pieces.append(update.take(order[start : start + size]))
-        start += size
+    with backend.activate():
+        if count <= SPLIT_BY_MASKS:
+            return [None if k == skip
+                    else update.take(backend.nonzero(keys == k, np.int64, sizes[k]))
+                    for k in range(count)]  # fmt: skip
+        order = backend.xp.argsort(keys, kind="stable")
+        pieces, start = [], 0
+        for size in sizes:
+            pieces.append(update.take(order[start : start + size]))
+            start += size
+        return pieces
+
+
+def kept(filters: Sequence[tuple[Update, Callable[[Update], Any]]]) -> list[Update]:
+    """Each ``(update, select)`` of ``filters``: ``update`` cut to the entries where the bool
+    mask ``select(update)`` holds. Every mask is made and counted on its update's device (that
+    device current: its kernels queue behind those that made the update, and no kernel reads
+    another GPU's memory), the counts read together (one host read a device,
+    :func:`~bspgraph.backend.read_together`), then one compaction each, sized by its count
+    (where each array's boolean index would read a count of its own)."""
+    masks, counts = [], []
+    for update, select in filters:
+        backend = backend_of(update.ids)
+        with backend.activate():
+            mask = select(update)
+            masks.append(mask)
+            counts.append((backend, backend.count(mask)))
+    on_device = [(backend, c) for backend, c in counts if not isinstance(c, int | np.integer)]
+    read = iter(read_together(on_device))  # (NumPy counts are host integers already)
+    pieces = []
+    for (update, _), mask, (backend, count) in zip(filters, masks, counts, strict=True):
+        size = int(count) if isinstance(count, int | np.integer) else next(read)[0]
+        with backend.activate():
+            pieces.append(update.take(backend.nonzero(mask, np.int64, size)))
     return pieces
 
 
 def key_counts(splits: Sequence[tuple[Update, Any]], count: int) -> list[list[int]]:
     """For each ``(update, keys)`` of ``splits``, how many of its entries have each key in
-    ``[0, count)``: tallied on each update's device and read together, one host read a
+    ``[0, count)`` (made on the update's device): tallied there and read together, one host read a
     device (:func:`~bspgraph.backend.read_together`)."""
     tallies = []
     for update, keys in splits:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from .base import CommStats, Communicator
+from .base import CommStats, Communicator, kept
 from .message import Update
 
 
@@ -46,9 +46,12 @@ class Broadcast(Communicator):
         result: list[list[Update] | None] = [None] * parts
         sends = [(d, o, updates[d]) for d in transport.local for o in range(parts) if o != d]
         inbox, stats = transport.exchange_round(sends, num_vertices=num_vertices)
+        if not to_all:  # each receiver's own entries, every receiver's counts read at once
+            filters = [(d, u) for d in transport.local for u in inbox[d]]
+            pieces = iter(kept([(u, self._owned_by(owner, d)) for d, u in filters]))
+            inbox = {d: [] for d in transport.local}
+            for d, _ in filters:
+                inbox[d].append(next(pieces))
         for d in transport.local:
-            arrived = inbox[d]
-            if not to_all:
-                arrived = [u.take(self._owner_like(owner, u.ids)[u.ids] == d) for u in arrived]
-            result[d] = [update for update in arrived if len(update)]
+            result[d] = [update for update in inbox[d] if len(update)]
         return result, CommStats.of([stats])

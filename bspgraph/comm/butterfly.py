@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..backend import backend_of
-from .base import CommStats, Communicator, merge, merge_all, split
+from .base import CommStats, Communicator, kept, key_counts, merge, merge_all, split
 from .message import Update
 from .transport import Inbox, RoundStats, Send
 
@@ -164,11 +164,15 @@ class Butterfly(Communicator):
             done.append(stats)
             return inbox
 
-        def owners(update: Update):
-            return self._owner_like(owner, update.ids)[update.ids]
+        def digits(update: Update, stride: int, radix: int):  # of its owner's position
+            with backend_of(update.ids).activate():
+                return (self._positions(self._owners(owner, update), core) // stride) % radix
 
         # What each device contributes; with to_all=False its own vertices never leave it.
-        out = {d: updates[d] if to_all else updates[d].take(owners(updates[d]) != d) for d in local}
+        out = {d: updates[d] for d in local}
+        if not to_all:  # (every device's filter counted and read at once, as below)
+            leaving = [(updates[d], self._owned_by(owner, d, mine=False)) for d in local]
+            out = dict(zip(local, kept(leaving), strict=True))
         received = {d: updates[d].empty() for d in local}  # what d has been sent so far
         held = {p: out[p] for p in local_core}  # what core device p forwards (or routes)
         # What arrives in the core's last round is forwarded by nobody (unless extras wait for
@@ -179,16 +183,17 @@ class Butterfly(Communicator):
         # Fold-in: extra device Q + i hands its contribution to core device i.
         if extras:
             inbox = run([(e, e - core, out[e]) for e in local if e >= core])
-            for p in local_core:
-                if p < extras:
-                    (arrived,) = inbox[p]
-                    if to_all:
-                        received[p] = arrived
-                        held[p] = merge(held[p], arrived, combine)
-                    else:
-                        mine = owners(arrived) == p
-                        received[p] = arrived.take(mine)
-                        held[p] = merge(held[p], arrived.take(~mine), combine)
+            folded = [(p, inbox[p][0]) for p in local_core if p < extras]
+            if to_all:
+                for p, arrived in folded:
+                    received[p] = arrived
+                    held[p] = merge(held[p], arrived, combine)
+            else:
+                halves = iter(kept([(arrived, self._owned_by(owner, p, mine))
+                                    for p, arrived in folded for mine in (True, False)]))  # fmt: skip
+                for p, _ in folded:
+                    received[p] = next(halves)
+                    held[p] = merge(held[p], next(halves), combine)
 
         if to_all:
             # All-gather: p sends all it holds to its group; ``gathered`` is what p got there.
@@ -218,11 +223,12 @@ class Butterfly(Communicator):
         else:
             # Reduce-scatter: each entry walks to its owner's position, one digit per round.
             for step, (radix, stride) in enumerate(zip(schedule.radices, schedule.strides)):
+                keys = {p: digits(held[p], stride, radix) for p in local_core}
+                sizes = iter(key_counts([(held[p], keys[p]) for p in local_core], radix))
                 sends = []
-                for p in local_core:
+                for p in local_core:  # (every device's split sized by one read)
                     digit = (p // stride) % radix
-                    target = self._positions(owners(held[p]), core)
-                    pieces = split(held[p], (target // stride) % radix, radix)
+                    pieces = split(held[p], keys[p], radix, sizes=next(sizes))
                     held[p] = pieces[digit]
                     sends += [(p, p + (k - digit) * stride, pieces[k])
                               for k in range(radix) if k != digit]  # fmt: skip
@@ -233,12 +239,17 @@ class Butterfly(Communicator):
                     else:
                         held[p] = merge_all(held[p], inbox[p], combine)
             # Now core device p holds exactly the entries owned by p or by its extra p + Q.
+            filters = []  # (every device's counted and read at once)
+            for p in local_core:
+                filters += [(held[p], self._owned_by(owner, p))]
+                if p < extras:
+                    filters += [(held[p], self._owned_by(owner, p, mine=False))]
+            pieces = iter(kept(filters))
             sends = []
             for p in local_core:
-                mine = owners(held[p]) == p
-                received[p] = merge(received[p], held[p].take(mine), combine)
+                received[p] = merge(received[p], next(pieces), combine)
                 if p < extras:
-                    sends.append((p, p + core, held[p].take(~mine)))
+                    sends.append((p, p + core, next(pieces)))
             if extras:  # fold-out
                 inbox = run(sends)
                 for e in local:

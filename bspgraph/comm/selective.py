@@ -71,7 +71,7 @@ class Selective(Communicator):
             elif update.bounds is not None and len(update.bounds) == parts + 1:
                 pieces[d] = update.by_owner(skip=d)  # packed by owner: slices
             else:
-                splits[d] = (update, self._owner_like(owner, update.ids)[update.ids])
+                splits[d] = (update, self._owners(owner, update))
         sizes = key_counts(list(splits.values()), parts)
         for (d, (update, keys)), counts in zip(splits.items(), sizes, strict=True):
             pieces[d] = split(update, keys, parts, skip=d, sizes=counts)

@@ -83,8 +83,9 @@ class Combiner(abc.ABC):
     def merge(self, backend, column, segment, count: int, first, tied):
         """One value per id from the entries of ``column`` (two updates concatenated and
         sorted by id, and within an id by the followed key, best first): ``segment`` numbers
-        each entry's id (0 .. count-1), ``first`` marks each id's first (winning) entry,
-        ``tied`` the entries whose key ties with the winner's (None without a key)."""
+        each entry's id (0 .. count-1), ``first`` holds the position of each id's first
+        (winning) entry, ``tied`` the entries whose key ties with the winner's (None without a
+        key)."""
         return column[first]
 
 

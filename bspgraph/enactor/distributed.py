@@ -413,10 +413,11 @@ def merge(contract: Contract, update: Update) -> Update:
         order = xp.argsort(best_first, kind="stable")
     order = order[xp.argsort(update.ids[order], kind="stable")]
     ids = update.ids[order]
-    first = xp.ones(ids.size, dtype=bool)
-    first[1:] = ids[1:] != ids[:-1]
-    segment = xp.cumsum(first) - 1
-    count = int(backend.count(first))
+    starts = xp.ones(ids.size, dtype=bool)
+    starts[1:] = ids[1:] != ids[:-1]
+    segment = xp.cumsum(starts) - 1
+    count = int(backend.count(starts))  # the one host read: then every column is a gather
+    first = backend.nonzero(starts, np.int64, count)
     tied = None
     if key is not None and key in update.values:
         ranked = update.values[key][order]
