@@ -9,6 +9,13 @@ traits (``costly_supersteps``), so the enactor takes the paths it takes on a GPU
 methods that return a host integer (``masked_sum``, ``sum_at``, ``entries_in``, ``nonzero``
 without a count) count one read. Arrays made by NumPy directly (not through the backend's
 ``xp`` or methods) are not seen: the count is a floor.
+
+Each array also belongs to a device, as on CuPy: an array is made on the device current (the
+backend's :meth:`~CountingBackend.activate`; 0 outside any), or the backend's for ``asarray``.
+An operation on an array of another device than the current one raises
+:class:`CrossDeviceError`: CuPy would run it on the current GPU, reading the other's memory
+unordered (or, without peer access, at an illegal address). So separate devices
+(``devices=[0, 1, 2]``) check on the CPU that each GPU's work runs with its GPU current.
 """
 
 from __future__ import annotations
@@ -33,19 +40,51 @@ class Reads:
         self.count += 1
 
 
+class CrossDeviceError(RuntimeError):
+    """An operation on an array of one device while another device is current."""
+
+
+CURRENT = [0]  # the device current (CountingBackend.activate)
+
+
 class DeviceArray(np.ndarray):
-    """A NumPy array whose conversions to host values count a read in ``READS``."""
+    """A NumPy array of one device (``home``) whose conversions to host values count a read
+    in ``READS``; every operation on it checks that its device is the current one."""
 
     __array_priority__ = 100.0
+    home: int  # its device (NumPy's ``device`` is "cpu")
+
+    def __array_finalize__(self, obj) -> None:
+        self.home = getattr(obj, "home", CURRENT[0])  # a view: its base's; new: current
 
     def __array_wrap__(self, array, context=None, return_scalar=False):
-        return np.asarray(array).view(DeviceArray)  # a reduction's scalar stays 0-d
+        return _made(array)  # a reduction's scalar stays 0-d
+
+    def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
+        _on_current(inputs, kwargs.get("out", ()), ufunc.__name__)
+        plain = [_plain(a) for a in inputs]
+        if "out" in kwargs:
+            kwargs["out"] = tuple(_plain(a) for a in kwargs["out"])
+        result = getattr(ufunc, method)(*plain, **kwargs)
+        if "out" in kwargs or result is None:
+            return result if result is None else kwargs["out"][0]
+        return tuple(_made(r) for r in result) if isinstance(result, tuple) else _made(result)
+
+    def __array_function__(self, func, types, args, kwargs):
+        _on_current(args, kwargs.values(), func.__name__)
+        return super().__array_function__(func, types, args, kwargs)
 
     def __getitem__(self, key):
+        if _gathers(key):  # (a view, a slice or an element, launches no kernel)
+            _on_current((self, key), (), "an index")
         if _selects(key):  # a GPU sizes the selection by a count it reads
             READS.add()
         value = super().__getitem__(key)
-        return np.asarray(value).view(DeviceArray) if isinstance(value, np.generic) else value
+        return _made(value) if isinstance(value, np.generic) else value
+
+    def __setitem__(self, key, value) -> None:
+        _on_current((self, key, value), (), "an assignment")
+        super().__setitem__(key, value)
 
     def _host(self) -> np.ndarray:
         READS.add()
@@ -73,15 +112,46 @@ class DeviceArray(np.ndarray):
 READS = Reads()
 
 
+def _made(value) -> DeviceArray:
+    """A result of an operation: on the current device."""
+    array = np.asarray(value).view(DeviceArray)
+    array.home = CURRENT[0]
+    return array
+
+
+def _plain(value):
+    return value.view(np.ndarray) if isinstance(value, DeviceArray) else value
+
+
+def _on_current(args, more, what: str) -> None:
+    """Raise CrossDeviceError if an array among ``args`` and ``more`` (or in their tuples and
+    lists) is on another device than the current one."""
+    for arg in (*args, *more):
+        items = arg if isinstance(arg, tuple | list) else (arg,)
+        for item in items:
+            if isinstance(item, DeviceArray) and item.home != CURRENT[0]:
+                raise CrossDeviceError(f"{what} on an array of device {item.home} while "
+                                       f"device {CURRENT[0]} is current")  # fmt: skip
+
+
 def on_device(value: Any) -> Any:
-    """``value`` with its arrays and NumPy scalars as DeviceArrays (tuples item by item)."""
-    if isinstance(value, np.ndarray) and not isinstance(value, DeviceArray):
-        return value.view(DeviceArray)
-    if isinstance(value, np.generic):
-        return np.asarray(value).view(DeviceArray)
+    """``value`` with its arrays and NumPy scalars as DeviceArrays of the current device
+    (tuples item by item)."""
+    if (
+        isinstance(value, np.ndarray)
+        and not isinstance(value, DeviceArray)
+        or isinstance(value, np.generic)
+    ):
+        return _made(value)
     if isinstance(value, tuple):
         return tuple(on_device(item) for item in value)
     return value
+
+
+def _gathers(key) -> bool:
+    """Whether indexing by ``key`` reads through an index array (a kernel, not a view)."""
+    keys = key if isinstance(key, tuple) else (key,)
+    return any(isinstance(k, np.ndarray | list) for k in keys)
 
 
 def _selects(key) -> bool:
@@ -111,18 +181,32 @@ class DeviceNumpy:
         return on_device_call
 
 
+XP = DeviceNumpy()  # one, so that backends of one device are equal
+
+
 class CountingBackend(NumpyBackend):
-    """NumPy with a GPU's costs: the enactor's paths of a GPU, every host read counted."""
+    """NumPy with a GPU's costs on device ``device``: the enactor's paths of a GPU (each
+    device a GPU of its own), every host read counted."""
 
     costly_supersteps: ClassVar[bool] = True
+    virtual_devices: ClassVar[bool] = False
 
-    def __init__(self) -> None:
-        super().__init__(DeviceNumpy())
+    def __init__(self, xp: Any = None, device: int | None = 0) -> None:
+        super().__init__(XP, device)
+
+    def activate(self):
+        return _current(self.device)
+
+    def on_device(self, device: int) -> CountingBackend:
+        return CountingBackend(device=device)
 
     def asarray(self, array, dtype=None):
-        if isinstance(array, DeviceArray):  # already here: no read
-            return array if dtype is None else array.astype(dtype, copy=False)
-        return on_device(super().asarray(array, dtype))
+        with _current(self.device):
+            if isinstance(array, DeviceArray):  # no read: here already, or a peer copy
+                if array.home != self.device:
+                    array = _made(array.view(np.ndarray).copy())
+                return array if dtype is None else array.astype(dtype, copy=False)
+            return on_device(super().asarray(array, dtype))
 
     def count(self, mask):
         return on_device(np.int64(np.count_nonzero(mask)))
@@ -153,6 +237,15 @@ class CountingBackend(NumpyBackend):
 
 
 @contextlib.contextmanager
+def _current(device: int) -> Iterator[None]:
+    saved, CURRENT[0] = CURRENT[0], device
+    try:
+        yield
+    finally:
+        CURRENT[0] = saved
+
+
+@contextlib.contextmanager
 def counting(backend: CountingBackend) -> Iterator[None]:
     """While it lasts, ``to_host`` of a DeviceArray counts a read, and ``backend_of`` a
     DeviceArray is ``backend``: both replaced in every loaded bspgraph module that imported
@@ -168,7 +261,9 @@ def counting(backend: CountingBackend) -> Iterator[None]:
         return host_copy(array)
 
     def backend_of(array):
-        return backend if isinstance(array, DeviceArray) else backend_holding(array)
+        if isinstance(array, DeviceArray):
+            return backend.on_device(array.home)
+        return backend_holding(array)
 
     replaced = {host_copy: to_host, backend_holding: backend_of}
     patched = [(module, name, value)

@@ -204,6 +204,7 @@ def host_reads(
     devices: int = 2,
     partitioner: str = "edge_balanced",
     communicator: Any = "selective",
+    separate: bool = False,
     **params: Any,
 ) -> HostReads:
     """Count the host reads of a run of ``primitive`` on ``devices`` parts, as a GPU makes them.
@@ -215,6 +216,10 @@ def host_reads(
     superstep makes one, the tally's. ``params`` go to ``init_frontier``. Reads of arrays
     made by NumPy directly rather than through the backend are not seen (the counts are a
     floor). Not thread-safe (one global counter).
+
+    ``separate``: each part a GPU of its own (messages cross a link), not parts of one GPU;
+    every operation on an array checks that its GPU is current, as CuPy needs, and raises
+    ``bspgraph._counting.CrossDeviceError`` where it is not.
     """
     from . import comm
     from ._counting import READS, CountingBackend, counting
@@ -246,9 +251,11 @@ def host_reads(
     primitive.step = counted_step  # this instance only
     try:
         with counting(backend):
-            result, _ = enact(primitive, graph, devices=[0] * devices, partitioner=partitioner,
+            device_ids = list(range(devices)) if separate else [0] * devices
+            result, _ = enact(primitive, graph, devices=device_ids, partitioner=partitioner,
                               communicator=communicator, backend=backend,
-                              transport=CountingLocal([backend] * devices), **params)  # fmt: skip
+                              transport=CountingLocal([backend.on_device(d) for d in device_ids]),
+                              **params)  # fmt: skip
     finally:
         del primitive.step
 

@@ -82,20 +82,54 @@ def test_a_superstep_whose_slabs_are_foreseen_reads_once(rmat, parts):
     assert len(reads.superstep) > 3 and max(reads.superstep[1:]) == 1
 
 
+@pytest.mark.parametrize("name", ["bfs push", "bfs auto", "sssp", "cc", "pagerank"])
+@pytest.mark.parametrize("communicator", bg.testing.COMMUNICATORS)
+def test_separate_gpus_run_each_ones_work_with_it_current(rmat, name, communicator):
+    """Three parts, each a GPU of its own: no operation runs on an array of another GPU than
+    the current one (CuPy would read that GPU's memory unordered, or fault: the receivers'
+    filters of broadcast and the butterfly once did), and the answer is one device's."""
+    graph, _ = rmat
+    primitive, params = runs(graph)[name]
+    reads = host_reads(primitive, graph, devices=3, communicator=communicator, separate=True,
+                       **params)  # fmt: skip
+    expected, _ = bg.enact(runs(graph)[name][0], graph, backend="numpy", **params)
+    for output, values in expected.items():
+        if values is not None:
+            np.testing.assert_allclose(reads.result[output], values, rtol=1e-9)
+
+
+def test_an_operation_on_another_gpus_array_is_refused():
+    """The check can fail: a kernel on device 1's array while device 0 is current."""
+    from bspgraph._counting import CrossDeviceError
+
+    on_one = CountingBackend(device=1).asarray(np.arange(4))
+    assert on_one.home == 1 and on_one[1:].home == 1  # (a view stays where it is)
+    with pytest.raises(CrossDeviceError, match="device 1 while device 0 is current"):
+        on_one + 1
+    with CountingBackend(device=1).activate():
+        assert (on_one + 1).home == 1
+        moved = CountingBackend(device=2).asarray(on_one)  # a peer copy
+    assert moved.home == 2
+    with pytest.raises(CrossDeviceError):
+        on_one[np.array([0, 2])]
+
+
 @examples(25)
 @given(graphs(), st.integers(2, 5), st.sampled_from(["edge_balanced", "random"]),
-       st.sampled_from(bg.testing.COMMUNICATORS), st.sampled_from(["bfs auto", "sssp", "cc"]))  # fmt: skip
+       st.sampled_from(bg.testing.COMMUNICATORS), st.sampled_from(["bfs auto", "sssp", "cc"]),
+       st.booleans())  # fmt: skip
 def test_runs_counted_as_a_gpu_makes_them_give_one_devices_answer(
-    graph, parts, partitioner, communicator, name
+    graph, parts, partitioner, communicator, name, separate
 ):
     """The paths a GPU takes (Slabs foreseen from a frontier's out-edges, sizes counted on the
-    device) on awkward graphs: the one-device answer."""
+    device), on parts of one GPU or on GPUs of their own, on awkward graphs: the one-device
+    answer."""
     graph, _ = graph
     if graph.num_vertices == 0:
         return
     primitive, params = runs(graph)[name]
     reads = host_reads(primitive, graph, devices=parts, partitioner=partitioner,
-                       communicator=communicator, **params)  # fmt: skip
+                       communicator=communicator, separate=separate, **params)  # fmt: skip
     expected, _ = bg.enact(runs(graph)[name][0], graph, backend="numpy", **params)
     for output, values in expected.items():
         if values is not None:

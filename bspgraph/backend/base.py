@@ -52,6 +52,11 @@ class Backend(ABC):
     def activate(self):
         """A context in which new arrays and kernels go to this backend's device."""
 
+    @abstractmethod
+    def on_device(self, device: int) -> Backend:
+        """This kind of backend on device ``device`` of this process (with virtual devices,
+        itself). Raises DeviceError where there is no such device."""
+
     def kernel_cache_dir(self) -> str | None:
         """The folder where compiled kernels are kept between processes (None: none)."""
         return None

@@ -8,6 +8,7 @@ from typing import ClassVar
 
 import numpy as np
 
+from ..exceptions import DeviceError
 from . import cuda
 from .base import Backend
 
@@ -27,6 +28,12 @@ class CupyBackend(Backend):
     dense_share: ClassVar[int] = 8
     on_host: ClassVar[bool] = False
     lane_push_share: ClassVar[int] = 64
+
+    def on_device(self, device: int) -> CupyBackend:
+        count = self.xp.cuda.runtime.getDeviceCount()
+        if not 0 <= device < count:
+            raise DeviceError(f"GPU {device} asked for, {count} usable on this machine")
+        return type(self)(self.xp, device)
 
     def activate(self):
         """This GPU current, and CuPy's plain reduction kernels in place of CUB's block

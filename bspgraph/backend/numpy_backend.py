@@ -37,6 +37,9 @@ class NumpyBackend(Backend):
     def activate(self):
         return contextlib.nullcontext()
 
+    def on_device(self, device: int) -> NumpyBackend:
+        return self  # virtual devices: one memory
+
     def asarray(self, array, dtype=None):
         return np.asarray(to_host(array), dtype=dtype)
 

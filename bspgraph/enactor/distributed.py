@@ -32,7 +32,7 @@ from types import SimpleNamespace
 import numpy as np
 
 from .. import comm
-from ..backend import backend_of, fused, get_backend, gpu_count, read_together, to_host, while_alive
+from ..backend import backend_of, fused, get_backend, read_together, to_host, while_alive
 from ..comm.message import Packed, Slab, Update
 from ..comm.transport import failing_together
 from ..exceptions import DeviceError
@@ -279,12 +279,7 @@ def _transport(transport, backend, device_ids) -> tuple[comm.Transport, dict]:
 
 def _backends(name, device_ids):
     backend = get_backend(name)
-    if backend.virtual_devices:
-        return [backend] * len(device_ids)  # virtual devices in one process
-    available = gpu_count()
-    if max(device_ids) >= available:
-        raise DeviceError(f"devices={device_ids}: {available} GPU(s) usable on this machine")
-    return [get_backend("cupy", d) for d in device_ids]
+    return [backend.on_device(d) for d in device_ids]  # (virtual devices: one backend)
 
 
 def _owned_mask(graph, frontier: Frontier):
