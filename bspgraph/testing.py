@@ -4,7 +4,9 @@
 hypothesis, on 1 to 5 virtual devices with every partitioner and communicator, and asserts that
 each run gives the one-device answer; a failure shrinks to the smallest graph that shows it. It
 needs hypothesis (``pip install hypothesis``, in the ``dev`` extra). :func:`host_reads` counts,
-superstep by superstep, the host reads a run on several parts would make on a GPU.
+superstep by superstep, the host reads a run on several parts would make on a GPU; with
+``separate=True`` it also checks that each part's work runs with its own GPU current
+(:class:`CrossDeviceError` where it does not).
 """
 
 from __future__ import annotations
@@ -15,8 +17,19 @@ from typing import Any
 
 import numpy as np
 
+from ._counting import CrossDeviceError
 from .enactor import Primitive, Stats, enact
 from .graph import Graph
+
+__all__ = [
+    "COMMUNICATORS",
+    "PARTITIONERS",
+    "CrossDeviceError",
+    "HostReads",
+    "assert_lifts",
+    "graphs",
+    "host_reads",
+]
 
 PARTITIONERS = ("random", "biased", "edge_balanced")
 COMMUNICATORS = ("broadcast", "selective", "butterfly:1", "butterfly:2", "butterfly:3")

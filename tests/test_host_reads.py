@@ -100,7 +100,7 @@ def test_separate_gpus_run_each_ones_work_with_it_current(rmat, name, communicat
 
 def test_an_operation_on_another_gpus_array_is_refused():
     """The check can fail: a kernel on device 1's array while device 0 is current."""
-    from bspgraph._counting import CrossDeviceError
+    from bspgraph.testing import CrossDeviceError
 
     on_one = CountingBackend(device=1).asarray(np.arange(4))
     assert on_one.home == 1 and on_one[1:].home == 1  # (a view stays where it is)
