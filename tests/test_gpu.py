@@ -11,6 +11,8 @@ from strategies import as_array, examples, graphs
 
 import bspgraph as bg
 from bspgraph import frontier as fr
+from bspgraph.backend import to_host
+from bspgraph.frontier import count_out_edges
 from bspgraph.primitives._bc_kernels import count_paths
 
 pytestmark = pytest.mark.gpu
@@ -486,6 +488,31 @@ def test_flatten_equals_numpy(dtype, n):
         fr.flatten(host, expected)
         fr.flatten(gpu, result)
         np.testing.assert_array_equal(result.get(), expected)
+
+
+@pytest.mark.parametrize("n", [0, 257, 1_000_003])
+def test_flatten_since_lists_the_moved_vertices_as_numpy(n):
+    """fr.flatten(since=...) on CuPy, in its one pass: the vertices whose root differs from
+    ``since`` (NumPy's), their count and out-edges counted on the device, ``since`` taking
+    the roots."""
+    import cupy as cp
+
+    rng = np.random.default_rng(n + 1)
+    edges = rng.integers(0, max(n, 1), (2, 3 * n))
+    parent = (rng.random(n) * np.arange(1, n + 1)).astype(np.int32)
+    since = np.where(rng.random(n) < 0.5, parent, np.arange(n)).astype(np.int32)
+    results = []
+    for backend, xp in (("numpy", np), ("cupy", cp)):
+        graph = bg.Graph.from_edges(*edges, num_vertices=n, backend=backend)
+        forest, before = xp.asarray(parent), xp.asarray(since)
+        moved = fr.flatten(graph, forest, since=before)
+        results.append((to_host(forest), to_host(before), to_host(moved.ids), len(moved),
+                        count_out_edges(graph, moved)))  # fmt: skip
+    (forest, before, ids, size, edges_out), gpu = results
+    np.testing.assert_array_equal(before, forest)  # since took the roots
+    for expected, got in zip(results[0], gpu, strict=True):
+        np.testing.assert_array_equal(got, expected)
+    assert size == ids.shape[0] and (n < 1000 or 0 < size < n)
 
 
 @pytest.mark.parametrize("dtype", [np.int32, np.int64])

@@ -210,24 +210,32 @@ def link_pairs(graph, parent, a, b) -> None:
     kernel(graph.backend, parent, a, b)
 
 
-def flatten(graph, parent) -> None:
+def flatten(graph, parent, since=None) -> Frontier | None:
     """Pointer jumping: every vertex of the forest ``parent`` (``parent[x] <= x``, a root its
     own parent) pointed straight at its root, so that every tree is a star. One kernel on CuPy
     (a thread climbs from each vertex, halving the path on its way: no host read; the
     "flatten" step of the fused-kernel registry, beside "link"); elsewhere a pass over every
     vertex, then passes over those still below a vertex that is no root (no root moves).
 
+    ``since`` (an array like ``parent``, say the pointers a step started from): the Frontier
+    of the vertices whose root differs from it is returned, and ``since`` takes the roots; on
+    CuPy in the same pass, the frontier's size and out-edges counted there (read when first
+    asked for). Without it, None.
+
     Examples
     --------
     >>> parent = np.array([0, 0, 1, 2, 4])
-    >>> fr.flatten(G, parent)
-    >>> parent.tolist()
-    [0, 0, 0, 0, 4]
+    >>> before = parent.copy()
+    >>> moved = fr.flatten(G, parent, since=before)
+    >>> parent.tolist(), moved.ids.tolist(), before.tolist()
+    ([0, 0, 0, 0, 4], [2, 3], [0, 0, 0, 0, 4])
     """
     kernel = fused.lookup("flatten", graph.backend, "step")
     if kernel is not None:
-        kernel(graph.backend, parent)
-        return
+        moved = kernel(graph.backend, parent, since, graph.cost_degrees()[0])
+        return (
+            None if since is None else Frontier.from_mask(graph, moved[0], counted=(moved[1], 0, 0))
+        )
     grand = parent.take(parent)  # a gather; on NumPy twice as fast as parent[parent]
     ids = graph.backend.nonzero(grand != parent, parent.dtype)
     up = grand.take(ids)
@@ -236,6 +244,11 @@ def flatten(graph, parent) -> None:
         grand = parent.take(up)
         still = graph.backend.nonzero(grand != up, parent.dtype)
         ids, up = ids.take(still), grand.take(still)
+    if since is None:
+        return None
+    moved = parent != since
+    since[...] = parent
+    return Frontier.from_mask(graph, moved)
 
 
 def _lists(graph, direction: str, sample: int | None, where: str, *restrictions):

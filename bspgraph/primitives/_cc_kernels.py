@@ -204,32 +204,66 @@ def link_pairs_gpu(backend, parent, tails, heads) -> None:
 
 
 _FLATTEN = r"""
-extern "C" __global__ void flatten(ID* parent, long long count) {  // a thread a vertex
+extern "C" __global__ void flatten(ID* parent, long long count, ID* since, bool* moved,
+    const DEG* degree, unsigned long long* tally) {  // a thread a vertex
   // Each vertex climbs to its root, halving the path on its way; every write is an atomicMin
   // of an ancestor, so that a slower thread's halving never raises what a vertex holds: the
-  // root a vertex's own thread writes last is the least of its ancestors, and stays.
+  // root a vertex's own thread writes last is the least of its ancestors, and stays. With
+  // `since`: whether that root differs from since[v] (then since[v] takes it), counted with
+  // the out-edges of those that moved.
   volatile ID* seen = parent;
+  unsigned long long marked = 0, edges = 0;
   for (long long v = blockIdx.x * (long long)blockDim.x + threadIdx.x; v < count;
        v += (long long)gridDim.x * blockDim.x) {
     ID previous = (ID)v, current = seen[v], next;
-    if (current == previous) continue;  // a root
-    while (current > (next = seen[current])) {
-      atomicMin(parent + previous, next);
-      previous = current;
-      current = next;
+    if (current != previous) {  // not a root
+      while (current > (next = seen[current])) {
+        atomicMin(parent + previous, next);
+        previous = current;
+        current = next;
+      }
+      atomicMin(parent + v, current);
     }
-    atomicMin(parent + v, current);
+    if (since) {
+      const bool differs = since[v] != current;
+      moved[v] = differs;
+      if (differs) {
+        since[v] = current;
+        marked += 1;
+        edges += (unsigned long long)degree[v];
+      }
+    }
+  }
+  if (!since) return;
+  for (int s = 16; s > 0; s >>= 1) {
+    marked += __shfl_down_sync(0xffffffffu, marked, s);
+    edges += __shfl_down_sync(0xffffffffu, edges, s);
+  }
+  if ((threadIdx.x & 31) == 0 && marked) {
+    atomicAdd(&tally[0], marked);
+    atomicAdd(&tally[1], edges);
   }
 }
 """
 
 
 @fused.register("flatten", "cupy", "step")
-def flatten_gpu(backend, parent) -> None:
+def flatten_gpu(backend, parent, since, degree):
     """:func:`~bspgraph.frontier.flatten` on CuPy: each vertex climbs to its root, halving the
-    path by atomic minima, in one grid-stride pass (no host read)."""
+    path by atomic minima, in one grid-stride pass (no host read). With ``since``: the bool
+    mask of the vertices whose root differs from it, and two counters on the device (how many,
+    their out-edges by ``degree``), ``since`` taking the roots; else None."""
+    cupy = backend.xp
     count = int(parent.shape[0])
+    moved = tally = None
+    if since is not None:
+        moved = cupy.empty(count, dtype=bool)
+        tally = cupy.zeros(2, dtype=cupy.uint64)
     if count == 0:
-        return
-    kernel = compile_kernel(backend.xp, _FLATTEN, "flatten", ID=c_type(parent))
-    kernel((min(-(-count // 256), 1 << 16),), (256,), (parent, np.int64(count)))
+        return None if since is None else (moved, tally)
+    kernel = compile_kernel(cupy, _FLATTEN, "flatten", ID=c_type(parent), DEG=c_type(degree))
+    null = np.uintp(0)
+    kernel((min(-(-count // 256), 1 << 16),), (256,),
+           (parent, np.int64(count), null if since is None else since,
+            null if moved is None else moved, degree, null if tally is None else tally))  # fmt: skip
+    return None if since is None else (moved, tally)

@@ -59,8 +59,7 @@ class CC(Primitive):
             _link(graph, labels, frontier=_outside(graph, labels, largest))
         else:
             _link(graph, labels)
-        fr.flatten(graph, labels)
-        return _changed(graph, state)
+        return fr.flatten(graph, labels, since=state.previous)  # the labels this step changed
 
     def converged(self, graph, frontier, state, iteration):
         """After the superstep that linked along every edge: at once on one device (its
@@ -124,16 +123,6 @@ def _link_replaced(graph, state, frontier) -> bool:
         return False
     fr.link_pairs(graph, labels, tails.take(moved), heads.take(moved))
     return True
-
-
-def _changed(graph, state):
-    """The vertices whose label this step changed (it differs from ``previous``, the labels
-    as the step found them), as the step's output; ``previous`` then takes the new labels.
-    (No count here: the enactor reads it once every part has queued its kernels.)"""
-    previous, labels = state.previous, state.labels
-    changed = labels != previous
-    previous[...] = labels
-    return fr.Frontier.from_mask(graph, changed)
 
 
 def _outside(graph, labels, vertex: int):
