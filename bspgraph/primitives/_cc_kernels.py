@@ -7,7 +7,17 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..backend import COMPARE_SWAP, LONG_ROW, WARP_ROW, c_type, compile_kernel, fused, hub_pieces
+from ..backend import (
+    BLOCK_SUM,
+    COMPARE_SWAP,
+    LONG_ROW,
+    WARP_ROW,
+    c_type,
+    compile_kernel,
+    fused,
+    hub_pieces,
+)
+from ..backend.cuda import stream
 
 
 @fused.register("link", "numpy", "step")
@@ -203,7 +213,9 @@ def link_pairs_gpu(backend, parent, tails, heads) -> None:
     kernel((blocks,), (256,), (tails, heads, np.int64(count), parent))
 
 
-_FLATTEN = r"""
+_FLATTEN = (
+    BLOCK_SUM
+    + r"""
 extern "C" __global__ void flatten(ID* parent, long long count, ID* since, bool* moved,
     const DEG* degree, unsigned long long* tally) {  // a thread a vertex
   // Each vertex climbs to its root, halving the path on its way; every write is an atomicMin
@@ -235,16 +247,15 @@ extern "C" __global__ void flatten(ID* parent, long long count, ID* since, bool*
     }
   }
   if (!since) return;
-  for (int s = 16; s > 0; s >>= 1) {
-    marked += __shfl_down_sync(0xffffffffu, marked, s);
-    edges += __shfl_down_sync(0xffffffffu, edges, s);
-  }
-  if ((threadIdx.x & 31) == 0 && marked) {
+  marked = block_sum(marked);  // one atomic a block: a warp's each would queue on one address
+  edges = block_sum(edges);
+  if (threadIdx.x == 0 && marked) {
     atomicAdd(&tally[0], marked);
     atomicAdd(&tally[1], edges);
   }
 }
 """
+)
 
 
 @fused.register("flatten", "cupy", "step")
@@ -259,11 +270,8 @@ def flatten_gpu(backend, parent, since, degree):
     if since is not None:
         moved = cupy.empty(count, dtype=bool)
         tally = cupy.zeros(2, dtype=cupy.uint64)
-    if count == 0:
-        return None if since is None else (moved, tally)
-    kernel = compile_kernel(cupy, _FLATTEN, "flatten", ID=c_type(parent), DEG=c_type(degree))
     null = np.uintp(0)
-    kernel((min(-(-count // 256), 1 << 16),), (256,),
-           (parent, np.int64(count), null if since is None else since,
-            null if moved is None else moved, degree, null if tally is None else tally))  # fmt: skip
+    stream(cupy, _FLATTEN, "flatten", count, parent, null if since is None else since,
+           null if moved is None else moved, degree, null if tally is None else tally,
+           ID=c_type(parent), DEG=c_type(degree))  # fmt: skip
     return None if since is None else (moved, tally)
