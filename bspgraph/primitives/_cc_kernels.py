@@ -17,7 +17,6 @@ from ..backend import (
     fused,
     hub_pieces,
 )
-from ..backend.cuda import stream
 
 
 @fused.register("link", "numpy", "step")
@@ -270,8 +269,10 @@ def flatten_gpu(backend, parent, since, degree):
     if since is not None:
         moved = cupy.empty(count, dtype=bool)
         tally = cupy.zeros(2, dtype=cupy.uint64)
-    null = np.uintp(0)
-    stream(cupy, _FLATTEN, "flatten", count, parent, null if since is None else since,
-           null if moved is None else moved, degree, null if tally is None else tally,
-           ID=c_type(parent), DEG=c_type(degree))  # fmt: skip
+    if count:  # a thread a vertex (their climbs wait on memory: as many warps as may run)
+        kernel = compile_kernel(cupy, _FLATTEN, "flatten", ID=c_type(parent), DEG=c_type(degree))
+        null = np.uintp(0)
+        kernel((min(-(-count // 256), 1 << 16),), (256,),
+               (parent, np.int64(count), null if since is None else since,
+                null if moved is None else moved, degree, null if tally is None else tally))  # fmt: skip
     return None if since is None else (moved, tally)
