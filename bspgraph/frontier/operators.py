@@ -212,15 +212,21 @@ def link_pairs(graph, parent, a, b) -> None:
 
 def flatten(graph, parent, since=None) -> Frontier | None:
     """Pointer jumping: every vertex of the forest ``parent`` (``parent[x] <= x``, a root its
-    own parent) pointed straight at its root, so that every tree is a star. One kernel on CuPy
-    (a thread climbs from each vertex, halving the path on its way: no host read; the
-    "flatten" step of the fused-kernel registry, beside "link"); elsewhere a pass over every
-    vertex, then passes over those still below a vertex that is no root (no root moves).
+    own parent) pointed straight at its root, so that every tree is a star. The "flatten"
+    step of the fused-kernel registry, beside "link" (``bspgraph/primitives/_cc_kernels.py``):
+    on CuPy one kernel, a thread climbing from each vertex and halving the path on its way (no
+    host read); on NumPy a pass over every vertex, then passes over those still below a vertex
+    that is no root (no root moves).
 
     ``since`` (an array like ``parent``, say the pointers a step started from): the Frontier
     of the vertices whose root differs from it is returned, and ``since`` takes the roots; on
     CuPy in the same pass, the frontier's size and out-edges counted there (read when first
     asked for). Without it, None.
+
+    Raises
+    ------
+    ValueError
+        No pointer-jumping kernel for the graph's backend.
 
     Examples
     --------
@@ -231,24 +237,14 @@ def flatten(graph, parent, since=None) -> Frontier | None:
     ([0, 0, 0, 0, 4], [2, 3], [0, 0, 0, 0, 4])
     """
     kernel = fused.lookup("flatten", graph.backend, "step")
-    if kernel is not None:
-        moved = kernel(graph.backend, parent, since, graph.cost_degrees()[0])
-        return (
-            None if since is None else Frontier.from_mask(graph, moved[0], counted=(moved[1], 0, 0))
-        )
-    grand = parent.take(parent)  # a gather; on NumPy twice as fast as parent[parent]
-    ids = graph.backend.nonzero(grand != parent, parent.dtype)
-    up = grand.take(ids)
-    while ids.shape[0]:
-        parent[ids] = up
-        grand = parent.take(up)
-        still = graph.backend.nonzero(grand != up, parent.dtype)
-        ids, up = ids.take(still), grand.take(still)
+    if kernel is None:
+        raise ValueError(f"flatten: no pointer-jumping kernel registered for backend "
+                         f"{graph.backend.name!r}")  # fmt: skip
+    moved = kernel(graph.backend, parent, since, graph.cost_degrees()[0])
     if since is None:
         return None
-    moved = parent != since
-    since[...] = parent
-    return Frontier.from_mask(graph, moved)
+    mask, counts = moved
+    return Frontier.from_mask(graph, mask, counted=None if counts is None else (counts, 0, 0))
 
 
 def _lists(graph, direction: str, sample: int | None, where: str, *restrictions):

@@ -1,6 +1,6 @@
 """Connected components' kernels: union-find along a CSR's entries (``fr.link``) and between
-the two vertices of each pair (``fr.link_pairs``), registered as the "link" and "link_pairs"
-steps of each backend. On NumPy, rounds that flatten every tree and hook each root under the
+the two vertices of each pair (``fr.link_pairs``), and pointer jumping (``fr.flatten``),
+registered as the "link", "link_pairs" and "flatten" steps of each backend. On NumPy, rounds that flatten every tree and hook each root under the
 least root across an entry (a pair); on CuPy, ECL-CC's lock-free hooking."""
 
 from __future__ import annotations
@@ -78,22 +78,30 @@ def _hook_rounds(backend, parent, tails, heads) -> None:
         backend.scatter_min(parent, np.maximum(*roots), np.minimum(*roots))
 
 
+@fused.register("flatten", "numpy", "step")
+def flatten(backend, parent, since, degree):
+    """:func:`~bspgraph.frontier.flatten` on NumPy: :func:`_flatten` over every vertex; with
+    ``since``, the bool mask of the vertices whose root differs from it (``since`` taking the
+    roots) and None (no count on a device: the mask's is a host value); else None."""
+    _flatten(parent)
+    if since is None:
+        return None
+    moved = parent != since
+    since[...] = parent
+    return moved, None
+
+
 def _flatten(parent, ids=None) -> None:
     """Point the vertices ``ids`` (or all) straight at their roots: pointer jumping, each
-    jump over those of ``ids`` still below a vertex that is no root."""
-    if ids is None:
-        jumped = parent.take(parent)
-        while (jumped != parent).any():
-            parent[...] = jumped
-            jumped = parent.take(parent)
-        return
-    up = parent.take(ids)
+    jump over those still below a vertex that is no root (no root moves)."""
+    up = parent if ids is None else parent.take(ids)  # each one's pointer
     while True:
-        jumped = parent.take(up)
+        jumped = parent.take(up)  # a gather; on NumPy twice as fast as parent[up]
         moving = np.flatnonzero(jumped != up)
         if moving.shape[0] == 0:
             return
-        ids, up = ids.take(moving), jumped.take(moving)
+        ids = moving if ids is None else ids.take(moving)
+        up = jumped.take(moving)
         parent[ids] = up
 
 
