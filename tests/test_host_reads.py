@@ -72,6 +72,16 @@ def test_a_read_the_step_does_not_make_is_counted(rmat):
 
 
 @pytest.mark.parametrize("parts", [2, 3, 5])
+def test_pagerank_reads_only_its_convergence_around_the_step(rmat, parts):
+    """PageRank (``every_vertex``) builds no frontier from what arrived: around its step a
+    superstep reads only each part's convergence value."""
+    graph, _ = rmat
+    primitive, params = runs(graph)["pagerank"]
+    reads = host_reads(primitive, graph, devices=parts, **params)
+    assert reads.superstep == [parts] * len(reads.superstep)
+
+
+@pytest.mark.parametrize("parts", [2, 3, 5])
 def test_a_superstep_whose_slabs_are_foreseen_reads_once(rmat, parts):
     """SSSP on rmat11: after the first superstep every frontier's out-edges foretell Slabs
     (they bound what a step returns), so no part's output size is read before the exchange:

@@ -1,6 +1,8 @@
 """The lifting contract: combiners, scalars, the next frontier, checked runs and assert_lifts,
 with k-core (a primitive written from the docs) as the example that must lift unmodified."""
 
+from unittest import mock
+
 import networkx as nx
 import numpy as np
 import pytest
@@ -277,6 +279,40 @@ def test_a_scalar_reduced_by_replace_is_a_contract_error():
     primitive = type("Bad", (Unreturned,), {"scalars": (bg.Scalar("total", reduce="replace"),)})()
     with pytest.raises(bg.ContractError, match=r"scalars\['total'\]: a scalar reduces with"):
         bg.enact(primitive, bg.Graph.from_edges([0], [1]))
+
+
+def test_every_vertex_without_a_converged_of_its_own_is_a_contract_error():
+    """Its frontier is never empty: the default converged would never hold."""
+    primitive = type("Endless", (Unreturned,), {"every_vertex": True})()
+    with pytest.raises(bg.ContractError, match=r"Endless.every_vertex: .* converged of its own"):
+        bg.enact(primitive, bg.Graph.from_edges([0], [1]))
+
+
+@pytest.mark.parametrize("parts", [2, 3, 5])
+@pytest.mark.parametrize("communicator", ["selective", "broadcast", "butterfly"])
+def test_every_vertex_primitives_get_every_owned_vertex_and_one_devices_answer(parts, communicator):
+    """PageRank and HITS (``every_vertex``): each superstep's frontier on a part is every
+    vertex it owns, built from nothing that arrived, and the answer is one device's."""
+    graph = bg.generators.rmat(9, 8, seed=3, weights=True, backend="numpy")
+    seen = []
+    from bspgraph.primitives.pagerank import PageRank
+
+    step = PageRank.step
+
+    def recording(self, graph, frontier, state, iteration):
+        seen.append((len(frontier), graph.owned_index()))
+        return step(self, graph, frontier, state, iteration)
+
+    run = {"devices": parts, "communicator": communicator, "partitioner": "edge_balanced"}
+    with mock.patch.object(PageRank, "step", recording):
+        ranks = bg.pagerank(graph, **run).rank
+    owned = [index.stop - index.start if isinstance(index, slice) else len(index)
+             for _, index in seen]  # fmt: skip
+    assert len(seen) > parts and [size for size, _ in seen] == owned
+    np.testing.assert_allclose(ranks, bg.pagerank(graph).rank, rtol=1e-9, atol=1e-12)
+    hits, one = bg.hits(graph, **run), bg.hits(graph)
+    np.testing.assert_allclose(hits.hubs, one.hubs, rtol=1e-7, atol=1e-12)
+    np.testing.assert_allclose(hits.authorities, one.authorities, rtol=1e-7, atol=1e-12)
 
 
 @pytest.mark.parametrize("name", ["add", "min", "max"])

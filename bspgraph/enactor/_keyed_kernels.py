@@ -75,8 +75,9 @@ extern "C" __global__ void apply_best(const ID* ids, long long n, const bool* ke
 
 
 # A Slab over the block first .. first + n: each arriving value combined into the key (the
-# follower's taken along where it wins), the vertices it changed marked; those not marked
-# before counted in tally[0], their out-edges in tally[1] (unless degree is null).
+# follower's taken along where it wins), the vertices it changed marked (unless mark is null);
+# those not marked before counted in tally[0], their out-edges in tally[1] (unless degree is
+# null).
 _APPLY_BLOCK = (
     _WINS
     + r"""
@@ -91,7 +92,7 @@ extern "C" __global__ void apply_block(long long first, long long n, const KEY* 
     if (wins(x, key[v], mode)) {
       key[v] = x;
       if (follower) follower[v] = follower_in[j];
-      if (!mark[v]) {
+      if (mark && !mark[v]) {
         mark[v] = true;
         marked += 1;
         if (degree) edges += (unsigned long long)degree[v];
@@ -102,7 +103,7 @@ extern "C" __global__ void apply_block(long long first, long long n, const KEY* 
     marked += __shfl_down_sync(0xffffffffu, marked, s);
     edges += __shfl_down_sync(0xffffffffu, edges, s);
   }
-  if ((threadIdx.x & 31) == 0 && marked) {
+  if ((threadIdx.x & 31) == 0 && marked) {  // (none without a mark)
     atomicAdd(&tally[0], marked);
     atomicAdd(&tally[1], edges);
   }
@@ -262,17 +263,18 @@ class KeyedKernels:
         columns, marking in ``mark`` (a bool per vertex) the vertices it changed. Returns
         ``tally`` (a new one when None): two counters on the device, to which it adds how
         many vertices it marked that were not marked before, and (with ``edges``) their
-        out-edges (``cost_degrees``)."""
+        out-edges (``cost_degrees``). With ``mark`` None nothing is marked or counted (and
+        None returned)."""
         graph = self.graph
         first, stop, _ = region.indices(graph.num_vertices)
         key, follower, types = self._columns()
         key_in, follower_in = self._arriving(values, key, follower)
         degree = graph.cost_degrees()[0]
-        if tally is None:
+        if tally is None and mark is not None:
             tally = graph.xp.zeros(2, dtype=graph.xp.uint64)
         stream(graph.xp, _APPLY_BLOCK, "apply_block", max(stop - first, 0), np.int64(first),
-               key_in, key, follower_in, _or_null(follower), self.mode, mark,
-               degree if edges else NULL, tally,
+               key_in, key, follower_in, _or_null(follower), self.mode, _or_null(mark),
+               degree if edges and mark is not None else NULL, _or_null(tally),
                DEG=c_type(degree), **types)  # fmt: skip
         return tally
 

@@ -11,7 +11,9 @@ The contract, in full (docs/writing-a-primitive.md walks through it with an exam
    where it was written: output state is read from each vertex's owner at the end.
 3. The next frontier on a device is: the returned vertices it owns (all returned vertices when
    ``needs_all``), and every vertex whose communicated state changed when the updates of other
-   devices were combined in. On one device it is the returned frontier itself.
+   devices were combined in. On one device it is the returned frontier itself. With
+   ``every_vertex`` it is ``Frontier.all``, every vertex the device owns: what arrived is
+   combined in, and no change is marked or counted.
 4. Scalars are set by ``step`` from the device's own vertices (or its own work); after the
    exchange the enactor replaces each by its combination over all devices (``reduce``), so
    ``converged`` and the next ``step`` read the global value on every device.
@@ -85,7 +87,10 @@ class Primitive(abc.ABC):
     every device must see every update (pull traversal, pointer jumping), not only the
     owner. ``replicate_graph`` gives every device the whole graph, not only its own vertices'
     edges (triangle counting reads the neighbours of neighbours); ``Frontier.all`` and
-    ``compute(graph, "vertices")`` still cover the device's own vertices only.
+    ``compute(graph, "vertices")`` still cover the device's own vertices only. ``every_vertex``
+    says the step works on every vertex its device owns whatever its frontier, and
+    ``converged`` reads no frontier (a power iteration: PageRank): on several devices every
+    superstep then gets ``Frontier.all``, and the enactor builds no frontier from what arrived.
 
     ``params`` says what each ``init_frontier`` parameter holds: "id" (a vertex id, or a
     sequence or array of them), "per_vertex" (an array whose first axis is the vertices; a
@@ -104,6 +109,7 @@ class Primitive(abc.ABC):
     communicate: dict[str, Any] = {}
     needs_all: bool = False
     replicate_graph: bool = False
+    every_vertex: bool = False
     params: dict[str, str] | None = None
 
     def __init__(self, **options: Any):
@@ -169,8 +175,9 @@ def contract_of(primitive: Primitive, state=None) -> Contract:
     ------
     ContractError
         An unknown combiner, a communicated name that is no declared state, a ``follows`` that
-        names no min/max state, replace mixed with other combiners, or a combiner that does not
-        fit its state's dtype; the message names the primitive and the state.
+        names no min/max state, replace mixed with other combiners, a combiner that does not
+        fit its state's dtype, or ``every_vertex`` with the default ``converged``; the message
+        names the primitive and the state.
     """
     kind = type(primitive).__name__
     declared = {spec.name for spec in primitive.state}
@@ -197,6 +204,9 @@ def contract_of(primitive: Primitive, state=None) -> Contract:
     if owner_only and not all(c.owner_only for c in resolved.values()):
         raise ContractError(f"{kind}.communicate: 'replace' (sent by owners only) cannot be "
                             "mixed with other combiners in one primitive")  # fmt: skip
+    if primitive.every_vertex and type(primitive).converged is Primitive.converged:
+        raise ContractError(f"{kind}.every_vertex: its frontier is never empty, so it needs a "
+                            "converged of its own (the default waits for an empty frontier)")  # fmt: skip
     scalars = {s.name: combiners.get(s.reduce, f"{kind}.scalars[{s.name!r}]")
                for s in primitive.scalars}  # fmt: skip
     for name, combiner in scalars.items():

@@ -457,6 +457,9 @@ def _next_frontier(primitive, contract: Contract, blocks, stamp: int, graph, sta
     set ``out_edges`` and ``pulled_from`` again, for every device alike). A keyed contract
     with its backend's kernels (``keyed``, :func:`_keyed`) combines and lists a few arrived
     vertices in one kernel a piece, ``stamp`` (this superstep's number) marking each once."""
+    if primitive.every_vertex:  # its step reads no frontier: combine, mark nothing
+        _combined(contract, blocks, graph, state, bases, keyed, inbox)
+        return Frontier.all(graph)
     if not (inbox or len(output)):  # an empty superstep here: no kernel
         return Frontier.from_ids(graph, output.ids)
     if any(isinstance(message, Slab) for message in inbox):
@@ -484,6 +487,24 @@ def _next_frontier(primitive, contract: Contract, blocks, stamp: int, graph, sta
     if union.is_dense:
         return Frontier.from_mask(graph, union.mask, size=len(union), out_edges=union.out_edges)
     return Frontier.from_ids(graph, union.ids, out_edges=union.out_edges)
+
+
+def _combined(contract: Contract, blocks, graph, state, bases, keyed, inbox: list) -> None:
+    """Combine every message of ``inbox`` into ``state``: an Update at its ids, a Slab over its
+    block (in one fused pass with the keyed kernels), no change marked; the changes are the new
+    baseline (``bases``)."""
+    for message in inbox:
+        if isinstance(message, Update):
+            update = message.map(graph.backend.asarray)
+            _combine(contract, state, graph.backend.index(update.ids), update.values, graph.xp)
+            continue
+        region = slice(None) if message.block is None else blocks[message.block]
+        if keyed is not None and isinstance(region, slice):
+            keyed.apply_block(region, message.values, None)
+        else:
+            _combine(contract, state, region, message.values, graph.xp)
+    for name, base in bases.items():
+        base[...] = getattr(state, name)
 
 
 def _keyed(contract: Contract, graph, state):

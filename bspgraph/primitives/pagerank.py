@@ -34,6 +34,7 @@ class PageRank(Primitive):
     communicate = {"contribution": "replace"}
     params = {"teleport": "per_vertex"}
     needs_all = True  # a vertex pulls the contributions of all its in-neighbours
+    every_vertex = True  # its step reads no frontier: every superstep gets them all
     pull_kind = "fused"  # a row reduction (SpMV): no per-edge temporaries (memory.estimate)
     reduces_every_list = True  # ... over every in-list, through operators.gathered
 

@@ -74,6 +74,7 @@ class Eigenvector(Primitive):
     communicate = {"y": "replace"}
     params = {"start": "per_vertex"}
     needs_all = True
+    every_vertex = True  # its step reads no frontier: every superstep gets them all
     pull_kind = "fused"
     reduces_every_list = True
 
@@ -159,6 +160,7 @@ class Katz(Primitive):
     communicate = {"x": "replace"}
     params = {"start": "per_vertex", "beta": "per_vertex"}
     needs_all = True
+    every_vertex = True  # its step reads no frontier: every superstep gets them all
     pull_kind = "fused"
     reduces_every_list = True
 
@@ -258,6 +260,7 @@ class HITS(Primitive):
     communicate = {"h": "replace", "a": "replace"}
     params = {"start": "per_vertex"}
     needs_all = True
+    every_vertex = True  # its step reads no frontier: every superstep gets them all
     pull_kind = "fused"
     reduces_every_list = True
 
