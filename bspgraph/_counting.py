@@ -154,6 +154,16 @@ def _gathers(key) -> bool:
     return any(isinstance(k, np.ndarray | list) for k in keys)
 
 
+def adopted(frontier):
+    """``frontier`` with its ids or mask as DeviceArrays of the current device where a step's
+    NumPy kernels made them plain arrays (a GPU's kernels make them on the part's GPU)."""
+    for slot in ("_ids", "_mask"):
+        value = getattr(frontier, slot)
+        if isinstance(value, np.ndarray) and not isinstance(value, DeviceArray):
+            setattr(frontier, slot, on_device(value))
+    return frontier
+
+
 def _selects(key) -> bool:
     """Whether indexing by ``key`` selects by a bool array (a compaction)."""
     keys = key if isinstance(key, tuple) else (key,)

@@ -235,7 +235,7 @@ def host_reads(
     ``bspgraph._counting.CrossDeviceError`` where it is not.
     """
     from . import comm
-    from ._counting import READS, CountingBackend, counting
+    from ._counting import READS, CountingBackend, adopted, counting
 
     backend = CountingBackend()
     marks: list[tuple[int, int, int]] = []  # (reads around, reads within, pickled) at a tally
@@ -256,7 +256,7 @@ def host_reads(
     def counted_step(*args, **kwargs):  # its reads counted apart
         before = READS.count
         try:
-            return step(*args, **kwargs)
+            return adopted(step(*args, **kwargs))  # (on the part's device, as on a GPU)
         finally:
             within[0] += READS.count - before
             READS.count = before

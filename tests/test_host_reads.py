@@ -71,6 +71,16 @@ def test_a_read_the_step_does_not_make_is_counted(rmat):
     assert [r - p for r, p in zip(reading.superstep, plain.superstep)] == [3] * len(plain.superstep)
 
 
+def test_the_butterflys_merges_of_a_round_read_once(rmat):
+    """On 5 parts (fanout 2: a fold-in, two rounds, a fold-out) every device's merges of a
+    round read their counts together: SSSP's supersteps of Updates read at most 7 times around
+    the step (a merge each read 13)."""
+    graph, _ = rmat
+    primitive, params = runs(graph)["sssp"]
+    reads = host_reads(primitive, graph, devices=5, communicator="butterfly:2", **params)
+    assert max(reads.superstep) <= 7, reads
+
+
 @pytest.mark.parametrize("parts", [2, 3, 5])
 def test_pagerank_reads_only_its_convergence_around_the_step(rmat, parts):
     """PageRank (``every_vertex``) builds no frontier from what arrived: around its step a
@@ -94,14 +104,16 @@ def test_a_superstep_whose_slabs_are_foreseen_reads_once(rmat, parts):
 
 @pytest.mark.parametrize("name", ["bfs push", "bfs auto", "sssp", "cc", "pagerank"])
 @pytest.mark.parametrize("communicator", bg.testing.COMMUNICATORS)
-def test_separate_gpus_run_each_ones_work_with_it_current(rmat, name, communicator):
-    """Three parts, each a GPU of its own: no operation runs on an array of another GPU than
-    the current one (CuPy would read that GPU's memory unordered, or fault: the receivers'
-    filters of broadcast and the butterfly once did), and the answer is one device's."""
+@pytest.mark.parametrize("parts", [3, 5])
+def test_separate_gpus_run_each_ones_work_with_it_current(rmat, name, communicator, parts):
+    """Parts each a GPU of its own: no operation runs on an array of another GPU than the
+    current one (CuPy would read that GPU's memory unordered, or fault: the receivers' filters
+    of broadcast and the butterfly once did; on 5 the butterfly merges on the way), and the
+    answer is one device's."""
     graph, _ = rmat
     primitive, params = runs(graph)[name]
-    reads = host_reads(primitive, graph, devices=3, communicator=communicator, separate=True,
-                       **params)  # fmt: skip
+    reads = host_reads(primitive, graph, devices=parts, communicator=communicator,
+                       separate=True, **params)  # fmt: skip
     expected, _ = bg.enact(runs(graph)[name][0], graph, backend="numpy", **params)
     for output, values in expected.items():
         if values is not None:
@@ -178,7 +190,7 @@ def test_a_merge_reads_its_count_once_and_gathers_every_column():
         depth = backend.asarray(np.array([3, 4, 1, 2, 4, 2], dtype=np.int32))
         parent = backend.asarray(np.array([10, 11, 12, 13, 14, 15], dtype=np.int32))
         before = READS.count
-        merged = merge(contract_of(BFS(parents=True)), Update(ids, {"depth": depth,
+        (merged,) = merge(contract_of(BFS(parents=True)), Update(ids, {"depth": depth,
                                                                    "parent": parent}))  # fmt: skip
         assert READS.count - before == 1
     assert np.asarray(merged.ids).tolist() == [2, 5, 9]

@@ -118,7 +118,9 @@ class Communicator(abc.ABC):
         to_all : bool
             False: each entry goes to its vertex's owner only. True: to every other device.
         combine : callable (Update, Update) -> Update
-            Merges two Updates into one with distinct ids.
+            Merges two Updates into one with distinct ids. It may also have ``many``, the
+            batch form (a list of pairs in, their merges out), which a pattern that combines
+            on the way calls once for every device's merges of a round.
         transport : Transport
             Moves the messages and counts them; ``transport.size`` devices.
 
@@ -231,26 +233,37 @@ class Communicator(abc.ABC):
         return copy
 
 
-def merge(a: Update, b: Update, combine: Combine) -> Update:
-    """``combine(a, b)`` on their device (made current), skipping the call when either side
-    is empty."""
-    if len(b) == 0:
-        return a
-    if len(a) == 0:
-        return b
-    with backend_of(a.ids).activate():
-        return combine(a, b)
+def merge_each(pairs: Sequence[tuple[Update, Update]], combine: Combine) -> list[Update]:
+    """``combine(a, b)`` of every pair ``(a, b)``, each on its device (made current), a side
+    itself where the other is empty: where ``combine`` has a batch form ``combine.many(pairs)``
+    (the enactor's reads every pair's count at once: one host read a device), the pairs with
+    two non-empty sides in one call; else one call a pair."""
+    merged: list[Update | None] = [b if not len(a) else a for a, b in pairs]
+    both = [k for k, (a, b) in enumerate(pairs) if len(a) and len(b)]
+    many = getattr(combine, "many", None)
+    if many is not None and both:
+        for k, update in zip(both, many([pairs[k] for k in both]), strict=True):
+            merged[k] = update
+        return merged
+    for k in both:
+        a, b = pairs[k]
+        with backend_of(a.ids).activate():
+            merged[k] = combine(a, b)
+    return merged
 
 
-def merge_all(base: Update, updates: Sequence[Update], combine: Combine) -> Update:
-    """``base`` combined with every Update of ``updates``, as a balanced tree of combines."""
-    parts = [u for u in (base, *updates) if len(u)]
-    if not parts:
-        return base
-    while len(parts) > 1:
-        paired = [merge(parts[i], parts[i + 1], combine) for i in range(0, len(parts) - 1, 2)]
-        parts = paired + ([parts[-1]] if len(parts) % 2 else [])
-    return parts[0]
+def merge_all_each(groups: Sequence[tuple[Update, Sequence[Update]]],
+                   combine: Combine) -> list[Update]:  # fmt: skip
+    """Each ``(base, updates)`` group (one a device, say) combined into one Update, as a
+    balanced tree of combines: the groups' trees level by level, each level's pairs of every
+    group in one :func:`merge_each`."""
+    parts = [[u for u in (base, *updates) if len(u)] or [base] for base, updates in groups]
+    while any(len(p) > 1 for p in parts):
+        pairs = [(g, i) for g, p in enumerate(parts) for i in range(0, len(p) - 1, 2)]
+        merged = iter(merge_each([(parts[g][i], parts[g][i + 1]) for g, i in pairs], combine))
+        parts = [[next(merged) for _ in range(0, len(p) - 1, 2)] + ([p[-1]] if len(p) % 2 else [])
+                 for p in parts]  # fmt: skip
+    return [p[0] for p in parts]
 
 
 SPLIT_BY_MASKS = 4  # up to this many pieces: one mask each, not a sort

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..backend import backend_of
-from .base import CommStats, Communicator, kept, key_counts, merge, merge_all, split
+from .base import CommStats, Communicator, kept, key_counts, merge_all_each, merge_each, split
 from .message import Update
 from .transport import Inbox, RoundStats, Send
 
@@ -185,37 +185,40 @@ class Butterfly(Communicator):
             inbox = run([(e, e - core, out[e]) for e in local if e >= core])
             folded = [(p, inbox[p][0]) for p in local_core if p < extras]
             if to_all:
-                for p, arrived in folded:
-                    received[p] = arrived
-                    held[p] = merge(held[p], arrived, combine)
+                passing = {p: arrived for p, arrived in folded}
+                received.update(passing)
             else:
                 halves = iter(kept([(arrived, self._owned_by(owner, p, mine))
                                     for p, arrived in folded for mine in (True, False)]))  # fmt: skip
+                passing = {}
                 for p, _ in folded:
-                    received[p] = next(halves)
-                    held[p] = merge(held[p], next(halves), combine)
+                    received[p], passing[p] = next(halves), next(halves)
+            held.update(zip(passing, merge_each([(held[p], u) for p, u in passing.items()],
+                                                combine), strict=True))  # fmt: skip
 
         if to_all:
             # All-gather: p sends all it holds to its group; ``gathered`` is what p got there.
             gathered = {p: updates[p].empty() for p in local_core}
             for step, (radix, stride) in enumerate(zip(schedule.radices, schedule.strides)):
                 sends = []
+                outgoing = dict(zip(local_core, merge_each(
+                    [(held[p], gathered[p]) for p in local_core], combine), strict=True))  # fmt: skip
                 for p in local_core:
-                    outgoing = merge(held[p], gathered[p], combine)
                     digit = (p // stride) % radix
-                    sends += [(p, p + (k - digit) * stride, outgoing)
+                    sends += [(p, p + (k - digit) * stride, outgoing[p])
                               for k in range(radix) if k != digit]  # fmt: skip
                 inbox = run(sends)
-                for p in local_core:
-                    if step == final:
-                        last[p] = inbox[p]
-                    else:
-                        gathered[p] = merge_all(gathered[p], inbox[p], combine)
-            for p in local_core:
-                received[p] = merge(received[p], gathered[p], combine)
+                if step == final:
+                    last.update((p, inbox[p]) for p in local_core)
+                else:
+                    gathered = dict(zip(local_core, merge_all_each(
+                        [(gathered[p], inbox[p]) for p in local_core], combine), strict=True))  # fmt: skip
+            received.update(zip(local_core, merge_each(
+                [(received[p], gathered[p]) for p in local_core], combine), strict=True))  # fmt: skip
             if extras:  # fold-out: everything but the extra's own contribution
-                sends = [(p, p + core, merge(gathered[p], out[p], combine))
-                         for p in local_core if p < extras]  # fmt: skip
+                folding = [p for p in local_core if p < extras]
+                sends = [(p, p + core, u) for p, u in zip(folding, merge_each(
+                    [(gathered[p], out[p]) for p in folding], combine), strict=True)]  # fmt: skip
                 inbox = run(sends)
                 for e in local:
                     if e >= core:
@@ -233,11 +236,11 @@ class Butterfly(Communicator):
                     sends += [(p, p + (k - digit) * stride, pieces[k])
                               for k in range(radix) if k != digit]  # fmt: skip
                 inbox = run(sends)
-                for p in local_core:
-                    if step == final:
-                        last[p] = inbox[p]
-                    else:
-                        held[p] = merge_all(held[p], inbox[p], combine)
+                if step == final:
+                    last.update((p, inbox[p]) for p in local_core)
+                else:
+                    held = dict(zip(local_core, merge_all_each(
+                        [(held[p], inbox[p]) for p in local_core], combine), strict=True))  # fmt: skip
             # Now core device p holds exactly the entries owned by p or by its extra p + Q.
             filters = []  # (every device's counted and read at once)
             for p in local_core:
@@ -245,11 +248,13 @@ class Butterfly(Communicator):
                 if p < extras:
                     filters += [(held[p], self._owned_by(owner, p, mine=False))]
             pieces = iter(kept(filters))
-            sends = []
+            sends, mine = [], {}
             for p in local_core:
-                received[p] = merge(received[p], next(pieces), combine)
+                mine[p] = next(pieces)
                 if p < extras:
                     sends.append((p, p + core, next(pieces)))
+            received.update(zip(mine, merge_each([(received[p], u) for p, u in mine.items()],
+                                                 combine), strict=True))  # fmt: skip
             if extras:  # fold-out
                 inbox = run(sends)
                 for e in local:

@@ -243,7 +243,7 @@ def _exchange(primitive, contract: Contract, pattern, transport, messages: dict,
     if staged and not transport.wire:
         sent = [None if update is None else update.map(HOST.asarray) for update in sent]
     return pattern.exchange(sent, owner=owner, to_all=primitive.needs_all, transport=transport,
-                            combine=lambda a, b: merge(contract, _concat(a, b)))  # fmt: skip
+                            combine=ContractCombine(contract))  # fmt: skip
 
 
 def _transport(transport, backend, device_ids) -> tuple[comm.Transport, dict]:
@@ -393,13 +393,59 @@ def _concat(a: Update, b: Update) -> Update:
     return Update(xp.concatenate([a.ids, b.ids]), values)
 
 
-def merge(contract: Contract, update: Update) -> Update:
-    """One entry per id of ``update``, each column by its combiner; entries of a ``follows``
-    state are those of the key's winner (or, for ``add``, its ties)."""
+class ContractCombine:
+    """The exchange's ``combine`` for a contract: two Updates concatenated and merged
+    (:func:`merge`); :meth:`many` combines several pairs at once, every pair's count of ids
+    read together (one host read a device, where each merge would read its own)."""
+
+    def __init__(self, contract: Contract) -> None:
+        self.contract = contract
+
+    def __call__(self, a: Update, b: Update) -> Update:
+        (merged,) = self.many([(a, b)])
+        return merged
+
+    def many(self, pairs: list[tuple[Update, Update]]) -> list[Update]:
+        joined = []
+        for a, b in pairs:
+            with backend_of(a.ids).activate():
+                joined.append(_concat(a, b))
+        return merge(self.contract, *joined)
+
+
+def merge(contract: Contract, *updates: Update) -> list[Update]:
+    """For each of ``updates``: one entry per id, each column by its combiner; entries of a
+    ``follows`` state are those of the key's winner (or, for ``add``, its ties). Each on its
+    device (made current); every update's count of ids read at once (one host read a device),
+    then every column is a gather."""
+    sorted_ = []
+    for update in updates:
+        backend = backend_of(update.ids)
+        with backend.activate():
+            sorted_.append(_sorted_by_id(contract, update))
+    pending = [(backend_of(u.ids), s[-1]) for u, s in zip(updates, sorted_, strict=True)
+               if s is not None and not isinstance(s[-1], int | np.integer)]  # fmt: skip
+    read = iter(read_together(pending))
+    merged = []
+    for update, ordered in zip(updates, sorted_, strict=True):
+        if ordered is None:  # no entry
+            merged.append(update)
+            continue
+        count = ordered[-1]
+        count = int(count) if isinstance(count, int | np.integer) else next(read)[0]
+        with backend_of(update.ids).activate():
+            merged.append(_merged(contract, update, *ordered[:-1], count))
+    return merged
+
+
+def _sorted_by_id(contract: Contract, update: Update):
+    """``update``'s entries ordered by id (within an id the key's best first): the order, the
+    ids, the first entry of each id (a mask), each entry's id number and how many ids (a
+    count on the device); None without entries."""
     backend = backend_of(update.ids)
     xp = backend.xp
     if update.ids.size == 0:
-        return update
+        return None
     key = contract.key
     order = xp.arange(update.ids.size)
     if key is not None and key in update.values:  # the key's best first within each id
@@ -410,8 +456,15 @@ def merge(contract: Contract, update: Update) -> Update:
     ids = update.ids[order]
     starts = xp.ones(ids.size, dtype=bool)
     starts[1:] = ids[1:] != ids[:-1]
-    segment = xp.cumsum(starts) - 1
-    count = int(backend.count(starts))  # the one host read: then every column is a gather
+    return order, ids, starts, xp.cumsum(starts) - 1, backend.count(starts)
+
+
+def _merged(contract: Contract, update: Update, order, ids, starts, segment,
+            count: int) -> Update:  # fmt: skip
+    """:func:`merge` of ``update`` from its order by id (:func:`_sorted_by_id`) and its
+    ``count`` of ids, read."""
+    backend = backend_of(update.ids)
+    key = contract.key
     first = backend.nonzero(starts, np.int64, count)
     tied = None
     if key is not None and key in update.values:
