@@ -154,13 +154,16 @@ def _gathers(key) -> bool:
     return any(isinstance(k, np.ndarray | list) for k in keys)
 
 
-def adopted(frontier):
-    """``frontier`` with its ids or mask as DeviceArrays of the current device where a step's
-    NumPy kernels made them plain arrays (a GPU's kernels make them on the part's GPU)."""
-    for slot in ("_ids", "_mask"):
-        value = getattr(frontier, slot)
-        if isinstance(value, np.ndarray) and not isinstance(value, DeviceArray):
-            setattr(frontier, slot, on_device(value))
+def adopted(frontier, state=None):
+    """``frontier`` with its ids or mask, and the arrays of ``state`` (a namespace), as
+    DeviceArrays of the current device where a step's NumPy kernels made them plain arrays (a
+    GPU's kernels make them on the part's GPU; a step may rebind a state array)."""
+    state_names = [] if state is None else list(vars(state))
+    for owner, names in ((frontier, ("_ids", "_mask")), (state, state_names)):
+        for name in names:
+            value = getattr(owner, name)
+            if isinstance(value, np.ndarray) and not isinstance(value, DeviceArray):
+                setattr(owner, name, on_device(value))
     return frontier
 
 

@@ -253,10 +253,10 @@ def host_reads(
 
     step = primitive.step
 
-    def counted_step(*args, **kwargs):  # its reads counted apart
+    def counted_step(graph, frontier, state, iteration):  # its reads counted apart
         before = READS.count
-        try:
-            return adopted(step(*args, **kwargs))  # (on the part's device, as on a GPU)
+        try:  # what it made: on the part's device, as on a GPU
+            return adopted(step(graph, frontier, state, iteration), state)
         finally:
             within[0] += READS.count - before
             READS.count = before
