@@ -75,7 +75,7 @@ class DeviceArray(np.ndarray):
         return super().__array_function__(func, types, args, kwargs)
 
     def __getitem__(self, key):
-        if _gathers(key):  # (a view, a slice or an element, launches no kernel)
+        if _gathers(key):  # a kernel (a view, a slice or an element is none)
             _on_current((self, key), (), "an index")
         if _selects(key):  # a GPU sizes the selection by a count it reads
             READS.add()
@@ -204,7 +204,7 @@ class CountingBackend(NumpyBackend):
     costly_supersteps: ClassVar[bool] = True
     virtual_devices: ClassVar[bool] = False
 
-    def __init__(self, xp: Any = None, device: int | None = 0) -> None:
+    def __init__(self, device: int | None = 0) -> None:
         super().__init__(XP, device)
 
     def activate(self):

@@ -1,7 +1,8 @@
 """Connected components' kernels: union-find along a CSR's entries (``fr.link``) and between
 the two vertices of each pair (``fr.link_pairs``), and pointer jumping (``fr.flatten``),
-registered as the "link", "link_pairs" and "flatten" steps of each backend. On NumPy, rounds that flatten every tree and hook each root under the
-least root across an entry (a pair); on CuPy, ECL-CC's lock-free hooking."""
+registered as the "link", "link_pairs" and "flatten" steps of each backend. On NumPy, rounds
+that flatten every tree and hook each root under the least root across an entry (a pair); on
+CuPy, ECL-CC's lock-free hooking."""
 
 from __future__ import annotations
 
