@@ -232,7 +232,7 @@ def host_reads(
 
     ``separate``: each part a GPU of its own (messages cross a link), not parts of one GPU;
     every operation on an array checks that its GPU is current, as CuPy needs, and raises
-    ``bspgraph._counting.CrossDeviceError`` where it is not.
+    :class:`CrossDeviceError` where it is not.
     """
     from . import comm
     from ._counting import READS, CountingBackend, adopted, counting

@@ -315,6 +315,23 @@ def test_every_vertex_primitives_get_every_owned_vertex_and_one_devices_answer(p
     np.testing.assert_allclose(hits.authorities, one.authorities, rtol=1e-7, atol=1e-12)
 
 
+def test_hits_lifts_on_every_device_count_partitioner_and_communicator():
+    """HITS (``every_vertex``, out of the networkx grid: networkx computes it with ARPACK):
+    its one-device answer on 1-5 virtual devices, every partitioner and communicator, on
+    hypothesis's graphs (empty, edgeless, directed, disconnected, weighted); a run that does
+    not converge must not converge on one device either."""
+
+    def hits(graph, **run):
+        try:
+            result = bg.hits(graph, max_iter=2000, **run)
+        except bg.ConvergenceError:
+            return {"refused": np.ones(1)}
+        return {"hubs": result.hubs, "authorities": result.authorities}
+
+    with np.errstate(invalid="ignore"):  # (an edgeless graph's ranks are 0 / 0 everywhere)
+        bg.testing.assert_lifts(hits, max_examples=8, rtol=1e-6, atol=1e-9)
+
+
 @pytest.mark.parametrize("name", ["add", "min", "max"])
 def test_scalars_in_one_memory_reduce_as_numbers_do(name):
     """Parts in one memory reduce their scalars' 0-d arrays where they are (no host read):
