@@ -19,6 +19,8 @@ The contract, in full (docs/writing-a-primitive.md walks through it with an exam
    ``converged`` and the next ``step`` read the global value on every device.
 5. ``converged`` runs on every device after the scalars are combined; the run stops when it
    holds on every device (the default, "the frontier is empty", then means: everywhere).
+   With ``every_vertex`` it reads only scalars, so where every device's state is in one
+   memory it runs once, on the first device, for all.
 """
 
 from __future__ import annotations
@@ -89,7 +91,7 @@ class Primitive(abc.ABC):
     edges (triangle counting reads the neighbours of neighbours); ``Frontier.all`` and
     ``compute(graph, "vertices")`` still cover the device's own vertices only. ``every_vertex``
     says the step works on every vertex its device owns whatever its frontier, and
-    ``converged`` reads no frontier (a power iteration: PageRank): on several devices every
+    ``converged`` reads only scalars (a power iteration: PageRank): on several devices every
     superstep then gets ``Frontier.all``, and the enactor builds no frontier from what arrived.
 
     ``params`` says what each ``init_frontier`` parameter holds: "id" (a vertex id, or a

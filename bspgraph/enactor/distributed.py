@@ -123,7 +123,7 @@ def _enact(primitive, graph, transport, backends, partitioner, communicator, see
     bases = each(functools.partial(_bases, contract), devices, states)
     packed = any(packer is not None for packer in packers.values())
     iteration, joined, marks = 0, False, []
-    converged = each(primitive.converged, devices, frontiers, states, iteration)
+    converged = _converged(primitive, each, shared, devices, frontiers, states, iteration)
     done = _sum(transport, [sum(not c for c in converged.values())]) == [0]
     while not done:
         step_started = time.perf_counter()
@@ -180,7 +180,7 @@ def _enact(primitive, graph, transport, backends, partitioner, communicator, see
         sync_started = time.perf_counter()
         _combine_scalars(contract, states, transport, shared)
         iteration += 1
-        converged = each(primitive.converged, devices, frontiers, states, iteration)
+        converged = _converged(primitive, each, shared, devices, frontiers, states, iteration)
         counts = [sum(len(f) for f in frontiers.values()), traffic.messages, traffic.bytes,
                   sum(not c for c in converged.values()), sum(len(o) for o in outputs.values()),
                   sum(e is not None for e in union.values()), sum(e or 0 for e in union.values()),
@@ -224,6 +224,17 @@ def _enact(primitive, graph, transport, backends, partitioner, communicator, see
                       for name, value in result.items()}  # fmt: skip
     stats.gather_seconds = time.perf_counter() - gathered
     return result, stats
+
+
+def _converged(primitive, each, shared: bool, devices, frontiers, states, iteration: int) -> dict:
+    """Each device's ``converged``; with ``every_vertex`` in one memory (``shared``), the first
+    device's for all: it reads only scalars, combined alike on every device (one read of
+    PageRank's L1 change a superstep, not one a part)."""
+    if shared and primitive.every_vertex:
+        first = next(iter(devices))
+        done = primitive.converged(devices[first], frontiers[first], states[first], iteration)
+        return dict.fromkeys(devices, done)
+    return each(primitive.converged, devices, frontiers, states, iteration)
 
 
 def _exchange(primitive, contract: Contract, pattern, transport, messages: dict, owner, blocks,
