@@ -219,17 +219,26 @@ def test_stats_read_a_count_left_on_the_device_when_asked():
 
 class CountingLocal(bg.comm.Local):
     """The in-process transport, counting its collectives (pickled: allgather; buffer) and
-    the bytes of every array handed to it (ids and values)."""
+    the bytes of every array handed to it (ids and values; a Piece's entries, once its
+    package's counts are read)."""
 
     def __init__(self, devices):
         super().__init__(devices)
-        self.pickled = self.buffers = self.handed = 0
+        self.pickled = self.buffers = self.arrays = 0
+        self.pieces = []
+
+    @property
+    def handed(self) -> int:
+        return self.arrays + sum(len(p) * p.entry_bytes for p in self.pieces)
 
     def exchange_round(self, sends, *, num_vertices):
         for _, _, message in sends:
+            if isinstance(message, bg.comm.Piece):
+                self.pieces.append(message)
+                continue
             arrays = [*message.values.values()]
             arrays += [message.ids] if isinstance(message, bg.comm.Update) else []
-            self.handed += sum(array.nbytes for array in arrays)
+            self.arrays += sum(array.nbytes for array in arrays)
         return super().exchange_round(sends, num_vertices=num_vertices)
 
     def allgather(self, value):

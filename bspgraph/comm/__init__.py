@@ -31,7 +31,7 @@ from ..registry import lookup
 from .base import Combine, CommStats, Communicator
 from .broadcast import Broadcast
 from .butterfly import Butterfly, ButterflyPlan
-from .message import Slab, Update, concat, wire_bytes
+from .message import Packed, Piece, Slab, Update, concat, wire_bytes
 from .selective import Selective
 from .transport import Local, Message, RoundStats, Transport, failing_together
 
@@ -68,6 +68,7 @@ def get(name_or_instance: str | Communicator) -> Communicator:
 
 __all__ = [
     "REGISTRY", "Broadcast", "Butterfly", "ButterflyPlan", "Combine", "CommStats",
-    "Communicator", "Local", "Message", "RoundStats", "Selective", "Slab", "Transport", "Update",
+    "Communicator", "Local", "Message", "Packed", "Piece", "RoundStats", "Selective", "Slab",
+    "Transport", "Update",
     "concat", "failing_together", "get", "wire_bytes",
 ]  # fmt: skip

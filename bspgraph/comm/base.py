@@ -28,6 +28,7 @@ class CommStats:
     rounds: int = 0
     max_ids: int = 0
     max_inbox_ids: int = 0
+    pending: tuple = ()  # (src, dst, Piece) sends whose sizes are still on the device
 
     def __add__(self, other: CommStats) -> CommStats:
         return CommStats(
@@ -36,6 +37,26 @@ class CommStats:
             self.rounds + other.rounds,
             max(self.max_ids, other.max_ids),
             max(self.max_inbox_ids, other.max_inbox_ids),
+            self.pending + other.pending,
+        )
+
+    def settled(self) -> CommStats:
+        """These counts with the ``pending`` sends counted, their sizes read (each
+        :class:`~bspgraph.comm.message.Piece`'s package learned its counts): a message for
+        each non-empty one, its entries' bytes."""
+        if not self.pending:
+            return self
+        sizes = [(dst, len(piece), piece.entry_bytes) for _, dst, piece in self.pending]
+        received: dict[int, int] = {}
+        for dst, size, _ in sizes:
+            received[dst] = received.get(dst, 0) + size
+        sent = [(size, nbytes) for _, size, nbytes in sizes if size]
+        return CommStats(
+            self.messages + len(sent),
+            self.bytes + sum(size * nbytes for size, nbytes in sent),
+            self.rounds,
+            max(self.max_ids, *(size for size, _ in sent), 0),
+            max(self.max_inbox_ids, *received.values(), 0),
         )
 
     @classmethod
@@ -47,6 +68,7 @@ class CommStats:
             len(rounds),
             max((r.max_ids for r in rounds), default=0),
             max((r.max_inbox_ids for r in rounds), default=0),
+            sum((r.pending for r in rounds), ()),
         )
 
 

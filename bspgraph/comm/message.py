@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 
-from ..backend import backend_of
+from ..backend import backend_of, read_together
 
 
 @dataclass(frozen=True, eq=False)
@@ -99,19 +99,79 @@ class Update:
 
 @dataclass(frozen=True, eq=False)
 class Packed:
-    """An Update written grouped by owner (a GPU kernel's send buffer) whose entries per owner
-    are still counted on the device (``counts``, one per owner): :meth:`update` with those
-    counts read makes the Update, so that a caller reads several packages' counts at once."""
+    """An Update written in groups (a kernel's send buffer: one group an owner, or one for
+    every device) whose entries per group are still counted on the device (``counts``, one
+    per group): :meth:`update` with those counts read makes the Update, so that a caller
+    reads several packages' counts at once. In one memory its groups are handed over unread,
+    as :class:`Piece` views; ``known`` holds the counts once read (:meth:`learn`)."""
 
     ids: Any
     values: dict[str, Any]
     counts: Any
+    known: list[int] = field(default_factory=list, repr=False)
+    at_most: int | None = None  # the most entries expected before the counts are read
 
     def update(self, counts: Sequence[int]) -> Update:
         """The Update of the first ``sum(counts)`` entries, ``bounds`` from ``counts``."""
         bounds = tuple(itertools.accumulate(counts, initial=0))
         end = bounds[-1]
         return Update(self.ids[:end], {name: v[:end] for name, v in self.values.items()}, bounds)
+
+    def piece(self, group: int) -> Piece:
+        """Group ``group``'s entries, their count unread (a view)."""
+        return Piece(self, group)
+
+    def learn(self, counts: Sequence[int]) -> None:
+        """Keep ``counts`` (those of ``counts``, read): the pieces' lengths."""
+        self.known[:] = [int(count) for count in counts]
+
+
+@dataclass(frozen=True, eq=False)
+class Piece:
+    """Group ``group`` of a :class:`Packed` message, handed to a receiver in the sender's
+    memory with its count still on the device: the receiver's kernels read where it starts
+    and how many entries it holds from ``packed.counts``; nothing is copied or read. Its
+    length is known once the sender's counts are read (:meth:`Packed.learn`, with the
+    superstep's tally); it may be empty."""
+
+    packed: Packed
+    group: int
+
+    def __len__(self) -> int:
+        if not self.packed.known:
+            raise RuntimeError("len(Piece): its count is still on the device (Packed.learn)")
+        return self.packed.known[self.group]
+
+    @property
+    def at_most(self) -> int:
+        """The entries it is expected to hold at most: its length once known, else its
+        package's bound (or buffer). A bound sizes no buffer (:attr:`capacity` does): it
+        chooses a path."""
+        if self.packed.known:
+            return len(self)
+        bound = self.packed.at_most
+        return self.capacity if bound is None else min(bound, self.capacity)
+
+    @property
+    def capacity(self) -> int:
+        """The most entries it can hold: its package's buffer."""
+        return int(self.packed.ids.shape[0])
+
+    @property
+    def entry_bytes(self) -> int:
+        """The bytes of one entry: its id and its values."""
+        arrays = (self.packed.ids, *self.packed.values.values())
+        return sum(array.dtype.itemsize * math.prod(array.shape[1:]) for array in arrays)
+
+    def update(self) -> Update:
+        """Its entries as an Update (the counts read here where not known: one host read)."""
+        packed = self.packed
+        if not packed.known:
+            (counts,) = read_together([(backend_of(packed.counts), packed.counts)])
+            packed.learn(counts)
+        bounds = tuple(itertools.accumulate(packed.known, initial=0))
+        return packed.update(packed.known).take(slice(bounds[self.group],
+                                                      bounds[self.group + 1]))  # fmt: skip
 
 
 @dataclass(frozen=True, eq=False)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from .base import CommStats, Communicator, key_counts, split
-from .message import Slab, Update
+from .message import Packed, Piece, Slab, Update
 
 
 class Selective(Communicator):
@@ -35,7 +35,12 @@ class Selective(Communicator):
         other device, cut to each owner's block unless ``to_all``, as
         :meth:`exchange_dense` sends it). An inbox may hold both kinds, each delivered as it
         is; the counts are those of the two exchanges' sends together. Devices in several
-        processes may choose apart: every process makes this one round."""
+        processes may choose apart: every process makes this one round.
+
+        In one memory a device may also send a :class:`Packed` message whose counts are still
+        on the device (one group an owner, or one group for every device ``to_all``): each
+        receiver gets its group as a :class:`Piece`, a view, unread (possibly empty); those
+        sends are counted once their sizes are read (:meth:`CommStats.settled`)."""
         parts = transport.size
         pieces = self._pieces(messages, transport.local, owner, to_all, parts)
         sends = []
@@ -44,13 +49,16 @@ class Selective(Communicator):
             if isinstance(message, Slab):
                 sends += [(d, o, message if to_all else message.cut(o, blocks[o]))
                           for o in range(parts) if o != d]  # fmt: skip
+            elif isinstance(message, Packed):
+                sends += [(d, o, message.piece(0 if to_all else o))
+                          for o in range(parts) if o != d]  # fmt: skip
             else:
                 sends += [(d, o, pieces[d][o]) for o in range(parts)
                           if o != d and len(pieces[d][o])]  # fmt: skip
         inbox, stats = transport.exchange_round(sends, num_vertices=int(owner.shape[0]))
         received: list[list | None] = [None] * parts
         for d in transport.local:
-            received[d] = [message for message in inbox[d] if len(message)]
+            received[d] = [m for m in inbox[d] if isinstance(m, Piece) or len(m)]
         return received, CommStats.of([stats])
 
     def _deliver(self, updates, *, owner, to_all, combine, transport, num_vertices):

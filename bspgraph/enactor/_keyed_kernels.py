@@ -1,4 +1,4 @@
-"""A keyed contract's exchange on the GPU: packed by owner, then combined and listed.
+"""A keyed contract's exchange on the device: packed by owner, then combined and listed.
 
 A contract whose communicated state is one min or max column (BFS depth, SSSP distance, CC
 labels), with at most one ``Follow`` column (BFS parents), takes two kernels here:
@@ -18,16 +18,21 @@ about twenty of CuPy's index operations per device and superstep.
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 from ..backend import fused
 from ..backend.cuda import C_TYPES, c_type, stream
-from ..comm.message import Packed
+from ..comm.message import Packed, Piece
 from ..frontier import Frontier
+from . import combiners
 
 # Entry j of a piece: an Update's (``key_in``: its value combined into key[v], the follower's
 # value taken where it wins; listed where it won) or a returned vertex (``key_in`` null: listed
-# where keep[v], or always without ``keep``). A vertex is listed by the entry that first
+# where keep[v], or always without ``keep``). With ``counts``, the piece is group ``group`` of a
+# package whose groups are counted on the device (a Piece): its entries start after the groups
+# before it, and there are counts[group] of them (at most n). A vertex is listed by the entry that first
 # stamps it this superstep (stamps[v] = stamp); a warp's listed vertices take their places with
 # one atomic. The ids of one piece are distinct, so no two threads combine into one vertex.
 _WINS = r"""
@@ -39,9 +44,18 @@ __device__ __forceinline__ bool wins(KEY x, KEY now, int mode) {
 _APPLY_BEST = (
     _WINS
     + r"""
-extern "C" __global__ void apply_best(const ID* ids, long long n, const bool* keep,
-    const KEY* key_in, KEY* key, const FOL* follower_in, FOL* follower, int mode,
-    int* stamps, int stamp, const DEG* degree, ID* out, unsigned long long* tally) {
+extern "C" __global__ void apply_best(const ID* ids, long long n,
+    const unsigned long long* counts, int group, const bool* keep, const KEY* key_in, KEY* key,
+    const FOL* follower_in, FOL* follower, int mode, int* stamps, int stamp, const DEG* degree,
+    ID* out, unsigned long long* tally) {
+  if (counts) {  // a package's group, counted on the device: where it starts, how many
+    long long start = 0;
+    for (int k = 0; k < group; ++k) start += (long long)counts[k];
+    ids += start;
+    if (key_in) key_in += start;
+    if (follower_in) follower_in += start;
+    if ((long long)counts[group] < n) n = (long long)counts[group];
+  }
   unsigned long long edges = 0;
   for (long long j = blockIdx.x * (long long)blockDim.x + threadIdx.x; j < n;
        j += (long long)gridDim.x * blockDim.x) {
@@ -112,8 +126,8 @@ extern "C" __global__ void apply_block(long long first, long long n, const KEY* 
 )
 
 # Two launches over a package's ids (the first listed[0] of them, when listed is not null: a
-# kernel's list and its count, on the device): owner_counts adds up the entries of each owner (a block's
-# counts in shared memory first), pack_by_owner writes entry j at its owner's offset (the
+# kernel's list and its count, on the device; owner null: one group, every entry in it):
+# owner_counts adds up the entries of each owner (a block's counts in shared memory first), pack_by_owner writes entry j at its owner's offset (the
 # counts of the owners before it) plus its place among that owner's entries (one atomic per
 # owner a warp: the lanes of one owner take consecutive places).
 _PACK = r"""
@@ -126,7 +140,7 @@ extern "C" __global__ void owner_counts(const ID* ids, long long n,
   __syncthreads();
   for (long long j = blockIdx.x * (long long)blockDim.x + threadIdx.x; j < n;
        j += (long long)gridDim.x * blockDim.x) {
-    const int o = (int)owner[ids[j]];
+    const int o = owner ? (int)owner[ids[j]] : 0;
     if (o != skip) atomicAdd(&block_counts[o], 1ULL);
   }
   __syncthreads();
@@ -142,7 +156,7 @@ extern "C" __global__ void pack_by_owner(const ID* ids, long long n,
   for (long long j = blockIdx.x * (long long)blockDim.x + threadIdx.x; j < n;
        j += (long long)gridDim.x * blockDim.x) {
     const ID v = ids[j];
-    const int o = (int)owner[v];
+    const int o = owner ? (int)owner[v] : 0;
     const unsigned lanes = __activemask();
     const int lane = threadIdx.x & 31;
     unsigned long long at = 0;
@@ -186,20 +200,29 @@ def keyed_columns(contract, state) -> tuple[str, str | None] | None:
     return keys[0], (followers[0] if followers else None)
 
 
-@fused.register("keyed", "cupy", "step")
-class KeyedKernels:
-    """A keyed contract's kernels on one GPU, for a device's ``state`` and its ``columns``
-    (:func:`keyed_columns`) combined by ``mode`` (:data:`MODES`). The columns are read from
-    ``state`` at each call (a step may rebind a state array)."""
+class Keyed:
+    """A keyed contract's kernels on one device, for its ``state`` and ``columns``
+    (:func:`keyed_columns`) combined by ``mode`` (:data:`MODES`): ``pack``, ``list`` and
+    ``apply_block``, one implementation an array library. The columns are read from ``state``
+    at each call (a step may rebind a state array)."""
 
     def __init__(self, graph, state, columns: tuple[str, str | None], mode: int):
         self.graph, self.state, self.columns, self.mode = graph, state, columns, np.int32(mode)
         self.stamps = None  # an int32 per vertex, made on the first listing
 
+    def _key_and_follower(self):
+        """The key column and the follower column (None without one)."""
+        key = getattr(self.state, self.columns[0])
+        return key, None if self.columns[1] is None else getattr(self.state, self.columns[1])
+
+
+@fused.register("keyed", "cupy", "step")
+class KeyedKernels(Keyed):
+    """The keyed kernels on one GPU: the CUDA kernels above."""
+
     def _columns(self):
         """The key, the follower (None without one) and their C types."""
-        key = getattr(self.state, self.columns[0])
-        follower = None if self.columns[1] is None else getattr(self.state, self.columns[1])
+        key, follower = self._key_and_follower()
         types = {"KEY": c_type(key), "FOL": "int" if follower is None else c_type(follower)}
         return key, follower, types
 
@@ -215,12 +238,14 @@ class KeyedKernels:
         """The package at ``ids`` (distinct; with ``count``, a device array, its first
         ``count[0]``: a kernel's list, not read) grouped by ``owner`` (a device array) over
         ``parts`` owners, without the entries of owner ``skip`` (the sender: its own vertices
-        stay; their piece is empty); its counts by owner stay on the device (``Packed``)."""
+        stay; their piece is empty); its counts by owner stay on the device (``Packed``).
+        ``owner`` None: one group of every entry (``parts`` 1, ``skip`` -1), for every device."""
         cp = self.graph.xp
         key, follower, types = self._columns()
         n = ids.shape[0]
         ids, listed = cp.ascontiguousarray(ids), _or_null(count)
-        types.update(ID=c_type(ids), OWNER=c_type(owner))
+        types.update(ID=c_type(ids), OWNER="int" if owner is None else c_type(owner))
+        owner = _or_null(owner)
         counts = cp.zeros(2 * parts, dtype=cp.uint64)  # the counts, then the places filled
         stream(cp, _PACK, "owner_counts", n, ids, listed, owner, np.int32(parts),
                np.int32(skip), counts, **types)  # fmt: skip
@@ -235,27 +260,35 @@ class KeyedKernels:
         return Packed(out_ids, values, counts[:parts])
 
     def list(self, returned, keep, updates: list, stamp: int) -> Frontier:
-        """Combine ``updates`` (Updates on this GPU, distinct ids each) into the columns, and
-        list the winners and the ``returned`` ids (None: none; where ``keep``, a bool per
-        vertex, unless it is None), each once (a stamp per vertex, below ``stamp``): the next
-        frontier, its out-edges counted (``cost_degrees``). One host read, when the frontier's
-        size, ids or out-edges are first asked for (:meth:`Frontier.listed`)."""
+        """Combine ``updates`` (Updates or Pieces on this GPU, distinct ids each) into the
+        columns, and list the winners and the ``returned`` ids (None: none; ids, or a list
+        with its count on the device ``(ids, count)``; where ``keep``, a bool per vertex,
+        unless it is None), each once (a stamp per vertex, below ``stamp``):
+        the next frontier, its out-edges counted (``cost_degrees``). A Piece's start and count
+        are read on the device. One host read, when the frontier's size, ids or out-edges are
+        first asked for (:meth:`Frontier.listed`)."""
         graph = self.graph
         cp = graph.xp
         key, follower, types = self._columns()
         if self.stamps is None:
             self.stamps = cp.zeros(graph.num_vertices, dtype=cp.int32)
-        capacity = (0 if returned is None else returned.shape[0]) + sum(len(u) for u in updates)
-        out = cp.empty(capacity, dtype=graph.indices.dtype)
+        out = cp.empty(_capacity(returned, updates), dtype=graph.indices.dtype)
         tally = cp.zeros(2, dtype=cp.uint64)
         degree = graph.cost_degrees()[0]
-        pieces = [] if returned is None else [(returned, NULL, NULL)]
-        pieces += [(u.ids, *self._arriving(u.values, key, follower)) for u in updates]
-        for ids, key_in, follower_in in pieces:
-            stream(cp, _APPLY_BEST, "apply_best", ids.shape[0],
-                   cp.ascontiguousarray(ids, dtype=out.dtype), _or_null(keep), key_in, key,
-                   follower_in, _or_null(follower), self.mode, self.stamps, np.int32(stamp),
-                   degree, out, tally, ID=c_type(out), DEG=c_type(degree), **types)  # fmt: skip
+        pieces = []
+        if returned is not None:  # ids, or a kernel's list with its count on the device
+            ids, count = returned if isinstance(returned, tuple) else (returned, NULL)
+            pieces.append((ids, ids.shape[0], NULL, NULL, count, 0))
+        for update in updates:
+            message, counts, group = _located(update)
+            pieces.append((message.ids, _held(update),
+                           *self._arriving(message.values, key, follower), counts, group))  # fmt: skip
+        for ids, size, key_in, follower_in, counts, group in pieces:
+            stream(cp, _APPLY_BEST, "apply_best", size,
+                   cp.ascontiguousarray(ids, dtype=out.dtype), counts, np.int32(group),
+                   _or_null(keep), key_in, key, follower_in, _or_null(follower), self.mode,
+                   self.stamps, np.int32(stamp), degree, out, tally, ID=c_type(out),
+                   DEG=c_type(degree), **types)  # fmt: skip
         return Frontier.listed(graph, out, tally)  # read when first asked for
 
     def apply_block(self, region: slice, values: dict, mark, tally=None, edges: bool = True):
@@ -279,7 +312,159 @@ class KeyedKernels:
         return tally
 
 
+@fused.register("keyed", "numpy", "step")
+class NumpyKeyed(Keyed):
+    """The keyed kernels in NumPy's array operations, with the CUDA kernels' semantics: what a
+    kernel counts stays a 0-d array (so that the counting backend sees the reads a GPU makes:
+    none in a kernel), and what it lists is compacted by that count (:func:`_compacted`).
+    The enactor takes them on a NumPy backend that stands in for a GPU (``costly_supersteps``:
+    ``bg.testing.host_reads``); on NumPy's virtual devices its own passes cost less."""
+
+    @functools.cached_property
+    def combiner(self):
+        """The combiner of ``mode``: its arithmetic on NumPy."""
+        return combiners.get(next(n for n, m in MODES.items() if m == self.mode), "keyed")
+
+    def _wins(self, incoming, now):
+        """Where an arriving value replaces the one held (``wins`` in the kernels)."""
+        return self.combiner.apply(self.graph.xp, now, incoming)[1]
+
+    def pack(self, owner, parts: int, skip: int, ids, count=None) -> Packed:
+        """As :meth:`KeyedKernels.pack`: grouped by ``owner`` (None: one group), the entries
+        of owner ``skip`` left out, the counts by owner 0-d arrays' worth on the device."""
+        graph, xp = self.graph, self.graph.xp
+        key, follower = self._key_and_follower()
+        ids = _leading(graph, ids, count)
+        groups = (xp.zeros(ids.shape[0], dtype=np.int64) if owner is None
+                  else owner.take(graph.backend.index(ids)).astype(np.int64))  # fmt: skip
+        groups = xp.where(groups == skip, parts, groups)  # the sender's own: past the last
+        order = xp.argsort(groups, kind="stable")
+        out = ids.take(order)
+        index = graph.backend.index(out)
+        values = {self.columns[0]: key.take(index)}
+        if follower is not None:
+            values[self.columns[1]] = follower.take(index)
+        counts = xp.bincount(groups, minlength=parts + 1)[:parts].astype(np.uint64)
+        return Packed(out, values, counts)
+
+    def list(self, returned, keep, updates: list, stamp: int) -> Frontier:
+        """As :meth:`KeyedKernels.list`: each piece in turn combined into the columns, its
+        winners (the returned ids where ``keep``) listed unless stamped before."""
+        graph, xp, backend = self.graph, self.graph.xp, self.graph.backend
+        key, follower = self._key_and_follower()
+        if self.stamps is None:
+            self.stamps = xp.zeros(graph.num_vertices, dtype=np.int32)
+        listed = []
+        if returned is not None:
+            ids = backend.index(_leading(graph, *_listing(returned)))
+            listed.append(ids if keep is None else ids.take(_compacted(backend, keep.take(ids))))
+        for update in updates:
+            ids, values = _entries(graph, update)
+            ids = backend.index(ids)
+            incoming = values[self.columns[0]]
+            won = _compacted(backend, self._wins(incoming, key.take(ids)))
+            ids = ids.take(won)
+            key[ids] = incoming.take(won)
+            if follower is not None:
+                follower[ids] = values[self.columns[1]].take(won)
+            listed.append(ids)
+        for k, ids in enumerate(listed):  # each vertex once: the first piece to stamp it
+            ids = ids.take(_compacted(backend, self.stamps.take(ids) != stamp))
+            self.stamps[ids] = stamp
+            listed[k] = ids
+        out = (xp.concatenate(listed) if listed else xp.zeros(0, np.intp)).astype(
+            graph.indices.dtype)  # fmt: skip
+        degree = graph.cost_degrees()[0]
+        edges = backend.masked_total(degree, ids=out).astype(np.uint64)
+        tally = xp.stack([xp.asarray(out.shape[0], dtype=np.uint64), edges])
+        return Frontier.listed(graph, out, tally)  # read when first asked for
+
+    def apply_block(self, region: slice, values: dict, mark, tally=None, edges: bool = True):
+        """As :meth:`KeyedKernels.apply_block`, by the combiner's own arithmetic (NumPy's
+        fastest: a ``minimum`` for integers, a copy for replace)."""
+        graph, xp = self.graph, self.graph.xp
+        first, stop, _ = region.indices(graph.num_vertices)
+        key, follower = self._key_and_follower()
+        held = key[first:stop]
+        combined, wins = self.combiner.apply(xp, held, values[self.columns[0]])
+        if follower is not None:
+            xp.copyto(follower[first:stop], values[self.columns[1]], where=wins)
+        held[...] = combined
+        if mark is None:
+            return None
+        new = wins & ~mark[first:stop]
+        mark[first:stop] |= wins
+        if tally is None:
+            tally = xp.zeros(2, dtype=np.uint64)
+        tally[0] += graph.backend.count(new).astype(np.uint64)
+        if edges:
+            degree = graph.cost_degrees()[0][first:stop]
+            tally[1] += graph.backend.masked_total(degree, new).astype(np.uint64)
+        return tally
+
+
+def _listing(returned) -> tuple:
+    """``(ids, count)`` of ``returned``: ids (count None) or a list with its count."""
+    return returned if isinstance(returned, tuple) else (returned, None)
+
+
+def _leading(graph, ids, count):
+    """The first ``count[0]`` of ``ids`` (all with ``count`` None), picked as a kernel reads
+    its count: on the device (:func:`_compacted`)."""
+    if count is None:
+        return ids
+    return ids.take(_compacted(graph.backend, graph.xp.arange(ids.shape[0]) < count[0]))
+
+
+def _entries(graph, message) -> tuple:
+    """The ids and values of an Update, or of a Piece: the entries of its group, found from
+    its package's counts on the device."""
+    if not isinstance(message, Piece):
+        return message.ids, message.values
+    packed, xp = message.packed, graph.xp
+    counts = packed.counts.astype(np.int64)
+    start = counts[: message.group].sum()
+    position = xp.arange(packed.ids.shape[0])
+    inside = _compacted(
+        graph.backend, (position >= start) & (position < start + counts[message.group])
+    )
+    return packed.ids.take(inside), {name: v.take(inside) for name, v in packed.values.items()}
+
+
+def _compacted(backend, mask):
+    """The positions of ``mask``'s True entries, as a kernel compacts them (with atomics):
+    their count stays on the device, nothing is read."""
+    return backend.nonzero(mask, np.intp, count=backend.count(mask))
+
+
 NULL = np.uintp(0)  # a null pointer: no such array
+
+
+def _located(message):
+    """``(message, counts, group)``: an Update as it is (no counts: null, group 0), or a
+    Piece's package with its counts on the device and its group."""
+    if isinstance(message, Piece):
+        return message.packed, message.packed.counts, message.group
+    return message, NULL, 0
+
+
+def _ids_of(returned):
+    """The ids of ``returned``: an array, or a list with its count ``(ids, count)``."""
+    return returned[0] if isinstance(returned, tuple) else returned
+
+
+def _capacity(returned, updates: list) -> int:
+    """The most vertices a listing of ``returned`` and ``updates`` holds (a Piece: its
+    package's buffer)."""
+    held = 0 if returned is None else _ids_of(returned).shape[0]
+    return held + sum(_held(u) for u in updates)
+
+
+def _held(update) -> int:
+    """An Update's length, or the most a Piece can hold (its count is on the device; its
+    package's buffer: a bound from the sender's frontier is no bound where its levels ran
+    ahead)."""
+    return update.capacity if isinstance(update, Piece) else len(update)
 
 
 def _or_null(array):

@@ -25,6 +25,7 @@ behind the step's kernels (:func:`_chosen_unread`).
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import time
 from types import SimpleNamespace
@@ -33,7 +34,7 @@ import numpy as np
 
 from .. import comm
 from ..backend import backend_of, fused, get_backend, read_together, to_host, while_alive
-from ..comm.message import Packed, Slab, Update
+from ..comm.message import Packed, Piece, Slab, Update
 from ..comm.transport import failing_together
 from ..exceptions import DeviceError
 from ..frontier import Frontier, count_out_edges, read_counts
@@ -122,6 +123,9 @@ def _enact(primitive, graph, transport, backends, partitioner, communicator, see
         read_counts(frontiers.values())
     bases = each(functools.partial(_bases, contract), devices, states)
     packed = any(packer is not None for packer in packers.values())
+    # in one memory a package goes to its receivers unread, as views (Pieces): its counts are
+    # read with the next frontiers'
+    handed = shared and dense and pattern.direct and not transport.wire
     iteration, joined, marks = 0, False, []
     converged = _converged(primitive, each, shared, devices, frontiers, states, iteration)
     done = _sum(transport, [sum(not c for c in converged.values())]) == [0]
@@ -140,8 +144,9 @@ def _enact(primitive, graph, transport, backends, partitioner, communicator, see
         # one memory the Slab they foretell, goes without reading the count, so that the
         # host queues the exchange behind the step's kernels.
         whole = dict.fromkeys(local)
-        choices = {d: choose(devices[d], states[d], frontiers[d], outputs[d]) for d in local
-                   if bounded}  # (host values only: no activation)  # fmt: skip
+        if bounded:  # (host values only: no activation)
+            outputs = {d: _bounded(devices[d], frontiers[d], outputs[d]) for d in local}
+        choices = {d: choose(devices[d], states[d], outputs[d]) for d in local if bounded}
         whole.update({d: chosen for d, (_, chosen) in choices.items()})
         unread = {d for d, (known, _) in choices.items() if known}
         sized = [d for d in local if d not in unread or whole[d] is None
@@ -164,15 +169,20 @@ def _enact(primitive, graph, transport, backends, partitioner, communicator, see
             read_counts(outputs.values())  # (those bounded)
         messages = each(functools.partial(_message, contract, blocks), devices, states, bases,
                         packers, outputs, whole)  # fmt: skip
-        if packed:  # every part's counts by owner, and its output's: one read a GPU
+        if packed and not handed:  # every part's counts by owner, and its output's: one read
             messages = _unpacked(backends, messages, outputs)
+        unread_packages = [m for m in messages.values() if isinstance(m, Packed)]
         received, traffic = _exchange(primitive, contract, pattern, transport, messages,
                                       exchange_owner, blocks, staged)  # fmt: skip
         exchanged = [backend.mark() for backend in gpus]
         frontiers = each(functools.partial(_next_frontier_counted, primitive, contract, blocks,
                                            iteration + 1, bounded), devices, states, bases,
                          keyed, outputs, dict(enumerate(received)))  # fmt: skip
-        read_counts([*frontiers.values(), *outputs.values()])  # one read a GPU
+        counted = read_counts([*frontiers.values(), *outputs.values()],
+                              [(backend_of(m.counts), m.counts) for m in unread_packages])  # fmt: skip
+        for package, counts in zip(unread_packages, counted, strict=True):  # one read a GPU
+            package.learn(counts)
+        traffic = traffic.settled()
         if any(frontier.is_dense for frontier in frontiers.values()):
             frontiers = each(_few_as_ids, devices, frontiers)
         union = (each(_union_edges, devices, frontiers, outputs, dict(enumerate(received)))
@@ -382,8 +392,9 @@ def _package(contract: Contract, graph, state, bases, packer, output: Frontier) 
     if output.size_known and not len(output):  # nothing changed here: empty views, no kernel
         return Update(output.ids, {name: getattr(state, name)[:0] for name in contract.names
                             if getattr(state, name) is not None})  # fmt: skip
-    if packer is not None:  # (a list still counted on the device: packed as it is)
-        return packer(*(output.listing or (output.ids,)))
+    if packer is not None:  # (a list still counted on the device: packed as it is, bounded)
+        packed = packer(*(output.listing or (output.ids,)))
+        return dataclasses.replace(packed, at_most=_at_most(output))
     if not contract.owner_only:
         ids = output.ids
     elif output.is_dense:  # one pass over the mask (PageRank's every owned vertex)
@@ -524,17 +535,18 @@ def _next_frontier(primitive, contract: Contract, blocks, stamp: int, graph, sta
     if primitive.every_vertex:  # its step reads no frontier: combine, mark nothing
         _combined(contract, blocks, graph, state, bases, keyed, inbox)
         return Frontier.all(graph)
-    if not (inbox or len(output)):  # an empty superstep here: no kernel
+    if not inbox and output.size_known and not len(output):  # an empty superstep: no kernel
         return Frontier.from_ids(graph, output.ids)
     if any(isinstance(message, Slab) for message in inbox):
         return _next_frontier_dense(primitive, contract, blocks, graph, state, bases, keyed,
-                                    output, inbox)  # fmt: skip
-    arriving = len(output) + sum(len(update) for update in inbox)
-    if keyed is not None and not output.is_dense and arriving * KEYED_SHARE < graph.num_vertices:
+                                    output, _sized(inbox))  # fmt: skip
+    if keyed is not None and not output.is_dense and (_at_most(output) + sum(
+            _at_most(message) for message in inbox)) * KEYED_SHARE < graph.num_vertices:  # fmt: skip
         keep = None if primitive.needs_all else graph.context.owned  # few: listed by a kernel
-        returned = graph.backend.index(output.ids) if len(output) else None
-        updates = [update.map(graph.backend.asarray) for update in inbox]
+        returned = output.listing or (graph.backend.index(output.ids) if len(output) else None)
+        updates = [m if isinstance(m, Piece) else m.map(graph.backend.asarray) for m in inbox]
         return keyed.list(returned, keep, updates, stamp)
+    inbox = _sized(inbox)
     if graph.backend.costly_supersteps:  # marks in a mask: no compaction, one count
         return _next_frontier_marked(primitive, contract, graph, state, bases, output, inbox)
     mine = output if primitive.needs_all or not len(output) else _owned_part(graph, output)
@@ -557,7 +569,7 @@ def _combined(contract: Contract, blocks, graph, state, bases, keyed, inbox: lis
     """Combine every message of ``inbox`` into ``state``: an Update at its ids, a Slab over its
     block (in one fused pass with the keyed kernels), no change marked; the changes are the new
     baseline (``bases``)."""
-    for message in inbox:
+    for message in _sized(inbox):
         if isinstance(message, Update):
             update = message.map(graph.backend.asarray)
             _combine(contract, state, graph.backend.index(update.ids), update.values, graph.xp)
@@ -571,11 +583,34 @@ def _combined(contract: Contract, blocks, graph, state, bases, keyed, inbox: lis
         base[...] = getattr(state, name)
 
 
+def _at_most(message) -> int:
+    """The most vertices a frontier or a message holds: its size, or where that is still
+    counted on the device, its bound (``Frontier.at_most``, a Piece's sender's) or its list's
+    buffer."""
+    if isinstance(message, Piece):
+        return message.at_most
+    if not isinstance(message, Frontier) or message.size_known:
+        return len(message)
+    listing = message.listing
+    bounds = [b for b in (message.at_most, listing and int(listing[0].shape[0])) if b is not None]
+    return min(bounds) if bounds else len(message)
+
+
+def _sized(inbox: list) -> list:
+    """``inbox`` with each Piece an Update (its package's counts read where not yet: one host
+    read), for the paths that size what arrived on the host."""
+    return [message.update() if isinstance(message, Piece) else message for message in inbox]
+
+
 def _keyed(contract: Contract, graph, state):
     """The backend's kernels for a keyed contract (``keyed``: packing by owner, combining
-    and listing, applying Slabs) on this device's state; None where it has none, or where
-    the contract is not one (:func:`keyed_columns`)."""
+    and listing, applying Slabs) on this device's state; None where it has none, where the
+    contract is not one (:func:`keyed_columns`), or where a superstep's small operations
+    cost less than its passes (NumPy's virtual devices: only a backend that stands in for a
+    GPU, ``costly_supersteps``, takes NumPy's)."""
     kernels = fused.lookup("keyed", graph.backend, "step")
+    if not graph.backend.costly_supersteps:
+        kernels = None
     columns = None if kernels is None else keyed_columns(contract, state)
     if columns is None:
         return None
@@ -583,11 +618,14 @@ def _keyed(contract: Contract, graph, state):
 
 
 def _packer(primitive, contract: Contract, pattern, parts: int, graph, keyed, owner):
-    """The package grouped by ``owner`` of a keyed contract, where the communicator sends by
-    owner and every returned vertex goes to its owner only; None elsewhere."""
-    if (keyed is None or primitive.needs_all or contract.owner_only
-            or not pattern.sends_by_owner or parts > PACK_PARTS):  # fmt: skip
+    """The package of a keyed contract, where the communicator sends by owner: grouped by
+    ``owner`` where every returned vertex goes to its owner only, in one group where it goes
+    to every device (``needs_all``); None elsewhere."""
+    if (keyed is None or contract.owner_only or not pattern.sends_by_owner
+            or parts > PACK_PARTS):  # fmt: skip
         return None
+    if primitive.needs_all:
+        return functools.partial(keyed.pack, None, 1, -1)
     return functools.partial(keyed.pack, owner, parts, graph.context.device)
 
 
@@ -598,7 +636,7 @@ def _next_frontier_marked(primitive, contract: Contract, graph, state, bases, ou
     marked in one mask of every vertex, counted on the device (read with every part's
     counts: :func:`_next_frontier_counted`)."""
     owned = graph.context.owned
-    if output.is_dense:
+    if output.is_dense or output.listing is not None:  # (a list: marked by a kernel, unread)
         mask = (
             graph.backend.copy(output.mask) if primitive.needs_all else _owned_mask(graph, output)
         )
@@ -607,7 +645,7 @@ def _next_frontier_marked(primitive, contract: Contract, graph, state, bases, ou
         if len(output):
             returned = graph.backend.index(output.ids)
             mask[returned] = True if primitive.needs_all else owned[returned]
-    touched = [graph.backend.index(output.ids)] if len(output) and bases else []
+    touched = [graph.backend.index(output.ids)] if bases and len(output) else []
     for update in inbox:
         update = update.map(graph.backend.asarray)
         ids = graph.backend.index(update.ids)  # distinct within an Update
@@ -636,7 +674,7 @@ def _next_frontier_counted(primitive, contract: Contract, blocks, stamp: int, bo
                               output, inbox)  # fmt: skip
     frontier.defer_counts(graph.cost_degrees()[0] if bounded else None)
     if primitive.needs_all and (output.pulled_from is not None
-                                or all(isinstance(update, Update) for update in inbox)):  # fmt: skip
+                                or all(isinstance(m, Update | Piece) for m in inbox)):  # fmt: skip
         output.defer_counts(graph.cost_degrees()[0])
     return frontier
 
@@ -668,7 +706,7 @@ def _union_edges(graph, frontier: Frontier, output: Frontier, inbox: list) -> in
     returned, the returned sets are disjoint and each frontier is their union (a frontier
     holds only returned vertices), so their sum is the out-edges of every device's frontier:
     what the next step's direction test reads."""
-    if all(isinstance(u, Update) for u in inbox):
+    if all(isinstance(u, Update | Piece) for u in inbox):  # (Pieces: their counts read)
         if len(frontier) != len(output) + sum(len(u) for u in inbox):
             return None
     elif output.out_edges is None and output.pulled_from is None:
@@ -691,7 +729,7 @@ def _owned_count(graph, output: Frontier):
     """How many of the ``output`` vertices this device owns: a count queued on the device (the
     size of ``Frontier.all``, which holds only owned ones)."""
     owned = graph.context.owned
-    if output.is_dense and output.mask is owned:  # Frontier.all
+    if output.owned_only or output.is_dense and output.mask is owned:  # (or Frontier.all)
         return len(output)
     mine = graph.owned_index()
     if output.is_dense and isinstance(mine, slice):  # a count over the part's range only
@@ -710,27 +748,28 @@ def _entry_bytes(contract: Contract, blocks, graph, state) -> tuple[int, int, in
     return graph.indices.dtype.itemsize, value, own
 
 
-def _returned_at_most(graph, frontier: Frontier, output: Frontier) -> int | None:
-    """How many vertices the step that made ``output`` from ``frontier`` can have returned,
-    where the output's size is still counted on the device: each has an edge from the
-    frontier (pushed or pulled), so at most its out-edges (and V); None where the size is
-    known or the out-edges are not."""
-    if output.size_known or frontier.out_edges is None:
-        return None
-    return min(frontier.out_edges, graph.num_vertices)
+def _bounded(graph, frontier: Frontier, output: Frontier) -> Frontier:
+    """``output``, its ``at_most`` set where its size is still counted on the device and the
+    out-edges of the ``frontier`` that the step made it from are known: each vertex a level
+    returns has an edge from the frontier (pushed or pulled), so at most those (and V). A
+    step whose levels ran ahead (SSSP on a region) returns more: the bound chooses messages
+    and paths, and sizes no buffer."""
+    if not output.size_known and frontier.out_edges is not None:
+        output.at_most = min(frontier.out_edges, graph.num_vertices)
+    return output
 
 
 def _chosen_unread(primitive, contract: Contract, blocks, share: int, transport, slabs: bool,
-                   graph, state, frontier: Frontier, output: Frontier) -> tuple[bool, bool | None]:  # fmt: skip
+                   graph, state, output: Frontier) -> tuple[bool, bool | None]:  # fmt: skip
     """Whether this device's message is chosen without reading its output's size, and which
-    (as :func:`_dense_choice`: None, an Update). The frontier's out-edges bound the size
-    (:func:`_returned_at_most`). An Update is certain where no Slab may travel (``blocks``
+    (as :func:`_dense_choice`: None, an Update). The step's frontier's out-edges bound the
+    size (``output.at_most``, :func:`_bounded`). An Update is certain where no Slab may travel (``blocks``
     None) or where not even that many returned vertices would make one pay, whether none or
     all of them are owned here (the choice grows with the returned vertices). With ``slabs``
     (one memory) the Slab the bound foretells is chosen too, a share 1 / P of it taken as
     owned: a wrong guess costs a pass over a block there (a Slab is a view), where over a
     link it would cost bytes."""
-    bound = _returned_at_most(graph, frontier, output)
+    bound = None if output.size_known else output.at_most
     if bound is None:
         return False, None
     if blocks is None:
@@ -740,8 +779,8 @@ def _chosen_unread(primitive, contract: Contract, blocks, share: int, transport,
                                bound, wire=wire)  # fmt: skip
     if choice(0) is None and choice(bound) is None:
         return True, None
-    if slabs:
-        return True, choice(bound // transport.size)
+    if slabs:  # every one owned here (a part's pull), or a share 1 / P of them
+        return True, choice(bound if output.owned_only else bound // transport.size)
     return False, None
 
 

@@ -13,10 +13,13 @@ class Frontier:
 
     Sparse form: ``ids`` (unique vertex ids, any order). Dense form: ``mask`` (bool per vertex).
     Each is computed from the other on first use and cached; neither is modified in place.
-    ``out_edges``, ``passed``, ``passed_edges`` and ``pulled_from`` are what a producer knew:
-    the members' out-edges, the sizes of the levels a repeated advance went through before this
-    one (each a superstep) and their out-edges (None where not counted), and the size of the
-    frontier an early-exit pull made this one from. A GPU kernel's count of the members and
+    ``out_edges``, ``passed``, ``passed_edges``, ``pulled_from`` and ``owned_only`` are what
+    a producer knew: the members' out-edges, the sizes of the levels a repeated advance went
+    through before this one (each a superstep) and their out-edges (None where not counted),
+    the size of the frontier an early-exit pull made this one from, and whether every member
+    is a vertex this device owns (a pull on a part whose in-lists are its own vertices').
+    ``at_most`` bounds the size while it is counted on the device (the enactor's, from the
+    step's input: it chooses messages and paths, never sizes a buffer). A GPU kernel's count of the members and
     their out-edges may stay on the device until the size, ids or out-edges are first asked
     for (:meth:`listed`, ``from_mask(counted=...)``): one host read, deferred.
     Build one with :meth:`from_ids`, :meth:`from_mask`, :meth:`listed`, :meth:`all` or
@@ -24,7 +27,7 @@ class Frontier:
     """
 
     __slots__ = ("num_vertices", "backend", "_ids", "_mask", "_size", "_out_edges", "_counted",
-                 "passed", "passed_edges", "pulled_from")  # fmt: skip
+                 "passed", "passed_edges", "pulled_from", "owned_only", "at_most")  # fmt: skip
 
     def __init__(self, num_vertices: int, backend, *, ids=None, mask=None, out_edges=None):
         if ids is None and mask is None:
@@ -37,6 +40,8 @@ class Frontier:
         # out_edges (0 when left out); listed, the producer's list: see listed
         self.passed: tuple[int, ...] = ()  # a repeated advance: the sizes of the levels before
         self.passed_edges: tuple[int, ...] | None = ()  # ... and their out-edges, if counted
+        self.owned_only = False  # every member owned by this device (a part's pull)
+        self.at_most: int | None = None  # the most members, while the size is on the device
         self.pulled_from: int | None = None  # an early-exit pull: its input's size (kept by
         # the enactor on several devices only where every device pulled from one frontier)
 
@@ -174,8 +179,14 @@ class Frontier:
     def defer_counts(self, out_degree=None) -> None:
         """Queue on the device the count of the members, where it is not known, and with
         ``out_degree`` (a degree per vertex) their degrees summed, where not known: read at
-        the first use, or with other frontiers' by :func:`read_counts` (no host read here)."""
+        the first use, or with other frontiers' by :func:`read_counts` (no host read here);
+        where only the members' count is pending, their degrees are queued beside it."""
         if self._counted is not None:
+            counts, size, out_edges, listed = self._counted
+            alone = len(counts) == 1 and getattr(counts[0], "ndim", 0) == 0  # members' only
+            if out_degree is not None and out_edges is None and alone:
+                edges = self.backend.masked_total(out_degree, **self._members())
+                self._counted = ((*counts, edges), size, 0, listed)
             return
         count_members = self._size is None and self._ids is None
         count_edges = out_degree is not None and self._out_edges is None
@@ -187,9 +198,12 @@ class Frontier:
         if not count_edges:
             self._counted = ((members,), 0, self._out_edges, None)
             return
-        where = {"ids": self._ids} if self._ids is not None else {"mask": self._mask}
-        edges = self.backend.masked_total(out_degree, **where)
+        edges = self.backend.masked_total(out_degree, **self._members())
         self._counted = ((members, edges), 0 if count_members else len(self), 0, None)
+
+    def _members(self) -> dict:
+        """The members as they are held, for :meth:`Backend.masked_total`: ``ids`` or ``mask``."""
+        return {"ids": self._ids} if self._ids is not None else {"mask": self._mask}
 
     def _read_counts(self, values: list[int] | None = None) -> None:
         """Take the deferred counts in: ``values`` when read already (:func:`read_counts`),

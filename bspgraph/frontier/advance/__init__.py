@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Literal
 
 from ..frontier import Frontier
+from ..operators import owned_range
 from . import pull, push
 
 DIRECTIONS = ("auto", "push", "pull")
@@ -98,6 +99,7 @@ def advance(
         direction = choose_direction(graph, frontier, candidates, frontier_edges, exit_first)
     if direction == "pull":
         result = pull.run(graph, frontier, op, candidates=candidates, early_exit=exit_first)
+        result.owned_only = owned_range(graph) is not None  # (in-lists in its rows only)
         if exit_first:  # on several devices the enactor keeps it only where all pulled alike
             result.pulled_from = len(frontier)
     else:

@@ -1,0 +1,188 @@
+"""The keyed kernels (``bspgraph.enactor._keyed_kernels``) on each array library: the CUDA
+kernels on a GPU and NumPy's array operations with their semantics give the same packages,
+listings and applied blocks, and read no count to the host."""
+
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+
+import bspgraph as bg
+from bspgraph.backend import fused, to_host
+from bspgraph.comm import Packed, Piece
+from bspgraph.enactor import combiners
+from bspgraph.enactor._keyed_kernels import MODES
+
+BACKENDS = ["numpy", pytest.param("cupy", marks=pytest.mark.gpu)]
+
+
+def kernels_of(graph, state, columns, mode="min"):
+    return fused.lookup("keyed", graph.backend, "step")(graph, state, columns, MODES[mode])
+
+
+@pytest.fixture(params=BACKENDS)
+def graph(request):
+    return bg.generators.rmat(12, 8, seed=2, backend=request.param)
+
+
+@pytest.mark.parametrize("parts", [2, 5])
+@pytest.mark.parametrize("follower", [False, True])
+@pytest.mark.parametrize("listed", [False, True])
+def test_a_package_packed_by_owner_holds_every_entry_in_its_owners_slice(graph, parts,
+                                                                         follower, listed):  # fmt: skip
+    """Each other owner's entries in its slice, with their values; the sender's own (owner
+    1 here) left out: its slice is empty. A kernel's list packs its counted ids only (the
+    count read on the device)."""
+    xp, n = graph.xp, graph.num_vertices
+    rng = np.random.default_rng(parts)
+    owner = rng.integers(0, parts, n).astype(np.int32)
+    depth = rng.integers(0, 100, n).astype(np.int32)
+    parent = rng.integers(0, n, n).astype(graph.indices.dtype)
+    state = SimpleNamespace(depth=xp.asarray(depth),
+                            parent=xp.asarray(parent) if follower else None)  # fmt: skip
+    ids = rng.choice(n, 3000, replace=False).astype(graph.indices.dtype)
+    kernels = kernels_of(graph, state, ("depth", "parent" if follower else None))
+    if listed:  # 3000 listed, then ids beyond the count
+        rest = np.setdiff1d(np.arange(n), ids)[:500].astype(ids.dtype)
+        count = xp.asarray(np.array([ids.size, 0], dtype=np.uint64))
+        packed = kernels.pack(xp.asarray(owner), parts, 1, xp.asarray(np.concatenate([ids, rest])),
+                              count)  # fmt: skip
+    else:
+        packed = kernels.pack(xp.asarray(owner), parts, 1, xp.asarray(ids))
+    update = packed.update(to_host(packed.counts).tolist())  # (the enactor reads every part's)
+    counts = np.bincount(owner[ids], minlength=parts)
+    counts[1] = 0
+    assert update.bounds == tuple(np.cumsum([0, *counts]))
+    got = to_host(update.ids)
+    for o, piece in enumerate(update.by_owner()):
+        mine = to_host(piece.ids)
+        expected = [] if o == 1 else ids[owner[ids] == o].tolist()
+        assert sorted(mine.tolist()) == sorted(expected)
+        np.testing.assert_array_equal(to_host(piece.values["depth"]), depth[mine])
+        if follower:
+            np.testing.assert_array_equal(to_host(piece.values["parent"]), parent[mine])
+    assert sorted(got.tolist()) == sorted(ids[owner[ids] != 1].tolist())
+
+
+def test_a_package_for_every_device_is_one_group(graph):
+    """Without owners (``needs_all``): one group of every entry, counted on the device."""
+    xp, n = graph.xp, graph.num_vertices
+    depth = np.arange(n, dtype=np.int32)
+    kernels = kernels_of(graph, SimpleNamespace(depth=xp.asarray(depth)), ("depth", None))
+    ids = np.array([7, 3, 11], dtype=graph.indices.dtype)
+    packed = kernels.pack(None, 1, -1, xp.asarray(ids))
+    assert to_host(packed.counts).tolist() == [3]
+    assert sorted(to_host(packed.ids).tolist()) == [3, 7, 11]
+    np.testing.assert_array_equal(to_host(packed.values["depth"]), to_host(packed.ids))
+
+
+@pytest.mark.parametrize("mode", ["min", "max", "replace"])
+def test_a_slab_applied_in_one_pass_equals_the_combiners(graph, mode):
+    """apply_block against the combiners' own apply, on a block of a float key with a
+    follower (min and max) or alone (replace)."""
+    xp, n = graph.xp, graph.num_vertices
+    rng = np.random.default_rng(7)
+    key = rng.integers(0, 20, n).astype(np.float64)
+    follower = rng.integers(0, n, n).astype(np.int32) if mode != "replace" else None
+    block = slice(n // 3, n // 3 + 1000)
+    incoming = rng.integers(0, 20, 1000).astype(np.float64)
+    incoming_follower = rng.integers(0, n, 1000).astype(np.int32)
+    state = SimpleNamespace(key=xp.array(key),
+                            follower=None if follower is None else xp.array(follower))  # fmt: skip
+    kernels = kernels_of(graph, state, ("key", None if follower is None else "follower"), mode)
+    marked_before = np.zeros(n, dtype=bool)
+    marked_before[::7] = True  # (a returned vertex: marked already, not counted again)
+    mark = xp.array(marked_before)
+    values = {"key": xp.asarray(incoming), "follower": xp.asarray(incoming_follower)}
+    tally = kernels.apply_block(block, values, mark)
+    combined, changed = combiners.get(mode, "test").apply(np, key[block], incoming)
+    expected_key = key.copy()
+    expected_key[block] = combined
+    np.testing.assert_array_equal(to_host(state.key), expected_key)
+    expected_mark = marked_before.copy()
+    expected_mark[block] |= changed
+    np.testing.assert_array_equal(to_host(mark), expected_mark)
+    fresh = np.flatnonzero(expected_mark & ~marked_before)
+    degree = to_host(graph.cost_degrees()[0])
+    assert to_host(tally).tolist() == [fresh.size, int(degree[fresh].sum())]
+    if follower is not None:
+        expected_follower = follower.copy()
+        expected_follower[block] = np.where(changed, incoming_follower, follower[block])
+        np.testing.assert_array_equal(to_host(state.follower), expected_follower)
+
+
+@pytest.mark.parametrize("follower", [False, True])
+def test_pieces_and_a_counted_list_are_listed_as_their_entries(graph, follower):
+    """``list`` of a returned list with its count on the device and of two Pieces (groups
+    of packages counted on the device, one of them empty) beside an Update: the key combined
+    entry by entry in turn (a follower along with its winner), and each winner, and each
+    returned vertex kept, listed once with its out-edges; the same as plain arithmetic."""
+    xp, n = graph.xp, graph.num_vertices
+    rng = np.random.default_rng(3)
+    depth = rng.integers(5, 50, n).astype(np.int32)
+    parent = np.full(n, -1, dtype=graph.indices.dtype)
+    state = SimpleNamespace(depth=xp.array(depth), parent=xp.array(parent) if follower else None)
+    kernels = kernels_of(graph, state, ("depth", "parent" if follower else None))
+    owner = xp.asarray(rng.integers(0, 3, n).astype(np.int32))
+    # a sender's state and package: its groups by owner 0, 1, 2 (owner 1, the sender, empty)
+    sent = rng.choice(n, 600, replace=False).astype(graph.indices.dtype)
+    sender = SimpleNamespace(depth=xp.asarray(rng.integers(0, 50, n).astype(np.int32)),
+                             parent=xp.asarray(np.arange(n, dtype=graph.indices.dtype)))  # fmt: skip
+    packing = kernels_of(graph, sender, ("depth", "parent" if follower else None))
+    packed = packing.pack(owner, 3, 1, xp.asarray(sent))
+    pieces = [Piece(packed, 2), Piece(packed, 1)]  # (group 1: the sender's own, empty)
+    arrived = np.array([4, 9, 16], dtype=graph.indices.dtype)
+    update = bg.comm.Update(xp.asarray(arrived), {"depth": xp.asarray(np.zeros(3, np.int32)),
+                                                  "parent": xp.asarray(arrived)})  # fmt: skip
+    returned_ids = np.concatenate([rng.choice(n, 50, replace=False), [0, 1, 2]]).astype(
+        arrived.dtype
+    )
+    listed = (xp.asarray(returned_ids), xp.asarray(np.array([50, 0], dtype=np.uint64)))
+    keep = rng.random(n) < 0.5
+    frontier = kernels.list(listed, xp.asarray(keep), [pieces[0], update, pieces[1]], 1)
+    # plain arithmetic, in the same order
+    expected, seen = [], set()
+    first = returned_ids[:50]
+    expected += [v for v in first[keep[first]].tolist() if not (v in seen or seen.add(v))]
+    owners = to_host(owner)
+    key, follows = depth.copy(), parent.copy()
+    sender_depth = to_host(sender.depth)
+    for ids, values, fol in (
+        (sent[owners[sent] == 2], sender_depth[sent[owners[sent] == 2]], sent[owners[sent] == 2]),
+        (arrived, np.zeros(3, np.int32), arrived),
+    ):
+        won = values < key[ids]
+        key[ids[won]] = values[won]
+        follows[ids[won]] = fol[won]
+        expected += [v for v in ids[won].tolist() if not (v in seen or seen.add(v))]
+    assert sorted(to_host(frontier.ids).tolist()) == sorted(expected)
+    degree = to_host(graph.cost_degrees()[0])
+    assert frontier.out_edges == int(degree[expected].sum())
+    np.testing.assert_array_equal(to_host(state.depth), key)
+    if follower:
+        np.testing.assert_array_equal(to_host(state.parent), follows)
+    packed.learn(to_host(packed.counts).tolist())
+    assert len(pieces[1]) == 0 and len(pieces[0]) == int((owners[sent] == 2).sum())
+
+
+def test_a_piece_is_handed_over_in_one_memory_only():
+    """The in-process transport hands a Piece over as it is, counted once its package's
+    counts are read; across devices (``wire``) it refuses it."""
+    counts = np.array([0, 2], dtype=np.uint64)
+    packed = Packed(np.array([5, 8, 0]), {"depth": np.array([1, 2, 0], np.int32)}, counts)
+    local = bg.comm.Local(2)
+    inbox, stats = local.exchange_round([(0, 1, packed.piece(1))], num_vertices=10)
+    assert inbox[1] == [stats.pending[0][2]] and stats.messages == 0
+    traffic = bg.comm.CommStats.of([stats])
+    with pytest.raises(RuntimeError, match="still on the device"):
+        traffic.settled()
+    packed.learn(counts.tolist())
+    settled = traffic.settled()
+    assert (settled.messages, settled.bytes, settled.max_ids) == (1, 2 * (8 + 4), 2)
+    np.testing.assert_array_equal(inbox[1][0].update().ids, [5, 8])
+
+    class Wire(bg.comm.Local):
+        wire = True
+
+    with pytest.raises(ValueError, match="one memory only"):
+        Wire(2).exchange_round([(0, 1, packed.piece(1))], num_vertices=10)
