@@ -64,18 +64,6 @@ def test_a_package_packed_by_owner_holds_every_entry_in_its_owners_slice(graph, 
     assert sorted(got.tolist()) == sorted(ids[owner[ids] != 1].tolist())
 
 
-def test_a_package_for_every_device_is_one_group(graph):
-    """Without owners (``needs_all``): one group of every entry, counted on the device."""
-    xp, n = graph.xp, graph.num_vertices
-    depth = np.arange(n, dtype=np.int32)
-    kernels = kernels_of(graph, SimpleNamespace(depth=xp.asarray(depth)), ("depth", None))
-    ids = np.array([7, 3, 11], dtype=graph.indices.dtype)
-    packed = kernels.pack(None, 1, -1, xp.asarray(ids))
-    assert to_host(packed.counts).tolist() == [3]
-    assert sorted(to_host(packed.ids).tolist()) == [3, 7, 11]
-    np.testing.assert_array_equal(to_host(packed.values["depth"]), to_host(packed.ids))
-
-
 @pytest.mark.parametrize("mode", ["min", "max", "replace"])
 def test_a_slab_applied_in_one_pass_equals_the_combiners(graph, mode):
     """apply_block against the combiners' own apply, on a block of a float key with a

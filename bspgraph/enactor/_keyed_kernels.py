@@ -126,7 +126,7 @@ extern "C" __global__ void apply_block(long long first, long long n, const KEY* 
 )
 
 # Two launches over a package's ids (the first listed[0] of them, when listed is not null: a
-# kernel's list and its count, on the device; owner null: one group, every entry in it):
+# kernel's list and its count, on the device):
 # owner_counts adds up the entries of each owner (a block's counts in shared memory first), pack_by_owner writes entry j at its owner's offset (the
 # counts of the owners before it) plus its place among that owner's entries (one atomic per
 # owner a warp: the lanes of one owner take consecutive places).
@@ -140,7 +140,7 @@ extern "C" __global__ void owner_counts(const ID* ids, long long n,
   __syncthreads();
   for (long long j = blockIdx.x * (long long)blockDim.x + threadIdx.x; j < n;
        j += (long long)gridDim.x * blockDim.x) {
-    const int o = owner ? (int)owner[ids[j]] : 0;
+    const int o = (int)owner[ids[j]];
     if (o != skip) atomicAdd(&block_counts[o], 1ULL);
   }
   __syncthreads();
@@ -156,7 +156,7 @@ extern "C" __global__ void pack_by_owner(const ID* ids, long long n,
   for (long long j = blockIdx.x * (long long)blockDim.x + threadIdx.x; j < n;
        j += (long long)gridDim.x * blockDim.x) {
     const ID v = ids[j];
-    const int o = owner ? (int)owner[v] : 0;
+    const int o = (int)owner[v];
     const unsigned lanes = __activemask();
     const int lane = threadIdx.x & 31;
     unsigned long long at = 0;
@@ -238,14 +238,12 @@ class KeyedKernels(Keyed):
         """The package at ``ids`` (distinct; with ``count``, a device array, its first
         ``count[0]``: a kernel's list, not read) grouped by ``owner`` (a device array) over
         ``parts`` owners, without the entries of owner ``skip`` (the sender: its own vertices
-        stay; their piece is empty); its counts by owner stay on the device (``Packed``).
-        ``owner`` None: one group of every entry (``parts`` 1, ``skip`` -1), for every device."""
+        stay; their piece is empty); its counts by owner stay on the device (``Packed``)."""
         cp = self.graph.xp
         key, follower, types = self._columns()
         n = ids.shape[0]
         ids, listed = cp.ascontiguousarray(ids), _or_null(count)
-        types.update(ID=c_type(ids), OWNER="int" if owner is None else c_type(owner))
-        owner = _or_null(owner)
+        types.update(ID=c_type(ids), OWNER=c_type(owner))
         counts = cp.zeros(2 * parts, dtype=cp.uint64)  # the counts, then the places filled
         stream(cp, _PACK, "owner_counts", n, ids, listed, owner, np.int32(parts),
                np.int32(skip), counts, **types)  # fmt: skip
@@ -330,13 +328,12 @@ class NumpyKeyed(Keyed):
         return self.combiner.apply(self.graph.xp, now, incoming)[1]
 
     def pack(self, owner, parts: int, skip: int, ids, count=None) -> Packed:
-        """As :meth:`KeyedKernels.pack`: grouped by ``owner`` (None: one group), the entries
+        """As :meth:`KeyedKernels.pack`: grouped by ``owner``, the entries
         of owner ``skip`` left out, the counts by owner 0-d arrays' worth on the device."""
         graph, xp = self.graph, self.graph.xp
         key, follower = self._key_and_follower()
         ids = _leading(graph, ids, count)
-        groups = (xp.zeros(ids.shape[0], dtype=np.int64) if owner is None
-                  else owner.take(graph.backend.index(ids)).astype(np.int64))  # fmt: skip
+        groups = owner.take(graph.backend.index(ids)).astype(np.int64)
         groups = xp.where(groups == skip, parts, groups)  # the sender's own: past the last
         order = xp.argsort(groups, kind="stable")
         out = ids.take(order)

@@ -618,14 +618,14 @@ def _keyed(contract: Contract, graph, state):
 
 
 def _packer(primitive, contract: Contract, pattern, parts: int, graph, keyed, owner):
-    """The package of a keyed contract, where the communicator sends by owner: grouped by
-    ``owner`` where every returned vertex goes to its owner only, in one group where it goes
-    to every device (``needs_all``); None elsewhere."""
-    if (keyed is None or contract.owner_only or not pattern.sends_by_owner
-            or parts > PACK_PARTS):  # fmt: skip
+    """The package grouped by ``owner`` of a keyed contract, where the communicator sends by
+    owner and every returned vertex goes to its owner only; None elsewhere. (Where every
+    device needs every update, the package is gathered after its size is read: on two parts
+    of one H200, packing it unread on the device cost BFS auto 0.4 ms and SSSP 0.7 ms more
+    than that read.)"""
+    if (keyed is None or primitive.needs_all or contract.owner_only
+            or not pattern.sends_by_owner or parts > PACK_PARTS):  # fmt: skip
         return None
-    if primitive.needs_all:
-        return functools.partial(keyed.pack, None, 1, -1)
     return functools.partial(keyed.pack, owner, parts, graph.context.device)
 
 
