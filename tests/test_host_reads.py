@@ -198,3 +198,20 @@ def test_a_merge_reads_its_count_once_and_gathers_every_column():
     assert np.asarray(merged.ids).tolist() == [2, 5, 9]
     assert np.asarray(merged.values["depth"]).tolist() == [4, 1, 2]
     assert np.asarray(merged.values["parent"]).tolist() in ([11, 12, 13], [14, 12, 13])
+
+
+def test_a_producers_count_takes_the_out_edges_along_in_its_read():
+    """A frontier counted by its producer without out-edges (a Slab's fused apply) gets every
+    member's out-edges queued beside that count: both come back in one read."""
+    backend = CountingBackend()
+    with counting(backend):
+        graph = SimpleNamespace(num_vertices=6, backend=backend)
+        mask = backend.asarray(np.array([1, 0, 1, 1, 0, 0], dtype=bool))
+        tally = backend.asarray(np.array([1, 0], dtype=np.uint64))  # one marked beyond 2 known
+        frontier = Frontier.from_mask(graph, mask, counted=(tally, 2, None))
+        degree = backend.asarray(np.array([5, 7, 1, 2, 9, 9], dtype=np.int64))
+        frontier.defer_counts(degree)
+        before = READS.count
+        read_counts([frontier])
+        assert READS.count - before == 1
+        assert (len(frontier), frontier.out_edges) == (3, 8)

@@ -180,11 +180,10 @@ class Frontier:
         """Queue on the device the count of the members, where it is not known, and with
         ``out_degree`` (a degree per vertex) their degrees summed, where not known: read at
         the first use, or with other frontiers' by :func:`read_counts` (no host read here);
-        where only the members' count is pending, their degrees are queued beside it."""
+        where a count is pending without the out-edges, every member's are queued beside it."""
         if self._counted is not None:
             counts, size, out_edges, listed = self._counted
-            alone = len(counts) == 1 and getattr(counts[0], "ndim", 0) == 0  # members' only
-            if out_degree is not None and out_edges is None and alone:
+            if out_degree is not None and out_edges is None:
                 edges = self.backend.masked_total(out_degree, **self._members())
                 self._counted = ((*counts, edges), size, 0, listed)
             return
@@ -212,7 +211,7 @@ class Frontier:
         if values is None:  # the deferred host read
             values = self.backend.read([c for c in counts if not isinstance(c, int)])
             values = _spliced(counts, values)
-        members, edges = (*values, 0)[:2]
+        members, edges = values[0], sum(values[1:])  # (out-edges not counted: 0 there)
         self._counted, self._size = None, size + int(members)
         self._out_edges = None if out_edges is None else out_edges + int(edges)
         if listed is not None:
