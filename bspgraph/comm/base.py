@@ -93,7 +93,9 @@ class Communicator(abc.ABC):
       applying its Updates one after another to the state) gives the combined delivery. No
       Update in it is empty; with nothing to receive it is ``[]``. Elements of non-local
       devices are None. Receivers apply the Updates in turn, so a direct pattern (selective,
-      broadcast) sorts nothing on the way.
+      broadcast) sorts nothing on the way. (In one memory, selective's ``exchange_mixed`` may
+      also deliver a :class:`~bspgraph.comm.message.Piece`: an owner's group of a package
+      whose counts are still on the device, possibly empty.)
     * ``combine(a, b)`` gets two non-empty Updates on one device, each with distinct ids, and
       returns one with distinct ids (the union; an id in both gets the combined value). It must
       be associative and commutative up to the order of its entries. Communicators that

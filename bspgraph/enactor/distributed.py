@@ -533,7 +533,7 @@ def _next_frontier(primitive, contract: Contract, blocks, stamp: int, graph, sta
     with its backend's kernels (``keyed``, :func:`_keyed`) combines and lists a few arrived
     vertices in one kernel a piece, ``stamp`` (this superstep's number) marking each once."""
     if primitive.every_vertex:  # its step reads no frontier: combine, mark nothing
-        _combined(contract, blocks, graph, state, bases, keyed, inbox)
+        _applied(contract, blocks, graph, state, bases, keyed, _sized(inbox))
         return Frontier.all(graph)
     if not inbox and output.size_known and not len(output):  # an empty superstep: no kernel
         return Frontier.from_ids(graph, output.ids)
@@ -563,24 +563,6 @@ def _next_frontier(primitive, contract: Contract, blocks, stamp: int, graph, sta
     if union.is_dense:
         return Frontier.from_mask(graph, union.mask, size=len(union), out_edges=union.out_edges)
     return Frontier.from_ids(graph, union.ids, out_edges=union.out_edges)
-
-
-def _combined(contract: Contract, blocks, graph, state, bases, keyed, inbox: list) -> None:
-    """Combine every message of ``inbox`` into ``state``: an Update at its ids, a Slab over its
-    block (in one fused pass with the keyed kernels), no change marked; the changes are the new
-    baseline (``bases``)."""
-    for message in _sized(inbox):
-        if isinstance(message, Update):
-            update = message.map(graph.backend.asarray)
-            _combine(contract, state, graph.backend.index(update.ids), update.values, graph.xp)
-            continue
-        region = slice(None) if message.block is None else blocks[message.block]
-        if keyed is not None and isinstance(region, slice):
-            keyed.apply_block(region, message.values, None)
-        else:
-            _combine(contract, state, region, message.values, graph.xp)
-    for name, base in bases.items():
-        base[...] = getattr(state, name)
 
 
 def _at_most(message) -> int:
@@ -867,32 +849,44 @@ def _next_frontier_dense(primitive, contract: Contract, blocks, graph, state, ba
     ``needs_all``). With the keyed kernels, the frontier's size (and out-edges, when the
     returned ones' are known) come from their count of the vertices they marked, read from
     the device when first asked for (after every device has queued its kernels)."""
-    xp = graph.xp
     if primitive.needs_all:  # (a size still counted on the device: counted with the mask)
         known = output.size_known
         mask = graph.backend.copy(output.mask)
         size, edges = (len(output), output.out_edges) if known else (None, None)
     else:
         mask, size, edges = _owned_mask(graph, output), None, None
-    tally = None
-    for message in inbox:
-        if isinstance(message, Update):  # beside Slabs: a process that sent few vertices
-            update = message.map(graph.backend.asarray)
-            ids = graph.backend.index(update.ids)
-            mask[ids] |= _combine(contract, state, ids, update.values, xp)
-            size = edges = None
-            continue
-        region = slice(None) if message.block is None else blocks[message.block]
-        if keyed is not None and isinstance(region, slice):  # one fused pass over the block
-            tally = keyed.apply_block(region, message.values, mask, tally, edges is not None)
-        else:
-            mask[region] |= _combine(contract, state, region, message.values, xp)
-            size = edges = None
-    for name, base in bases.items():  # every change is shipped and applied: the new baseline
-        base[...] = getattr(state, name)
+    tally = _applied(contract, blocks, graph, state, bases, keyed, inbox, mask, edges is not None)
     if size is not None and tally is not None:  # the vertices marked and their edges, read
         return Frontier.from_mask(graph, mask, counted=(tally, size, edges))  # when asked
     return Frontier.from_mask(graph, mask)
+
+
+def _applied(contract: Contract, blocks, graph, state, bases, keyed, inbox: list, mask=None,
+             edges: bool = False):  # fmt: skip
+    """Combine every message of ``inbox`` into ``state`` in turn: an Update at its ids (beside
+    Slabs, from a process that sent few vertices), a Slab over its block (in one fused pass
+    with the keyed kernels), marking in ``mask`` (unless None) the vertices it changed; the
+    changes are the new baseline (``bases``: every change is shipped and applied). Returns
+    the keyed kernels' tally of the vertices they marked (and with ``edges``, their
+    out-edges), or None where a message was applied without them or nothing was marked."""
+    tally, counted = None, mask is not None
+    for message in inbox:
+        if isinstance(message, Update):
+            update = message.map(graph.backend.asarray)
+            region, values = graph.backend.index(update.ids), update.values
+        else:
+            region = slice(None) if message.block is None else blocks[message.block]
+            values = message.values
+            if keyed is not None and isinstance(region, slice):  # one fused pass over it
+                tally = keyed.apply_block(region, values, mask, tally, edges)
+                continue
+        changed = _combine(contract, state, region, values, graph.xp)
+        if mask is not None:
+            mask[region] |= changed
+        counted = False
+    for name, base in bases.items():
+        base[...] = getattr(state, name)
+    return tally if counted else None
 
 
 def _combine(contract: Contract, state, ids, values: dict, xp):
