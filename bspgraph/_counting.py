@@ -167,6 +167,33 @@ def adopted(frontier, state=None):
     return frontier
 
 
+def counted_on_device(graph, frontier):
+    """``frontier`` (a step's output, its size known on NumPy) with its size and its members'
+    out-edges still on the device, as a GPU's kernels leave them: a list and its tally, or a
+    mask and its count; what a producer knew beside them is kept. The enactor then reads that
+    size, or bounds it, as it does on a GPU. ``Frontier.all`` (the device's own vertices,
+    counted once per graph) stays as it is."""
+    if not frontier.size_known or frontier.is_dense and frontier.mask is graph.context.owned:
+        return frontier
+    from .frontier import Frontier
+
+    backend, degree = graph.backend, graph.cost_degrees()[0]
+    if frontier.is_dense:
+        where = {"mask": frontier.mask}
+        count = backend.count(frontier.mask)
+    else:
+        where = {"ids": frontier.ids}
+        count = XP.asarray(frontier.ids.shape[0])
+    tally = XP.stack([XP.asarray(count, dtype=np.int64), backend.masked_total(degree, **where)])
+    if frontier.is_dense:
+        counted = Frontier.from_mask(graph, frontier.mask, counted=(tally, 0, 0))
+    else:
+        counted = Frontier.listed(graph, frontier.ids, tally)
+    for name in ("passed", "passed_edges", "pulled_from", "owned_only"):
+        setattr(counted, name, getattr(frontier, name))
+    return counted
+
+
 def _selects(key) -> bool:
     """Whether indexing by ``key`` selects by a bool array (a compaction)."""
     keys = key if isinstance(key, tuple) else (key,)

@@ -235,7 +235,7 @@ def host_reads(
     :class:`CrossDeviceError` where it is not.
     """
     from . import comm
-    from ._counting import READS, CountingBackend, adopted, counting
+    from ._counting import READS, CountingBackend, adopted, counted_on_device, counting
 
     backend = CountingBackend()
     marks: list[tuple[int, int, int]] = []  # (reads around, reads within, pickled) at a tally
@@ -255,8 +255,10 @@ def host_reads(
 
     def counted_step(graph, frontier, state, iteration):  # its reads counted apart
         before = READS.count
-        try:  # what it made: on the part's device, as on a GPU
-            return adopted(step(graph, frontier, state, iteration), state)
+        try:  # what it made: on the part's device, its size counted there, as on a GPU
+            output = adopted(step(graph, frontier, state, iteration), state)
+            idle = frontier.size_known and not len(frontier)  # (no kernel ran: known empty)
+            return output if idle else counted_on_device(graph, output)
         finally:
             within[0] += READS.count - before
             READS.count = before

@@ -174,3 +174,26 @@ def test_a_piece_is_handed_over_in_one_memory_only():
 
     with pytest.raises(ValueError, match="one memory only"):
         Wire(2).exchange_round([(0, 1, packed.piece(1))], num_vertices=10)
+
+
+@pytest.mark.parametrize("follower", [False, True])
+def test_a_package_for_every_device_gathers_a_counted_list(graph, follower):
+    """``gather``: a kernel's list and its count on the device (ids beyond the count are not
+    members) make one group, the list itself beside its values, nothing read."""
+    xp, n = graph.xp, graph.num_vertices
+    depth = np.arange(n, dtype=np.int32) * 3
+    parent = np.arange(n, dtype=graph.indices.dtype)[::-1].copy()
+    state = SimpleNamespace(
+        depth=xp.asarray(depth), parent=xp.asarray(parent) if follower else None
+    )
+    kernels = kernels_of(graph, state, ("depth", "parent" if follower else None))
+    listed = np.array([7, 3, 11, 5, 9], dtype=graph.indices.dtype)  # 3 counted, then others
+    tally = xp.asarray(np.array([3, 0], dtype=np.uint64))
+    packed = kernels.gather(xp.asarray(listed), tally)
+    assert to_host(packed.counts).tolist() == [3]
+    packed.learn([3])
+    update = Piece(packed, 0).update()
+    np.testing.assert_array_equal(to_host(update.ids), [7, 3, 11])
+    np.testing.assert_array_equal(to_host(update.values["depth"]), depth[[7, 3, 11]])
+    if follower:
+        np.testing.assert_array_equal(to_host(update.values["parent"]), parent[[7, 3, 11]])

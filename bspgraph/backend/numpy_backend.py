@@ -142,6 +142,14 @@ class NumpyBackend(Backend):
         position = row_positions(starts, degrees)
         return np.repeat(ids, degrees), indices[position].astype(np.intp), position
 
+    def mask_of(self, ids, size: int, count=None):
+        """With ``count``, its first ``count[0]`` ids picked as a kernel reads the count: on
+        the device, no host read."""
+        if count is not None:
+            leading = self.xp.arange(ids.shape[0]) < count[0]
+            ids = ids.take(self.nonzero(leading, np.intp, count=count[0]))
+        return super().mask_of(ids, size)
+
     def unique(self, ids):
         """A sort (NumPy 2's hashing ``unique`` is several times slower on the small arrays of
         a traversal)."""

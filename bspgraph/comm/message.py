@@ -99,8 +99,8 @@ class Update:
 
 @dataclass(frozen=True, eq=False)
 class Packed:
-    """An Update written grouped by owner (a kernel's send buffer) whose entries per owner
-    are still counted on the device (``counts``, one per owner): :meth:`update` with those counts read makes the Update, so that a caller
+    """An Update written in groups (a kernel's send buffer: one an owner, or one for every
+    device) whose entries per group are still counted on the device (``counts``): :meth:`update` with those counts read makes the Update, so that a caller
     reads several packages' counts at once. In one memory its groups are handed over unread,
     as :class:`Piece` views; ``known`` holds the counts once read (:meth:`learn`)."""
 

@@ -37,10 +37,10 @@ class Selective(Communicator):
         is; the counts are those of the two exchanges' sends together. Devices in several
         processes may choose apart: every process makes this one round.
 
-        In one memory a device may also send a :class:`Packed` message, grouped by owner, whose
-        counts are still on the device: each owner gets its group as a :class:`Piece`, a view,
-        unread (possibly empty); those sends are counted once their sizes are read
-        (:meth:`CommStats.settled`)."""
+        In one memory a device may also send a :class:`Packed` message whose counts are still
+        on the device, grouped by owner (or, ``to_all``, one group): each owner (every other
+        device) gets its group as a :class:`Piece`, a view, unread (possibly empty); those
+        sends are counted once their sizes are read (:meth:`CommStats.settled`)."""
         parts = transport.size
         pieces = self._pieces(messages, transport.local, owner, to_all, parts)
         sends = []
@@ -50,7 +50,8 @@ class Selective(Communicator):
                 sends += [(d, o, message if to_all else message.cut(o, blocks[o]))
                           for o in range(parts) if o != d]  # fmt: skip
             elif isinstance(message, Packed):
-                sends += [(d, o, message.piece(o)) for o in range(parts) if o != d]
+                sends += [(d, o, message.piece(0 if to_all else o))
+                          for o in range(parts) if o != d]  # fmt: skip
             else:
                 sends += [(d, o, pieces[d][o]) for o in range(parts)
                           if o != d and len(pieces[d][o])]  # fmt: skip

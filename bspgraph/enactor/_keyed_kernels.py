@@ -178,6 +178,20 @@ extern "C" __global__ void pack_by_owner(const ID* ids, long long n,
   }
 }
 """
+# A package for every device (``needs_all``): the key's (and follower's) value of each of the
+# first listed[0] ids of a kernel's list, beside them; the ids are the list itself.
+_GATHER = r"""
+extern "C" __global__ void gather_listed(const ID* ids, long long n,
+    const unsigned long long* listed, const KEY* key, const FOL* follower, KEY* out_key,
+    FOL* out_follower) {
+  if ((unsigned long long)n > listed[0]) n = (long long)listed[0];
+  for (long long j = blockIdx.x * (long long)blockDim.x + threadIdx.x; j < n;
+       j += (long long)gridDim.x * blockDim.x) {
+    out_key[j] = key[ids[j]];
+    if (follower) out_follower[j] = follower[ids[j]];
+  }
+}
+"""
 PACK_PARTS = 64  # the most owners a package is grouped by (a block's counts in shared memory)
 MODES = {"min": 0, "max": 1, "replace": 2}  # the combiners the kernels apply (``wins``)
 
@@ -214,6 +228,13 @@ class Keyed:
         """The key column and the follower column (None without one)."""
         key = getattr(self.state, self.columns[0])
         return key, None if self.columns[1] is None else getattr(self.state, self.columns[1])
+
+    def _named(self, key, follower) -> dict:
+        """A key's (and follower's) column by name."""
+        values = {self.columns[0]: key}
+        if follower is not None:
+            values[self.columns[1]] = follower
+        return values
 
 
 @fused.register("keyed", "cupy", "step")
@@ -252,10 +273,20 @@ class KeyedKernels(Keyed):
         stream(cp, _PACK, "pack_by_owner", n, ids, listed, owner, np.int32(parts),
                np.int32(skip), counts, counts[parts:], key, _or_null(follower), out_ids,
                out_key, _or_null(out_follower), **types)  # fmt: skip
-        values = {self.columns[0]: out_key}
-        if follower is not None:
-            values[self.columns[1]] = out_follower
-        return Packed(out_ids, values, counts[:parts])
+        return Packed(out_ids, self._named(out_key, out_follower), counts[:parts])
+
+    def gather(self, ids, count) -> Packed:
+        """The package for every device of a kernel's list ``ids`` and its ``count`` (a
+        device array, not read): the columns' values at its first ``count[0]`` ids, beside
+        the list itself, in one group counted by ``count``."""
+        cp = self.graph.xp
+        key, follower, types = self._columns()
+        ids = cp.ascontiguousarray(ids)
+        out_key = cp.empty(ids.shape[0], dtype=key.dtype)
+        out_follower = None if follower is None else cp.empty(ids.shape[0], dtype=follower.dtype)
+        stream(cp, _GATHER, "gather_listed", ids.shape[0], ids, count, key, _or_null(follower),
+               out_key, _or_null(out_follower), ID=c_type(ids), **types)  # fmt: skip
+        return Packed(ids, self._named(out_key, out_follower), count[:1])
 
     def list(self, returned, keep, updates: list, stamp: int) -> Frontier:
         """Combine ``updates`` (Updates or Pieces on this GPU, distinct ids each) into the
@@ -337,12 +368,19 @@ class NumpyKeyed(Keyed):
         groups = xp.where(groups == skip, parts, groups)  # the sender's own: past the last
         order = xp.argsort(groups, kind="stable")
         out = ids.take(order)
-        index = graph.backend.index(out)
-        values = {self.columns[0]: key.take(index)}
-        if follower is not None:
-            values[self.columns[1]] = follower.take(index)
         counts = xp.bincount(groups, minlength=parts + 1)[:parts].astype(np.uint64)
-        return Packed(out, values, counts)
+        return Packed(out, self._gathered(out), counts)
+
+    def gather(self, ids, count) -> Packed:
+        """As :meth:`KeyedKernels.gather`."""
+        ids = _leading(self.graph, ids, count)
+        return Packed(ids, self._gathered(ids), count[:1])
+
+    def _gathered(self, ids) -> dict:
+        """The columns' values at ``ids``, by name."""
+        key, follower = self._key_and_follower()
+        index = self.graph.backend.index(ids)
+        return self._named(key.take(index), None if follower is None else follower.take(index))
 
     def list(self, returned, keep, updates: list, stamp: int) -> Frontier:
         """As :meth:`KeyedKernels.list`: each piece in turn combined into the columns, its

@@ -175,6 +175,9 @@ def _enact(primitive, graph, transport, backends, partitioner, communicator, see
         received, traffic = _exchange(primitive, contract, pattern, transport, messages,
                                       exchange_owner, blocks, staged)  # fmt: skip
         exchanged = [backend.mark() for backend in gpus]
+        if handed:  # Pieces beside Slabs are applied as Updates: their counts, read at once
+            _learned([m.packed for inbox in received if inbox and
+                      any(isinstance(m, Slab) for m in inbox) for m in inbox if isinstance(m, Piece)])  # fmt: skip
         frontiers = each(functools.partial(_next_frontier_counted, primitive, contract, blocks,
                                            iteration + 1, bounded), devices, states, bases,
                          keyed, outputs, dict(enumerate(received)))  # fmt: skip
@@ -392,8 +395,8 @@ def _package(contract: Contract, graph, state, bases, packer, output: Frontier) 
     if output.size_known and not len(output):  # nothing changed here: empty views, no kernel
         return Update(output.ids, {name: getattr(state, name)[:0] for name in contract.names
                             if getattr(state, name) is not None})  # fmt: skip
-    if packer is not None:  # (a list still counted on the device: packed as it is, bounded)
-        packed = packer(*(output.listing or (output.ids,)))
+    packed = None if packer is None else packer(*(output.listing or (output.ids,)))
+    if packed is not None:  # (a list still counted on the device: packed as it is, bounded)
         return dataclasses.replace(packed, at_most=_at_most(output))
     if not contract.owner_only:
         ids = output.ids
@@ -578,6 +581,14 @@ def _at_most(message) -> int:
     return min(bounds) if bounds else len(message)
 
 
+def _learned(packages: list) -> None:
+    """Read the counts of ``packages`` (Packed) still on the device, one read a device."""
+    pending = list({id(p): p for p in packages if not p.known}.values())
+    counts = read_together([(backend_of(p.counts), p.counts) for p in pending])
+    for package, values in zip(pending, counts, strict=True):
+        package.learn(values)
+
+
 def _sized(inbox: list) -> list:
     """``inbox`` with each Piece an Update (its package's counts read where not yet: one host
     read), for the paths that size what arrived on the host."""
@@ -600,14 +611,15 @@ def _keyed(contract: Contract, graph, state):
 
 
 def _packer(primitive, contract: Contract, pattern, parts: int, graph, keyed, owner):
-    """The package grouped by ``owner`` of a keyed contract, where the communicator sends by
-    owner and every returned vertex goes to its owner only; None elsewhere. (Where every
-    device needs every update, the package is gathered after its size is read: on two parts
-    of one H200, packing it unread on the device cost BFS auto 0.4 ms and SSSP 0.7 ms more
-    than that read.)"""
-    if (keyed is None or primitive.needs_all or contract.owner_only
-            or not pattern.sends_by_owner or parts > PACK_PARTS):  # fmt: skip
+    """The package of a keyed contract, where the communicator sends by owner: grouped by
+    ``owner`` where every returned vertex goes to its owner only; where every device needs
+    every update, the values of a kernel's list gathered beside it, unread (one group; a list
+    whose size is known takes the general path); None elsewhere."""
+    if (keyed is None or contract.owner_only or not pattern.sends_by_owner
+            or parts > PACK_PARTS):  # fmt: skip
         return None
+    if primitive.needs_all:
+        return lambda ids, count=None: None if count is None else keyed.gather(ids, count)
     return functools.partial(keyed.pack, owner, parts, graph.context.device)
 
 
