@@ -225,8 +225,10 @@ def host_reads(
     The run's arrays live on a NumPy backend with a GPU's traits whose every conversion of a
     device value to a Python one (``int``, ``bool``, ``item``, an index, a count the backend
     returns as a host integer) counts one read (``bspgraph._counting``); the transport counts
-    its pickled collectives. On a GPU each read waits for the queue: the target design's
-    superstep makes one, the tally's. ``params`` go to ``init_frontier``. Reads of arrays
+    its pickled collectives. Each step's output is left counted on the device, as a GPU's
+    kernels leave it (a list and its tally, a mask and its count). On a GPU each read waits
+    for the queue: the target design's superstep makes one, the tally's. ``params`` go to
+    ``init_frontier``. Reads of arrays
     made by NumPy directly rather than through the backend are not seen (the counts are a
     floor). Not thread-safe (one global counter).
 
