@@ -100,8 +100,6 @@ def _enact(primitive, graph, transport, backends, partitioner, communicator, see
     states = each(functools.partial(allocate, primitive), devices)
     contract = contract_of(primitive, states[local[0]])
     keyed = each(functools.partial(_keyed, contract), devices, states)
-    packers = each(functools.partial(_packer, primitive, contract, pattern, transport.size),
-                   devices, keyed, owners)  # fmt: skip
     # Slabs (no ids) in supersteps where many vertices changed: between parts in this
     # process's memory, or across a link (processes, GPUs of this process; each device
     # choosing for itself) where the pattern is direct and every part is one id range
@@ -109,6 +107,11 @@ def _enact(primitive, graph, transport, backends, partitioner, communicator, see
                                                   pattern.direct)  # fmt: skip
     blocks = _blocks(owner, devices, transport) if dense else None
     dense, share = blocks is not None, backends[local[0]].dense_share
+    # in one memory a package goes to its receivers unread, as views (Pieces): its counts are
+    # read with the next frontiers'
+    handed = shared and dense and pattern.direct and not transport.wire
+    packers = each(functools.partial(_packer, primitive, contract, pattern, transport.size,
+                                     handed), devices, keyed, owners)  # fmt: skip
     # Messages chosen from the frontiers' out-edges, where a read waits for the device (a
     # GPU): Updates they make certain, and in one memory the Slabs they foretell
     bounded = backends[local[0]].costly_supersteps
@@ -123,9 +126,6 @@ def _enact(primitive, graph, transport, backends, partitioner, communicator, see
         read_counts(frontiers.values())
     bases = each(functools.partial(_bases, contract), devices, states)
     packed = any(packer is not None for packer in packers.values())
-    # in one memory a package goes to its receivers unread, as views (Pieces): its counts are
-    # read with the next frontiers'
-    handed = shared and dense and pattern.direct and not transport.wire
     iteration, joined, marks = 0, False, []
     converged = _converged(primitive, each, shared, devices, frontiers, states, iteration)
     done = _sum(transport, [sum(not c for c in converged.values())]) == [0]
@@ -610,15 +610,20 @@ def _keyed(contract: Contract, graph, state):
     return kernels(graph, state, columns, MODES[contract.combiners[columns[0]].name])
 
 
-def _packer(primitive, contract: Contract, pattern, parts: int, graph, keyed, owner):
+def _packer(primitive, contract: Contract, pattern, parts: int, handed: bool, graph, keyed,
+            owner):  # fmt: skip
     """The package of a keyed contract, where the communicator sends by owner: grouped by
     ``owner`` where every returned vertex goes to its owner only; where every device needs
-    every update, the values of a kernel's list gathered beside it, unread (one group; a list
-    whose size is known takes the general path); None elsewhere."""
+    every update and packages are ``handed`` over unread (one memory), the values of a
+    kernel's list gathered beside it (one group; a list whose size is known takes the
+    general path); None elsewhere. (Over a link the size is read to send the package: there
+    the general path gathers it after that read.)"""
     if (keyed is None or contract.owner_only or not pattern.sends_by_owner
             or parts > PACK_PARTS):  # fmt: skip
         return None
     if primitive.needs_all:
+        if not handed:
+            return None
         return lambda ids, count=None: None if count is None else keyed.gather(ids, count)
     return functools.partial(keyed.pack, owner, parts, graph.context.device)
 
