@@ -322,7 +322,9 @@ def hits(graph, *, max_iter: int = 100, tol: float = 1e-8, start=None, normalize
     Raises
     ------
     ValueError
-        ``start`` of the wrong length or summing to zero, ``tol`` or ``max_iter`` out of range.
+        ``start`` of the wrong length or summing to zero, ``tol`` or ``max_iter`` out of
+        range, or (``normalized``) no edge of positive weight: every score is 0, and 0 / 0
+        is no score (networkx's ARPACK fails there too).
     ConvergenceError
         No convergence within ``max_iter`` iterations.
     """
@@ -336,6 +338,10 @@ def hits(graph, *, max_iter: int = 100, tol: float = 1e-8, start=None, normalize
     state, stats = enact(HITS(**options), graph, start=start / start.sum(), **run)
     hubs, authorities = state["hubs"], state["authorities"]
     if normalized:
+        if not (hubs.sum() > 0 and authorities.sum() > 0):
+            raise ValueError(f"hits: the graph's {graph.num_edges} edges hold no positive "
+                             "weight: every hub and authority score is 0, which cannot be "
+                             "normalized")  # fmt: skip
         hubs, authorities = hubs / hubs.sum(), authorities / authorities.sum()
     return HITSResult(hubs, authorities, stats)
 
