@@ -1,19 +1,25 @@
-"""A keyed contract's exchange on the device: packed by owner, then combined and listed.
+"""A keyed contract's exchange on the device: packed, then combined and listed.
 
-A contract whose communicated state is one min or max column (BFS depth, SSSP distance, CC
-labels), with at most one ``Follow`` column (BFS parents), takes two kernels here:
+A contract whose communicated state is one min, max or replace column (BFS depth, SSSP
+distance, CC labels, PageRank's contributions), with at most one ``Follow`` column (BFS
+parents), takes these kernels:
 
-- ``pack_best`` writes a device's package grouped by owner (as a sender writes one send
-  buffer a destination), its own vertices left out: counts by owner (read with every
-  part's, by the enactor), then each entry to its owner's slice; a selective exchange sends
-  the slices (``Update.by_owner``), no split;
-- ``apply_best`` combines each arrived Update's entries into the key (the winner's follower
-  taken along) and lists the winners and the returned vertices (those this device owns,
-  unless ``needs_all``), each vertex once a superstep, their out-edges counted on the way:
-  the next frontier, one host read.
+- ``owner_counts`` and ``pack_by_owner`` write a device's package grouped by owner (as a
+  sender writes one send buffer a destination), its own vertices left out, its counts by owner
+  on the device; a selective exchange sends the slices (``Update.by_owner``), no split, or in
+  one memory hands each owner its group unread (a ``Piece``);
+- ``gather_listed`` writes the package for every device (``needs_all``): the values of a
+  kernel's list beside the list itself, one group counted by the list's count;
+- ``apply_best`` combines each arrived Update's or Piece's entries into the key (the winner's
+  follower taken along; a Piece's start and count read on the device) and lists the winners
+  and the returned vertices (those this device owns, unless ``needs_all``), each vertex once
+  a superstep, their out-edges counted on the way: the next frontier, one host read;
+- ``apply_block`` combines a Slab over its block in one pass, counting what it marks.
 
 They replace a V-long mask, its count and compaction, the split's compare and compaction, and
-about twenty of CuPy's index operations per device and superstep.
+about twenty of CuPy's index operations per device and superstep. :class:`NumpyKeyed` does the
+same in NumPy's array operations for a NumPy backend that stands in for a GPU (the counting
+backend of ``bg.testing.host_reads``).
 """
 
 from __future__ import annotations

@@ -20,7 +20,9 @@ inbox may hold both. The choice reads the step's count of its output, except on 
 the frontier's out-edges bound it (each returned vertex has an edge from the frontier): an
 Update they make certain that is packed by owner from the step's list as it is, or on the parts
 of one GPU the Slab they foretell, goes without that read, and the host queues the exchange
-behind the step's kernels (:func:`_chosen_unread`).
+behind the step's kernels (:func:`_chosen_unread`). In one memory such a package goes to its
+receivers unread too, as Pieces (views whose start and count the receivers' kernels read),
+and its counts come back with the next frontiers': one host read a superstep.
 """
 
 from __future__ import annotations
@@ -762,12 +764,13 @@ def _chosen_unread(primitive, contract: Contract, blocks, share: int, transport,
                    graph, state, output: Frontier) -> tuple[bool, bool | None]:  # fmt: skip
     """Whether this device's message is chosen without reading its output's size, and which
     (as :func:`_dense_choice`: None, an Update). The step's frontier's out-edges bound the
-    size (``output.at_most``, :func:`_bounded`). An Update is certain where no Slab may travel (``blocks``
-    None) or where not even that many returned vertices would make one pay, whether none or
-    all of them are owned here (the choice grows with the returned vertices). With ``slabs``
-    (one memory) the Slab the bound foretells is chosen too, a share 1 / P of it taken as
-    owned: a wrong guess costs a pass over a block there (a Slab is a view), where over a
-    link it would cost bytes."""
+    size (``output.at_most``, :func:`_bounded`). An Update is certain where no Slab may travel
+    (``blocks`` None) or where not even that many returned vertices would make one pay,
+    whether none or all of them are owned here (the choice grows with the returned
+    vertices). With ``slabs`` (one memory) the Slab the bound foretells is chosen too, a share
+    1 / P of it taken as owned (all of it for a part's pull, ``owned_only``): a wrong guess
+    costs a pass over a block there (a Slab is a view), where over a link it would cost
+    bytes."""
     bound = None if output.size_known else output.at_most
     if bound is None:
         return False, None
