@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 
-from ..backend import backend_of
+from ..backend import backend_of, read_together
 
 
 @dataclass(frozen=True, eq=False)
@@ -138,15 +138,9 @@ class Piece:
     group: int
 
     def __len__(self) -> int:
-        return self._bounds()[1] - self._bounds()[0]
-
-    def _bounds(self) -> tuple[int, int]:
-        """Where its entries start and end in its package (the counts read)."""
-        known = self.packed.known
-        if not known:
-            raise RuntimeError("Piece: its count is still on the device (Packed.learn)")
-        start = sum(known[: self.group])
-        return start, start + known[self.group]
+        if not self.packed.known:
+            raise RuntimeError("len(Piece): its count is still on the device (Packed.learn)")
+        return self.packed.known[self.group]
 
     @property
     def at_most(self) -> int:
@@ -170,11 +164,14 @@ class Piece:
         return sum(array.dtype.itemsize * math.prod(array.shape[1:]) for array in arrays)
 
     def update(self) -> Update:
-        """Its entries as an Update (views; its package's counts read: :meth:`Packed.learn`)."""
-        start, stop = self._bounds()
+        """Its entries as an Update (the counts read here where not known: one host read)."""
         packed = self.packed
-        return Update(packed.ids[start:stop],
-                      {name: v[start:stop] for name, v in packed.values.items()})  # fmt: skip
+        if not packed.known:
+            (counts,) = read_together([(backend_of(packed.counts), packed.counts)])
+            packed.learn(counts)
+        bounds = tuple(itertools.accumulate(packed.known, initial=0))
+        return packed.update(packed.known).take(slice(bounds[self.group],
+                                                      bounds[self.group + 1]))  # fmt: skip
 
 
 @dataclass(frozen=True, eq=False)
