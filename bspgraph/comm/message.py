@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 
-from ..backend import backend_of, read_together
+from ..backend import backend_of
 
 
 @dataclass(frozen=True, eq=False)
@@ -138,9 +138,15 @@ class Piece:
     group: int
 
     def __len__(self) -> int:
-        if not self.packed.known:
-            raise RuntimeError("len(Piece): its count is still on the device (Packed.learn)")
-        return self.packed.known[self.group]
+        return self._bounds()[1] - self._bounds()[0]
+
+    def _bounds(self) -> tuple[int, int]:
+        """Where its entries start and end in its package (the counts read)."""
+        known = self.packed.known
+        if not known:
+            raise RuntimeError("Piece: its count is still on the device (Packed.learn)")
+        start = sum(known[: self.group])
+        return start, start + known[self.group]
 
     @property
     def at_most(self) -> int:
@@ -164,14 +170,11 @@ class Piece:
         return sum(array.dtype.itemsize * math.prod(array.shape[1:]) for array in arrays)
 
     def update(self) -> Update:
-        """Its entries as an Update (the counts read here where not known: one host read)."""
+        """Its entries as an Update (views; its package's counts read: :meth:`Packed.learn`)."""
+        start, stop = self._bounds()
         packed = self.packed
-        if not packed.known:
-            (counts,) = read_together([(backend_of(packed.counts), packed.counts)])
-            packed.learn(counts)
-        bounds = tuple(itertools.accumulate(packed.known, initial=0))
-        return packed.update(packed.known).take(slice(bounds[self.group],
-                                                      bounds[self.group + 1]))  # fmt: skip
+        return Update(packed.ids[start:stop],
+                      {name: v[start:stop] for name, v in packed.values.items()})  # fmt: skip
 
 
 @dataclass(frozen=True, eq=False)

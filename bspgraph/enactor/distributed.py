@@ -183,6 +183,7 @@ def _enact(primitive, graph, transport, backends, partitioner, communicator, see
         frontiers = each(functools.partial(_next_frontier_counted, primitive, contract, blocks,
                                            iteration + 1, bounded), devices, states, bases,
                          keyed, outputs, dict(enumerate(received)))  # fmt: skip
+        unread_packages = [m for m in unread_packages if not m.known]  # (beside Slabs: read)
         counted = read_counts([*frontiers.values(), *outputs.values()],
                               [(backend_of(m.counts), m.counts) for m in unread_packages])  # fmt: skip
         for package, counts in zip(unread_packages, counted, strict=True):  # one read a GPU
@@ -592,8 +593,9 @@ def _learned(packages: list) -> None:
 
 
 def _sized(inbox: list) -> list:
-    """``inbox`` with each Piece an Update (its package's counts read where not yet: one host
-    read), for the paths that size what arrived on the host."""
+    """``inbox`` with each Piece an Update (the packages' counts read where not yet, together:
+    one host read), for the paths that size what arrived on the host."""
+    _learned([m.packed for m in inbox if isinstance(m, Piece)])
     return [message.update() if isinstance(message, Piece) else message for message in inbox]
 
 
