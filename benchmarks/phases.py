@@ -6,9 +6,10 @@
 
 Builds an R-MAT graph (as ``benchmarks.multi_gpu``), runs each algorithm on one part and on
 ``--parts`` parts of the same device (edge_balanced, selective), and after two warm calls times
-one call with the device synchronised before and after each phase of the superstep (the step,
-packaging, exchange, next frontier, Slabs, tally, gather): the phases' totals, calls and time
-per call. The synchronisations add a few microseconds a phase; the plain calls' best whole and
+one call with the device synchronised before and after each phase of the superstep (the step
+and the count it queues, the message's choice, the message (package or Slab), exchange, next
+frontier and its counts, tally, convergence, gather; a phase inside another is printed too and
+counted once): the phases' totals, calls and time per call. The synchronisations add a few microseconds a phase; the plain calls' best whole and
 BSP times are printed first. With ``--host`` nothing is synchronised: each superstep's phases
 are printed apart, as the host spent them (a host read inside a phase includes its wait for the
 device), with the time of the superstep and the frontier it made.
@@ -36,11 +37,17 @@ from bspgraph.enactor import distributed
 
 from .multi_gpu import ALGORITHMS
 
-PHASES = ("_package", "_exchange", "_next_frontier", "_union_edges", "_combine_scalars",
-          "_sum", "_owned_count", "_read_each", "_unpacked", "read_counts", "_slab",
-          "_next_frontier_dense", "_gather", "_parts")  # fmt: skip
-INSIDE = {"_next_frontier_dense": "_next_frontier"}  # a phase timed within another (and
-# the transport's own steps, "(...)")
+PHASES = ("_stepped", "_chosen_unread", "_message", "_package", "_slab", "_exchange",
+          "_next_frontier_counted", "_next_frontier", "_next_frontier_dense", "_union_edges",
+          "_combine_scalars", "_converged", "_sum", "_owned_count", "_read_each", "_unpacked",
+          "read_counts", "_gather", "_parts")  # fmt: skip
+INSIDE = {  # a phase timed within another (and the transport's own steps, "(...)")
+    "step": "_stepped",  # (the primitive's step; the count it leaves is queued around it)
+    "_package": "_message",
+    "_slab": "_message",
+    "_next_frontier": "_next_frontier_counted",
+    "_next_frontier_dense": "_next_frontier",
+}
 OUTSIDE = ("_parts", "_gather")  # before the first superstep, after the last
 
 
