@@ -234,15 +234,21 @@ class Communicator(abc.ABC):
         with backend_of(update.ids).activate():
             return self._owner_like(owner, update.ids)[update.ids]
 
-    def _owned_by(self, owner, device: int, mine: bool = True) -> Callable[[Update], Any]:
-        """For :func:`kept`: the mask of an Update's entries that ``device`` owns (``mine``)
-        or does not."""
+    def _ownership(self, owner, device: int) -> tuple[Callable[[Update], Any], ...]:
+        """For :func:`kept`: two selects, the mask of an Update's entries that ``device`` owns
+        and the mask of those it does not; where both are asked of one Update (the first, then
+        the second), its owners are looked up once."""
+        owned: dict[int, Any] = {}
 
-        def select(update: Update):
-            owners = self._owners(owner, update)
-            return owners == device if mine else owners != device
+        def mine(update: Update):
+            owned[id(update)] = self._owners(owner, update) == device
+            return owned[id(update)]
 
-        return select
+        def others(update: Update):
+            held = owned.pop(id(update), None)
+            return self._owners(owner, update) != device if held is None else ~held
+
+        return mine, others
 
     def _owner_like(self, owner, ids):
         """``owner`` on the array module and device of ``ids`` (copied once, then cached)."""

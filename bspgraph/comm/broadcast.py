@@ -48,7 +48,7 @@ class Broadcast(Communicator):
         inbox, stats = transport.exchange_round(sends, num_vertices=num_vertices)
         if not to_all:  # each receiver's own entries, every receiver's counts read at once
             filters = [(d, u) for d in transport.local for u in inbox[d]]
-            pieces = iter(kept([(u, self._owned_by(owner, d)) for d, u in filters]))
+            pieces = iter(kept([(u, self._ownership(owner, d)[0]) for d, u in filters]))
             inbox = {d: [] for d in transport.local}
             for d, _ in filters:
                 inbox[d].append(next(pieces))

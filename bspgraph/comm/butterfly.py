@@ -171,7 +171,7 @@ class Butterfly(Communicator):
         # What each device contributes; with to_all=False its own vertices never leave it.
         out = {d: updates[d] for d in local}
         if not to_all:  # (every device's filter counted and read at once, as below)
-            leaving = [(updates[d], self._owned_by(owner, d, mine=False)) for d in local]
+            leaving = [(updates[d], self._ownership(owner, d)[1]) for d in local]
             out = dict(zip(local, kept(leaving), strict=True))
         received = {d: updates[d].empty() for d in local}  # what d has been sent so far
         held = {p: out[p] for p in local_core}  # what core device p forwards (or routes)
@@ -188,8 +188,8 @@ class Butterfly(Communicator):
                 passing = {p: arrived for p, arrived in folded}
                 received.update(passing)
             else:
-                halves = iter(kept([(arrived, self._owned_by(owner, p, mine))
-                                    for p, arrived in folded for mine in (True, False)]))  # fmt: skip
+                halves = iter(kept([(arrived, select) for p, arrived in folded
+                                    for select in self._ownership(owner, p)]))  # fmt: skip
                 passing = {}
                 for p, _ in folded:
                     received[p], passing[p] = next(halves), next(halves)
@@ -244,9 +244,8 @@ class Butterfly(Communicator):
             # Now core device p holds exactly the entries owned by p or by its extra p + Q.
             filters = []  # (every device's counted and read at once)
             for p in local_core:
-                filters += [(held[p], self._owned_by(owner, p))]
-                if p < extras:
-                    filters += [(held[p], self._owned_by(owner, p, mine=False))]
+                mine, others = self._ownership(owner, p)
+                filters += [(held[p], mine)] + ([(held[p], others)] if p < extras else [])
             pieces = iter(kept(filters))
             sends, mine = [], {}
             for p in local_core:

@@ -138,7 +138,8 @@ class Piece:
     group: int
 
     def __len__(self) -> int:
-        return self._bounds()[1] - self._bounds()[0]
+        start, stop = self._bounds()
+        return stop - start
 
     def _bounds(self) -> tuple[int, int]:
         """Where its entries start and end in its package (the counts read)."""

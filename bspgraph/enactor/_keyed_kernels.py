@@ -489,15 +489,10 @@ def _located(message):
     return message, NULL, 0
 
 
-def _ids_of(returned):
-    """The ids of ``returned``: an array, or a list with its count ``(ids, count)``."""
-    return returned[0] if isinstance(returned, tuple) else returned
-
-
 def _capacity(returned, updates: list) -> int:
     """The most vertices a listing of ``returned`` and ``updates`` holds (a Piece: its
     package's buffer)."""
-    held = 0 if returned is None else _ids_of(returned).shape[0]
+    held = 0 if returned is None else _listing(returned)[0].shape[0]
     return held + sum(_held(u) for u in updates)
 
 
