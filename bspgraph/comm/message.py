@@ -1,5 +1,5 @@
-"""What travels between devices: an Update (vertex ids + aligned values) or a Slab (values by
-position), and the bytes each hands to a transport."""
+"""What travels between devices: an Update (vertex ids + aligned values), a Slab (values by
+position) or Bits (a vertex set and one value), and the bytes each hands to a transport."""
 
 from __future__ import annotations
 
@@ -202,6 +202,70 @@ class Slab:
         return Slab(block, {name: column[index] for name, column in self.values.items()})
 
 
+@dataclass(frozen=True, eq=False)
+class Bits:
+    """A vertex set and one value a column: the vertices of a run (``block``, as a Slab's:
+    a device's owned vertices, or None for every vertex) whose bit is set in ``bits`` (packed,
+    eight vertices a byte, the first vertex in the high bit: ``packbits``' order) take
+    ``values[name][0]``; the others receive nothing. A superstep whose changed vertices all
+    took one value (a traversal's level) travels so, V / 8 bytes where a Slab takes V
+    values. :meth:`slab` unfolds it where it arrives."""
+
+    block: int | None
+    bits: Any
+    length: int
+    values: dict[str, Any]
+    source: Any = field(default=None, repr=False)  # the sender's bool mask, to cut from
+
+    @classmethod
+    def of(cls, block: int | None, mask, values: dict[str, Any]) -> Bits:
+        """The Bits of the bool ``mask`` (one entry a vertex of the run) and ``values`` (a
+        one-element array a column)."""
+        backend = backend_of(mask)
+        with backend.activate():  # (a cut for another device runs on the sender's GPU)
+            bits = backend.xp.packbits(mask)
+        return cls(block, bits, int(mask.shape[0]), values, mask)
+
+    def __len__(self) -> int:
+        return self.length
+
+    def __repr__(self) -> str:
+        return (
+            f"Bits({self.length} vertices, block={self.block}, values=[{', '.join(self.values)}])"
+        )
+
+    def mask(self):
+        """The vertex set as a bool array, one entry a vertex of the run."""
+        backend = backend_of(self.bits)
+        with backend.activate():
+            return backend.xp.unpackbits(self.bits)[: self.length].view(bool)
+
+    def map(self, convert) -> Bits:
+        """The same Bits with ``convert`` applied to each of its arrays."""
+        values = {name: convert(value) for name, value in self.values.items()}
+        return Bits(self.block, convert(self.bits), self.length, values)
+
+    def cut(self, block: int, index) -> Bits:
+        """The part of these every-vertex Bits over device ``block``'s owned vertices
+        (``index``: a slice or their ids); a range that starts and ends on a byte is a view."""
+        if isinstance(index, slice):
+            start, stop, _ = index.indices(self.length)
+            if start % 8 == 0 and (stop % 8 == 0 or stop == self.length):
+                return Bits(block, self.bits[start // 8 : -(-stop // 8)], stop - start,
+                            self.values)  # fmt: skip
+        mask = self.mask() if self.source is None else self.source
+        return Bits.of(block, mask[index], self.values)
+
+    def slab(self, absent: dict[str, Any]) -> Slab:
+        """These Bits as a Slab: ``values`` where the bit is set, ``absent[name]`` (a value
+        the combiner leaves without effect) elsewhere."""
+        xp = backend_of(self.bits).xp
+        mask = self.mask()
+        columns = {name: xp.where(mask, value, value.dtype.type(absent[name]))
+                   for name, value in self.values.items()}  # fmt: skip
+        return Slab(self.block, columns)
+
+
 def concat(updates: Sequence[Update]) -> Update:
     """One Update holding every entry of ``updates`` (same device, same value names), in order.
 
@@ -227,11 +291,12 @@ def concat(updates: Sequence[Update]) -> Update:
     )
 
 
-def wire_bytes(update: Update | Slab) -> int:
+def wire_bytes(message: Update | Slab | Bits) -> int:
     """Bytes a message hands to a transport: its ids (4 or 8 bytes each, their own dtype)
-    and its values; a Slab's values alone (its vertices are named by position). What every
-    transport counts and what the MPI and NCCL transports send (beside a header of a few
-    int64 words). Reads only host-side shapes: never synchronises a GPU.
+    and its values; a Slab's values alone (its vertices are named by position); a Bits'
+    bitmap and one value a column. What every transport counts and what the MPI and NCCL
+    transports send (beside a header of a few int64 words). Reads only host-side shapes:
+    never synchronises a GPU.
 
     Examples
     --------
@@ -239,28 +304,28 @@ def wire_bytes(update: Update | Slab) -> int:
     >>> wire_bytes(Update(np.arange(100, dtype=np.int32), {"depth": np.zeros(100, np.int32)}))
     800
     """
-    return sum(int(array.nbytes) for array in arrays_of(update))
+    return sum(int(array.nbytes) for array in arrays_of(message))
 
 
 # --- the wire: messages as an int64 header and raw bytes, nothing pickled (MPI, NCCL) ------------
 WIRE_ALIGN = 8  # bytes: every array of a payload starts at a multiple of this
-UPDATE = "update"  # what :func:`described` gives as the block of an Update (a Slab's: its own)
-Layout = list[tuple[int, list[tuple[str | None, np.dtype, tuple]], Any]]
+_KIND = {Slab: 0, Bits: -1}  # the second header word of a message that is no Update
+Layout = list[tuple[type, int, list[tuple[str | None, np.dtype, tuple]], Any]]
 
 
-def describe(messages: Sequence[Update | Slab]) -> np.ndarray:
+def describe(messages: Sequence[Update | Slab | Bits]) -> np.ndarray:
     """The shapes of ``messages`` as one int64 array: their count, then for each its length,
-    the ids' dtype (0 for a Slab, then its block + 1, 0 for None) and its column count, and
-    for each column its name's length and UTF-8 bytes, its dtype, number of axes and extra
-    axes' sizes. Reads no array (no GPU synchronisation): a transport whose arrays travel
-    apart (NCCL) sends it ahead of them. :func:`described` reverses it."""
+    the ids' dtype (0 for a Slab, -1 for Bits, then its block + 1, 0 for None) and its column
+    count, and for each column its name's length and UTF-8 bytes, its dtype, number of axes
+    and extra axes' sizes. Reads no array (no GPU synchronisation): a transport whose arrays
+    travel apart (NCCL) sends it ahead of them. :func:`described` reverses it."""
     header: list[int] = [len(messages)]
     for message in messages:
-        if isinstance(message, Slab):
-            block = 0 if message.block is None else message.block + 1
-            header += [len(message), 0, block, len(message.values)]
-        else:
+        if isinstance(message, Update):
             header += [len(message), _dtype_code(message.ids.dtype), len(message.values)]
+        else:
+            block = 0 if message.block is None else message.block + 1
+            header += [len(message), _KIND[type(message)], block, len(message.values)]
         for name, column in message.values.items():
             encoded = name.encode()
             header += [len(encoded), *encoded, _dtype_code(column.dtype), column.ndim,
@@ -269,37 +334,43 @@ def describe(messages: Sequence[Update | Slab]) -> np.ndarray:
 
 
 def described(header: np.ndarray) -> Layout:
-    """What :func:`describe` wrote: for each message its length, for each of its arrays in the
-    order they travel (an Update's ids first, named None) its name, dtype and extra axes, and
-    its block (:data:`UPDATE` for an Update)."""
+    """What :func:`describe` wrote: for each message its class, its length, each of its
+    arrays in the order they travel (an Update's ids and a Bits' bitmap first, named None)
+    with its name, dtype and whole shape, and its block (None for an Update)."""
     fields = header.tolist()
     at, layout = 1, []
+    kinds = {code: kind for kind, code in _KIND.items()}
     for _ in range(fields[0]):
         count, code = fields[at : at + 2]
-        if code:  # an Update: its ids travel first
-            block, arrays, at = UPDATE, [(None, _dtype_of(code), ())], at + 2
+        if code > 0:  # an Update: its ids travel first
+            kind, block, arrays, at = Update, None, [(None, _dtype_of(code), (count,))], at + 2
         else:
-            block, arrays, at = fields[at + 2] - 1, [], at + 3
+            kind, block, at = kinds[code], fields[at + 2] - 1, at + 3
             block = None if block < 0 else block
+            arrays = [(None, np.dtype(np.uint8), (-(-count // 8),))] if kind is Bits else []
+        rows = 1 if kind is Bits else count
         columns, at = fields[at], at + 1
         for _ in range(columns):
             length = fields[at]
             name = bytes(fields[at + 1 : at + 1 + length]).decode()
             at += 1 + length
             code, axes = fields[at : at + 2]
-            arrays.append((name, _dtype_of(code), tuple(fields[at + 2 : at + 1 + axes])))
+            arrays.append((name, _dtype_of(code), (rows, *fields[at + 2 : at + 1 + axes])))
             at += 1 + axes
-        layout.append((count, arrays, block))
+        layout.append((kind, count, arrays, block))
     return layout
 
 
-def arrays_of(message: Update | Slab) -> tuple:
-    """The arrays of ``message`` in the order they travel: an Update's ids, then each value."""
+def arrays_of(message: Update | Slab | Bits) -> tuple:
+    """The arrays of ``message`` in the order they travel: an Update's ids or a Bits' bitmap,
+    then each value."""
     values = tuple(message.values.values())
-    return values if isinstance(message, Slab) else (message.ids, *values)
+    if isinstance(message, Slab):
+        return values
+    return (message.bits if isinstance(message, Bits) else message.ids, *values)
 
 
-def pack(messages: Sequence[Update | Slab]) -> tuple[np.ndarray, np.ndarray]:
+def pack(messages: Sequence[Update | Slab | Bits]) -> tuple[np.ndarray, np.ndarray]:
     """``messages`` (host arrays) as their header (:func:`describe`) and one uint8 payload:
     each one's arrays (:func:`arrays_of`), every array starting at a multiple of WIRE_ALIGN
     bytes. :func:`unpack` reverses it."""
@@ -309,21 +380,22 @@ def pack(messages: Sequence[Update | Slab]) -> tuple[np.ndarray, np.ndarray]:
             np.concatenate(payload) if payload else np.zeros(0, dtype=np.uint8))  # fmt: skip
 
 
-def unpack(header: np.ndarray, payload) -> list[Update | Slab]:
+def unpack(header: np.ndarray, payload) -> list[Update | Slab | Bits]:
     """The messages that ``header`` (:func:`describe`) lays out in ``payload`` (a uint8 array,
     NumPy or CuPy, as :func:`pack` writes it): views of the payload."""
     messages, offset = [], 0
-    for count, arrays, block in described(header):
+    for kind, count, arrays, block in described(header):
         values = {}
         for name, dtype, shape in arrays:
-            shape = (count, *shape)
             size = math.prod(shape) * dtype.itemsize
             piece = payload[offset : offset + size].view(dtype)
             values[name] = piece if len(shape) == 1 else piece.reshape(shape)
             offset += padded_size(size)
-        if block == UPDATE:
-            ids = values.pop(None)
-            messages.append(Update(ids, values))
+        first = values.pop(None, None)
+        if kind is Update:
+            messages.append(Update(first, values))
+        elif kind is Bits:
+            messages.append(Bits(block, first, count, values))
         else:
             messages.append(Slab(block, values))
     return messages

@@ -99,8 +99,8 @@ def _sizes(layout) -> list[tuple[int, int]]:
     """(bytes, bytes padded to WIRE_ALIGN) of every array of every message of ``layout``
     (:func:`~bspgraph.comm.message.described`): where ``unpack`` finds them in a buffer."""
     sizes = []
-    for length, columns, _block in layout:
-        for _name, dtype, shape in columns:
-            nbytes = length * math.prod(shape) * np.dtype(dtype).itemsize
+    for _kind, _length, arrays, _block in layout:
+        for _name, dtype, shape in arrays:
+            nbytes = math.prod(shape) * np.dtype(dtype).itemsize
             sizes.append((nbytes, padded_size(nbytes)))
     return sizes

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from .base import CommStats, Communicator, key_counts, split
-from .message import Packed, Piece, Slab, Update
+from .message import Bits, Packed, Piece, Slab, Update
 
 
 class Selective(Communicator):
@@ -31,9 +31,9 @@ class Selective(Communicator):
 
     def exchange_mixed(self, messages, *, owner, blocks, to_all=False, transport):
         """:meth:`exchange` and :meth:`exchange_dense` in one round, each device sending what
-        it chose: an Update (split by owner as :meth:`exchange` splits it) or a Slab (to every
-        other device, cut to each owner's block unless ``to_all``, as
-        :meth:`exchange_dense` sends it). An inbox may hold both kinds, each delivered as it
+        it chose: an Update (split by owner as :meth:`exchange` splits it), a Slab or Bits (to
+        every other device, cut to each owner's block unless ``to_all``, as
+        :meth:`exchange_dense` sends a Slab). An inbox may hold both kinds, each delivered as it
         is; the counts are those of the two exchanges' sends together. Devices in several
         processes may choose apart: every process makes this one round.
 
@@ -46,7 +46,7 @@ class Selective(Communicator):
         sends = []
         for d in transport.local:
             message = messages[d]
-            if isinstance(message, Slab):
+            if isinstance(message, Slab | Bits):
                 sends += [(d, o, message if to_all else message.cut(o, blocks[o]))
                           for o in range(parts) if o != d]  # fmt: skip
             elif isinstance(message, Packed):

@@ -158,6 +158,10 @@ class Local(Transport):
     record : bool
         Keep a :class:`Message` record of every send in :attr:`log` (one list per round), for
         tests and traces.
+    wire : bool, optional
+        True: every message is copied to its receiver as over a link, and the enactor chooses
+        messages by the bytes that cross (the path of several GPUs or processes, run on
+        virtual devices); default: a link where the backends differ.
 
     Examples
     --------
@@ -169,7 +173,8 @@ class Local(Transport):
     ([5], 1, 2)
     """
 
-    def __init__(self, devices: int | Sequence[Backend], *, record: bool = False):
+    def __init__(self, devices: int | Sequence[Backend], *, record: bool = False,
+                 wire: bool | None = None):  # fmt: skip
         if isinstance(devices, bool) or not isinstance(devices, (int, Sequence)):
             raise ValueError(
                 f"Local(devices={devices!r}): expected a device count or a list of Backends"
@@ -183,6 +188,10 @@ class Local(Transport):
             self.wire = len(set(self.backends)) > 1  # several GPUs: peer copies
         if size < 1:
             raise ValueError(f"Local(devices={devices!r}): need at least one device")
+        # a link simulated in one memory: messages copied (several GPUs copy anyway)
+        self.copies = bool(wire) and not getattr(self, "wire", False)
+        if wire is not None:
+            self.wire = wire
         self.size = size
         self.local = tuple(range(size))
         self.record = record
@@ -229,6 +238,8 @@ class Local(Transport):
             )
 
     def _move(self, message: Update | Slab, dst: int) -> Update | Slab:
+        if self.copies:  # a simulated link: a copy, in the same memory
+            return message.map(lambda array: array.copy())
         if self.backends is None or not self.wire:  # no backends, or one memory: as it is
             return message
         return message.map(self.backends[dst].asarray)

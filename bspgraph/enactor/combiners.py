@@ -80,6 +80,12 @@ class Combiner(abc.ABC):
         default): this combiner's state travels in Updates only."""
         return None
 
+    def absent(self, dtype: np.dtype):
+        """The value that :meth:`apply` leaves without effect, standing for "nothing sent"
+        where a vertex set and one value (Bits) unfold; None (the default): this combiner's
+        state travels as Bits nowhere."""
+        return None
+
     def merge(self, backend, column, segment, count: int, first, tied):
         """One value per id from the entries of ``column`` (two updates concatenated and
         sorted by id, and within an id by the followed key, best first): ``segment`` numbers
@@ -112,6 +118,9 @@ class _Best(Combiner):
         # every receiver already holds or beats (it came from them, or was sent and combined
         # when it was set), so it wins nowhere, just as the worst value would not.
         return column
+
+    def absent(self, dtype):
+        return type(self).worst(dtype)
 
     def reduce(self, values):
         if getattr(values[0], "ndim", None) is None:  # numbers
@@ -181,6 +190,9 @@ class Add(Combiner):
         combined = xp.where(won, incoming, xp.where(tied, current + incoming, current))
         return combined, won | (tied & (incoming != 0))
 
+    def absent(self, dtype):
+        return 0
+
     def reduce(self, values):
         return sum(values)
 
@@ -210,6 +222,9 @@ class Follow(Combiner):
 
     def neutral(self, xp, column, returned):
         return column  # taken only where the key's neutral value cannot win
+
+    def absent(self, dtype):
+        return 0  # taken only where the key's value wins, which its absent value never does
 
     def reduce(self, values):
         raise ContractError("a scalar cannot follow another")

@@ -36,7 +36,7 @@ import numpy as np
 
 from .. import comm
 from ..backend import backend_of, fused, get_backend, read_together, to_host, while_alive
-from ..comm.message import Packed, Piece, Slab, Update
+from ..comm.message import Bits, Packed, Piece, Slab, Update
 from ..comm.transport import failing_together
 from ..exceptions import DeviceError
 from ..frontier import Frontier, count_out_edges, read_counts
@@ -112,13 +112,16 @@ def _enact(primitive, graph, transport, backends, partitioner, communicator, see
     # in one memory a package goes to its receivers unread, as views (Pieces): its counts are
     # read with the next frontiers'
     handed = shared and dense and pattern.direct and not transport.wire
+    # over a wire, a superstep whose changed vertices took one value a column (a traversal's
+    # level) may send them as a vertex set and that value (Bits): V / 8 bytes, not V values
+    bitwise = dense and transport.wire and pattern.direct and _bitwise(contract, states[local[0]])
     packers = each(functools.partial(_packer, primitive, contract, pattern, transport.size,
                                      handed), devices, keyed, owners)  # fmt: skip
     # Messages chosen from the frontiers' out-edges, where a read waits for the device (a
     # GPU): Updates they make certain, and in one memory the Slabs they foretell
     bounded = backends[local[0]].costly_supersteps
     choose = functools.partial(_chosen_unread, primitive, contract, blocks, share, transport,
-                               shared)  # fmt: skip
+                               shared and not transport.wire)  # fmt: skip
     frontiers = each(functools.partial(primitive.init_frontier, **params), devices, states)
     if not primitive.needs_all:  # each vertex starts on its owner only
         frontiers = each(_owned_part, devices, frontiers)
@@ -157,25 +160,38 @@ def _enact(primitive, graph, transport, backends, partitioner, communicator, see
         # What follows is communication, timed on each GPU's queue (from the end of the
         # step's kernels to the end of the exchange's): this process does not wait here.
         comm_started = [backend.mark() for backend in gpus]
-        large = [d for d in local if d not in unread and dense
-                 and _many(contract, blocks, share, transport, devices[d], states[d], outputs[d])]  # fmt: skip
-        if large:  # what each large output keeps at home, read at once
+        large = [d for d in local if d not in unread and dense and _many(
+            contract, blocks, share, transport, bitwise, devices[d], states[d], outputs[d])]  # fmt: skip
+        levels = {}  # over a wire: the one value a column of the outputs that have one
+        if (
+            large
+        ):  # what each large output keeps at home (and whether it is one level), read at once
+            if bitwise:
+                levels = each(functools.partial(_level, contract), {d: devices[d] for d in large},
+                              states, bases, outputs)  # fmt: skip
             kept = _read_each(backends, each(_owned_count, {d: devices[d] for d in large},
-                                             outputs))  # fmt: skip
+                                             outputs, levels if bitwise else None))  # fmt: skip
+            levels = {d: level[1] for d, level in levels.items() if kept[d][1]}
             whole.update({d: _dense_choice(
-                primitive, contract, share, transport.size, devices[d], len(outputs[d]), kept[d],
+                primitive, contract, share, transport.size, devices[d], len(outputs[d]),
+                kept[d][0] if bitwise else kept[d],
                 _entry_bytes(contract, blocks, devices[d], states[d]) if transport.wire else None,
+                d in levels,
             ) for d in large})  # fmt: skip
         if not pattern.direct and None in whole.values():  # one kind for every device
-            whole = dict.fromkeys(local)
+            whole, levels = dict.fromkeys(local), {}
             read_counts(outputs.values())  # (those bounded)
-        messages = each(functools.partial(_message, contract, blocks), devices, states, bases,
-                        packers, outputs, whole)  # fmt: skip
+        messages = each(functools.partial(_message, contract, blocks, levels=levels), devices,
+                        states, bases, packers, outputs, whole)  # fmt: skip
         if packed and not handed:  # every part's counts by owner, and its output's: one read
             messages = _unpacked(backends, messages, outputs)
         unread_packages = [m for m in messages.values() if isinstance(m, Packed)]
         received, traffic = _exchange(primitive, contract, pattern, transport, messages,
                                       exchange_owner, blocks, staged)  # fmt: skip
+        if bitwise:  # Bits unfold where they arrive, as Slabs
+            received = each(functools.partial(_unfolded, contract), devices, states,
+                            dict(enumerate(received)))  # fmt: skip
+            received = [received.get(d) for d in range(transport.size)]
         exchanged = [backend.mark() for backend in gpus]
         if handed:  # Pieces beside Slabs are applied as Updates: their counts, read at once
             _learned([m.packed for inbox in received if inbox and
@@ -193,15 +209,17 @@ def _enact(primitive, graph, transport, backends, partitioner, communicator, see
             frontiers = each(_few_as_ids, devices, frontiers)
         union = (each(_union_edges, devices, frontiers, outputs, dict(enumerate(received)))
                  if primitive.needs_all else {})  # fmt: skip
+        vertices = _distinct(transport, devices, frontiers) if check else None
         sync_started = time.perf_counter()
         _combine_scalars(contract, states, transport, shared)
         iteration += 1
         converged = _converged(primitive, each, shared, devices, frontiers, states, iteration)
-        counts = [sum(len(f) for f in frontiers.values()), traffic.messages, traffic.bytes,
+        counts = [*_formats(messages.values()), sum(len(f) for f in frontiers.values()),
+                  traffic.messages, traffic.bytes,
                   sum(not c for c in converged.values()), sum(len(o) for o in outputs.values()),
                   sum(e is not None for e in union.values()), sum(e or 0 for e in union.values()),
                   sum(o.pulled_from is not None for o in outputs.values())]  # fmt: skip
-        (size, messages, nbytes, running, returned, unions, edges,
+        (*formats, size, messages, nbytes, running, returned, unions, edges,
          pulled) = _sum(transport, counts)  # one collective a superstep  # fmt: skip
         alike = joined and pulled == transport.size  # one frontier in, every device pulled
         joined = unions == transport.size and size == transport.size * returned
@@ -214,6 +232,8 @@ def _enact(primitive, graph, transport, backends, partitioner, communicator, see
         stats.supersteps.append(Superstep(
             size, time.perf_counter() - step_started, messages=messages, bytes=nbytes,
             rounds=traffic.rounds, sync_seconds=sync_seconds,
+            formats=tuple(kind for kind, n in zip(FORMATS, formats, strict=True) if n),
+            vertices=vertices,
         ))  # fmt: skip
         marks.append((comm_started, exchanged))
     for backend in gpus:
@@ -240,6 +260,26 @@ def _enact(primitive, graph, transport, backends, partitioner, communicator, see
                       for name, value in result.items()}  # fmt: skip
     stats.gather_seconds = time.perf_counter() - gathered
     return result, stats
+
+
+def _distinct(transport, devices, frontiers) -> int:
+    """How many distinct vertices the devices' frontiers hold together (a checked run's count:
+    one device's frontier size, where every device's is the same level)."""
+    ids = [to_host(frontiers[d].ids) for d in transport.local]
+    if transport.distributed:
+        ids = [part for parts in transport.allgather(ids) for part in parts]
+    return int(np.unique(np.concatenate(ids)).size) if ids else 0
+
+
+FORMATS = ("ids", "slab", "bits")  # what a device's message may be: Superstep.formats
+
+
+def _formats(messages) -> list[int]:
+    """How many of ``messages`` went as ids (an Update, or one packed on the device), as a
+    Slab and as Bits, in the order of FORMATS."""
+    kinds = [FORMATS[2] if isinstance(m, Bits) else FORMATS[1] if isinstance(m, Slab)
+             else FORMATS[0] for m in messages]  # fmt: skip
+    return [kinds.count(kind) for kind in FORMATS]
 
 
 def _converged(primitive, each, shared: bool, devices, frontiers, states, iteration: int) -> dict:
@@ -717,20 +757,73 @@ def _union_edges(graph, frontier: Frontier, output: Frontier, inbox: list) -> in
     return count_out_edges(graph, output)
 
 
-def _many(contract: Contract, blocks, share: int, transport, graph, state,
+def _many(contract: Contract, blocks, share: int, transport, bitwise: bool, graph, state,
           output: Frontier) -> bool:  # fmt: skip
     """Whether so many vertices travel from this device that a Slab may pay (else it sends an
-    Update): over a wire, as many bytes as its smallest Slab holds; in one memory, V /
-    (``share`` P) vertices."""
+    Update): over a wire, as many bytes as its smallest Slab holds (or, where Bits may
+    travel, ``bitwise``, its smallest Bits); in one memory, V / (``share`` P) vertices."""
     if transport.wire:
         ident, value, own = _entry_bytes(contract, blocks, graph, state)
-        return len(output) * (ident + value) >= own * value
+        return len(output) * (ident + value) >= own * (1 / 8 if bitwise else value)
     return len(output) * share * transport.size >= graph.num_vertices
 
 
-def _owned_count(graph, output: Frontier):
+def _bitwise(contract: Contract, state) -> bool:
+    """Whether the contract's state may travel as Bits: every communicated column holds one
+    value a vertex (no lanes) and its combiner has a value that stands for "nothing sent"."""
+    columns = [(c, getattr(state, name)) for name, c in contract.combiners.items()]
+    return all(array is None or array.ndim == 1 and c.absent(array.dtype) is not None
+               for c, array in columns)  # fmt: skip
+
+
+def _level(contract: Contract, graph, state, bases, output: Frontier):
+    """Whether every ``output`` vertex holds the same value in each communicated column (its
+    change, for ``add``), as a 0-d flag on the device, and those values (one-element
+    arrays): what Bits carry. Reads nothing: the flag is read with the output's count."""
+    xp = graph.xp
+    dense = output.is_dense
+    index = output.mask if dense else graph.backend.index(output.ids)
+    same, values = xp.asarray(True), {}
+    for name in contract.combiners:
+        array = getattr(state, name)
+        if array is None:
+            continue
+        column = array - bases[name] if name in bases else array
+        if dense:  # no compaction: the least and the largest over the mask
+            low = xp.where(index, column, _extreme(column.dtype, 1)).min()
+            high = xp.where(index, column, _extreme(column.dtype, -1)).max()
+        else:
+            taken = xp.take(column, index)
+            low, high = (taken.min(), taken.max()) if len(output) else (xp.asarray(1), 0)
+        same = same & (low == high)
+        values[name] = xp.reshape(low, (1,)).astype(array.dtype, copy=False)
+    return same, values
+
+
+def _extreme(dtype: np.dtype, sign: int):
+    """The largest (``sign`` 1) or smallest (-1) value of ``dtype``."""
+    info = np.finfo(dtype) if dtype.kind == "f" else np.iinfo(dtype)
+    return dtype.type(info.max if sign > 0 else info.min)
+
+
+def _unfolded(contract: Contract, graph, state, inbox: list | None) -> list | None:
+    """``inbox`` with each Bits a Slab (its value where its bit is set, the combiner's
+    absent value elsewhere)."""
+    if inbox is None:
+        return None
+    absent = {name: c.absent(getattr(state, name).dtype) for name, c in contract.combiners.items()
+              if getattr(state, name) is not None}  # fmt: skip
+    return [m.map(graph.backend.asarray).slab(absent) if isinstance(m, Bits) else m
+            for m in inbox]  # fmt: skip
+
+
+def _owned_count(graph, output: Frontier, level=None):
     """How many of the ``output`` vertices this device owns: a count queued on the device (the
-    size of ``Frontier.all``, which holds only owned ones)."""
+    size of ``Frontier.all``, which holds only owned ones); with ``level`` (:func:`_level`),
+    that count and its flag, as one array read at once."""
+    if level is not None:
+        count = graph.xp.asarray(_owned_count(graph, output), dtype=np.int64)
+        return graph.xp.stack([count, level[0].astype(np.int64)])
     owned = graph.context.owned
     if output.owned_only or output.is_dense and output.mask is owned:  # (or Frontier.all)
         return len(output)
@@ -789,7 +882,7 @@ def _chosen_unread(primitive, contract: Contract, blocks, share: int, transport,
 
 
 def _dense_choice(primitive, contract: Contract, share: int, parts: int, graph,
-                  returned: int, kept: int, wire=None) -> bool | None:  # fmt: skip
+                  returned: int, kept: int, wire=None, level: bool = False) -> bool | None:  # fmt: skip
     """Whether this device, which returned many (``returned``) vertices (:func:`_many`),
     ``kept`` of them its own, sends a Slab this superstep, and if so whether it covers every
     vertex (True) or only the device's own block (False); None: an Update. It covers every
@@ -798,7 +891,9 @@ def _dense_choice(primitive, contract: Contract, share: int, parts: int, graph,
     fewer bytes than the Update; in one memory, where the entries that travel from this
     device number V / (``share`` P) or more (``share``: the backend's ``dense_share``, so
     that P devices alike send V / ``share`` in all), times P - 1 when every device needs
-    every vertex's value from every other (each receives P - 1 whole columns)."""
+    every vertex's value from every other (each receives P - 1 whole columns). With
+    ``level`` (every returned vertex took one value a column), the dense message is Bits, a
+    bit a vertex."""
     size = graph.num_vertices
     spread = returned - kept  # returned vertices that other devices own
     whole = not primitive.needs_all or (not contract.owner_only and spread > 0)
@@ -806,7 +901,7 @@ def _dense_choice(primitive, contract: Contract, share: int, parts: int, graph,
         ident, value, own = wire
         update = (returned if primitive.needs_all else spread) * (ident + value)
         slab = (size if whole else own) if primitive.needs_all else size - own
-        return whole if slab * value <= update else None
+        return whole if slab * (1 / 8 if level else value) <= update else None
     if not primitive.needs_all:
         travelling, span = spread, size
     else:
@@ -837,11 +932,17 @@ def _unpacked(backends: dict, messages: dict, outputs: dict) -> dict:
 
 
 def _message(contract: Contract, blocks, graph, state, bases, packer, output: Frontier,
-             whole: bool | None) -> Update | Packed | Slab:  # fmt: skip
-    """This device's message: its Slab (:func:`_slab`) or, where ``whole`` is None, its
-    package (:func:`_package`)."""
+             whole: bool | None, levels: dict) -> Update | Packed | Slab | Bits:  # fmt: skip
+    """This device's message: its package (:func:`_package`) where ``whole`` is None, else
+    its Bits where ``levels`` holds its one value a column (:func:`_level`), else its Slab
+    (:func:`_slab`)."""
     if whole is None:
         return _package(contract, graph, state, bases, packer, output)
+    level = levels.get(graph.context.device)
+    if level is not None:
+        block = None if whole else graph.context.device
+        region = slice(None) if block is None else blocks[block]
+        return Bits.of(block, output.mask[region], level)
     return _slab(contract, blocks, whole, graph, state, bases, output)
 
 

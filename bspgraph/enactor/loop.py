@@ -112,7 +112,7 @@ def _enact_one(primitive, graph, params, result_device=False, check=False):
         done = primitive.converged(graph, frontier, state, iteration)
         seconds = time.perf_counter() - step_started - _paid_since(step_paid)
         seconds /= len(sizes)  # shared out evenly
-        stats.supersteps.extend(Superstep(size, seconds) for size in sizes)
+        stats.supersteps.extend(Superstep(size, seconds, vertices=size) for size in sizes)
     graph.backend.synchronize()
     stats.seconds = time.perf_counter() - started - _paid_since(paid)
     stats.iterations = iteration

@@ -31,8 +31,14 @@ class Superstep:
     process's devices' step kernels to the end of the exchange on their own clocks (the
     longest of its GPUs': packing, sending, receiving; taken without waiting in the loop);
     ``sync_seconds``, its wall time in the superstep's collectives over processes, the scalars
-    and the stop test: mostly waiting for the slowest process; near 0 in one process). The
-    levels of a repeated advance (several supersteps in one launch) share its time evenly."""
+    and the stop test: mostly waiting for the slowest process; near 0 in one process);
+    ``formats``, what the devices' messages were: "ids" (vertex ids and values), "slab" (a
+    value for every vertex of a block) and "bits" (a vertex set and one value a column), each
+    named when some device sent one (empty on one device); ``vertices``, the distinct vertices
+    of the frontier over every device (``frontier`` counts a vertex once a device that holds
+    it): on one device its size, on several counted in checked runs (``check=True``), else
+    None. The levels of a repeated advance
+    (several supersteps in one launch) share its time evenly."""
 
     frontier: int
     seconds: float
@@ -41,6 +47,8 @@ class Superstep:
     rounds: int = 0
     comm_seconds: float = 0.0
     sync_seconds: float = 0.0
+    formats: tuple[str, ...] = ()
+    vertices: int | None = None
 
 
 @dataclass

@@ -587,12 +587,12 @@ def test_the_wire_format_gives_back_every_update(specs):
     back = unpack(*pack(updates))
     assert len(back) == len(updates)
     layout = described(describe(updates))  # the NCCL transport's headers: shapes alone
-    assert [
-        (n, [(name, dtype, shape) for name, dtype, shape in arrays]) for n, arrays, _ in layout
-    ] == [
+    assert [(kind, n, arrays) for kind, n, arrays, _ in layout] == [
         (
+            Update,
             len(u),
-            [(None, u.ids.dtype, ())] + [(k, c.dtype, c.shape[1:]) for k, c in u.values.items()],
+            [(None, u.ids.dtype, u.ids.shape)]
+            + [(k, c.dtype, c.shape) for k, c in u.values.items()],
         )
         for u in updates
     ]
@@ -603,3 +603,38 @@ def test_the_wire_format_gives_back_every_update(specs):
         for name, column in sent.values.items():
             assert got.values[name].dtype == column.dtype
             np.testing.assert_array_equal(got.values[name], column)
+
+
+# --- Bits: a vertex set and one value a column ---------------------------------------------------
+@given(
+    st.lists(st.booleans(), max_size=70),
+    st.sampled_from([None, 0, 3]),
+    st.sampled_from([np.int32, np.int64, np.float64]),
+    st.integers(0, 70),
+    st.integers(0, 70),
+)
+@examples(60)
+def test_bits_travel_and_unfold_as_the_slab_they_stand_for(flags, block, dtype, start, stop):
+    """Bits hold V / 8 bytes and a value; on the wire (pack/unpack, NCCL's header) and when
+    cut to a block (aligned: a view; else re-packed) they unfold to the values at the set
+    bits and the absent value elsewhere."""
+    from bspgraph.comm.message import Bits, describe, described, pack, unpack
+
+    mask = np.array(flags, dtype=bool)
+    value = np.array([7], dtype=dtype)
+    bits = Bits.of(block, mask, {"depth": value})
+    assert len(bits) == mask.size and wire_bytes(bits) == -(-mask.size // 8) + value.nbytes
+    (back,) = unpack(*pack([bits]))
+    ((kind, count, arrays, got_block),) = described(describe([bits]))
+    assert (kind, count, got_block) == (Bits, mask.size, block)
+    assert [shape for _, _, shape in arrays] == [(-(-mask.size // 8),), (1,)]
+    for message in (bits, back):
+        slab = message.slab({"depth": -1})
+        assert slab.block == block
+        np.testing.assert_array_equal(slab.values["depth"], np.where(mask, 7, -1).astype(dtype))
+    lo, hi = sorted((min(start, mask.size), min(stop, mask.size)))
+    cut = bits.cut(1, slice(lo, hi))
+    np.testing.assert_array_equal(cut.mask(), mask[lo:hi])
+    assert cut.block == 1 and len(cut) == hi - lo
+    ids = np.flatnonzero(np.arange(mask.size) % 3 == 0)
+    np.testing.assert_array_equal(bits.cut(2, ids).mask(), mask[ids])

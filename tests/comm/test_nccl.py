@@ -5,7 +5,7 @@ test_gpu_transports_on_two_gpus.)"""
 import numpy as np
 
 from bspgraph.comm import Slab, Update
-from bspgraph.comm.message import WIRE_ALIGN, arrays_of, describe, described, pack, unpack
+from bspgraph.comm.message import WIRE_ALIGN, Bits, arrays_of, describe, described, pack, unpack
 from bspgraph.comm.nccl import _sizes
 
 
@@ -51,22 +51,29 @@ def test_received_columns_unpack_to_the_same_updates():
             assert after.values[name].dtype == column.dtype
 
 
-def test_slabs_travel_without_ids_beside_updates():
+def test_slabs_and_bits_travel_without_ids_beside_updates():
     """A Slab (values by position over a block, or over every vertex) travels as its values
-    alone, its block in the header; Updates beside it keep theirs."""
+    alone, Bits as their bitmap and one value a column, the block in the header; Updates
+    beside them keep their ids."""
+    mask = np.array([1, 0, 0, 1, 1, 0, 0, 0, 0, 1, 1], bool)
     messages = [
         Slab(2, {"depth": np.array([4, 0, 9], np.int32), "parent": np.array([1, 1, 2], np.int32)}),
         Update(np.array([7], np.int64), {"depth": np.array([3], np.int32)}),
         Slab(None, {"rank": np.array([[0.5, 0.25], [1.0, 2.0]])}),
         Slab(0, {"rank": np.zeros(0)}),
+        Bits.of(1, mask, {"depth": np.array([5], np.int32)}),
+        Bits.of(None, mask[:0], {"depth": np.array([5], np.int32)}),
     ]
     header = describe(messages)
-    assert [block for _, _, block in described(header)] == [2, "update", None, 0]
+    assert [(kind, block) for kind, _, _, block in described(header)] == [
+        (Slab, 2), (Update, None), (Slab, None), (Slab, 0), (Bits, 1), (Bits, None),
+    ]  # fmt: skip
     by_nccl = unpack(header, receive(messages, described(header)))
     by_mpi = unpack(*pack(messages))
     for sent, got in [*zip(messages, by_nccl, strict=True), *zip(messages, by_mpi, strict=True)]:
         assert type(got) is type(sent)
         assert getattr(got, "block", "ids") == getattr(sent, "block", "ids")
+        assert len(got) == len(sent)
         for array, arrived in zip(arrays_of(sent), arrays_of(got), strict=True):
             np.testing.assert_array_equal(arrived, array)
             assert arrived.dtype == array.dtype and arrived.shape == array.shape

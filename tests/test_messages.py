@@ -1,0 +1,114 @@
+"""What the enactor sends between devices: the format each superstep takes (ids, Slabs, Bits)
+chosen from the contract and the data, and a lifted traversal doing one device's work."""
+
+import networkx as nx
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from strategies import examples
+
+import bspgraph as bg
+from bspgraph import comm
+from bspgraph import frontier as fr
+from bspgraph.backend import to_host
+from bspgraph.testing import COMMUNICATORS, PARTITIONERS, graphs
+
+
+class Hops(bg.Primitive):
+    """A traversal as docs/writing-a-primitive.md teaches it, with no hint about messages:
+    hops from a source, pushed along out-edges, combined with min."""
+
+    state = (bg.State("hops", "int32", init="max", unset=-1),)
+    communicate = {"hops": "min"}
+    params = {"source": "id"}
+
+    def init_frontier(self, graph, state, *, source):
+        state.hops[source] = 0
+        return fr.Frontier.from_ids(graph, [source])
+
+    def step(self, graph, frontier, state, iteration):
+        unvisited = np.iinfo(state.hops.dtype).max
+
+        def visit(src, dst, eid, weight):
+            new = state.hops[dst] == unvisited
+            state.hops[dst[new]] = iteration + 1  # every writer stores the same value
+            return new
+
+        return fr.advance(graph, frontier, visit, direction="push", unique=True)
+
+
+@pytest.fixture(scope="module")
+def rmat():
+    graph = bg.generators.rmat(scale=12, edge_factor=8, seed=3)
+    source = int(np.argmax(to_host(graph.out_degree())))
+    src, dst, _ = graph.edges()
+    g = nx.DiGraph()
+    g.add_nodes_from(range(graph.num_vertices))
+    g.add_edges_from(zip(src.tolist(), dst.tolist()))
+    hops = nx.single_source_shortest_path_length(g, source)
+    expected = np.array([hops.get(v, -1) for v in range(graph.num_vertices)])
+    return graph, source, expected
+
+
+@pytest.mark.parametrize("devices", [1, 2, 3, 4, 5])
+def test_a_traversal_from_the_docs_sends_bits_in_its_heavy_supersteps(rmat, devices):
+    """Over a link (a transport whose messages are copied), a level whose vertices all took
+    one value travels as a vertex set and that value: no hint in the primitive, and the
+    answer is networkx's."""
+    graph, source, expected = rmat
+    transport = comm.Local(devices, wire=True)
+    state, stats = bg.enact(Hops(), graph, source=source, backend="numpy", transport=transport,
+                            partitioner="edge_balanced", communicator="selective")  # fmt: skip
+    np.testing.assert_array_equal(state["hops"], expected)
+    if devices == 1:
+        return
+    heavy = [s for s in stats.supersteps if s.frontier * 8 >= graph.num_vertices]
+    assert heavy, [s.frontier for s in stats.supersteps]
+    assert all("bits" in s.formats for s in heavy), [(s.frontier, s.formats) for s in heavy]
+    assert not any("slab" in s.formats for s in stats.supersteps)  # one value: never a Slab
+
+
+def test_values_that_differ_travel_as_ids_or_slabs(rmat):
+    """BFS with parents: the parents of a large level differ, so it takes no Bits (the
+    first level may: every vertex there has the source as parent)."""
+    graph, source, expected = rmat
+    r = bg.bfs(graph, source, parents=True, direction="push", backend="numpy",
+               transport=comm.Local(3, wire=True), partitioner="edge_balanced")  # fmt: skip
+    np.testing.assert_array_equal(r.depth, expected)
+    largest = max(r.stats.supersteps, key=lambda s: s.frontier)
+    assert largest.formats and "bits" not in largest.formats, largest
+
+
+def _traversal(name):
+    if name == "hops":
+        return lambda graph, source, **run: bg.enact(Hops(), graph, source=source, **run)[1]
+    return lambda graph, source, **run: bg.bfs(graph, source, direction=name, **run).stats
+
+
+@examples(30)
+@given(
+    graphs(max_vertices=24, max_edges=70, weighted=False),
+    st.integers(2, 5),
+    st.sampled_from(PARTITIONERS),
+    st.sampled_from(COMMUNICATORS),
+    st.booleans(),
+    st.data(),
+)
+def test_a_lifted_traversal_does_one_devices_work(graph, devices, partitioner, communicator,
+                                                  wire, data):  # fmt: skip
+    """Every traversal, on P devices: the same supersteps and the same frontier (its distinct
+    vertices, counted in checked runs) as on one device; a device re-expanding a vertex that
+    arrived unchanged would show as a larger frontier or a longer run."""
+    if not graph.num_vertices:
+        return
+    source = data.draw(st.integers(0, graph.num_vertices - 1), label="source")
+    for name in ("push", "pull", "auto", "hops"):
+        run = _traversal(name)
+        one = run(graph, source, backend="numpy", check=True)
+        transport = comm.Local(devices, wire=True) if wire else None
+        many = run(graph, source, backend="numpy", check=True, partitioner=partitioner,
+                   communicator=communicator, devices=None if wire else devices,
+                   transport=transport)  # fmt: skip
+        expected = [s.frontier for s in one.supersteps]
+        assert [s.vertices for s in many.supersteps] == expected, (name, devices)
