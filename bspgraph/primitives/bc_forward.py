@@ -6,7 +6,6 @@ import numpy as np
 
 from .. import frontier as fr
 from ..enactor import Add, Primitive, State
-from ..frontier.advance import BETA
 from ._bc_kernels import count_paths
 
 
@@ -45,6 +44,5 @@ class Forward(Primitive):
 
 def _heavy(graph, frontier) -> bool:
     """On one device (others do not see every depth), whether the level's out-edges are many
-    (advance's BETA): then a sparse product beats a functor called on each edge."""
-    edges = graph.cost_degrees()[2]
-    return graph.context.global_view and fr.count_out_edges(graph, frontier) * BETA >= edges
+    (:func:`bspgraph.frontier.many_out_edges`): then a sparse product beats a functor called on each edge."""
+    return graph.context.global_view and fr.many_out_edges(graph, frontier)
