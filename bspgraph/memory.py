@@ -33,10 +33,10 @@ PUSH_BYTES_PER_EDGE = 56  # slots, segment, edge ids (int64), src, dst, weights,
 PULL_BYTES_PER_EDGE = 88
 QUEUED_BYTES = 4  # the relax kernel's int32 "queued" flag per vertex
 
-# How a primitive pulls, as it declares it (``pull_kind``): None (never), "fused" (a kernel, no
-# per-edge temporaries) or "generic" (operator arrays over every in-edge); one that declares
-# nothing: "generic" when ``may_pull`` or ``needs_all`` (the conservative guess). A primitive
-# whose pulls reduce every list through ``operators.gathered`` declares ``reduces_every_list``.
+# How a primitive pulls, as it declares it (``Primitive.pull_kind``): None (never), "fused" (a
+# kernel, no per-edge temporaries) or "generic" (operator arrays over every in-edge); one that
+# declares nothing: "generic" when ``needs_all`` (the conservative guess). A primitive whose
+# pulls reduce every list through ``operators.gathered`` declares ``reduces_every_list``.
 
 
 def estimate(primitive, graph, *, devices: int = 1, edges: int | None = None) -> int:
@@ -53,7 +53,7 @@ def estimate(primitive, graph, *, devices: int = 1, edges: int | None = None) ->
     ids = index_dtype(n).itemsize
     offsets = index_dtype(m).itemsize
     weight = _weight_itemsize(graph)
-    pull = _pull_kind(primitive)
+    pull = primitive.pull_kind
     if edges is None:
         whole = devices == 1 or getattr(primitive, "replicate_graph", False)
         edges = m if whole else -(-m // devices)
@@ -68,7 +68,7 @@ def estimate(primitive, graph, *, devices: int = 1, edges: int | None = None) ->
         total += csr(edges, edge_ids=False) + n * offsets
     elif graph.directed and pull is not None:  # built on the first pull, with edge ids
         total += csr(edges, edge_ids=True) + n * offsets
-    reduces = getattr(primitive, "reduces_every_list", False) or pull == "generic"
+    reduces = primitive.reduces_every_list or pull == "generic"
     if reduces and n >= operators.ORDERED_VERTICES:  # its pulls may rename the lists' columns
         total += (edges + n) * ids  # the lists' columns in degree order, and that order
     total += n * _state_itemsize(primitive, graph)
@@ -142,14 +142,6 @@ def _estimate_once(primitive, graph, devices: int, edges: int | None) -> int:
 def _amount(size: int) -> str:
     """Bytes in GiB (MiB below 0.1 GiB, so that small amounts are not shown as 0.00)."""
     return f"{size / GiB:.2f} GiB" if size >= GiB / 10 else f"{size / 2**20:.2f} MiB"
-
-
-def _pull_kind(primitive) -> str | None:
-    if hasattr(primitive, "pull_kind"):
-        return primitive.pull_kind
-    if getattr(primitive, "may_pull", getattr(primitive, "needs_all", False)):
-        return "generic"
-    return None
 
 
 def _weight_itemsize(graph) -> int | None:

@@ -113,9 +113,21 @@ class Primitive(abc.ABC):
     replicate_graph: bool = False
     every_vertex: bool = False
     params: dict[str, str] | None = None
+    reduces_every_list: bool = False
 
     def __init__(self, **options: Any):
         self.options = options
+
+    @property
+    def pull_kind(self) -> str | None:
+        """How the step pulls, for the memory estimate (:func:`bspgraph.memory.estimate`):
+        None (never), "fused" (a kernel: no per-edge temporaries) or "generic" (operator
+        arrays over every in-edge). Declare it (a class attribute overrides this default:
+        "generic" when ``needs_all``, the conservative guess, else None); with
+        ``reduces_every_list`` True, a primitive whose pulls reduce every list (through
+        ``operators.gathered``) says so, so that the estimate counts the lists' columns in
+        degree order."""
+        return "generic" if self.needs_all else None
 
     @abc.abstractmethod
     def init_frontier(self, graph, state, **params) -> Frontier:
@@ -141,7 +153,7 @@ class Primitive(abc.ABC):
         degrees that cost models read, and, when the primitive may pull (``needs_all`` or a
         ``pull_kind``), the in-degrees (on a directed graph, and so the reverse CSR).
         Override it to add more (and call this one)."""
-        if self.needs_all or getattr(self, "pull_kind", None) is not None:
+        if self.needs_all or self.pull_kind is not None:
             graph.cost_degrees()
         else:
             graph.out_degree()

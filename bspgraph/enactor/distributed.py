@@ -229,6 +229,8 @@ def _enact(primitive, graph, transport, backends, partitioner, communicator, see
                 frontiers[d].pulled_from = outputs[d].pulled_from if alike else None
         sync_seconds = time.perf_counter() - sync_started
         done = running == 0
+        if check and not done:  # a checked run that never settles fails: checks.Watch
+            check.superstep(iteration, devices, states, frontiers, converged)
         stats.supersteps.append(Superstep(
             size, time.perf_counter() - step_started, messages=messages, bytes=nbytes,
             rounds=traffic.rounds, sync_seconds=sync_seconds,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import functools
 import inspect
 import time
@@ -11,7 +12,7 @@ import numpy as np
 
 from .. import memory
 from ..backend import choose, clock, get_backend
-from .checks import snapshot, verify
+from .checks import Reference, Watch, snapshot, verify
 from .contract import Primitive, contract_of
 from .relabel import check_declarations
 from .state import allocate, gather
@@ -49,13 +50,19 @@ def enact(
     ``__cuda_array_interface__`` hand them to other libraries without a copy; a primitive that
     chains runs, as betweenness does, keeps them there too); several devices gather to the host
     first, then to the first device. ``check`` compares the state
-    with a snapshot after every step (slow: for tests, as ``bspgraph.testing.assert_lifts``).
+    with a snapshot after every step (slow: for tests, as ``bspgraph.testing.assert_lifts``),
+    and on several devices fails a run that takes more than max(4 x the one-device run's
+    supersteps, 64): the one-device count is found by a one-device run once the run has gone
+    on for long, or given by a :class:`~bspgraph.enactor.checks.Reference` as ``check``
+    (which a checked one-device run fills in).
 
     Raises
     ------
     ContractError
         The primitive's declarations do not fit (an unknown combiner, one that does not fit
-        its state's dtype); with ``check``, a step changed state the enactor cannot carry.
+        its state's dtype); with ``check``, a step changed state the enactor cannot carry, or
+        a run on several devices did not converge within the superstep limit (the message
+        names the state that kept changing, and where devices disagree with a vertex's owner).
     """
     _check_params(primitive, params)
     device_ids = _device_ids(devices)
@@ -63,6 +70,8 @@ def enact(
             or transport is not None):  # fmt: skip
         from .distributed import enact_multi
 
+        if check:  # a lifted run that never settles fails: measured against one device's
+            check = Watch(primitive, _one_device(check, primitive, graph, backend, seed, params))
         result, stats = enact_multi(primitive, graph, None if devices is None else device_ids,
                                     partitioner=partitioner, communicator=communicator,
                                     backend=backend, seed=seed, transport=transport, check=check,
@@ -79,11 +88,27 @@ def enact(
         graph = graph.to(target)
         setup_seconds = time.perf_counter() - started - _paid_since(paid)
         result, stats = _enact_one(primitive, graph, params, result_device, check)
+    if isinstance(check, Reference):  # the count that checked lifted runs are measured against
+        check.saw(stats.iterations)
     stats.setup_seconds = setup_seconds
     payments = clock.since(paid)  # one-time costs of this call, apart from its phases
     stats.prepare_seconds, stats.compile_seconds = payments["prepare"], payments["compile"]
     stats.backend, stats.backend_reason = target.name, reason
     return result, stats
+
+
+def _one_device(check, primitive, graph, backend, seed, params):
+    """What a checked lifted run's supersteps are measured against: ``check``'s Reference
+    where it holds a count, else a function that runs ``primitive`` (a copy: a primitive may
+    keep things between steps) on one device and returns its supersteps."""
+    if isinstance(check, Reference) and check.supersteps is not None:
+        return check
+
+    def run_on_one_device() -> int:
+        return enact(copy.deepcopy(primitive), graph, backend=backend, seed=seed,
+                     **params)[1].iterations  # fmt: skip
+
+    return run_on_one_device
 
 
 def _paid_since(reading) -> float:

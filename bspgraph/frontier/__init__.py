@@ -19,8 +19,9 @@ level in one sparse product (:mod:`bspgraph.frontier.lanes`).
 """
 
 from . import functors
-from .advance import advance, count_out_edges
+from .advance import advance, count_out_edges, many_out_edges
 from .frontier import Frontier, read_counts
+from .kernels import level_limits
 from .lanes import advance_lanes, reduce_lanes
 from .operators import compute, filter, flatten, link, link_pairs, neighbor_reduce  # noqa: A004
 
@@ -33,8 +34,10 @@ __all__ = [
     "filter",
     "functors",
     "flatten",
+    "level_limits",
     "link",
     "link_pairs",
+    "many_out_edges",
     "neighbor_reduce",
     "read_counts",
     "reduce_lanes",

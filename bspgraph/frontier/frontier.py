@@ -217,6 +217,12 @@ class Frontier:
         if listed is not None:
             self._ids = listed[: self._size]
 
+    @property
+    def wide(self) -> bool:
+        """Whether it holds V / SPARSE_SHARE vertices or more: a set best passed over whole
+        (as a mask) rather than through its ids."""
+        return len(self) * SPARSE_SHARE >= self.num_vertices
+
     def __len__(self) -> int:
         if self._counted is not None:
             self._read_counts()

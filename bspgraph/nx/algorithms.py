@@ -19,7 +19,7 @@ from networkx.utils import create_py_random_state
 
 from .. import primitives
 from ..exceptions import ConvergenceError
-from ..primitives.pagerank import checked_options
+from ..primitives.power import checked_options
 from .graph import NxGraph, from_networkx
 
 ALGORITHMS: dict[str, Callable] = {}  # name -> function, filled by @networkx_algorithm

@@ -12,18 +12,11 @@ __all__ = ["BFS", "BFSResult", "SSSP", "SSSPResult", "bfs", "sssp"]
 __all__ += ["BCResult", "betweenness_centrality", "CC", "CCResult", "connected_components"]
 __all__ += ["PageRank", "PageRankResult", "pagerank", "TC", "TCResult", "triangle_count"]
 __all__ += ["CoreResult", "KCore", "core_number", "BatchedBFS"]
-from .power import (  # noqa: E402
-    HITS,
-    CentralityResult,
-    Eigenvector,
-    HITSResult,
-    Katz,
-    PageRankFrom,
-    eigenvector_centrality,
-    hits,
-    katz_centrality,
-    pagerank_from,
-)
+from .eigenvector import Eigenvector, eigenvector_centrality  # noqa: E402
+from .hits import HITS, HITSResult, hits  # noqa: E402
+from .katz import Katz, katz_centrality  # noqa: E402
+from .pagerank_from import PageRankFrom, pagerank_from  # noqa: E402
+from .power import CentralityResult  # noqa: E402
 
 __all__ += ["CentralityResult", "Eigenvector", "HITS", "HITSResult", "Katz", "PageRankFrom"]
 __all__ += ["eigenvector_centrality", "hits", "katz_centrality", "pagerank_from"]

@@ -1,4 +1,6 @@
-"""Betweenness centrality by Brandes: per source, count shortest paths forward, accumulate back."""
+"""Betweenness centrality by Brandes: per source, count shortest paths forward
+(:mod:`.bc_forward`, batched :mod:`.bc_batched_forward`), accumulate dependencies back
+(:mod:`.bc_backward`, :mod:`.bc_batched_backward`), and sum them over the sources."""
 
 from __future__ import annotations
 
@@ -7,16 +9,16 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .. import frontier as fr
 from ..backend import backend_for, backend_of, to_host
-from ..enactor import Add, Primitive, State, Stats, enact
+from ..enactor import Stats, enact
 from ..exceptions import PathCountOverflow
-from ..frontier import lanes
-from ..frontier.advance import BETA
 from ..frontier.operators import prepare_reduction
 from ..graph.graph import register_preparation
-from ._batch import batch_width, batches, checked_sources, lane_edges, sampled_sources
-from ._bc_kernels import count_paths
+from ._batch import batch_width, batches, checked_sources, sampled_sources
+from .bc_backward import Backward
+from .bc_batched_backward import BatchedBackward
+from .bc_batched_forward import BatchedForward
+from .bc_forward import Forward
 
 
 @dataclass(frozen=True)
@@ -25,162 +27,6 @@ class BCResult:
 
     centrality: np.ndarray
     stats: Stats
-
-
-class Forward(Primitive):
-    """Level-synchronous BFS that counts shortest paths: ``sigma[w] = sum of sigma[v]`` over
-    the edges ``v -> w`` with ``depth[w] = depth[v] + 1``."""
-
-    state = (State("depth", "vertex", init="max", unset=-1), State("sigma", "float64"))
-    communicate = {"depth": "min", "sigma": Add(follows="depth")}  # counted at the least depth
-    params = {"source": "id"}
-
-    def init_frontier(self, graph, state, *, source):
-        state.depth[source], state.sigma[source] = 0, 1.0
-        return fr.Frontier.from_ids(graph, [source])
-
-    def step(self, graph, frontier, state, iteration):
-        if _heavy(graph, frontier):  # one device, a heavy level: path counts in one product
-            unvisited = fr.Frontier.from_mask(graph, state.depth > iteration + 1)
-            paths = fr.neighbor_reduce(graph, state.sigma, "sum", direction="in",
-                                       frontier=unvisited, sources=frontier)  # fmt: skip
-            hit = graph.xp.flatnonzero(paths > 0)
-            reached = unvisited.ids[hit]
-            state.depth[reached], state.sigma[reached] = iteration + 1, paths[hit]
-            return fr.Frontier.from_ids(graph, reached)
-        count = count_paths(state.depth, state.sigma, iteration + 1, graph.backend)
-        return fr.advance(graph, frontier, count, unique=True, direction="push")
-
-    def traversed_edges(self, graph, state):
-        unset = np.iinfo(state.depth.dtype).max
-        return graph.backend.total_below(graph.out_degree(), state.depth, unset)
-
-    def prepare(self, graph):
-        super().prepare(graph)
-        graph.cost_degrees()  # a heavy level's pull reads the in-edges
-
-
-def _heavy(graph, frontier) -> bool:
-    """On one device (others do not see every depth), whether the level's out-edges are many
-    (advance's BETA): then a sparse product beats a functor called on each edge."""
-    edges = graph.cost_degrees()[2]
-    return graph.context.global_view and fr.count_out_edges(graph, frontier) * BETA >= edges
-
-
-class Backward(Primitive):
-    """Dependencies from the deepest level up: ``delta[v] = sum of sigma[v] / sigma[w] *
-    (1 + delta[w])`` over the edges ``v -> w`` with ``depth[w] = depth[v] + 1``."""
-
-    state = (
-        State("depth", "int64", output=False),
-        State("sigma", "float64", output=False),
-        State("delta", "float64"),
-    )
-    communicate = {"delta": "replace"}
-    params = {"depth": "per_vertex", "sigma": "per_vertex"}
-    needs_all = True  # a vertex reads the dependencies of its successors, owned or not
-
-    def init_frontier(self, graph, state, *, depth, sigma):
-        state.depth[...] = graph.backend.asarray(depth)
-        state.sigma[...] = graph.backend.asarray(sigma)
-        return _at_depth(graph, state, self.options["deepest"])  # delta 0: final already
-
-    def step(self, graph, frontier, state, iteration):
-        deepest = self.options["deepest"]  # plus.times over the out-edges into the level below
-        # the level below: the frontier itself on one device (on several, what changed there)
-        below = (
-            frontier if graph.context.global_view else _at_depth(graph, state, deepest - iteration)
-        )
-        share = graph.xp.zeros(graph.num_vertices)  # (1 + delta) / sigma, there only
-        share[below.ids] = (1 + state.delta[below.ids]) / state.sigma[below.ids]
-        level = _at_depth(graph, state, deepest - 1 - iteration)  # the same on every device
-        ids = level.ids  # a vertex's out-edges are on its owner: elsewhere its sum is 0, replaced
-        state.delta[ids] = state.sigma[ids] * fr.neighbor_reduce(
-            graph,
-            share,
-            "sum",
-            frontier=level,
-            sources=below if graph.context.global_view else None,
-        )  # one device: a push from ``below`` when its edges are fewer
-        return level  # their dependencies are final: the enactor sends them
-
-    def converged(self, graph, frontier, state, iteration):
-        return self.options["deepest"] - 1 - iteration < 1  # level 0 is the source: no delta
-
-
-class BatchedForward(Primitive):
-    """:class:`Forward` from ``lanes`` sources at once: ``depth`` and ``sigma`` are rows of
-    lanes, and a level's path counts for the whole batch are one product (the frontier's
-    ``sigma`` times the adjacency matrix, masked by the unvisited lanes)."""
-
-    state = (
-        State("depth", "vertex", init="max", unset=-1, lanes="lanes"),
-        State("sigma", "float64", lanes="lanes"),
-    )
-    communicate = {"depth": "min", "sigma": "add"}  # lane by lane
-    params = {"sources": "id"}
-    needs_all = True  # every device knows every depth: counts add up only at the new level
-
-    def init_frontier(self, graph, state, *, sources):
-        ids = graph.backend.asarray(sources).astype(graph.indices.dtype, copy=False)
-        lanes = graph.xp.arange(len(sources))
-        state.depth[ids, lanes], state.sigma[ids, lanes] = 0, 1.0
-        return fr.Frontier.from_ids(graph, graph.backend.unique(ids))
-
-    def step(self, graph, frontier, state, iteration):
-        xp, rows = graph.xp, frontier.ids
-        level = xp.where(state.depth[rows] == iteration, state.sigma[rows], 0.0)
-        paths = fr.advance_lanes(graph, frontier, level)  # plus.times over the level's edges
-        new = (paths > 0) & (state.depth == np.iinfo(state.depth.dtype).max)
-        xp.copyto(state.depth, state.depth.dtype.type(iteration + 1), where=new)
-        xp.copyto(state.sigma, paths, where=new)
-        return fr.Frontier.from_mask(graph, new.any(axis=1))
-
-    def traversed_edges(self, graph, state):
-        return lane_edges(graph, state.depth)
-
-    def prepare(self, graph):
-        super().prepare(graph)
-        lanes.prepare(graph, "in", np.float64)  # a dense level's path counts
-
-
-class BatchedBackward(Primitive):
-    """:class:`Backward` for ``lanes`` sources at once: a level's dependencies for the whole
-    batch are one product (the adjacency matrix times ``(1 + delta) / sigma`` of the level
-    below)."""
-
-    state = (
-        State("depth", "vertex", output=False, lanes="lanes"),
-        State("sigma", "float64", output=False, lanes="lanes"),
-        State("delta", "float64", lanes="lanes"),
-    )
-    communicate = {"delta": "replace"}
-    params = {"depth": "per_vertex", "sigma": "per_vertex"}
-    needs_all = True  # a vertex reads the dependencies of its successors, owned or not
-
-    def init_frontier(self, graph, state, *, depth, sigma):
-        state.depth[...] = graph.backend.asarray(depth)
-        state.sigma[...] = graph.backend.asarray(sigma)
-        return fr.Frontier.empty(graph)  # the deepest level's dependencies are 0: final
-
-    def step(self, graph, frontier, state, iteration):
-        xp, level = graph.xp, self.options["deepest"] - 1 - iteration
-        below = state.depth == level + 1
-        share = xp.where(below, (1 + state.delta) / xp.where(below, state.sigma, 1.0), 0.0)
-        members = fr.filter(graph, fr.Frontier.all(graph),  # the rows this device owns there
-                            lambda ids: (state.depth[ids] == level).any(axis=1))  # fmt: skip
-        rows = members.ids
-        sums = fr.reduce_lanes(graph, share, members)  # plus.times over their out-edges
-        state.delta[rows] = xp.where(state.depth[rows] == level, state.sigma[rows] * sums,
-                                     state.delta[rows])  # fmt: skip
-        return members
-
-    def converged(self, graph, frontier, state, iteration):
-        return self.options["deepest"] - 1 - iteration < 1  # level 0 holds the sources
-
-    def prepare(self, graph):
-        super().prepare(graph)
-        lanes.prepare(graph, "out", np.float64)  # a dense level's dependencies
 
 
 def _prepare(graph) -> None:
@@ -194,11 +40,6 @@ def _prepare(graph) -> None:
 
 
 register_preparation("bc", _prepare)
-
-
-def _at_depth(graph, state, depth: int):
-    """The vertices at ``depth`` (the source is at 0), in id order."""
-    return fr.Frontier.from_mask(graph, state.depth == depth)
 
 
 def betweenness_centrality(

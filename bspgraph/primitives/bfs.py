@@ -12,7 +12,6 @@ from .. import frontier as fr
 from ..backend import backend_for, to_host
 from ..enactor import Follow, Primitive, State, Stats, enact
 from ..frontier import lanes
-from ..frontier.kernels import level_limits
 from ..graph.graph import register_preparation
 from ._batch import batch_width, batches, checked_sources, lane_edges
 
@@ -84,7 +83,7 @@ class BFS(Primitive):
 
     def prepare(self, graph):
         super().prepare(graph)
-        level_limits(graph)  # the most a repeated advance (GPU) takes on
+        fr.level_limits(graph)  # the most a repeated advance (GPU) takes on
 
 
 class BatchedBFS(Primitive):

@@ -9,7 +9,6 @@ import numpy as np
 from .. import frontier as fr
 from ..backend import to_host
 from ..enactor import Primitive, State, Stats, enact
-from ..frontier.frontier import SPARSE_SHARE
 from ..frontier.operators import prepare_sample
 from ..graph.graph import register_preparation
 from . import _cc_kernels  # noqa: F401 (registers the union-find kernels fr.link runs)
@@ -109,7 +108,7 @@ def _link_replaced(graph, state, frontier) -> bool:
     previous, labels = state.previous, state.labels
     if graph.context.global_view:
         return False
-    if len(frontier) * SPARSE_SHARE >= graph.num_vertices:
+    if frontier.wide:
         replaced = graph.backend.nonzero(previous != labels, labels.dtype)
     else:
         ids = graph.backend.index(frontier.ids)

@@ -7,11 +7,10 @@ from dataclasses import dataclass
 import numpy as np
 
 from .. import frontier as fr
-from ..enactor import Primitive, Scalar, State, Stats, enact
-from ..exceptions import ConvergenceError
-from ..frontier.operators import prepare_reduction
+from ..enactor import Scalar, State, Stats, enact
 from ..graph.graph import register_preparation
 from ._pagerank_kernels import damped_update
+from .power import PowerIteration, checked_options, checked_weights, teleport
 
 
 @dataclass(frozen=True)
@@ -22,7 +21,7 @@ class PageRankResult:
     stats: Stats
 
 
-class PageRank(Primitive):
+class PageRank(PowerIteration):
     state = (
         State("rank", "float64"),
         State("contribution", "float64", output=False),  # rank / out-weight (0 if dangling)
@@ -33,18 +32,16 @@ class PageRank(Primitive):
     scalars = (Scalar("dangling"), Scalar("error", init=np.inf))  # summed over devices
     communicate = {"contribution": "replace"}
     params = {"teleport": "per_vertex"}
-    needs_all = True  # a vertex pulls the contributions of all its in-neighbours
-    every_vertex = True  # its step reads no frontier: every superstep gets them all
-    pull_kind = "fused"  # a row reduction (SpMV): no per-edge temporaries (memory.estimate)
-    reduces_every_list = True  # ... over every in-list, through operators.gathered
+    name = "pagerank"
+    pulls = ("in", "out")  # each iteration's pull; the out-weights (undirected: the same)
+    tolerance_says = " (num_vertices * tol)"
 
     def init_frontier(self, graph, state, *, teleport):
         # The owned vertices' (every vertex's on one device): the step reads no other's rank,
         # scale, sink or teleport, and the out-weights (row sums of the weights) are right
         # only for them.
         xp, mine = graph.xp, graph.owned_index()
-        out_weight = fr.neighbor_reduce(graph, xp.ones(graph.num_vertices), "sum",
-                                        weighted=self.options.get("weighted", True))[mine]  # fmt: skip
+        out_weight = self.pull(graph, xp.ones(graph.num_vertices), "out")[mine]
         dangling = out_weight == 0
         state.sink[mine] = dangling
         state.scale[mine] = 1.0 / xp.where(dangling, xp.inf, out_weight)  # 0 if dangling
@@ -64,32 +61,16 @@ class PageRank(Primitive):
         if iteration == 0:  # superstep 0 only publishes the contributions of the start vector
             state.rank = update(graph)
         else:  # plus.times over every in-edge (owned source or not): one sparse product
-            pulled = fr.neighbor_reduce(graph, state.contribution, "sum", direction="in",
-                                        weighted=self.options.get("weighted", True))  # fmt: skip
-            state.rank = update(graph, pulled)
+            state.rank = update(graph, self.pulled(graph, state))
         return fr.Frontier.all(graph)
 
-    def converged(self, graph, frontier, state, iteration):
-        error, tol, max_iter = float(state.error), self.options["tol"], self.options["max_iter"]
-        if iteration > 1 and error < graph.num_vertices * tol:
-            return True
-        if iteration > max_iter:
-            raise ConvergenceError(
-                f"pagerank: no convergence in max_iter={max_iter} iterations: L1 change {error:.3g}, "
-                f"tolerance {graph.num_vertices * tol:.3g} (num_vertices * tol); "
-                "hint: raise max_iter or tol"
-            )
-        return False
-
-    def traversed_edges(self, graph, state):
-        return graph.num_edges
+    def pulled(self, graph, state):
+        """What each vertex pulls in an iteration: its in-neighbours' contributions."""
+        return self.pull(graph, state.contribution)
 
     def prepare(self, graph):
         super().prepare(graph)
         graph.weight_range()
-        weighted = self.options.get("weighted", True)
-        prepare_reduction(graph, "in", weighted=weighted)  # each iteration's pull
-        prepare_reduction(graph, "out", weighted=weighted)  # the out-weights (undirected: the same)
 
 
 register_preparation("pagerank", lambda graph: PageRank().prepare(graph))
@@ -144,47 +125,9 @@ def pagerank(
         No convergence within ``max_iter`` iterations (networkx's PowerIterationFailedConvergence).
     """
     options = checked_options(alpha, tol, max_iter)
-    lightest, heaviest = graph.weight_range() if weighted else (1.0, 1.0)
-    if not (lightest >= 0 and heaviest < np.inf):  # (False for NaN)
-        raise ValueError("pagerank: edge weights must be finite non-negative numbers (no NaN)")
+    checked_weights(graph, weighted)
     if graph.num_vertices == 0:
         return PageRankResult(np.zeros(0), Stats())
-    teleport = _teleport(graph, personalization)
     primitive = PageRank(**options, weighted=bool(weighted))
-    state, stats = enact(primitive, graph, teleport=teleport, **run)
+    state, stats = enact(primitive, graph, teleport=teleport(graph, personalization), **run)
     return PageRankResult(state["rank"], stats)
-
-
-def checked_options(alpha, tol, max_iter) -> dict:
-    """``alpha``, ``tol`` and ``max_iter`` as the primitive takes them; ValueError naming the
-    first that is out of its range."""
-    for name, value in (("alpha", alpha), ("tol", tol)):
-        if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.number)):
-            raise ValueError(f"pagerank({name}={value!r}): expected a number")
-    if not 0 <= alpha <= 1:  # (False for NaN)
-        raise ValueError(f"pagerank(alpha={alpha!r}): expected a damping factor in [0, 1]")
-    if not 0 <= tol < np.inf:
-        raise ValueError(f"pagerank(tol={tol!r}): expected a finite tolerance >= 0")
-    integer = isinstance(max_iter, (int, np.integer)) and not isinstance(max_iter, bool)
-    if not integer or max_iter < 0:
-        raise ValueError(f"pagerank(max_iter={max_iter!r}): expected an integer >= 0")
-    return {"alpha": float(alpha), "tol": float(tol), "max_iter": int(max_iter)}
-
-
-def _teleport(graph, personalization) -> np.ndarray:
-    """The personalization as a normalised host array, or the float 1 / n when None (uniform:
-    nothing to upload)."""
-    n = graph.num_vertices
-    if personalization is None:
-        return 1.0 / n
-    if isinstance(personalization, dict):
-        p = np.zeros(n)
-        for vertex, value in personalization.items():
-            p[graph.check_vertex(vertex, name="personalization", where="pagerank")] = value
-    else:
-        p = np.asarray(personalization, dtype=np.float64)
-        if p.shape != (n,):
-            raise ValueError(f"pagerank: personalization has shape {p.shape}, expected ({n},)")
-    if not ((p >= 0) & (p < np.inf)).all() or p.sum() <= 0:
-        raise ValueError("pagerank: personalization must be finite, non-negative and not all zero")
-    return p / p.sum()

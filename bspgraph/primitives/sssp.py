@@ -11,7 +11,6 @@ from .. import frontier as fr
 from ..backend import to_host
 from ..enactor import Primitive, State, Stats, enact
 from ..exceptions import DistanceOverflow
-from ..frontier.kernels import level_limits
 from ..frontier.operators import prepare_reduction
 from ..graph.graph import register_preparation
 
@@ -66,7 +65,7 @@ class SSSP(Primitive):
 
     def prepare(self, graph):
         super().prepare(graph)
-        level_limits(graph)  # the most a repeated advance (GPU) takes on
+        fr.level_limits(graph)  # the most a repeated advance (GPU) takes on
         graph.weight_range()
 
 

@@ -159,6 +159,13 @@ class _Discard:
         return getattr(self.op, name)
 
 
+def many_out_edges(graph, frontier: Frontier) -> bool:
+    """Whether ``frontier``'s out-edges are many, num_edges / BETA or more (the share from
+    which advance considers a pull): then a sparse product over the level beats a functor
+    called on each edge."""
+    return count_out_edges(graph, frontier) * BETA >= graph.cost_degrees()[2]
+
+
 def count_out_edges(graph, frontier: Frontier) -> int:
     """The out-edges of ``frontier`` in the whole graph (``cost_degrees``: the same count on
     every device): its producer's count when it made one, else a sum over its ids or mask,

@@ -1,0 +1,48 @@
+"""Betweenness centrality's forward phase from one source: a BFS that counts shortest paths."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .. import frontier as fr
+from ..enactor import Add, Primitive, State
+from ._bc_kernels import count_paths
+
+
+class Forward(Primitive):
+    """Level-synchronous BFS that counts shortest paths: ``sigma[w] = sum of sigma[v]`` over
+    the edges ``v -> w`` with ``depth[w] = depth[v] + 1``."""
+
+    state = (State("depth", "vertex", init="max", unset=-1), State("sigma", "float64"))
+    communicate = {"depth": "min", "sigma": Add(follows="depth")}  # counted at the least depth
+    params = {"source": "id"}
+
+    def init_frontier(self, graph, state, *, source):
+        state.depth[source], state.sigma[source] = 0, 1.0
+        return fr.Frontier.from_ids(graph, [source])
+
+    def step(self, graph, frontier, state, iteration):
+        if _heavy(graph, frontier):  # one device, a heavy level: path counts in one product
+            unvisited = fr.Frontier.from_mask(graph, state.depth > iteration + 1)
+            paths = fr.neighbor_reduce(graph, state.sigma, "sum", direction="in",
+                                       frontier=unvisited, sources=frontier)  # fmt: skip
+            hit = graph.xp.flatnonzero(paths > 0)
+            reached = unvisited.ids[hit]
+            state.depth[reached], state.sigma[reached] = iteration + 1, paths[hit]
+            return fr.Frontier.from_ids(graph, reached)
+        count = count_paths(state.depth, state.sigma, iteration + 1, graph.backend)
+        return fr.advance(graph, frontier, count, unique=True, direction="push")
+
+    def traversed_edges(self, graph, state):
+        unset = np.iinfo(state.depth.dtype).max
+        return graph.backend.total_below(graph.out_degree(), state.depth, unset)
+
+    def prepare(self, graph):
+        super().prepare(graph)
+        graph.cost_degrees()  # a heavy level's pull reads the in-edges
+
+
+def _heavy(graph, frontier) -> bool:
+    """On one device (others do not see every depth), whether the level's out-edges are many
+    (:func:`bspgraph.frontier.many_out_edges`): then a sparse product beats a functor called on each edge."""
+    return graph.context.global_view and fr.many_out_edges(graph, frontier)
