@@ -249,7 +249,7 @@ def test_the_progress_line_follows_the_supersteps(capsys):
         def isatty(self):
             return True
 
-    with Progress("bfs", stream=Terminal(), delay=0) as progress:
+    with Progress("bfs", stream=Terminal(), delay=0, mininterval=0) as progress:
         assert progress.active
         import bspgraph as bg
 
