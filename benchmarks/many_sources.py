@@ -68,7 +68,7 @@ def main(argv: list[str] | None = None) -> list[dict]:
         print(f"| {name} | {seconds:.3f} | {baseline} | {baseline_seconds:.3f} | "
               f"{speedup:.1f}x | {note} |", flush=True)  # fmt: skip
 
-    host = bg.read_edgelist(args.email, directed=True, backend="numpy")
+    host = bg.read_edgelist(args.email, vertices="range", directed=True, backend="numpy")
     email = host.to(backend)
     g = host.to_networkx()
     n = host.num_vertices

@@ -20,17 +20,20 @@ def interrupted(handle, *args, **kwargs):
 
 def test_cli_write_then_rename(tmp_path):
     for name in ("result.npy", "result.csv"):
-        cli._write(str(tmp_path / name), VALUES)
+        cli.write_result(str(tmp_path / name), VALUES)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["result.csv", "result.npy"]
     assert np.array_equal(np.load(tmp_path / "result.npy"), VALUES)
-    assert np.array_equal(np.loadtxt(tmp_path / "result.csv", delimiter=","), VALUES)
+    written = np.loadtxt(tmp_path / "result.csv", delimiter=",", skiprows=1)
+    assert np.array_equal(written[:, 1], VALUES) and np.array_equal(
+        written[:, 0], range(VALUES.size)
+    )
 
 
 @pytest.mark.parametrize("name, writer", [("result.npy", "save"), ("result.csv", "savetxt")])
 def test_cli_write_interrupted_leaves_no_file(tmp_path, monkeypatch, name, writer):
     monkeypatch.setattr(np, writer, interrupted)
     with pytest.raises(KeyboardInterrupt):
-        cli._write(str(tmp_path / name), VALUES)
+        cli.write_result(str(tmp_path / name), VALUES)
     assert not (tmp_path / name).exists()
     assert list(tmp_path.iterdir()) == [], "the temporary file was left behind"
 
@@ -40,7 +43,7 @@ def test_cli_write_interrupted_keeps_the_previous_result(tmp_path, monkeypatch):
     np.save(target, VALUES[:3])
     monkeypatch.setattr(np, "save", interrupted)
     with pytest.raises(KeyboardInterrupt):
-        cli._write(str(target), VALUES)
+        cli.write_result(str(target), VALUES)
     assert np.array_equal(np.load(target), VALUES[:3])
     assert [p.name for p in tmp_path.iterdir()] == ["result.npy"]
 

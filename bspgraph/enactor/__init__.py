@@ -11,11 +11,12 @@ from . import combiners
 from .combiners import Add, Combiner, Follow, Max, Min, Replace
 from .contract import Primitive, Scalar, State
 from .layout import distribute
-from .loop import enact
+from .loop import enact, watching
 from .state import allocate, gather
 from .stats import Stats, Superstep
 
 __all__ = [
     "Add", "Combiner", "Follow", "Max", "Min", "Primitive", "Replace", "Scalar", "State", "Stats",
     "Superstep", "allocate", "combiners", "distribute", "enact", "gather",
+    "watching",
 ]  # fmt: skip

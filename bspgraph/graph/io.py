@@ -1,27 +1,31 @@
 """Graph files: Matrix Market and edge-list readers, and bspgraph's own npz format.
 
-A file's format and compression are told by its content, never its name: gzip and bz2 files are
-read through a decompressor, a ``%%MatrixMarket`` banner makes a Matrix Market file, a zip
-archive an npz. Matrix Market bodies are parsed by fast_matrix_market (inside scipy.io, C++,
-threaded) when their bytes are plain digits and separators, so that its lenient number parsing
-cannot misread a token; other bodies, and edge lists, by ``numpy.loadtxt`` (C speed). Only when
-those fail does a reader scan the file line by line in Python, to find the first bad line and
-name it in a :class:`~bspgraph.exceptions.GraphFormatError`. The scan is a complete parser too,
-so a line the fast paths decline but the scan accepts still loads.
+A file's format and compression are told by its content, never its name: gzip, bz2 and xz
+files are read through Python's decompressors, a ``%%MatrixMarket`` banner makes a Matrix Market
+file, a zip archive an npz. Parsing is done by public libraries: Matrix Market bodies of plain
+digits and separators by the ``fast_matrix_market`` package (C++, threaded; so that its lenient
+number parsing cannot misread a token), edge lists by ``pyarrow.csv`` (both in the ``files``
+extra), and otherwise, or when those decline, by ``numpy.loadtxt``. Only when those fail does a
+reader scan the file line by line in Python, to find the first bad line and name it in a
+:class:`~bspgraph.exceptions.GraphFormatError`. The scan is a complete parser too, so a line
+the fast paths decline but the scan accepts still loads. :func:`reading` reports the bytes read
+to a callback (the command line's progress bar), through tqdm's stream wrapper.
 """
 
 from __future__ import annotations
 
 import bz2
 import contextlib
+import contextvars
 import dataclasses
 import gzip
+import lzma
 import os
 import re
 import warnings
 import zipfile
 import zlib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import BinaryIO, Literal
 
@@ -29,7 +33,7 @@ import numpy as np
 
 from ..backend import Backend, get_backend, to_host
 from ..exceptions import GraphFormatError
-from .build import MAX_VERTICES, edge_ring
+from .build import MAX_VERTICES
 from .graph import CSR, Graph, Summary, index_dtype
 
 PathLike = str | os.PathLike
@@ -41,6 +45,7 @@ NPZ_VERSION = 1
 _INTEGER = re.compile(r"[+-]?[0-9]+")
 _UNSIGNED = re.compile(r"[0-9]+")
 _EXCERPT_CHARS = 60
+_INT64_LOW, _INT64_HIGH = -(2**63), 2**63 - 1
 # what numpy.load and zipfile raise on a damaged archive (RuntimeError: encrypted member)
 _UNREADABLE_ARCHIVE = (
     ValueError,
@@ -53,6 +58,13 @@ _UNREADABLE_ARCHIVE = (
 )
 _UTF8_BOM = "\xef\xbb\xbf"  # as Latin-1 decodes it
 _GZIP_MAGIC, _BZ2_MAGIC, _ZIP_MAGIC = b"\x1f\x8b", b"BZh", b"PK\x03\x04"
+_XZ_MAGIC = b"\xfd7zXZ\x00"
+_DECOMPRESSORS = ((_GZIP_MAGIC, lambda raw: gzip.GzipFile(fileobj=raw, mode="rb")),
+                  (_BZ2_MAGIC, bz2.BZ2File), (_XZ_MAGIC, lzma.LZMAFile))  # fmt: skip
+# the callback that :func:`reading` installs: told the count of bytes of every read of a file
+_PROGRESS: contextvars.ContextVar[Callable[[int], object] | None] = contextvars.ContextVar(
+    "bytes read", default=None
+)
 # a Matrix Market body of only these is parsed by fast_matrix_market
 _DIGITS, _SEPARATORS = b"0123456789", b" \t\n"
 _CHECK_BYTES = 1 << 20  # the plain-digits check: a chunk and its rest stay in cache
@@ -82,15 +94,68 @@ class _MtxHeader:
 
 # --- opening and sniffing -------------------------------------------------------------------------
 def _open_binary(path: str) -> BinaryIO:
-    """``path`` opened for reading bytes, through gzip or bz2 when its first bytes say so."""
+    """``path`` opened for reading bytes, through gzip, bz2 or xz when its first bytes say so;
+    the bytes read from the file are reported to :func:`reading`'s callback, if any."""
     _check_not_directory(path)
-    with open(path, "rb") as raw:
-        magic = raw.read(3)
-    if magic[:2] == _GZIP_MAGIC:
-        return gzip.open(path, "rb")
-    if magic == _BZ2_MAGIC:
-        return bz2.open(path, "rb")
-    return open(path, "rb")
+    raw = open(path, "rb")  # noqa: SIM115 (closed by the stream returned, or below)
+    try:
+        magic = raw.read(len(_XZ_MAGIC))
+        raw.seek(0)
+        progress = _PROGRESS.get()
+        source = raw
+        if progress is not None:
+            from tqdm.utils import CallbackIOWrapper
+
+            source = CallbackIOWrapper(progress, raw, "read")
+        for prefix, decompressor in _DECOMPRESSORS:
+            if magic.startswith(prefix):
+                return _Closing(decompressor(source), raw)
+        return source if source is raw else _Closing(source, raw)
+    except BaseException:
+        raw.close()
+        raise
+
+
+class _Closing:
+    """A stream that also closes the file beneath it (a decompressor given ``fileobj`` or tqdm's
+    wrapper leaves it open)."""
+
+    def __init__(self, stream, raw):
+        self._stream, self._raw = stream, raw
+
+    def __getattr__(self, name):
+        return getattr(self._stream, name)
+
+    def __iter__(self):
+        if hasattr(type(self._stream), "__iter__"):
+            return iter(self._stream)
+        return iter(self._stream.readline, b"")  # tqdm's wrapper: lines through readline
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def close(self) -> None:
+        try:
+            if self._stream is not self._raw and hasattr(self._stream, "close"):
+                with contextlib.suppress(AttributeError):
+                    self._stream.close()
+        finally:
+            self._raw.close()
+
+
+@contextlib.contextmanager
+def reading(callback: Callable[[int], object]) -> Iterator[None]:
+    """Report the bytes that the readers take from their files inside this block to
+    ``callback(count)`` (tqdm's ``CallbackIOWrapper`` on each file; needs tqdm). A reader that
+    declines a fast path reads again, so the counts may add up past the file's size."""
+    token = _PROGRESS.set(callback)
+    try:
+        yield
+    finally:
+        _PROGRESS.reset(token)
 
 
 def _check_not_directory(path: str) -> None:
@@ -113,8 +178,8 @@ def _decompression_errors(path: str):
 
 def _compressed(path: str) -> bool:
     with open(path, "rb") as raw:
-        magic = raw.read(3)
-    return magic[:2] == _GZIP_MAGIC or magic == _BZ2_MAGIC
+        magic = raw.read(len(_XZ_MAGIC))
+    return any(magic.startswith(prefix) for prefix, _ in _DECOMPRESSORS)
 
 
 def sniff_format(path: PathLike) -> Literal["mtx", "npz", "edgelist"]:
@@ -122,7 +187,7 @@ def sniff_format(path: PathLike) -> Literal["mtx", "npz", "edgelist"]:
 
     A zip archive is ``"npz"`` (:func:`save_npz`), a file whose first line is a
     ``%%MatrixMarket`` banner (any case, after an optional UTF-8 byte order mark, inside gzip or
-    bz2 too) is ``"mtx"``, anything else ``"edgelist"``.
+    bz2 or xz too) is ``"mtx"``, anything else ``"edgelist"``.
 
     Raises
     ------
@@ -213,37 +278,39 @@ def _mirror_negated(src, dst, weight):
 
 
 def _load_mtx_library(path: str, stream: BinaryIO, header: _MtxHeader):
-    """All entries as ``(src, dst, weight)`` 0-based, parsed by fast_matrix_market, or None.
+    """All entries as ``(src, dst, weight)`` 0-based, parsed by the ``fast_matrix_market``
+    package (``read_coo``, one triangle of a symmetric file), or None.
 
     Only a body of plain digits and separators, exactly ``entries`` lines of exactly the
     field count, is given to it: there its number parsing is exact (elsewhere it reads "1.5"
     as 1 in an integer file, or "1e" as 1, silently). Any error it raises declines too; the
-    other paths then name the line. The ids of an undirected file are parsed into an
-    :func:`~bspgraph.graph.build.edge_ring`, which the build mirrors without a copy; the values
-    straight into float64 (exact for plain digits: the same rounding as int64 -> float64).
+    other paths then name the line. Without the package (the ``files`` extra), None:
+    ``numpy.loadtxt`` reads the body.
     """
     try:
-        from scipy.io._fast_matrix_market import _fmm_core, _get_read_cursor
-    except ImportError:  # scipy < 1.12: numpy.loadtxt reads it
+        import fast_matrix_market
+    except ImportError:
         return None
     stream.seek(header.body_offset)
     if not _plain_body(stream, header):
         return None
     stream.seek(0)
-    count = header.entries
-    if header.directed:
-        src, dst = np.empty((2, count), dtype=index_dtype(header.num_vertices))
-    else:
-        src, dst = edge_ring(count, header.num_vertices)
-    values = np.empty(count, dtype=np.float64)  # a pattern file's too: fmm needs somewhere
+    plain = _PROGRESS.get() is None and not _compressed(path)
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            cursor, _ = _get_read_cursor(stream if _compressed(path) else path)
-            _fmm_core.read_body_coo(cursor, src, dst, values)
+            (values, (src, dst)), shape = fast_matrix_market.read_coo(
+                path if plain else stream, generalize_symmetry=False
+            )
     except (ValueError, OverflowError, RuntimeError, TypeError, OSError):
         return None
-    return src, dst, None if header.field == "pattern" else values
+    if shape != (header.num_vertices, header.num_vertices) or src.size != header.entries:
+        return None
+    weight = None
+    if header.field != "pattern":
+        weight = values.astype(np.float64, copy=False)
+    del values
+    return src, dst, weight
 
 
 def _plain_body(stream: BinaryIO, header: _MtxHeader) -> bool:
@@ -414,7 +481,8 @@ def _scan_mtx_body(path: str, header: _MtxHeader):
 def read_edgelist(
     path: PathLike,
     *,
-    base: int | Literal["auto"] = 0,
+    vertices: Literal["listed", "range"] | None = None,
+    base: int | Literal["auto"] | None = None,
     directed: bool = True,
     weighted: bool | None = None,
     comments: str | None = "#%",
@@ -427,27 +495,50 @@ def read_edgelist(
     """Read a text edge list, one edge ``u v [weight]`` per line.
 
     Fields are separated by whitespace, or by ``delimiter``; any character of ``comments`` starts
-    a comment that runs to the end of the line; blank lines are skipped and CRLF line ends are
-    fine. Ids are ``base``-based (0 or 1); ``"auto"`` takes 1 when no id 0 appears and the
-    largest id equals the number of distinct ids (SNAP-style 1-based files), else 0, and
-    records the choice in ``graph.cache["base"]``. ``weighted=None`` uses the third field as the weight
-    when every line has one; fields after those used are ignored. ``num_vertices`` defaults to
-    the largest id + 1 (after removing ``base``); ``directed=False`` makes each edge undirected.
+    a comment that runs to the end of the line; blank lines are skipped, CRLF line ends and a
+    UTF-8 byte order mark are fine.
+
+    Which vertices: ``vertices="listed"`` (the default unless ``base`` or ``num_vertices`` is
+    given) makes a vertex of every id that appears in the file and no other, as networkx's
+    ``read_edgelist`` and SNAP read it: vertex ``k`` is the ``k``-th smallest id, and
+    ``graph.cache["ids"]`` holds the file's id of every vertex (any integers, negative ones too).
+    ``vertices="range"`` makes the dense range instead: ids are ``base``-based (0, the default,
+    or 1), ``num_vertices`` defaults to the largest id + 1 - ``base``, and ``"auto"`` takes 1
+    when no id 0 appears and the largest id equals the number of distinct ids (SNAP-style
+    1-based files), else 0; ``graph.cache["base"]`` says which.
+
+    Weights: ``weighted=None`` takes the third field as the weight when the first data line has
+    one, and then every line must have one, as a line without one must when the first has none
+    (a mixed file is refused naming the first line that differs); ``weighted=True`` requires
+    a weight on every line, ``weighted=False`` ignores them. Fields after those used are
+    ignored. ``directed=False`` makes each edge undirected.
 
     Raises
     ------
     GraphFormatError
-        No edges and no ``num_vertices``; a line with too few fields, an id that is not an
-        integer, below ``base``, (with
+        No edges and no ``num_vertices``; a line with too few fields, a weight on some lines
+        and not others (``weighted=None``), an id that is not an integer, below ``base``, (with
         ``num_vertices``) past the last vertex or (without) so large that its graph would not
         fit (3e9 vertices, or this host's memory), or a weight that is not a number. The message
         starts with ``path:line:``.
     ValueError
+        ``vertices`` is not "listed" or "range", "listed" with ``base`` or ``num_vertices``,
         ``base`` is not 0, 1 or "auto" (which needs ``num_vertices=None``), or
         ``num_vertices`` is negative or too large to build here.
     OSError
         The file cannot be opened.
     """
+    if vertices is None:
+        vertices = "listed" if base is None and num_vertices is None else "range"
+    if vertices not in ("listed", "range"):
+        raise ValueError(f"read_edgelist(vertices={vertices!r}): expected 'listed' or 'range'")
+    listed = vertices == "listed"
+    if listed and (base is not None or num_vertices is not None):
+        raise ValueError(
+            "read_edgelist(vertices='listed'): the vertices are the ids in the file; "
+            "base and num_vertices go with vertices='range'"
+        )
+    base = 0 if base is None else base
     auto = isinstance(base, str) and base == "auto"
     if not auto and (isinstance(base, bool) or base not in (0, 1)):
         raise ValueError(f"read_edgelist(base={base!r}): expected 0, 1 or 'auto'")
@@ -461,14 +552,21 @@ def read_edgelist(
         raise ValueError(f"read_edgelist(num_vertices={num_vertices}): {too_many}")
     name = os.fspath(path)
     comments = comments or ""
+    # listed ids are labels: no base, no range, any integer (the scan's low bound: none)
+    low = None if listed else base
     with _decompression_errors(name):
-        edges = _load_edgelist_fast(name, base, weighted, comments, delimiter, num_vertices)
+        edges = _load_edgelist_fast(name, low, weighted, comments, delimiter, num_vertices)
         if edges is None:
-            edges = _scan_edgelist(name, base, weighted, comments, delimiter, num_vertices)
+            edges = _scan_edgelist(name, low, weighted, comments, delimiter, num_vertices)
     if edges[0].size == 0 and num_vertices is None:
         raise GraphFormatError(
             name, None, "no edges (an empty edge list); pass num_vertices for a graph without edges"
         )
+    ids = None
+    if listed:
+        src, dst, weight = edges
+        ids, src, dst = _listed(src, dst)
+        edges, num_vertices = (src, dst, weight), ids.size
     edges = list(edges)
     graph = _build_owned(
         edges,
@@ -478,10 +576,35 @@ def read_edgelist(
         self_loops=self_loops,
         backend=backend,
     )
+    if listed:
+        graph.cache["ids"] = ids
+        return graph
     if auto:
         graph = _one_based_if_so(graph)
     graph.cache.setdefault("base", base)
     return graph
+
+
+def _listed(src: np.ndarray, dst: np.ndarray):
+    """``(ids, src, dst)``: the distinct ids of ``src`` and ``dst`` sorted, and both renamed to
+    their positions among them. Ids within a few times the edge count of each other are
+    marked in a table (O(E + range)); others sorted (``numpy.unique``)."""
+    if src.size == 0:
+        return np.zeros(0, dtype=np.int64), src, dst
+    low = int(min(src.min(), dst.min()))
+    span = int(max(src.max(), dst.max())) - low + 1
+    if span <= 4 * src.size + 1024:
+        seen = np.zeros(span, dtype=bool)
+        seen[src - low] = True
+        seen[dst - low] = True
+        ids = np.flatnonzero(seen)
+        del seen
+        position = np.full(span, -1, dtype=index_dtype(ids.size))
+        position[ids] = np.arange(ids.size, dtype=position.dtype)
+        return ids + low, position[src - low], position[dst - low]
+    ids, inverse = np.unique(np.concatenate([src, dst]), return_inverse=True)
+    inverse = inverse.astype(index_dtype(ids.size), copy=False)
+    return ids, inverse[: src.size], inverse[src.size :]
 
 
 def _one_based_if_so(graph: Graph) -> Graph:
@@ -503,26 +626,45 @@ def _one_based_if_so(graph: Graph) -> Graph:
     return shifted
 
 
+def _first_fields(path: str, comments: str, delimiter: str | None) -> list[str] | None:
+    """The fields of the first line that holds data, or None."""
+    lines = _data_lines(path, 0, 1, comments, delimiter)
+    first = next(lines, None)
+    lines.close()
+    return None if first is None else first[1]
+
+
 def _load_edgelist_fast(path, base, weighted, comments, delimiter, num_vertices):
-    """All edges as ``(src, dst, weight)`` 0-based, or None when anything looks wrong."""
-    if weighted is None:
-        lines = _data_lines(path, 0, 1, comments, delimiter)
-        first = next(lines, None)
-        lines.close()
-        weighted = first is not None and len(first[1]) >= 3
-    with _open_binary(path) as stream:
-        table = _loadtxt(
-            stream,
-            np.float64 if weighted else None,
-            comments=comments,
-            delimiter=delimiter,
-            usecols=(0, 1, 2) if weighted else (0, 1),
-            path=None if _compressed(path) else path,
-        )
-    if table is None:
+    """All edges as ``(src, dst, weight)`` (``base`` removed; None: ids as they are), or None
+    when anything looks wrong: pyarrow.csv, else ``numpy.loadtxt``."""
+    first = _first_fields(path, comments, delimiter)
+    if first is None:
         return None
-    src, dst = table["src"], table["dst"]
-    if src.size:
+    decided = weighted is None
+    if decided:
+        weighted = len(first) >= 3
+    table = _read_pyarrow(path, first, weighted, comments, delimiter)
+    if table is None:
+        # weighted=None: every line has the first's field count when it has 2 or 3, so that a
+        # line with or without a weight unlike the first declines (the scan names it)
+        usecols = (0, 1, 2) if weighted else (0, 1)
+        if decided and len(first) <= 3:
+            usecols = None
+        with _open_binary(path) as stream:
+            _skip_bom(stream)
+            table = _loadtxt(
+                stream,
+                np.float64 if weighted else None,
+                comments=comments,
+                delimiter=delimiter,
+                usecols=usecols,
+                path=None if _compressed(path) or _PROGRESS.get() or _has_bom(path) else path,
+            )
+        if table is None:
+            return None
+        table = (table["src"], table["dst"], table["weight"] if weighted else None)
+    src, dst, weight = table
+    if src.size and base is not None:
         if min(src.min(), dst.min()) < base:
             return None
         high = max(src.max(), dst.max())
@@ -530,27 +672,106 @@ def _load_edgelist_fast(path, base, weighted, comments, delimiter, num_vertices)
             return None
         if num_vertices is None and _too_many_vertices(int(high) - base + 1, ""):
             return None  # the scan names the line
-    return src - base, dst - base, table["weight"] if weighted else None
+        src, dst = src - base, dst - base
+    return src, dst, weight
+
+
+def _skip_bom(stream: BinaryIO) -> None:
+    if stream.read(3) != _UTF8_BOM.encode("latin-1"):
+        stream.seek(0)
+
+
+def _has_bom(path: str) -> bool:
+    with _open_binary(path) as stream:
+        return stream.read(3) == _UTF8_BOM.encode("latin-1")
+
+
+def _read_pyarrow(path, first, weighted, comments, delimiter):
+    """``(src, dst, weight)`` by ``pyarrow.csv`` (threaded), or None: pyarrow is absent, or
+    the file is not lines of ``len(first)`` fields split by one tab, one space or
+    ``delimiter`` (a comment line is skipped; a comment after data declines)."""
+    try:
+        import pyarrow as pa
+        import pyarrow.csv as pa_csv
+    except ImportError:
+        return None
+    separator = delimiter or ("\t" if "\t" in _first_line(path) else " ")
+    if len(separator) != 1:
+        return None
+    marks = tuple(comments)
+
+    def comment_or_refuse(row) -> str:
+        return "skip" if row.text.lstrip().startswith(marks) and marks else "error"
+
+    width = len(first)
+    types = {"f0": pa.int64(), "f1": pa.int64()}
+    if weighted:
+        types["f2"] = pa.float64()
+    try:
+        with _open_binary(path) as stream:
+            _skip_bom(stream)
+            table = pa_csv.read_csv(
+                stream,
+                read_options=pa_csv.ReadOptions(autogenerate_column_names=True,
+                                                block_size=1 << 24),
+                parse_options=pa_csv.ParseOptions(delimiter=separator, quote_char=False,
+                                                  invalid_row_handler=comment_or_refuse),
+                convert_options=pa_csv.ConvertOptions(
+                    column_types=types, include_columns=list(types), quoted_strings_can_be_null=False
+                ),
+            )  # fmt: skip
+    except (pa.ArrowException, ValueError, OSError, EOFError):
+        return None
+    if table.num_columns != len(types) or any(column.null_count for column in table.columns):
+        return None
+    if width < 3 and weighted:
+        return None
+    columns = [np.asarray(table.column(index).to_numpy()) for index in range(len(types))]
+    del table
+    return columns[0], columns[1], columns[2] if weighted else None
+
+
+def _first_line(path: str) -> str:
+    with _open_binary(path) as stream:
+        return _decode(stream.readline(1 << 16))
 
 
 def _scan_edgelist(path, base, weighted, comments, delimiter, num_vertices):
-    """Parse the edges line by line: the same result as the fast path, or the first error."""
-    high = None if num_vertices is None else base + num_vertices - 1
-    needed = 3 if weighted else 2
+    """Parse the edges line by line: the same result as the fast paths, or the first error.
+    ``base`` None: ids as they are (listed vertices)."""
+    high = None if num_vertices is None or base is None else base + num_vertices - 1
     src: list[int] = []
     dst: list[int] = []
     weight_fields: list[tuple[int, str | None]] = []
-    limit = None if num_vertices is not None else _vertex_limit()
+    limit = None if num_vertices is not None or base is None else _vertex_limit()
+    first_line, first_weighted = None, None
     for line_number, fields in _data_lines(path, 0, 1, comments, delimiter):
         try:
+            if first_line is None:
+                first_line, first_weighted = line_number, len(fields) >= 3
+            needed = 3 if weighted else 2
             if len(fields) < needed:
                 layout = "'u v weight' (weighted=True)" if weighted else "'u v [weight]'"
                 raise _FieldError(
                     f"expected {needed} fields {layout}, found {len(fields)}: "
                     f"{_excerpt(' '.join(fields))}"
                 )
+            if weighted is None and (len(fields) >= 3) != first_weighted:
+                has, lacks = (
+                    ("no weight", "has one") if first_weighted else ("a weight", "has none")
+                )
+                raise _FieldError(
+                    f"this line has {has} ({len(fields)} fields) where line {first_line} {lacks}: "
+                    "a weight on every line or none (weighted=True / --weighted requires them, "
+                    "weighted=False / --no-weighted ignores them)"
+                )
             for ids, text in ((src, fields[0]), (dst, fields[1])):
-                vertex = _parse_id(text, "vertex", base, high) - base
+                if base is None:
+                    vertex = _parse_integer(text, "vertex id")
+                    if not _INT64_LOW <= vertex <= _INT64_HIGH:
+                        raise _FieldError(f"vertex id {text} does not fit in 64 bits")
+                else:
+                    vertex = _parse_id(text, "vertex", base, high) - base
                 if limit is not None and vertex >= limit[0]:
                     raise _FieldError(
                         _too_many_vertices(vertex + 1, f"vertex id {text} implies", limit)
@@ -560,7 +781,7 @@ def _scan_edgelist(path, base, weighted, comments, delimiter, num_vertices):
             raise GraphFormatError(path, line_number, str(error)) from None
         weight_fields.append((line_number, fields[2] if len(fields) >= 3 else None))
     if weighted is None:
-        weighted = bool(weight_fields) and all(text is not None for _, text in weight_fields)
+        weighted = bool(first_weighted)
     weight = None
     if weighted:
         weight = np.empty(len(weight_fields), dtype=np.float64)
@@ -634,14 +855,14 @@ def _text_facts(stream: BinaryIO, comments: str, chunk: int = 1 << 24) -> tuple[
 
 
 def _available_memory() -> int | None:
-    """Bytes of host memory available now (Linux: MemAvailable), or None when unknown."""
+    """Bytes of host memory available now (psutil's ``available``; without psutil, free pages
+    by ``os.sysconf``), or None when unknown."""
     try:
-        with open("/proc/meminfo", "rb") as info:
-            for line in info:
-                if line.startswith(b"MemAvailable:"):
-                    return int(line.split()[1]) * 1024
-    except (OSError, ValueError, IndexError):
-        pass
+        import psutil
+    except ImportError:
+        psutil = None
+    if psutil is not None:
+        return int(psutil.virtual_memory().available)
     try:
         return os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
     except (ValueError, OSError, AttributeError):
@@ -681,6 +902,8 @@ def _data_lines(
     with _open_binary(path) as stream:
         stream.seek(offset)
         for line_number, raw in enumerate(stream, start=first_line):
+            if line_number == 1 and offset == 0:
+                raw = raw.removeprefix(_UTF8_BOM.encode("latin-1"))
             text = _strip_comment(_line_text(raw, path, line_number), comments)
             if delimiter is None:
                 fields = text.split()

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import os
-
 import numpy as np
 
 from .graph import Graph
@@ -26,7 +24,8 @@ def write_mtx(graph: Graph, path, *, comment: str | None = None) -> None:
     graph : Graph
         On any backend; it is copied to the host.
     path : str or os.PathLike
-        The file to write (replaced if it exists).
+        The file to write (replaced if it exists, through a temporary file and a rename: an
+        error or an interrupt leaves no half-written file).
     comment : str, optional
         Text written after the banner, each line prefixed with ``%``.
 
@@ -50,7 +49,9 @@ def write_mtx(graph: Graph, path, *, comment: str | None = None) -> None:
     field = "pattern" if weight is None else "real"
     symmetry = "general" if graph.directed else "symmetric"
     n = graph.num_vertices
-    with open(os.fspath(path), "w", encoding="ascii", newline="\n") as stream:
+    from .io import atomic_output
+
+    with atomic_output(path, "w", encoding="ascii", newline="\n") as stream:
         stream.write(f"%%MatrixMarket matrix coordinate {field} {symmetry}\n")
         for line in (comment or "").splitlines():
             stream.write(f"% {line}\n")

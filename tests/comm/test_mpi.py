@@ -180,11 +180,11 @@ def in_process(communicator: str, ranks: int):
 @pytest.mark.parametrize("algorithm, field", [("bfs", "depth"), ("sssp", "distance")])
 def test_cli_rank_zero_writes_the_gathered_result(algorithm, field, graph_file, tmp_path):
     output = tmp_path / "result.npy"
-    code, out, err, _ = mpiexec(3, *cli(algorithm, str(graph_file), "--source", "2",
+    code, out, err, _ = mpiexec(3, *cli(algorithm, str(graph_file), "--source", "3",
                                         "--communicator", "butterfly", "--output", str(output)))  # fmt: skip
     assert code == 0, err
     assert out.count(f"algorithm={algorithm}") == 1 and "devices=3" in out  # rank 0 prints
-    graph, truth = expected(graph_file, 2)
+    graph, truth = expected(graph_file, 2)  # --source 3: the .mtx file's vertex 3
     assert f"edges={graph.num_edges} " in out  # the whole graph's, not rank 0's part
     np.testing.assert_array_equal(np.load(output), truth[algorithm])
 
@@ -222,8 +222,8 @@ def test_ranks_with_different_graphs_are_told_on_every_rank(graph_file, tmp_path
 
 def test_ranks_with_different_options_are_told_on_every_rank(graph_file):
     code, out, err, _ = mpiexec(
-        1, *cli("bfs", str(graph_file), "--source", "0"), ":", "-n", "1",
-        *cli("bfs", str(graph_file), "--source", "1"),
+        1, *cli("bfs", str(graph_file), "--source", "1"), ":", "-n", "1",
+        *cli("bfs", str(graph_file), "--source", "2"),
     )  # fmt: skip
     assert code != 0
     assert err.count("'parameters' differs") == 2, err

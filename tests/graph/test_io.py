@@ -14,7 +14,6 @@ from hypothesis import given
 from hypothesis import strategies as st
 from strategies import examples
 
-import bspgraph.graph.build as build
 import bspgraph.graph.io as graph_io
 from bspgraph.exceptions import GraphFormatError
 from bspgraph.graph import Graph, generators, load_npz, read_edgelist, read_mtx, save_npz
@@ -238,7 +237,7 @@ def test_real_edge_lists(name, base, directed, vertices):
 
 @needs_graphs
 def test_gapbs_edge_list_equals_its_mtx():
-    from_el = read_edgelist(GRAPHS / "gapbs-4.el", backend="numpy")
+    from_el = read_edgelist(GRAPHS / "gapbs-4.el", vertices="range", backend="numpy")
     from_mtx = read_mtx(GRAPHS / "gapbs-4.mtx", backend="numpy")
     assert edge_weights(from_el) == edge_weights(from_mtx)
 
@@ -272,10 +271,48 @@ def test_edge_list_options(tmp_path):
     assert not unweighted.weighted and unweighted.num_vertices == 3
 
 
-def test_weighted_only_when_every_line_has_a_weight(tmp_path):
-    path = write(tmp_path, "mixed.el", b"0 1 5\n1 2\n")
-    assert not read_edgelist(path, backend="numpy").weighted
+@pytest.mark.parametrize("data", [b"0 1 5\n1 2\n2 0 3\n", b"0 1\n1 2 5\n"])
+def test_a_weight_on_some_lines_only_is_refused_naming_the_line(tmp_path, data):
+    path = write(tmp_path, "mixed.el", data)
+    with pytest.raises(GraphFormatError) as error:
+        read_edgelist(path, backend="numpy")
+    assert error.value.line == 2 and "line 1" in error.value.problem
+    assert "weighted=False" in error.value.problem and "weighted=True" in error.value.problem
+    assert not read_edgelist(path, weighted=False, backend="numpy").weighted
     assert read_edgelist(write(tmp_path, "w.el", b"0 1 5\n1 2 6 9\n"), backend="numpy").weighted
+
+
+@pytest.mark.parametrize("pyarrow", [True, False])
+def test_a_mixed_file_is_refused_by_every_parser(tmp_path, monkeypatch, pyarrow):
+    if not pyarrow:
+        monkeypatch.setattr(graph_io, "_read_pyarrow", lambda *args: None)
+    path = write(tmp_path, "mixed.el", b"0 1\n1 2 5\n2 0\n")
+    with pytest.raises(GraphFormatError, match="line 1"):
+        read_edgelist(path, backend="numpy")
+
+
+def test_listed_vertices_are_the_ids_in_the_file(tmp_path):
+    path = write(tmp_path, "sparse.el", b"# a comment\n10 30\n30 -7\n1000000000000 10\n")
+    graph = read_edgelist(path, backend="numpy")
+    assert graph.num_vertices == 4
+    np.testing.assert_array_equal(graph.cache["ids"], [-7, 10, 30, 10**12])
+    ids = graph.cache["ids"]
+    src, dst, _ = graph.edges()
+    assert sorted(zip(ids[src].tolist(), ids[dst].tolist())) == [(10, 30), (30, -7), (10**12, 10)]
+    dense = read_edgelist(write(tmp_path, "d.el", b"3 5\n5 4\n"), backend="numpy")
+    np.testing.assert_array_equal(dense.cache["ids"], [3, 4, 5])
+    ranged = read_edgelist(write(tmp_path, "r.el", b"3 5\n5 4\n"), vertices="range")
+    assert ranged.num_vertices == 6 and "ids" not in ranged.cache
+    with pytest.raises(ValueError, match="vertices='range'"):
+        read_edgelist(path, vertices="listed", base=1)
+
+
+def test_a_byte_order_mark_is_not_part_of_the_first_id(tmp_path):
+    path = write(tmp_path, "bom.el", b"\xef\xbb\xbf1 2\n2 3\n")
+    np.testing.assert_array_equal(read_edgelist(path, backend="numpy").cache["ids"], [1, 2, 3])
+    with pytest.raises(GraphFormatError) as error:
+        read_edgelist(write(tmp_path, "bad.el", b"\xef\xbb\xbfx 2\n"), backend="numpy")
+    assert error.value.line == 1 and "'x'" in error.value.problem
 
 
 def test_edge_list_without_edges(tmp_path):
@@ -292,7 +329,8 @@ BAD_EDGE_LISTS = [
     ("non-integer id", b"0 1\n1.0 2\n", {}, 2, "vertex id '1.0' is not an integer"),
     ("text id", b"0 1\n\n# c\nalpha 2\n", {}, 4, "vertex id 'alpha' is not an integer"),
     ("below base", b"1 2\n0 1\n", {"base": 1}, 2, "vertex id 0 is below the base 1"),
-    ("negative", b"0 1\n3 -1\n", {}, 2, "vertex id -1 is below the base 0"),
+    ("negative", b"0 1\n3 -1\n", {"base": 0}, 2, "vertex id -1 is below the base 0"),
+    ("past int64", b"0 1\n3 9223372036854775808\n", {}, 2, "does not fit in 64 bits"),
     ("past num_vertices", b"0 1\n1 5\n", {"num_vertices": 3}, 2, "vertex id 5 out of range 0..2"),
     ("text weight", b"0 1 2\n1 2 heavy\n", {}, 2, "weight 'heavy' is not a number"),
     ("wrong delimiter", b"0,1\n1;2\n", {"delimiter": ","}, 2, "expected 2 fields"),
@@ -769,7 +807,7 @@ def test_edge_list_ids_past_what_fits(tmp_path, monkeypatch, data, line, problem
     monkeypatch.setattr(graph_io, "_available_memory", lambda: 16 * 2**30)
     path = write(tmp_path, "huge.el", data)
     with pytest.raises(GraphFormatError) as error:
-        read_edgelist(path, backend="numpy")
+        read_edgelist(path, vertices="range", backend="numpy")
     assert error.value.line == line and problem in error.value.problem
     assert "GiB of memory available" in str(error.value) or "at most" in str(error.value)
 
@@ -869,9 +907,11 @@ def test_library_parses_only_plain_bodies(tmp_path, body, library):
 @pytest.mark.parametrize("field", [b"real", b"integer", b"pattern"])
 @pytest.mark.parametrize("duplicates", ["min", "sum"])
 @pytest.mark.parametrize("self_loops", [True, False])
-def test_library_ring_equals_the_scan(tmp_path, field, duplicates, self_loops):
-    """An undirected file parsed into an edge ring (mirrored without a copy, rows unsorted,
-    self-loops twice until one copy goes) gives the graph and summary of the line scan."""
+def test_library_equals_the_scan(tmp_path, field, duplicates, self_loops):
+    """An undirected file parsed by fast_matrix_market (one triangle, mirrored by the build,
+    rows unsorted, self-loops twice until one copy goes) gives the graph and summary of the
+    line scan."""
+    pytest.importorskip("fast_matrix_market")
     entries = [(2, 1, 5), (3, 3, 2), (1, 2, 4), (3, 3, 7), (4, 3, 1), (4, 1, 9), (2, 2, 3)]
     lines = [f"{i} {j}" if field == b"pattern" else f"{i} {j} {v}" for i, j, v in entries]
     body = f"4 4 {len(entries)}\n" + "\n".join(lines) + "\n"
@@ -879,8 +919,7 @@ def test_library_ring_equals_the_scan(tmp_path, field, duplicates, self_loops):
     path = write(tmp_path, "s.mtx", banner + body.encode())
     with open(path, "rb") as stream:
         header = graph_io._read_mtx_header(stream, str(path))
-        src, dst, _ = graph_io._load_mtx_library(str(path), stream, header)
-    assert build._ring_of(src, dst) is not None
+        assert graph_io._load_mtx_library(str(path), stream, header) is not None
     options = {"duplicates": duplicates, "self_loops": self_loops, "backend": "numpy"}
     graph = read_mtx(path, **options)
     with mock.patch.object(graph_io, "_load_mtx_library", return_value=None):
