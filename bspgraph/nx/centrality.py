@@ -7,7 +7,7 @@ import numpy as np
 
 from .. import primitives
 from ..exceptions import ConvergenceError
-from .algorithms import _backend_graph, _nbunch, can_run_when, networkx_algorithm
+from .algorithms import _backend_graph, _nbunch, can_run_when, networkx_algorithm, refused
 from .graph import NxGraph, from_networkx
 
 
@@ -206,15 +206,16 @@ _WEIGHTED = "weighted clustering (geometric means of the weights) is not support
 def _clustering_can_run(arguments):
     G = arguments.get("G")
     if G is not None and G.is_directed():
-        return _DIRECTED
-    return True if arguments.get("weight") is None else _WEIGHTED
+        return refused("G", G, _DIRECTED)
+    weight = arguments.get("weight")
+    return True if weight is None else refused("weight", weight, _WEIGHTED)
 
 
 def _triangles_and_pairs(G: NxGraph):
     """Per vertex: triangles (:func:`bspgraph.triangle_count`) and neighbour pairs
     ``d (d - 1) / 2`` (``d``: neighbours other than itself)."""
     if G.is_directed():
-        raise NotImplementedError(_DIRECTED)
+        raise NotImplementedError(refused("G", G, _DIRECTED))
     _not_multigraph(G)
     triangles = primitives.triangle_count(G.graph()).per_vertex.astype(np.int64)
     degree = _degrees(G, loops=False).astype(np.int64)
@@ -227,7 +228,7 @@ def clustering(G, nodes=None, weight=None):
     ``weight`` are not supported (NotImplementedError)."""
     G = _backend_graph(G)
     if weight is not None:
-        raise NotImplementedError(f"clustering: {_WEIGHTED}")
+        raise NotImplementedError(f"clustering: {refused('weight', weight, _WEIGHTED)}")
     single = nodes is not None and nodes in G
     wanted = None if nodes is None or single else _nbunch(G, nodes)
     triangles, pairs = _triangles_and_pairs(G)
@@ -271,7 +272,7 @@ def transitivity(G):
 @can_run_when(transitivity)
 def _transitivity_can_run(arguments):
     G = arguments.get("G")
-    return _DIRECTED if G is not None and G.is_directed() else True
+    return refused("G", G, _DIRECTED) if G is not None and G.is_directed() else True
 
 
 # --- cores --------------------------------------------------------------------------------------
@@ -285,7 +286,7 @@ _DIRECTED_CORES = "directed graphs (cores of in + out degree) are not supported"
 def _cores(G: NxGraph) -> np.ndarray:
     _not_multigraph(G)
     if G.is_directed():
-        raise NotImplementedError(_DIRECTED_CORES)
+        raise NotImplementedError(refused("G", G, _DIRECTED_CORES))
     if bool((G.src == G.dst).any()):
         raise nx.NetworkXNotImplemented(_SELF_LOOPS)
     return primitives.core_number(G.graph()).core
@@ -293,7 +294,7 @@ def _cores(G: NxGraph) -> np.ndarray:
 
 def _cores_can_run(arguments):
     G = arguments.get("G")
-    return _DIRECTED_CORES if G is not None and G.is_directed() else True
+    return refused("G", G, _DIRECTED_CORES) if G is not None and G.is_directed() else True
 
 
 @networkx_algorithm
