@@ -39,6 +39,18 @@ from .centrality import (
 )
 from .graph import NxGraph, from_networkx, to_networkx
 from .interface import BackendInterface
+from .paths import (
+    all_pairs_shortest_path_length,
+    average_shortest_path_length,
+    diameter,
+    dijkstra_path,
+    eccentricity,
+    radius,
+    shortest_path,
+    single_source_dijkstra,
+    single_source_dijkstra_path,
+    single_source_shortest_path,
+)
 from .traversal import (
     bfs_edges,
     bfs_layers,
@@ -54,6 +66,16 @@ from .traversal import (
 )
 
 __all__ = [
+    "all_pairs_shortest_path_length",
+    "average_shortest_path_length",
+    "diameter",
+    "dijkstra_path",
+    "eccentricity",
+    "radius",
+    "shortest_path",
+    "single_source_dijkstra",
+    "single_source_dijkstra_path",
+    "single_source_shortest_path",
     "ALGORITHMS",
     "BackendInterface",
     "NxGraph",

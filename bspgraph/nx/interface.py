@@ -11,7 +11,7 @@ from __future__ import annotations
 import inspect
 import sys
 
-from . import algorithms, centrality, traversal  # noqa: F401 (they register their functions)
+from . import algorithms, centrality, paths, traversal  # noqa: F401 (they register their functions)
 from .graph import NxGraph, from_networkx, to_networkx
 
 
