@@ -14,6 +14,12 @@ _NON_NEGATIVE = "Negative weights and weight functions are not supported (NotImp
 _DIRECTED = "Directed graphs are not supported."
 _WEIGHTED = "distance (weighted) is not supported."
 _DOCS = {
+    "strongly_connected_components": (
+        "Colouring: colours spread forward, each root's component collected backward, in "
+        "rounds; the sets by their first node (networkx: Tarjan's order)."
+    ),
+    "number_strongly_connected_components": "Colouring (forward colours, backward marks).",
+    "is_strongly_connected": "Colouring (forward colours, backward marks).",
     "all_pairs_shortest_path_length": "Batched BFS (a lane per node, one sparse product a level).",
     "average_shortest_path_length": (
         "Batched BFS, or one SSSP a node when weighted. " + _NON_NEGATIVE

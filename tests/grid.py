@@ -154,6 +154,19 @@ def _component_minima(nx_graph, options=None) -> np.ndarray:
     return labels
 
 
+def _strong_minima(nx_graph, options=None) -> np.ndarray:
+    """Each vertex's label: the smallest id of its strongly connected component (its
+    connected component, undirected)."""
+    directed = nx_graph.is_directed()
+    components = (nx.strongly_connected_components if directed else nx.connected_components)(
+        nx_graph
+    )
+    labels = np.empty(nx_graph.number_of_nodes(), dtype=np.int64)
+    for component in components:
+        labels[list(component)] = min(component)
+    return labels
+
+
 @st.composite
 def dense_edge_lists(draw):
     """More than 8 edges a vertex on average (CC samples, then skips the largest component):
@@ -357,6 +370,9 @@ ROWS: tuple[Row, ...] = (
     Row("connected_components_dense", lambda g, o, **run: bg.connected_components(g, **run).labels,
         _component_minima, _dense_components, examples=2, graphs=dense_edge_lists(),
         trivial=False),
+    Row("strongly_connected_components",
+        lambda g, o, **run: bg.strongly_connected_components(g, **run).labels, _strong_minima,
+        _equal, examples=4),
     Row("pagerank", _pagerank, _pagerank_truth, _close(1e-5, 1e-8), examples=4,
         options=_pagerank_options),
     Row("betweenness_centrality", _bc, _bc_truth, _close(1e-9, 1e-12), examples=3,

@@ -28,12 +28,15 @@ from .centrality import (
     eigenvector_centrality,
     hits,
     is_connected,
+    is_strongly_connected,
     is_weakly_connected,
     k_core,
     katz_centrality,
     node_connected_component,
     number_connected_components,
+    number_strongly_connected_components,
     number_weakly_connected_components,
+    strongly_connected_components,
     transitivity,
     weakly_connected_components,
 )
@@ -66,6 +69,9 @@ from .traversal import (
 )
 
 __all__ = [
+    "strongly_connected_components",
+    "number_strongly_connected_components",
+    "is_strongly_connected",
     "all_pairs_shortest_path_length",
     "average_shortest_path_length",
     "diameter",

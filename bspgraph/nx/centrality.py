@@ -84,6 +84,40 @@ def is_weakly_connected(G):
     return _one_component(_refuse(G, directed=True))
 
 
+def _strong_labels(G: NxGraph) -> np.ndarray:
+    return primitives.strongly_connected_components(G.graph()).labels
+
+
+@networkx_algorithm
+def strongly_connected_components(G):
+    """colouring (:func:`bspgraph.strongly_connected_components`: colours spread forward, each
+    root's component collected backward, in rounds), computed when called; the sets come by
+    their first node in node order (networkx yields them in Tarjan's order, sinks first:
+    compare them as a collection)."""
+    G = _refuse(G, directed=True)
+    labels = _strong_labels(G)
+    order = np.argsort(labels, kind="stable")
+    starts = np.flatnonzero(np.r_[True, labels[order][1:] != labels[order][:-1]])
+    groups = np.split(order, starts[1:]) if order.size else []
+    return (set(G.labels(group)) for group in groups)
+
+
+@networkx_algorithm
+def number_strongly_connected_components(G):
+    """colouring (:func:`bspgraph.strongly_connected_components`), then the distinct labels."""
+    G = _refuse(G, directed=True)
+    return int(np.unique(_strong_labels(G)).size) if len(G) else 0
+
+
+@networkx_algorithm
+def is_strongly_connected(G):
+    """one :func:`bspgraph.strongly_connected_components`."""
+    G = _refuse(G, directed=True)
+    if len(G) == 0:
+        raise nx.NetworkXPointlessConcept("Connectivity is undefined for the null graph.")
+    return bool((_strong_labels(G) == 0).all())
+
+
 # --- power iterations ---------------------------------------------------------------------------
 def _node_vector(G: NxGraph, values: dict, default=0) -> np.ndarray:
     return np.array([values.get(node, default) for node in G.nodes], dtype=np.float64)

@@ -126,3 +126,24 @@ def test_distance_measures_corner_cases():
     with pytest.raises(ValueError, match="method not supported"):
         bnx.average_shortest_path_length(G, method="magic")
     assert bnx.average_shortest_path_length(G, method="floyd-warshall") == pytest.approx(2.0)
+
+
+# --- strongly connected components --------------------------------------------------------------
+@few
+@given(labelled_graphs(directed=True))
+def test_strongly_connected_components_match_networkx(G):
+    ours = list(bnx.strongly_connected_components(G))
+    theirs = list(nx.strongly_connected_components(G))
+    assert sorted(map(frozenset, ours), key=hash) == sorted(map(frozenset, theirs), key=hash)
+    assert len(ours) == len(theirs)
+    assert bnx.number_strongly_connected_components(G) == len(theirs)
+    assert bnx.is_strongly_connected(G) == nx.is_strongly_connected(G)
+
+
+def test_strongly_connected_refusals_are_networkx_errors():
+    with pytest.raises(nx.NetworkXNotImplemented):
+        list(bnx.strongly_connected_components(nx.path_graph(3)))
+    with pytest.raises(nx.NetworkXPointlessConcept):
+        bnx.is_strongly_connected(nx.DiGraph())
+    assert bnx.number_strongly_connected_components(nx.DiGraph()) == 0
+    assert bnx.is_strongly_connected(nx.cycle_graph(4, create_using=nx.DiGraph))
