@@ -14,6 +14,10 @@ _NON_NEGATIVE = "Negative weights and weight functions are not supported (NotImp
 _DIRECTED = "Directed graphs are not supported."
 _WEIGHTED = "distance (weighted) is not supported."
 _DOCS = {
+    "edge_betweenness_centrality": (
+        "Brandes over batches of sources (batched path counts and dependencies); k samples "
+        "the sources as networkx does. weight and multigraphs are not supported."
+    ),
     "strongly_connected_components": (
         "Colouring: colours spread forward, each root's component collected backward, in "
         "rounds; the sets by their first node (networkx: Tarjan's order)."

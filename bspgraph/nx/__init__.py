@@ -25,6 +25,7 @@ from .centrality import (
     clustering,
     core_number,
     degree_centrality,
+    edge_betweenness_centrality,
     eigenvector_centrality,
     hits,
     is_connected,
@@ -69,6 +70,7 @@ from .traversal import (
 )
 
 __all__ = [
+    "edge_betweenness_centrality",
     "strongly_connected_components",
     "number_strongly_connected_components",
     "is_strongly_connected",

@@ -47,9 +47,9 @@ def refused(argument: str, value, why: str) -> str:
 def _shown(value) -> str:
     """A short repr: a graph by its kind, a function by its name, anything else by repr (cut)."""
     if isinstance(value, (nx.Graph, NxGraph)):
-        kind = "directed" if value.is_directed() else "undirected"
+        kind = "a directed" if value.is_directed() else "an undirected"
         multi = " multigraph" if value.is_multigraph() else " graph"
-        return f"<a {kind}{multi}>"
+        return f"<{kind}{multi}>"
     if callable(value):
         return f"<function {getattr(value, '__name__', type(value).__name__)}>"
     text = repr(value)

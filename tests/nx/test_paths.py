@@ -147,3 +147,23 @@ def test_strongly_connected_refusals_are_networkx_errors():
         bnx.is_strongly_connected(nx.DiGraph())
     assert bnx.number_strongly_connected_components(nx.DiGraph()) == 0
     assert bnx.is_strongly_connected(nx.cycle_graph(4, create_using=nx.DiGraph))
+
+
+# --- edge betweenness ---------------------------------------------------------------------------
+@few
+@given(labelled_graphs(), st.data())
+def test_edge_betweenness_matches_networkx(G, data):
+    G = nx.DiGraph(G) if G.is_directed() else nx.Graph(G)
+    normalized = data.draw(st.booleans())
+    k = data.draw(st.sampled_from([None, 1, len(G)]))
+    ours = bnx.edge_betweenness_centrality(G, k=k, normalized=normalized, seed=3)
+    theirs = nx.edge_betweenness_centrality(G, k=k, normalized=normalized, seed=3)
+    assert ours.keys() == theirs.keys()
+    assert ours == pytest.approx(theirs, abs=1e-12)
+
+
+def test_edge_betweenness_refusals_name_the_argument():
+    with pytest.raises(NotImplementedError, match="weight='w'"):
+        bnx.edge_betweenness_centrality(nx.path_graph(3), weight="w")
+    with pytest.raises(NotImplementedError, match="G=<an undirected multigraph>"):
+        bnx.edge_betweenness_centrality(nx.MultiGraph([(0, 1), (0, 1)]))
