@@ -14,6 +14,31 @@ _NON_NEGATIVE = "Negative weights and weight functions are not supported (NotImp
 _DIRECTED = "Directed graphs are not supported."
 _WEIGHTED = "distance (weighted) is not supported."
 _DOCS = {
+    "edge_betweenness_centrality": (
+        "Brandes over batches of sources (batched path counts and dependencies); k samples "
+        "the sources as networkx does. weight and multigraphs are not supported."
+    ),
+    "strongly_connected_components": (
+        "Colouring: colours spread forward, each root's component collected backward, in "
+        "rounds; the sets by their first node (networkx: Tarjan's order)."
+    ),
+    "number_strongly_connected_components": "Colouring (forward colours, backward marks).",
+    "is_strongly_connected": "Colouring (forward colours, backward marks).",
+    "all_pairs_shortest_path_length": "Batched BFS (a lane per node, one sparse product a level).",
+    "average_shortest_path_length": (
+        "Batched BFS, or one SSSP a node when weighted. " + _NON_NEGATIVE
+    ),
+    "diameter": "Eccentricities by batched BFS, or SSSP when weighted. " + _NON_NEGATIVE,
+    "dijkstra_path": "Bucketed SSSP with parents (one shortest path where ties). " + _NON_NEGATIVE,
+    "eccentricity": "Batched BFS, or one SSSP a node when weighted. " + _NON_NEGATIVE,
+    "radius": "Eccentricities by batched BFS, or SSSP when weighted. " + _NON_NEGATIVE,
+    "shortest_path": (
+        "Level-ordered BFS (networkx's paths) from one node, BFS or bucketed SSSP with "
+        "parents between two. " + _NON_NEGATIVE
+    ),
+    "single_source_dijkstra": "Bucketed SSSP with parents. " + _NON_NEGATIVE,
+    "single_source_dijkstra_path": "Bucketed SSSP with parents. " + _NON_NEGATIVE,
+    "single_source_shortest_path": "Level-ordered BFS: networkx's paths exactly.",
     "average_clustering": "Triangle counting; directed graphs and weight are not supported.",
     "betweenness_centrality": (
         "Brandes betweenness over batches of sources (one sparse product a level for a "

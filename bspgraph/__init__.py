@@ -28,6 +28,7 @@ from .primitives import (
     pagerank,
     pagerank_from,
     sssp,
+    strongly_connected_components,
     triangle_count,
 )
 from .warmup import warmup
@@ -42,5 +43,5 @@ __all__ = [
     "read_mtx", "save_npz", "sssp", "testing", "triangle_count", "warmup", "write_mtx",
 ]  # fmt: skip
 __all__ += ["eigenvector_centrality", "hits", "katz_centrality", "pagerank_from"]
-__all__ += ["closeness_centrality", "harmonic_centrality"]
+__all__ += ["closeness_centrality", "harmonic_centrality", "strongly_connected_components"]
 __version__ = "0.1.0"

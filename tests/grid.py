@@ -115,6 +115,24 @@ def _sssp(graph, options, **run):
     return state["distance"]
 
 
+def _sssp_parents(graph, options, **run):
+    result = bg.sssp(graph, options["source"], parents=True, **run)
+    return result.distance, result.parent
+
+
+def _sssp_parents_compare(got, expected, case):
+    """The distances, and a shortest-path tree: each reached vertex's parent is an in-neighbour
+    whose distance plus the lightest edge weight is its own (any one of them)."""
+    distance, parent = got
+    np.testing.assert_allclose(distance, expected, rtol=1e-12, atol=0)
+    for vertex in np.flatnonzero(np.isfinite(distance) & (parent >= 0)):
+        above = int(parent[vertex])
+        weight = case.nx_graph[above][int(vertex)].get("weight", 1)
+        assert distance[above] + weight == distance[vertex], (vertex, above)
+    reached = int(np.isfinite(distance).sum())
+    assert int((parent >= 0).sum()) == max(reached - 1, 0)  # all but the source have one
+
+
 def _sssp_truth(nx_graph, options):
     n = nx_graph.number_of_nodes()
     return as_array(nx.single_source_dijkstra_path_length(nx_graph, options["source"]), n, np.inf)
@@ -130,6 +148,19 @@ def _component_minima(nx_graph, options=None) -> np.ndarray:
     """Each vertex's label: the smallest id of its (weakly) connected component."""
     directed = nx_graph.is_directed()
     components = (nx.weakly_connected_components if directed else nx.connected_components)(nx_graph)
+    labels = np.empty(nx_graph.number_of_nodes(), dtype=np.int64)
+    for component in components:
+        labels[list(component)] = min(component)
+    return labels
+
+
+def _strong_minima(nx_graph, options=None) -> np.ndarray:
+    """Each vertex's label: the smallest id of its strongly connected component (its
+    connected component, undirected)."""
+    directed = nx_graph.is_directed()
+    components = (nx.strongly_connected_components if directed else nx.connected_components)(
+        nx_graph
+    )
     labels = np.empty(nx_graph.number_of_nodes(), dtype=np.int64)
     for component in components:
         labels[list(component)] = min(component)
@@ -332,11 +363,16 @@ ROWS: tuple[Row, ...] = (
         options=lambda n: _source(n, direction=st.sampled_from(["auto", "push", "pull"]))),
     Row("sssp", _sssp, _sssp_truth, _close(1e-12, 0), examples=6, source=True,
         options=lambda n: st.tuples(_source(n), _deltas()).map(lambda o: {**o[0], **o[1]})),
+    Row("sssp_parents", _sssp_parents, _sssp_truth, _sssp_parents_compare, examples=4,
+        source=True, options=lambda n: _source(n)),
     Row("connected_components", lambda g, o, **run: bg.connected_components(g, **run).labels,
         _component_minima, _equal, examples=6),
     Row("connected_components_dense", lambda g, o, **run: bg.connected_components(g, **run).labels,
         _component_minima, _dense_components, examples=2, graphs=dense_edge_lists(),
         trivial=False),
+    Row("strongly_connected_components",
+        lambda g, o, **run: bg.strongly_connected_components(g, **run).labels, _strong_minima,
+        _equal, examples=4),
     Row("pagerank", _pagerank, _pagerank_truth, _close(1e-5, 1e-8), examples=4,
         options=_pagerank_options),
     Row("betweenness_centrality", _bc, _bc_truth, _close(1e-9, 1e-12), examples=3,

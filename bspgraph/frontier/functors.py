@@ -85,27 +85,41 @@ class relax_min(Functor):  # noqa: N801
 
     Unweighted graphs relax by 1. Correct for repeated ``dst`` (a scatter-min). Pulled, a
     candidate takes the min over all its in-edges from the frontier (no early exit).
+
+    With ``parent``, also sets ``parent[dst] = src`` where ``src`` gave ``dst`` its new
+    distance (of several such edges any one wins: each is a shortest-path predecessor); the
+    fused kernels keep no parents, so the generic path runs then.
     """
 
     name = "relax_min"
     label_correcting = True
 
-    def __init__(self, distance, backend):
-        self.distance, self.backend = distance, backend
+    def __init__(self, distance, backend, parent=None):
+        self.distance, self.backend, self.parent = distance, backend, parent
 
     def __call__(self, src, dst, eid, weight):
         candidate = self.distance[src] + (1 if weight is None else weight)
         improved = candidate < self.distance[dst]
         self.backend.scatter_min(self.distance, dst[improved], candidate[improved])
+        if self.parent is not None:  # the writers whose candidate won (any one of them)
+            won = self.backend.xp.flatnonzero(improved)
+            won = won[candidate[won] == self.distance[dst[won]]]
+            self.parent[dst[won]] = src[won]
         return improved
 
     def fused_push(self, graph, ids):
+        if self.parent is not None:
+            return None
         return self.fused_call(graph, "push", ids, self.distance)
 
     def fused_repeat(self, graph, frontier, every_level: bool = False):  # relaxes again from
-        return self.fused_call(graph, "repeat", frontier, self.distance, every_level)  # its output
+        if self.parent is not None:  # its output
+            return None
+        return self.fused_call(graph, "repeat", frontier, self.distance, every_level)
 
     def fused_pull(self, graph, in_frontier, candidates):
+        if self.parent is not None:
+            return None
         return self.fused_call(graph, "pull", in_frontier, candidates, self.distance)
 
 

@@ -25,20 +25,36 @@ from .centrality import (
     clustering,
     core_number,
     degree_centrality,
+    edge_betweenness_centrality,
     eigenvector_centrality,
     hits,
     is_connected,
+    is_strongly_connected,
     is_weakly_connected,
     k_core,
     katz_centrality,
     node_connected_component,
     number_connected_components,
+    number_strongly_connected_components,
     number_weakly_connected_components,
+    strongly_connected_components,
     transitivity,
     weakly_connected_components,
 )
 from .graph import NxGraph, from_networkx, to_networkx
 from .interface import BackendInterface
+from .paths import (
+    all_pairs_shortest_path_length,
+    average_shortest_path_length,
+    diameter,
+    dijkstra_path,
+    eccentricity,
+    radius,
+    shortest_path,
+    single_source_dijkstra,
+    single_source_dijkstra_path,
+    single_source_shortest_path,
+)
 from .traversal import (
     bfs_edges,
     bfs_layers,
@@ -54,6 +70,20 @@ from .traversal import (
 )
 
 __all__ = [
+    "edge_betweenness_centrality",
+    "strongly_connected_components",
+    "number_strongly_connected_components",
+    "is_strongly_connected",
+    "all_pairs_shortest_path_length",
+    "average_shortest_path_length",
+    "diameter",
+    "dijkstra_path",
+    "eccentricity",
+    "radius",
+    "shortest_path",
+    "single_source_dijkstra",
+    "single_source_dijkstra_path",
+    "single_source_shortest_path",
     "ALGORITHMS",
     "BackendInterface",
     "NxGraph",

@@ -37,6 +37,25 @@ def networkx_algorithm(func: Callable) -> Callable:
     return func
 
 
+def refused(argument: str, value, why: str) -> str:
+    """A refusal naming the argument and the value that bspgraph does not serve, and why:
+    what ``can_run`` returns and what the function's NotImplementedError says."""
+    shown = _shown(value)
+    return f"{argument}={shown} is not served by bspgraph: {why}"
+
+
+def _shown(value) -> str:
+    """A short repr: a graph by its kind, a function by its name, anything else by repr (cut)."""
+    if isinstance(value, (nx.Graph, NxGraph)):
+        kind = "a directed" if value.is_directed() else "an undirected"
+        multi = " multigraph" if value.is_multigraph() else " graph"
+        return f"<{kind}{multi}>"
+    if callable(value):
+        return f"<function {getattr(value, '__name__', type(value).__name__)}>"
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
 def can_run_when(func: Callable):
     """Decorate a predicate of the bound arguments (True, or a reason string) as ``func``'s."""
 
@@ -119,8 +138,10 @@ def _pagerank_can_run(arguments):
     try:  # out of range, networkx runs them as given (alpha=2 fails to converge there)
         checked_options(arguments.get("alpha", 0.85), arguments.get("tol", 1.0e-6),
                         arguments.get("max_iter", 100))  # fmt: skip
-    except ValueError as error:
-        return f"{error} (networkx runs alpha, tol and max_iter as given)"
+    except ValueError as error:  # "pagerank(alpha=2): expected ...": the argument and value
+        name = str(error).split("(", 1)[1].split("=", 1)[0]
+        return refused(name, arguments.get(name), f"{error} (networkx runs alpha, tol and "
+                       "max_iter as given)")  # fmt: skip
     return True
 
 
@@ -186,7 +207,7 @@ def betweenness_centrality(G, k=None, normalized=True, weight=None, endpoints=Fa
 @can_run_when(betweenness_centrality)
 def _betweenness_can_run(arguments):
     if arguments.get("weight") is not None:
-        return "weighted betweenness is not supported"
+        return refused("weight", arguments["weight"], "weighted betweenness is not supported")
     return True
 
 
@@ -238,7 +259,7 @@ def _node_bunch(G: NxGraph, nbunch) -> list:
 
 def _distance_can_run(arguments):
     if arguments.get("distance") is not None:
-        return "weighted distances (distance=...) are not supported"
+        return refused("distance", arguments["distance"], "weighted distances are not supported")
     return True
 
 

@@ -7,7 +7,7 @@ import numpy as np
 
 from .. import primitives
 from ..exceptions import ConvergenceError
-from .algorithms import _backend_graph, _nbunch, can_run_when, networkx_algorithm
+from .algorithms import _backend_graph, _nbunch, can_run_when, networkx_algorithm, refused
 from .graph import NxGraph, from_networkx
 
 
@@ -82,6 +82,40 @@ def number_weakly_connected_components(G):
 def is_weakly_connected(G):
     """union-find over the edges, directions ignored."""
     return _one_component(_refuse(G, directed=True))
+
+
+def _strong_labels(G: NxGraph) -> np.ndarray:
+    return primitives.strongly_connected_components(G.graph()).labels
+
+
+@networkx_algorithm
+def strongly_connected_components(G):
+    """colouring (:func:`bspgraph.strongly_connected_components`: colours spread forward, each
+    root's component collected backward, in rounds), computed when called; the sets come by
+    their first node in node order (networkx yields them in Tarjan's order, sinks first:
+    compare them as a collection)."""
+    G = _refuse(G, directed=True)
+    labels = _strong_labels(G)
+    order = np.argsort(labels, kind="stable")
+    starts = np.flatnonzero(np.r_[True, labels[order][1:] != labels[order][:-1]])
+    groups = np.split(order, starts[1:]) if order.size else []
+    return (set(G.labels(group)) for group in groups)
+
+
+@networkx_algorithm
+def number_strongly_connected_components(G):
+    """colouring (:func:`bspgraph.strongly_connected_components`), then the distinct labels."""
+    G = _refuse(G, directed=True)
+    return int(np.unique(_strong_labels(G)).size) if len(G) else 0
+
+
+@networkx_algorithm
+def is_strongly_connected(G):
+    """one :func:`bspgraph.strongly_connected_components`."""
+    G = _refuse(G, directed=True)
+    if len(G) == 0:
+        raise nx.NetworkXPointlessConcept("Connectivity is undefined for the null graph.")
+    return bool((_strong_labels(G) == 0).all())
 
 
 # --- power iterations ---------------------------------------------------------------------------
@@ -206,15 +240,16 @@ _WEIGHTED = "weighted clustering (geometric means of the weights) is not support
 def _clustering_can_run(arguments):
     G = arguments.get("G")
     if G is not None and G.is_directed():
-        return _DIRECTED
-    return True if arguments.get("weight") is None else _WEIGHTED
+        return refused("G", G, _DIRECTED)
+    weight = arguments.get("weight")
+    return True if weight is None else refused("weight", weight, _WEIGHTED)
 
 
 def _triangles_and_pairs(G: NxGraph):
     """Per vertex: triangles (:func:`bspgraph.triangle_count`) and neighbour pairs
     ``d (d - 1) / 2`` (``d``: neighbours other than itself)."""
     if G.is_directed():
-        raise NotImplementedError(_DIRECTED)
+        raise NotImplementedError(refused("G", G, _DIRECTED))
     _not_multigraph(G)
     triangles = primitives.triangle_count(G.graph()).per_vertex.astype(np.int64)
     degree = _degrees(G, loops=False).astype(np.int64)
@@ -227,7 +262,7 @@ def clustering(G, nodes=None, weight=None):
     ``weight`` are not supported (NotImplementedError)."""
     G = _backend_graph(G)
     if weight is not None:
-        raise NotImplementedError(f"clustering: {_WEIGHTED}")
+        raise NotImplementedError(f"clustering: {refused('weight', weight, _WEIGHTED)}")
     single = nodes is not None and nodes in G
     wanted = None if nodes is None or single else _nbunch(G, nodes)
     triangles, pairs = _triangles_and_pairs(G)
@@ -271,7 +306,7 @@ def transitivity(G):
 @can_run_when(transitivity)
 def _transitivity_can_run(arguments):
     G = arguments.get("G")
-    return _DIRECTED if G is not None and G.is_directed() else True
+    return refused("G", G, _DIRECTED) if G is not None and G.is_directed() else True
 
 
 # --- cores --------------------------------------------------------------------------------------
@@ -285,7 +320,7 @@ _DIRECTED_CORES = "directed graphs (cores of in + out degree) are not supported"
 def _cores(G: NxGraph) -> np.ndarray:
     _not_multigraph(G)
     if G.is_directed():
-        raise NotImplementedError(_DIRECTED_CORES)
+        raise NotImplementedError(refused("G", G, _DIRECTED_CORES))
     if bool((G.src == G.dst).any()):
         raise nx.NetworkXNotImplemented(_SELF_LOOPS)
     return primitives.core_number(G.graph()).core
@@ -293,7 +328,7 @@ def _cores(G: NxGraph) -> np.ndarray:
 
 def _cores_can_run(arguments):
     G = arguments.get("G")
-    return _DIRECTED_CORES if G is not None and G.is_directed() else True
+    return refused("G", G, _DIRECTED_CORES) if G is not None and G.is_directed() else True
 
 
 @networkx_algorithm
@@ -327,3 +362,68 @@ def k_core(G, k=None, core_number=None):
 
 
 k_core.can_run = _cores_can_run
+
+
+# --- edge betweenness ---------------------------------------------------------------------------
+def _edge_betweenness_can_run(arguments):
+    weight, G = arguments.get("weight"), arguments.get("G")
+    if weight is not None:
+        return refused("weight", weight, "weighted betweenness is not supported")
+    if G is not None and G.is_multigraph():
+        return refused("G", G, "parallel edges (edge keys) are not supported")
+    return True
+
+
+@networkx_algorithm
+def edge_betweenness_centrality(G, k=None, normalized=True, weight=None, seed=None):
+    """Brandes over batches of sources (the batched forward and backward passes of
+    :func:`bspgraph.betweenness_centrality`: path counts and dependencies of a whole batch,
+    one sparse product a level), each edge ``u -> v`` one level down taking
+    ``sigma[u] / sigma[v] * (1 + delta[v])``; ``k`` samples the sources as networkx does.
+    ``weight`` and multigraphs are not supported (NotImplementedError)."""
+    reason = _edge_betweenness_can_run({"weight": weight, "G": G})
+    if reason is not True:
+        raise NotImplementedError(f"edge_betweenness_centrality: {reason}")
+    from networkx.utils import create_py_random_state
+
+    from ..backend import backend_for, to_host
+    from ..enactor import enact
+    from ..primitives._batch import batch_width, batches
+    from ..primitives.bc import BatchedBackward, BatchedForward
+
+    G = _backend_graph(G)
+    n, graph = len(G), G.graph()
+    if k is None:
+        sources = list(range(n))
+    else:
+        sources = [G.vertex(node) for node in create_py_random_state(seed).sample(G.nodes, k)]
+    src, dst = G.src.astype(np.int64), G.dst.astype(np.int64)
+    total = np.zeros(src.size)
+    width = batch_width(backend_for(None, graph), graph, len(sources), None, "betweenness")
+    for batch in batches(sources, width) if sources else ():
+        forward, _ = enact(BatchedForward(lanes=len(batch)), graph, sources=batch)
+        depth, sigma = forward["depth"], forward["sigma"]
+        backward, _ = enact(BatchedBackward(lanes=len(batch), deepest=int(depth.max())), graph,
+                            depth=depth, sigma=sigma)  # fmt: skip
+        delta = to_host(backward["delta"])
+        total += _edge_shares(depth, sigma, delta, src, dst)
+        if not G.is_directed():
+            total += _edge_shares(depth, sigma, delta, dst, src)
+    if n >= 2:  # networkx's _rescale (endpoints: every ordered pair of distinct nodes)
+        sampled = n if k is None else k
+        if normalized:
+            total *= 1 / (sampled * (n - 1))
+        else:
+            total *= n / (sampled * (1 if G.is_directed() else 2))
+    return dict(zip(zip(G.labels(src), G.labels(dst)), total.tolist()))
+
+
+edge_betweenness_centrality.can_run = _edge_betweenness_can_run
+
+
+def _edge_shares(depth, sigma, delta, a, b) -> np.ndarray:
+    """Per edge ``a[i] -> b[i]``, summed over the lanes: ``sigma[a] / sigma[b] * (1 +
+    delta[b])`` where ``b`` lies one level below ``a`` (on a shortest path), else 0."""
+    on = (depth[a] >= 0) & (depth[b] == depth[a] + 1)
+    ratio = sigma[a] / np.where(on, sigma[b], 1.0)
+    return np.where(on, ratio * (1 + delta[b]), 0.0).sum(axis=1)

@@ -9,8 +9,9 @@ the function of the same name; see docs/networkx-backend.md.
 from __future__ import annotations
 
 import inspect
+import sys
 
-from . import algorithms, centrality, traversal  # noqa: F401 (they register their functions)
+from . import algorithms, centrality, paths, traversal  # noqa: F401 (they register their functions)
 from .graph import NxGraph, from_networkx, to_networkx
 
 
@@ -52,7 +53,15 @@ class BackendInterface:
 
     @staticmethod
     def can_run(name, args, kwargs):
-        """True, or a string saying why bspgraph cannot run ``name`` with these arguments."""
+        """True, or a string saying why bspgraph cannot run ``name`` with these arguments
+        (the argument and its value, :func:`~bspgraph.nx.algorithms.refused`).
+
+        networkx keeps that string for its debug log: called with ``backend="bspgraph"`` it
+        raises its own NotImplementedError ("... for the given arguments"). Where the call
+        named this backend, the refusal is raised here instead, as the same NotImplementedError
+        with the reason: ``betweenness_centrality(weight='w') is not served by bspgraph``.
+        Through ``backend_priority`` the string goes back, and networkx runs the call itself
+        (with ``fallback_to_nx``)."""
         func = algorithms.ALGORITHMS.get(name)
         if func is None:
             return f"bspgraph does not implement {name}"
@@ -60,12 +69,32 @@ class BackendInterface:
             bound = inspect.signature(func).bind(*args, **kwargs)
         except TypeError:
             return True  # let the call raise networkx's TypeError
-        return func.can_run(bound.arguments)
+        reason = func.can_run(bound.arguments)
+        if isinstance(reason, str) and _named_backend() == "bspgraph":
+            raise NotImplementedError(
+                f"'{name}' is not implemented by 'bspgraph' backend for the given arguments: "
+                f"{reason}. No other "
+                "backends will be attempted, because the backend was specified with the "
+                "`backend='bspgraph'` keyword argument."
+            )
+        return reason
 
     @staticmethod
     def should_run(name, args, kwargs):
         """Always: converting costs one pass over the graph, as any backend's does."""
         return True
+
+
+def _named_backend() -> str | None:
+    """The ``backend=`` keyword of the networkx call being dispatched (None when it named none,
+    or where this networkx keeps it elsewhere): read from the dispatcher's frame
+    (``_dispatchable._call_if_any_backends_installed``, networkx 3.3 to 3.6)."""
+    frame = sys._getframe(1)
+    while frame is not None:
+        if frame.f_code.co_name == "_call_if_any_backends_installed":
+            return frame.f_locals.get("backend")
+        frame = frame.f_back
+    return None
 
 
 for _name, _func in algorithms.ALGORITHMS.items():

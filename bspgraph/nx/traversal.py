@@ -14,11 +14,16 @@ import networkx as nx
 import numpy as np
 
 from .. import primitives
-from .algorithms import _backend_graph, can_run_when, networkx_algorithm
+from .algorithms import _backend_graph, can_run_when, networkx_algorithm, refused
 from .graph import NxGraph
 
-_NO_SORT = "sort_neighbors (a Python function of each neighbour list) is not supported"
+_NO_SORT = "a Python function of each neighbour list is not supported"
 _CALLABLE = "a weight function is not supported, only an edge attribute name"
+
+
+def _no_sort(where: str, sort_neighbors) -> None:
+    if sort_neighbors is not None:
+        raise NotImplementedError(f"{where}: {refused('sort_neighbors', sort_neighbors, _NO_SORT)}")
 
 
 # --- level-ordered BFS --------------------------------------------------------------------------
@@ -64,8 +69,7 @@ def bfs_edges(G, source, reverse=False, depth_limit=None, sort_neighbors=None):
     """level-synchronous, vectorised per level, in networkx's order; ``sort_neighbors`` is not
     supported (NotImplementedError). With ``reverse`` on a directed graph the predecessors of
     a node come in node order (networkx: the order their edges were added)."""
-    if sort_neighbors is not None:
-        raise NotImplementedError(f"bfs_edges: {_NO_SORT}")
+    _no_sort("bfs_edges", sort_neighbors)
     G = _backend_graph(G)
     return _bfs_edges(G, source, reverse, depth_limit)
 
@@ -79,15 +83,15 @@ def _bfs_edges(G: NxGraph, source, reverse, depth_limit) -> Iterator[tuple]:
 
 @can_run_when(bfs_edges)
 def _bfs_edges_can_run(arguments):
-    return True if arguments.get("sort_neighbors") is None else _NO_SORT
+    sort_neighbors = arguments.get("sort_neighbors")
+    return True if sort_neighbors is None else refused("sort_neighbors", sort_neighbors, _NO_SORT)
 
 
 @networkx_algorithm
 def bfs_tree(G, source, reverse=False, depth_limit=None, sort_neighbors=None):
     """the tree of :func:`bfs_edges`, as a directed backend graph (networkx's node order:
     the source, then the others as reached)."""
-    if sort_neighbors is not None:
-        raise NotImplementedError(f"bfs_tree: {_NO_SORT}")
+    _no_sort("bfs_tree", sort_neighbors)
     G = _backend_graph(G)
     start = _check_node(G, source)
     parents, children = [np.array([], dtype=np.int64)], [np.array([start])]
@@ -108,8 +112,7 @@ bfs_tree.can_run = _bfs_edges_can_run
 @networkx_algorithm
 def bfs_predecessors(G, source, depth_limit=None, sort_neighbors=None):
     """:func:`bfs_edges` turned round; ``sort_neighbors`` is not supported."""
-    if sort_neighbors is not None:
-        raise NotImplementedError(f"bfs_predecessors: {_NO_SORT}")
+    _no_sort("bfs_predecessors", sort_neighbors)
     return ((child, parent) for parent, child in bfs_edges(G, source, depth_limit=depth_limit))
 
 
@@ -119,8 +122,7 @@ bfs_predecessors.can_run = _bfs_edges_can_run
 @networkx_algorithm
 def bfs_successors(G, source, depth_limit=None, sort_neighbors=None):
     """:func:`bfs_edges` grouped by parent; ``sort_neighbors`` is not supported."""
-    if sort_neighbors is not None:
-        raise NotImplementedError(f"bfs_successors: {_NO_SORT}")
+    _no_sort("bfs_successors", sort_neighbors)
     return _successors(bfs_edges(G, source, depth_limit=depth_limit), source)
 
 
@@ -193,12 +195,13 @@ def _lengths(G: NxGraph, start: int, weight, *, reverse: bool = False):
 
 def _weighted(G: NxGraph, weight, reverse: bool):
     if callable(weight):
-        raise NotImplementedError(_CALLABLE)
+        raise NotImplementedError(refused("weight", weight, _CALLABLE))
     graph = G.graph(weight, parallel="min")
     lightest, heaviest = graph.weight_range()
     if not lightest >= 0:  # (also NaN)
         raise NotImplementedError(
-            f"negative (or NaN) edge weights ({weight!r} down to {lightest}): bspgraph's "
+            f"weight={weight!r} is not served by bspgraph: negative (or NaN) edge weights "
+            f"(down to {lightest}); bspgraph's "
             "shortest paths take non-negative weights; networkx runs them (Bellman-Ford "
             "detects negative cycles)"
         )
@@ -213,7 +216,8 @@ def _length_dict(G: NxGraph, ids, lengths, cutoff=None) -> dict:
 
 
 def _weight_can_run(arguments):
-    return _CALLABLE if callable(arguments.get("weight")) else True
+    weight = arguments.get("weight")
+    return refused("weight", weight, _CALLABLE) if callable(weight) else True
 
 
 @networkx_algorithm

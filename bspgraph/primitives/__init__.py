@@ -23,3 +23,6 @@ __all__ += ["eigenvector_centrality", "hits", "katz_centrality", "pagerank_from"
 from .closeness import closeness_centrality, harmonic_centrality  # noqa: E402
 
 __all__ += ["closeness_centrality", "harmonic_centrality"]
+from .scc import SCC, SCCResult, strongly_connected_components  # noqa: E402
+
+__all__ += ["SCC", "SCCResult", "strongly_connected_components"]

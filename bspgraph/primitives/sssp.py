@@ -9,7 +9,7 @@ import numpy as np
 
 from .. import frontier as fr
 from ..backend import to_host
-from ..enactor import Primitive, State, Stats, enact
+from ..enactor import Follow, Primitive, State, Stats, enact
 from ..exceptions import DistanceOverflow
 from ..frontier.operators import prepare_reduction
 from ..graph.graph import register_preparation
@@ -17,10 +17,13 @@ from ..graph.graph import register_preparation
 
 @dataclass(frozen=True)
 class SSSPResult:
-    """``distance[v]``: length of a shortest path from the source, ``inf`` if unreachable."""
+    """``distance[v]``: length of a shortest path from the source, ``inf`` if unreachable;
+    ``parent[v]``: the vertex before ``v`` on a shortest path, -1 for the source and the
+    unreachable vertices (None unless ``parents=True``)."""
 
     distance: np.ndarray
     stats: Stats
+    parent: np.ndarray | None = None
 
 
 class SSSP(Primitive):
@@ -28,10 +31,14 @@ class SSSP(Primitive):
     vertices within ``delta`` of its smallest distance and keeps the rest for later, so few
     vertices are relaxed before their distance is final (option ``delta``: a width, None to
     relax them all, or "auto", the default: :func:`_bucket_width` on one NumPy device, None
-    on CuPy or several devices, where supersteps are the cost)."""
+    on CuPy or several devices, where supersteps are the cost). Option ``parents``: also keep
+    a shortest-path predecessor of each vertex, travelling with its distance."""
 
-    state = (State("distance", "weight", init="inf"),)
-    communicate = {"distance": "min"}
+    state = (
+        State("distance", "weight", init="inf"),
+        State("parent", "vertex", init=-1, when="parents", holds="ids"),
+    )
+    communicate = {"distance": "min", "parent": Follow("distance")}
     params = {"source": "id"}
     needs_all = True  # a pull reads the distance of every in-neighbour, owned here or not
     pull_kind = "fused"  # relax_min's pull: a min-plus row reduction (memory.estimate)
@@ -54,7 +61,7 @@ class SSSP(Primitive):
             if not bool(graph.backend.all(close)):
                 near = fr.Frontier.from_ids(graph, ids[graph.xp.flatnonzero(close)])
                 later = fr.Frontier.from_ids(graph, ids[graph.xp.flatnonzero(~close)])
-        relax = fr.functors.relax_min(state.distance, graph.backend)
+        relax = fr.functors.relax_min(state.distance, graph.backend, state.parent)
         # a pull's candidates: any vertex may improve (the same on every device)
         improved = fr.advance(graph, near, relax, unique=True, candidates="all",
                               repeat=not later)  # fmt: skip
@@ -78,11 +85,13 @@ def _prepare(graph) -> None:
 register_preparation("sssp", _prepare)
 
 
-def sssp(graph, source: int, **run) -> SSSPResult:
+def sssp(graph, source: int, *, parents: bool = False, **run) -> SSSPResult:
     """Shortest path lengths from ``source`` (weights, or 1 per edge when unweighted).
 
     Frontier Bellman-Ford: each superstep relaxes the out-edges of vertices whose distance fell
     (min-plus, combiner min), until none falls; the lightest of them first (delta-stepping).
+    With ``parents``, also a shortest-path tree as ``parent`` (the edge that last lowered each
+    distance; the fused kernels keep no parents, so this runs the generic relaxation).
 
     Raises
     ------
@@ -104,7 +113,7 @@ def sssp(graph, source: int, **run) -> SSSPResult:
             )
     overflow = _may_overflow(graph)
     with np.errstate(over="ignore") if overflow else contextlib.nullcontext():  # told apart below
-        state, stats = enact(SSSP(), graph, source=source, **run)
+        state, stats = enact(SSSP(parents=parents), graph, source=source, **run)
     distance = state["distance"]
     if overflow and not np.isfinite(distance).all():
         from .bfs import bfs  # inf is unreachable, unless the sum overflowed: BFS tells them apart
@@ -116,7 +125,7 @@ def sssp(graph, source: int, **run) -> SSSPResult:
                 f"overflows {distance.dtype} (the heaviest weight is "
                 f"{graph.weight_range()[1]:.3g}); hint: build the graph with float64 weights"
             )
-    return SSSPResult(distance, stats)
+    return SSSPResult(distance, stats, state["parent"])
 
 
 def _may_overflow(graph) -> bool:

@@ -17,7 +17,9 @@ MODULES=(
   shortest_paths.tests.test_generic
   shortest_paths.tests.test_unweighted
   shortest_paths.tests.test_weighted
+  tests.test_distance_measures
   components.tests.test_connected
+  components.tests.test_strongly_connected
   components.tests.test_weakly_connected
   link_analysis.tests.test_pagerank
   link_analysis.tests.test_hits

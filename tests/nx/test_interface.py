@@ -208,6 +208,45 @@ def test_dispatching_unsupported_arguments_raises_or_falls_back():
 
 
 @needs_entry_point
+@pytest.mark.parametrize(
+    ("call", "named"),
+    [
+        (lambda G, b: nx.betweenness_centrality(G, k=10, weight="weight", backend=b),
+         "weight='weight'"),
+        (lambda G, b: nx.closeness_centrality(G, distance="length", backend=b),
+         "distance='length'"),
+        (lambda G, b: list(nx.bfs_edges(G, 0, sort_neighbors=sorted, backend=b)),
+         "sort_neighbors=<function sorted>"),
+        (lambda G, b: nx.pagerank(G, alpha=2, backend=b), "alpha=2"),
+        (lambda G, b: nx.clustering(G, weight="w", backend=b), "weight='w'"),
+        (lambda G, b: nx.core_number(nx.DiGraph(G), backend=b), "G=<a directed graph>"),
+        (lambda G, b: nx.dijkstra_path_length(G, 0, 1, weight=lambda u, v, d: 1, backend=b),
+         "weight=<function <lambda>>"),
+    ],
+)  # fmt: skip
+def test_a_refused_call_names_the_argument_and_its_value(call, named):
+    """networkx's own message says only "for the given arguments"; the backend's names what."""
+    G = nx.gnm_random_graph(20, 40, seed=1)
+    with pytest.raises(NotImplementedError) as refusal:
+        call(G, "bspgraph")
+    message = str(refusal.value)
+    assert named in message and "is not served by bspgraph" in message, message
+    assert "backend='bspgraph'" in message  # networkx's note that no other backend was tried
+    assert BackendInterface.can_run("betweenness_centrality", (G,), {"weight": "w"}) == (
+        "weight='w' is not served by bspgraph: weighted betweenness is not supported"
+    )  # through backend_priority: a reason, and networkx runs it
+
+
+@needs_entry_point
+def test_a_refused_call_through_priority_falls_back():
+    G = nx.gnm_random_graph(20, 40, seed=1)
+    with nx.config(backend_priority=["bspgraph"], fallback_to_nx=True):
+        assert nx.betweenness_centrality(G, k=5, weight="weight", seed=2) == pytest.approx(
+            nx.betweenness_centrality(G, k=5, weight="weight", seed=2, backend="networkx")
+        )
+
+
+@needs_entry_point
 def test_backend_graph_is_accepted_by_networkx():
     converted = BackendInterface.convert_from_nx(nx.cycle_graph(5))
     assert isinstance(converted, NxGraph)

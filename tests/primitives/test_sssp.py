@@ -95,3 +95,40 @@ def test_sssp_lifts_with_every_part_running_ahead(monkeypatch):
     bg.testing.assert_lifts(distances, bg.testing.graphs(weighted=True), devices=range(2, 6),
                             max_examples=12)  # fmt: skip
     assert any(ran)  # parts ran ahead
+
+
+def _check_tree(distance, parent, source, nx_graph):
+    """``parent`` is a shortest-path tree: an edge into each reached vertex whose tail's
+    distance plus its lightest weight is the vertex's, and every walk up ends at the source."""
+    for vertex in np.flatnonzero(np.isfinite(distance)):
+        if vertex == source:
+            assert parent[vertex] == -1
+            continue
+        above = int(parent[vertex])
+        assert nx_graph.has_edge(above, int(vertex)), (above, vertex)
+        weight = nx_graph[above][int(vertex)].get("weight", 1)
+        assert distance[above] + weight == distance[vertex], vertex
+        walk, steps = int(vertex), 0
+        while walk != source:
+            walk, steps = int(parent[walk]), steps + 1
+            assert walk >= 0 and steps < len(distance), vertex  # no cycle, no dead end
+    assert (parent[~np.isfinite(distance)] == -1).all()
+
+
+@given(graphs(), st.data())
+def test_sssp_parents_form_a_shortest_path_tree(case, data):
+    graph, nx_graph = case
+    source = data.draw(st.integers(0, graph.num_vertices - 1))
+    devices = data.draw(st.sampled_from([1, 3]))
+    result = bg.sssp(graph, source, parents=True, devices=devices)
+    np.testing.assert_array_equal(result.distance, bg.sssp(graph, source).distance)
+    _check_tree(result.distance, result.parent, source, nx_graph)
+    assert bg.sssp(graph, source).parent is None
+
+
+def test_sssp_parents_through_zero_weight_cycles():
+    graph = bg.Graph.from_edges([0, 1, 2, 1, 3], [1, 2, 1, 3, 0], [0.0, 0.0, 0.0, 2.0, 0.0],
+                                backend="numpy")  # fmt: skip
+    result = bg.sssp(graph, 0, parents=True)
+    assert result.distance.tolist() == [0.0, 0.0, 0.0, 2.0]
+    assert result.parent.tolist() == [-1, 0, 1, 1]
