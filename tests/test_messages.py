@@ -112,3 +112,36 @@ def test_a_lifted_traversal_does_one_devices_work(graph, devices, partitioner, c
                    transport=transport)  # fmt: skip
         expected = [s.frontier for s in one.supersteps]
         assert [s.vertices for s in many.supersteps] == expected, (name, devices)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("devices", [2, 3])
+def test_bits_on_a_gpu_equal_one_device(rmat, devices):
+    """Parts of one GPU over a simulated link: Bits packed, sent, unfolded and applied by the
+    CuPy kernels give the one-device answer of BFS (push and auto), SSSP and CC."""
+    graph, source, expected = rmat
+    run = dict(backend="cupy", devices=[0] * devices, partitioner="edge_balanced")
+    link = lambda: comm.Local(devices, wire=True)  # noqa: E731
+    for direction in ("push", "auto"):
+        r = bg.bfs(graph, source, direction=direction, transport=link(), **run)
+        np.testing.assert_array_equal(r.depth, expected)
+        assert any("bits" in s.formats for s in r.stats.supersteps), direction
+    state, _ = bg.enact(Hops(), graph, source=source, transport=link(), **run)
+    np.testing.assert_array_equal(state["hops"], expected)
+    weighted = bg.generators.rmat(scale=12, edge_factor=8, seed=3, weights=True)
+    distance = bg.sssp(weighted, source, transport=link(), **run).distance
+    np.testing.assert_allclose(distance, bg.sssp(weighted, source, backend="numpy").distance)
+    labels = bg.connected_components(graph, transport=link(), **run).labels
+    np.testing.assert_array_equal(labels, bg.connected_components(graph, backend="numpy").labels)
+
+
+@pytest.mark.parametrize("devices", [1, 3])
+def test_watchers_are_told_every_superstep_on_any_device_count(rmat, devices):
+    """``enactor.watching`` (the command line's progress line) sees each superstep's record
+    as the loop writes it, on one device and on several."""
+    graph, source, _ = rmat
+    seen = []
+    with bg.enactor.watching(lambda iteration, step: seen.append((iteration, step))):
+        r = bg.bfs(graph, source, direction="push", backend="numpy", devices=devices)
+    assert [i for i, _ in seen] == list(range(1, r.stats.iterations + 1))
+    assert [step for _, step in seen] == r.stats.supersteps

@@ -15,7 +15,7 @@ from bspgraph.graph.graph import PREPARATIONS
 UNDIRECTED = ("bfs", "sssp", "pagerank", "cc", "bc", "tc", "core_number", "closeness",
               "harmonic", "eigenvector", "katz", "hits", "pagerank_from")  # fmt: skip
 DIRECTED = ("bfs", "sssp", "pagerank", "cc", "bc", "closeness", "harmonic", "katz", "hits",
-            "pagerank_from")  # fmt: skip
+            "pagerank_from", "strongly_connected_components")  # fmt: skip
 
 
 def _call(name: str, graph, **run):
@@ -56,6 +56,9 @@ def _call(name: str, graph, **run):
     if name == "hits":
         r = bg.hits(graph, max_iter=1000, **run)
         return r, [r.hubs, r.authorities]
+    if name == "strongly_connected_components":
+        r = bg.strongly_connected_components(graph, **run)
+        return r, [r.labels]
     if name == "pagerank_from":
         r = bg.pagerank_from(graph, **run)
         return r, [r.rank]

@@ -88,7 +88,7 @@ def _command(name: str):
     if name == "run":
         from .running import run
 
-        return run
+        return _over_mpi_or(run)
     if name == "bench":
         from .bench import bench
 
@@ -205,3 +205,16 @@ def _check_usage(args) -> None:
         error("--source and --sources: give one")
     if sources and args.algorithm not in SOURCED:
         error(f"--sources applies to {' and '.join(SOURCED)}, not {args.algorithm}")
+
+
+def _over_mpi_or(run):
+    """``run``, or under ``--transport mpi|nccl`` the MPI path (one device per rank)."""
+
+    def dispatch(args) -> int:
+        if args.transport in ("mpi", "nccl"):
+            from .mpi import run_mpi
+
+            return run_mpi(args)
+        return run(args)
+
+    return dispatch

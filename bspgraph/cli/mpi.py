@@ -6,6 +6,7 @@ import time
 
 from .load import file_options, load_graph
 from .options import SOURCED
+from .progress import Progress
 from .running import (
     ALGORITHMS,
     call_checked,
@@ -24,8 +25,8 @@ from .write import write_result
 def run_mpi(args) -> int:
     """``run`` under ``mpiexec -n P`` (transport mpi or nccl), one device per rank: every rank
     reads the graph and keeps its part (docs/multi-gpu-and-mpi.md); rank 0 prints the summary
-    and writes ``--output``. An error on any rank ends every rank non-zero, never a hang. The
-    multi-device loop reports no supersteps as they happen: no progress line here."""
+    and writes ``--output``, and shows the progress line (on a terminal). An error on any rank
+    ends every rank non-zero, never a hang."""
     from ..comm.transport import failing_together
     from ..enactor import distribute
 
@@ -62,7 +63,8 @@ def run_mpi(args) -> int:
         seconds = time.perf_counter() - started
         field, call = ALGORITHMS[args.algorithm]
         run = {**run_kwargs(args), "transport": transport, "devices": None}
-        result = call_checked(call, graph, args, run)
+        with Progress(args.algorithm, quiet=args.quiet or transport.rank != 0):
+            result = call_checked(call, graph, args, run)
         values = getattr(result, field)
         summary = summarize(args, loaded, result.stats, seconds)
         if args.algorithm in SOURCED:

@@ -8,7 +8,7 @@ from ..enactor import watching
 
 
 class Progress:
-    """A context in which every one-device superstep moves a tqdm line on ``stream``: the
+    """A context in which every superstep (one device or several) moves a tqdm line on ``stream``: the
     superstep, its output frontier and the time so far (``bspgraph.enactor.watching`` feeds it;
     nothing polls). Shown only when ``stream`` is a terminal, tqdm is installed and not
     ``quiet``; tqdm's ``delay`` keeps a run shorter than ``delay`` seconds silent."""

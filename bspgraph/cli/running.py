@@ -32,10 +32,8 @@ UNREACHED_NOTE = 0.01  # a directed run from the default source reaching less: a
 
 
 def run(args) -> int:
-    if args.transport in ("mpi", "nccl"):
-        from .mpi import run_mpi
-
-        return run_mpi(args)
+    """``run`` in this process (one device or several; ``--transport mpi|nccl`` is
+    :func:`bspgraph.cli.mpi.run_mpi`'s)."""
     if args.output:
         check_writable(args.output, "--output")
     if args.plot:

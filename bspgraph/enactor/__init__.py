@@ -11,9 +11,9 @@ from . import combiners
 from .combiners import Add, Combiner, Follow, Max, Min, Replace
 from .contract import Primitive, Scalar, State
 from .layout import distribute
-from .loop import enact, watching
+from .loop import enact
 from .state import allocate, gather
-from .stats import Stats, Superstep
+from .stats import Stats, Superstep, watching
 
 __all__ = [
     "Add", "Combiner", "Follow", "Max", "Min", "Primitive", "Replace", "Scalar", "State", "Stats",

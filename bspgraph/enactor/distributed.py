@@ -46,7 +46,7 @@ from .checks import snapshot, verify
 from .contract import Contract, contract_of
 from .layout import _parts, _per_cut, _run_fingerprint
 from .state import allocate, gather
-from .stats import Stats, Superstep
+from .stats import Stats, Superstep, told
 
 # Several GPUs in one process exchange through the transport (``comm.Local`` with their
 # backends), which copies every message to its receiver's GPU: no kernel of one GPU reads
@@ -238,6 +238,7 @@ def _enact(primitive, graph, transport, backends, partitioner, communicator, see
             vertices=vertices,
         ))  # fmt: skip
         marks.append((comm_started, exchanged))
+        started += told(iteration, stats.supersteps[-1:])  # the watchers' time is not the run's
     for backend in gpus:
         backend.synchronize()
     for superstep, (starts, ends) in zip(stats.supersteps, marks, strict=True):

@@ -2,13 +2,10 @@
 
 from __future__ import annotations
 
-import contextlib
-import contextvars
 import copy
 import functools
 import inspect
 import time
-from collections.abc import Callable, Iterator
 from typing import Any
 
 import numpy as np
@@ -19,7 +16,7 @@ from .checks import Reference, Watch, snapshot, verify
 from .contract import Primitive, contract_of
 from .relabel import check_declarations
 from .state import allocate, gather
-from .stats import Stats, Superstep
+from .stats import Stats, Superstep, told
 
 
 def enact(
@@ -114,26 +111,6 @@ def _one_device(check, primitive, graph, backend, seed, params):
     return run_on_one_device
 
 
-_WATCHERS: contextvars.ContextVar[tuple[Callable[[int, Superstep], None], ...]] = (
-    contextvars.ContextVar("superstep watchers", default=())
-)
-
-
-@contextlib.contextmanager
-def watching(callback: Callable[[int, Superstep], None]) -> Iterator[None]:
-    """Call ``callback(iteration, superstep)`` after every superstep of the one-device runs made
-    inside this block (this thread or task only): ``iteration`` counts from 1, ``superstep`` is
-    the record that ``stats.supersteps`` keeps (output frontier size, seconds). A progress
-    display is such a callback: it reads the records as the loop writes them, never polls.
-    The callback runs between supersteps, outside their time and ``stats.seconds``; what it
-    raises ends the run."""
-    token = _WATCHERS.set((*_WATCHERS.get(), callback))
-    try:
-        yield
-    finally:
-        _WATCHERS.reset(token)
-
-
 def _paid_since(reading) -> float:
     """Seconds of one-time costs (preparations, compilations) paid since ``reading``."""
     return sum(clock.since(reading).values())
@@ -147,7 +124,6 @@ def _enact_one(primitive, graph, params, result_device=False, check=False):
     contract = contract_of(primitive, state)  # ContractError now, not on several devices later
     frontier = primitive.init_frontier(graph, state, **params)
     iteration = 0
-    watchers = _WATCHERS.get()
     done = primitive.converged(graph, frontier, state, iteration)
     while not done:
         step_started, step_paid = time.perf_counter(), clock.paid()
@@ -163,12 +139,7 @@ def _enact_one(primitive, graph, params, result_device=False, check=False):
         seconds /= len(sizes)  # shared out evenly
         steps = [Superstep(size, seconds, vertices=size) for size in sizes]
         stats.supersteps.extend(steps)
-        if watchers:  # their time is not the loop's
-            watched = time.perf_counter()
-            for index, step in enumerate(steps, start=iteration - len(steps) + 1):
-                for watcher in watchers:
-                    watcher(index, step)
-            started += time.perf_counter() - watched
+        started += told(iteration, steps)  # the watchers' time is not the loop's
     graph.backend.synchronize()
     stats.seconds = time.perf_counter() - started - _paid_since(paid)
     stats.iterations = iteration

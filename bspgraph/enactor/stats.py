@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
+import time
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
 
@@ -99,3 +103,36 @@ class Stats:
     def gteps(self) -> float:
         """Traversed edges per second, in billions."""
         return self.edges / self.seconds / 1e9 if self.seconds > 0 else 0.0
+
+
+_WATCHERS: contextvars.ContextVar[tuple[Callable[[int, Superstep], None], ...]] = (
+    contextvars.ContextVar("superstep watchers", default=())
+)
+
+
+@contextlib.contextmanager
+def watching(callback: Callable[[int, Superstep], None]) -> Iterator[None]:
+    """Call ``callback(iteration, superstep)`` after every superstep of the runs made
+    inside this block (this thread or task only): ``iteration`` counts from 1, ``superstep`` is
+    the record that ``stats.supersteps`` keeps (output frontier size, seconds). A progress
+    display is such a callback: it reads the records as the loop writes them, never polls.
+    The callback runs between supersteps, outside their time and ``stats.seconds``; what it
+    raises ends the run."""
+    token = _WATCHERS.set((*_WATCHERS.get(), callback))
+    try:
+        yield
+    finally:
+        _WATCHERS.reset(token)
+
+
+def told(iteration: int, steps: list[Superstep]) -> float:
+    """Tell the watchers (:func:`watching`) of this thread or task about ``steps``, the
+    supersteps that ended at ``iteration``; the seconds that took (0 without watchers)."""
+    watchers = _WATCHERS.get()
+    if not watchers:
+        return 0.0
+    started = time.perf_counter()
+    for index, step in enumerate(steps, start=iteration - len(steps) + 1):
+        for watcher in watchers:
+            watcher(index, step)
+    return time.perf_counter() - started

@@ -8,6 +8,7 @@ import numpy as np
 
 from .. import frontier as fr
 from ..enactor import Primitive, Scalar, State, Stats, enact
+from ..frontier.operators import prepare_reduction
 from ..graph.graph import register_preparation
 
 RESET, FORWARD, ROOTS, BACKWARD = 0, 1, 2, 3  # the phases of a round
@@ -75,6 +76,11 @@ class SCC(Primitive):
 
     def traversed_edges(self, graph, state):
         return graph.num_edges
+
+    def prepare(self, graph):
+        super().prepare(graph)
+        graph.forward.rows(graph.backend)  # the forward push's edge sources
+        prepare_reduction(graph, "out", "min", np.int64, weighted=False)  # the backward reduce
 
 
 def _largest(array) -> int:
