@@ -105,8 +105,6 @@ class Run:
 
 
 def bench_graph(run: Run, name: str, graph, args, rng) -> None:
-    import graphblas as gb
-
     n = graph.num_vertices
     degree = np.asarray(graph.out_degree())
     candidates = np.flatnonzero(degree > 0)
@@ -115,11 +113,15 @@ def bench_graph(run: Run, name: str, graph, args, rng) -> None:
         rng.choice(candidates, size=min(args.sources, candidates.size), replace=False)
     )
     matrix = graph.to_scipy()
-    gb_graph = base.gb_matrix(graph)
-    g = base.ig_graph(graph)
+    graphblas = "gb" in run.impls  # the bench extra's libraries only where asked for
+    gb_graph = base.gb_matrix(graph) if graphblas else None
+    g = base.ig_graph(graph) if "igraph" in run.impls else None
     print(f"{name}: {n} vertices, {graph.num_edges} directed edges, source {source}", flush=True)
     todo = args.algorithms
-    gb.ss.config["nthreads"] = 1
+    if graphblas:
+        import graphblas as gb
+
+        gb.ss.config["nthreads"] = 1
 
     if "bfs" in todo:
         key = (name, "bfs")
@@ -182,7 +184,7 @@ def bench_graph(run: Run, name: str, graph, args, rng) -> None:
         close = lambda r: np.allclose(r, rank, rtol=1e-9, atol=1e-15)  # noqa: E731
         run.measure(key, "bspgraph", lambda: bsp_pagerank(graph, k)[0], close)
         run.measure(key, "scipy", lambda: base.scipy_pagerank(transposed, dangling, k), close)
-        gb_p, gb_dangling = base.gb_transition(gb_graph)
+        gb_p, gb_dangling = base.gb_transition(gb_graph) if graphblas else (None, None)
         run.measure(
             key, "gb", lambda: base.gb_pagerank(gb_p, gb_dangling, k), close, graphblas=True
         )
