@@ -22,13 +22,14 @@ from . import functors
 from .advance import advance, count_out_edges, many_out_edges
 from .frontier import Frontier, read_counts
 from .kernels import level_limits
-from .lanes import advance_lanes, reduce_lanes
+from .lanes import advance_lanes, advance_pairs, reduce_lanes, reduce_pairs
 from .operators import compute, filter, flatten, link, link_pairs, neighbor_reduce  # noqa: A004
 
 __all__ = [
     "Frontier",
     "advance",
     "advance_lanes",
+    "advance_pairs",
     "compute",
     "count_out_edges",
     "filter",
@@ -41,4 +42,5 @@ __all__ = [
     "neighbor_reduce",
     "read_counts",
     "reduce_lanes",
+    "reduce_pairs",
 ]

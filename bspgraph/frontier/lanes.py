@@ -12,6 +12,11 @@ matrix times the adjacency matrix, whatever ``b`` is:
 - :func:`reduce_lanes` pulls, for each frontier row ``u``, the sum of ``values[v, j]`` over its
   out-edges ``u -> v``.
 
+Where each row is active in few of its lanes (a deep graph: every source's levels reach a
+vertex at another time), a level is better held as its ``(row, lane)`` pairs:
+:func:`advance_pairs` and :func:`reduce_pairs` do the same sums for pairs, at the pairs' own
+edges on a light level (a sort and a segmented sum), through the products above on a heavy one.
+
 Both read only the edges this device holds: on one device of several, :func:`advance_lanes`
 pushes from the rows it holds (sums over its own edges: partial, to be added up by the
 enactor's ``add`` or decided by ``min``), and :func:`reduce_lanes` gives the sums of the rows
@@ -23,6 +28,11 @@ from __future__ import annotations
 import numpy as np
 
 from .frontier import Frontier
+
+# A level whose pairs' rows hold at most num_vertices / LIGHT_SHARE out-edges moves along
+# those edges only (where a superstep is cheap: NumPy), with no pass over the V x b lanes:
+# luxembourg_osm's levels from 20 sources are a few hundred pairs of 114,599 x 20.
+LIGHT_SHARE = 2
 
 
 def advance_lanes(graph, frontier: Frontier, values):
@@ -93,6 +103,83 @@ def reduce_lanes(graph, values, frontier: Frontier):
         return graph.xp.zeros((len(frontier), values.shape[1]), dtype=values.dtype)
     return graph.backend.lane_sums(graph.forward.offsets, graph.forward.indices, values,
                                    rows=frontier.ids)  # fmt: skip
+
+
+def advance_pairs(graph, rows, lanes, values, width: int):
+    """Push a batch held as ``(row, lane)`` pairs along the out-edges that ``graph`` holds.
+
+    Parameters
+    ----------
+    graph : Graph
+    rows, lanes : int arrays of one length
+        Distinct pairs: vertex ``rows[k]`` is active in lane ``lanes[k]`` (< ``width``).
+    values : float array
+        The value of each pair.
+    width : int
+        The lanes of the batch.
+
+    Returns
+    -------
+    (rows, lanes, sums)
+        The distinct pairs ``(v, j)`` reached by an edge ``u -> v`` from a pair ``(u, j)``,
+        sorted by ``v`` then ``j``, and the sum of the values pushed to each (0 sums left
+        out). A light level (its rows' out-edges at most ``num_vertices / LIGHT_SHARE``, on
+        a backend with cheap supersteps) gathers its edges, sorts them by pair and sums each
+        run; a heavy one is one product over the lanes (:func:`advance_lanes`).
+    """
+    xp, n = graph.xp, graph.num_vertices
+    offsets = graph.forward.offsets
+    starts = offsets[rows]
+    degrees = offsets[rows + 1] - starts
+    total = int(graph.backend.total(degrees)) if rows.shape[0] else 0
+    if not total:
+        none = rows[:0]
+        return none, none, values[:0]
+    if graph.backend.costly_supersteps or total * LIGHT_SHARE > n:
+        ids = graph.backend.unique(rows)
+        dense = xp.zeros((ids.shape[0], width), dtype=values.dtype)
+        dense[xp.searchsorted(ids, rows), lanes] = values
+        out = advance_lanes(graph, Frontier.from_ids(graph, ids), dense)
+        reached, lane = xp.nonzero(out)
+        return reached.astype(rows.dtype), lane, out[reached, lane]
+    pair = xp.arange(rows.shape[0])
+    src, dst, _ = graph.backend.expand(pair, starts, degrees, graph.indices)
+    key = dst.astype(np.int64) * width + lanes[src]
+    order = xp.argsort(key, kind="stable")  # a pair's terms in the order of the pairs
+    key = key[order]
+    first = xp.ones(key.shape[0], dtype=bool)
+    first[1:] = key[1:] != key[:-1]
+    sums = graph.backend.reduce_runs(values[src[order]], first, "sum", np.int64)
+    key = key[first]
+    kept = xp.flatnonzero(sums)
+    key, sums = key[kept], sums[kept]
+    return (key // width).astype(rows.dtype), key % width, sums
+
+
+def reduce_pairs(graph, values, rows, lanes):
+    """For each pair ``(rows[k], lanes[k])``, the sum of ``values[v, lanes[k]]`` over the
+    out-edges ``rows[k] -> v`` that ``graph`` holds (0 without edges here): the pairs'
+    :func:`reduce_lanes`. A light level gathers its edges' terms and sums them row by row; a
+    heavy one is one product over the lanes of its distinct rows."""
+    xp, n = graph.xp, graph.num_vertices
+    offsets = graph.forward.offsets
+    starts = offsets[rows]
+    degrees = offsets[rows + 1] - starts
+    total = int(graph.backend.total(degrees)) if rows.shape[0] else 0
+    out = xp.zeros(rows.shape[0], dtype=values.dtype)
+    if not total:
+        return out
+    if graph.backend.costly_supersteps or total * LIGHT_SHARE > n:
+        ids = graph.backend.unique(rows)
+        sums = reduce_lanes(graph, values, Frontier.from_ids(graph, ids))
+        return sums[xp.searchsorted(ids, rows), lanes]
+    pair = xp.arange(rows.shape[0])
+    src, dst, _ = graph.backend.expand(pair, starts, degrees, graph.indices)
+    held = xp.flatnonzero(degrees)
+    first = xp.zeros(total, dtype=bool)
+    first[(xp.cumsum(degrees) - degrees)[held]] = True  # each pair's edges, pair after pair
+    out[held] = graph.backend.reduce_runs(values[dst, lanes[src]], first, "sum", np.int64)
+    return out
 
 
 def prepare(graph, direction: str, dtype=None) -> None:

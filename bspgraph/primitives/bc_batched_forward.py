@@ -12,8 +12,9 @@ from ._batch import lane_edges
 
 class BatchedForward(Primitive):
     """:class:`Forward` from ``lanes`` sources at once: ``depth`` and ``sigma`` are rows of
-    lanes, and a level's path counts for the whole batch are one product (the frontier's
-    ``sigma`` times the adjacency matrix, masked by the unvisited lanes)."""
+    lanes, and a level's path counts for the whole batch are one operator call on its
+    ``(row, lane)`` pairs (:func:`~bspgraph.frontier.advance_pairs`: the frontier's ``sigma``
+    times the adjacency matrix, kept where the lane is unvisited)."""
 
     state = (
         State("depth", "vertex", init="max", unset=-1, lanes="lanes"),
@@ -30,13 +31,17 @@ class BatchedForward(Primitive):
         return fr.Frontier.from_ids(graph, graph.backend.unique(ids))
 
     def step(self, graph, frontier, state, iteration):
-        xp, rows = graph.xp, frontier.ids
-        level = xp.where(state.depth[rows] == iteration, state.sigma[rows], 0.0)
-        paths = fr.advance_lanes(graph, frontier, level)  # plus.times over the level's edges
-        new = (paths > 0) & (state.depth == np.iinfo(state.depth.dtype).max)
-        xp.copyto(state.depth, state.depth.dtype.type(iteration + 1), where=new)
-        xp.copyto(state.sigma, paths, where=new)
-        return fr.Frontier.from_mask(graph, new.any(axis=1))
+        xp, ids = graph.xp, frontier.ids
+        at, lanes = xp.nonzero(state.depth[ids] == iteration)  # the level's (row, lane) pairs
+        rows = ids[at]
+        # plus.times over the level's edges: the path counts of the pairs it reaches
+        rows, lanes, paths = fr.advance_pairs(graph, rows, lanes, state.sigma[rows, lanes],
+                                              state.sigma.shape[1])  # fmt: skip
+        new = xp.flatnonzero(state.depth[rows, lanes] == np.iinfo(state.depth.dtype).max)
+        rows, lanes = rows[new], lanes[new]
+        state.depth[rows, lanes] = iteration + 1
+        state.sigma[rows, lanes] = paths[new]
+        return fr.Frontier.from_ids(graph, graph.backend.unique(rows))
 
     def traversed_edges(self, graph, state):
         return lane_edges(graph, state.depth)

@@ -88,7 +88,9 @@ class BFS(Primitive):
 
 class BatchedBFS(Primitive):
     """BFS from ``lanes`` sources at once: ``depth`` is a row of lanes per vertex (lane ``j``:
-    hops from the ``j``-th source), and a level of the whole batch is one product."""
+    hops from the ``j``-th source), and a level of the whole batch is one operator call on
+    its ``(row, lane)`` pairs (:func:`~bspgraph.frontier.advance_pairs`: one product on a
+    heavy level)."""
 
     state = (State("depth", "vertex", init="max", unset=-1, lanes="lanes"),)
     communicate = {"depth": "min"}  # lane by lane
@@ -100,11 +102,14 @@ class BatchedBFS(Primitive):
         return fr.Frontier.from_ids(graph, graph.backend.unique(ids))
 
     def step(self, graph, frontier, state, iteration):
-        active = state.depth[frontier.ids] == iteration  # the lanes each row is in the level of
-        reached = fr.advance_lanes(graph, frontier, active)
-        new = reached & (state.depth == np.iinfo(state.depth.dtype).max)
-        graph.xp.copyto(state.depth, state.depth.dtype.type(iteration + 1), where=new)
-        return fr.Frontier.from_mask(graph, new.any(axis=1))
+        xp, ids = graph.xp, frontier.ids
+        at, lanes = xp.nonzero(state.depth[ids] == iteration)  # the level's (row, lane) pairs
+        rows, lanes, _ = fr.advance_pairs(graph, ids[at], lanes, xp.ones(at.shape[0], np.float32),
+                                          state.depth.shape[1])  # (paths: any reaches)  # fmt: skip
+        new = xp.flatnonzero(state.depth[rows, lanes] == np.iinfo(state.depth.dtype).max)
+        rows = rows[new]
+        state.depth[rows, lanes[new]] = iteration + 1
+        return fr.Frontier.from_ids(graph, graph.backend.unique(rows))
 
     def traversed_edges(self, graph, state):
         return lane_edges(graph, state.depth)
