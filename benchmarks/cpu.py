@@ -4,6 +4,12 @@
     python -m benchmarks.cpu --scale 16 --grid 200    # a quick run
     python -m benchmarks.cpu --algorithms bfs sssp    # a subset
     python -m benchmarks.cpu --impls bspgraph         # bspgraph only (before / after a change)
+    python -m benchmarks.cpu --roads                  # luxembourg_osm and grid1000 (issue 54)
+
+``--roads`` runs the high-diameter graphs (luxembourg_osm from ../shared/graphs, the 1000 x
+1000 grid) against scipy and networkx (BFS, SSSP, CC; betweenness from 20 sources of
+luxembourg_osm against networkx's ``betweenness_centrality_subset``, timed once) and prints
+the issue's road targets.
 
 Needs the ``bench`` extra (``pip install -e '.[bench]'``: python-graphblas, python-igraph).
 One device, one process: bspgraph, scipy and igraph run single-threaded; SuiteSparse:GraphBLAS
@@ -16,8 +22,14 @@ exactly; PageRank and BC to 1e-9). Prints one row per (graph, algorithm): median
 from __future__ import annotations
 
 import argparse
+import datetime
+import os
+import platform
 import statistics
+import subprocess
+import sys
 import time
+from pathlib import Path
 
 import numpy as np
 
@@ -31,7 +43,12 @@ from . import cpu_baselines as base
 
 backend = bspgraph.backend.get_backend("numpy")
 ALGORITHMS = ("bfs", "sssp", "cc", "pagerank", "bc", "tc")
-IMPLS = ("bspgraph", "bsp-no-numba", "scipy", "numpy-push", "gb-1t", "gb-nt", "igraph")
+IMPLS = ("bspgraph", "bsp-no-numba", "scipy", "numpy-push", "gb-1t", "gb-nt", "igraph",
+         "networkx")  # fmt: skip
+ROAD_IMPLS = ("bspgraph", "scipy", "networkx")
+LUXEMBOURG = (
+    Path(__file__).resolve().parents[2] / "shared" / "graphs" / "luxembourg_osm.headerless.txt"
+)
 # where bspgraph runs an optional numba kernel (frontier/_numba.py, primitives/_tc_numba.py)
 ACCELERATED = ("bfs", "tc")
 
@@ -73,6 +90,19 @@ class Run:
         self.repeat, self.threads, self.impls = repeat, threads, tuple(impls)
         self.times: dict[tuple[str, str], dict[str, float]] = {}
         self.notes: dict[tuple[str, str], str] = {}
+
+    def once(self, key, impl, fn, check):
+        """Time one call of ``fn`` (no warm-up: a slow reference such as networkx's BC)."""
+        if impl not in self.impls:
+            return
+        started = time.perf_counter()
+        answer = fn()
+        seconds = time.perf_counter() - started
+        if not check(answer):
+            raise AssertionError(f"{key[0]} {key[1]}: {impl} differs from bspgraph")
+        self.times.setdefault(key, {})[impl] = seconds
+        print(f"  {key[0]} {key[1]:<9} {impl:<10} {seconds * 1e3:10.1f} ms  (checked, once)",
+              flush=True)  # fmt: skip
 
     def measure(self, key, impl, fn, check, *, graphblas=False):
         """Time ``fn``; assert ``check(answer)``; GraphBLAS at 1 thread, then ``threads``;
@@ -116,6 +146,7 @@ def bench_graph(run: Run, name: str, graph, args, rng) -> None:
     graphblas = "gb" in run.impls  # the bench extra's libraries only where asked for
     gb_graph = base.gb_matrix(graph) if graphblas else None
     g = base.ig_graph(graph) if "igraph" in run.impls else None
+    nxg = base.nx_graph(graph) if "networkx" in run.impls else None
     print(f"{name}: {n} vertices, {graph.num_edges} directed edges, source {source}", flush=True)
     todo = args.algorithms
     if graphblas:
@@ -140,6 +171,8 @@ def bench_graph(run: Run, name: str, graph, args, rng) -> None:
         run.measure(
             key, "igraph", lambda: base.ig_bfs(g, source), lambda d: np.array_equal(d, depth)
         )
+        run.once(key, "networkx", lambda: base.nx_bfs(nxg, source, n),
+                    lambda d: np.array_equal(d, depth))  # fmt: skip
 
     if "sssp" in todo:
         key = (name, "sssp")
@@ -151,6 +184,7 @@ def bench_graph(run: Run, name: str, graph, args, rng) -> None:
         run.measure(key, "scipy", lambda: base.scipy_sssp(matrix, source), same)
         run.measure(key, "gb", lambda: base.gb_sssp(gb_graph, source), same, graphblas=True)
         run.measure(key, "igraph", lambda: base.ig_sssp(g, source), same)
+        run.once(key, "networkx", lambda: base.nx_sssp(nxg, source, n), same)
 
     if "cc" in todo:
         key = (name, "cc")
@@ -163,6 +197,7 @@ def bench_graph(run: Run, name: str, graph, args, rng) -> None:
         run.measure(key, "scipy", lambda: base.smallest_id_labels(base.scipy_cc(matrix)), same)
         run.measure(key, "gb", lambda: base.gb_cc(gb_graph), same, graphblas=True)
         run.measure(key, "igraph", lambda: base.ig_cc(g), same)
+        run.once(key, "networkx", lambda: base.nx_cc(nxg, n), same)
 
     if "pagerank" in todo:
         key, k = (name, "pagerank"), args.pr_iterations
@@ -192,7 +227,7 @@ def bench_graph(run: Run, name: str, graph, args, rng) -> None:
         run.measure(key, "igraph", lambda: base.ig_pagerank(g),  # PRPACK: solved, not iterated
                     lambda r: np.abs(r - converged).sum() < 1e-6)  # fmt: skip
 
-    if "bc" in todo and name.startswith("rmat"):  # a grid's path counts overflow float64
+    if "bc" in todo and not name.startswith("grid"):  # a grid's path counts overflow float64
         key, listed = (name, "bc"), sources.tolist()
         centrality = bg.betweenness_centrality(graph, listed, backend="numpy").centrality
         run.notes[key] = f"{len(listed)} sources"
@@ -207,6 +242,7 @@ def bench_graph(run: Run, name: str, graph, args, rng) -> None:
                     lambda c: np.allclose(c, centrality, rtol=1e-9, atol=1e-15))  # fmt: skip
         run.measure(key, "gb", lambda: base.gb_bc(gb_graph, sources), close, graphblas=True)
         run.measure(key, "igraph", lambda: base.ig_bc(g, listed), close)
+        run.once(key, "networkx", lambda: base.nx_bc(nxg, listed), close)
 
     if "tc" in todo and (not name.startswith("rmat") or int(name[4:]) <= args.tc_max_scale):
         key = (name, "tc")
@@ -229,7 +265,8 @@ def targets(run: Run) -> list[tuple[str, str, float, float, str]]:
 
     rmat20, rmat18, grid = ("rmat20", "bfs"), ("rmat18", "tc"), ("grid1000", "bfs")
     add(rmat20, "bspgraph", 120.0, "120 ms")
-    add(grid, "bspgraph", 90.0, "90 ms")
+    if ("luxembourg_osm", "bc") not in run.times:  # (the rmat/grid run's, not --roads')
+        add(grid, "bspgraph", 90.0, "90 ms")
     for algorithm, against in (("sssp", "scipy"), ("cc", "scipy"), ("bc", "gb-1t")):
         row = run.times.get(("rmat20", algorithm), {})
         if against in row:
@@ -237,6 +274,20 @@ def targets(run: Run) -> list[tuple[str, str, float, float, str]]:
     row = run.times.get(("rmat18", "tc"), {})
     if "gb-1t" in row:
         add(rmat18, "bspgraph", row["gb-1t"] * 1e3, "gb-1t")
+    road = ("luxembourg_osm", "bc")
+    add(road, "bspgraph", 3300.0, "3.3 s (networkx / 3)")
+    if "networkx" in run.times.get(road, {}):
+        add(road, "bspgraph", run.times[road]["networkx"] * 1e3 / 3, "networkx / 3")
+    for graph, algorithms in (("grid1000", ("sssp", "cc")),
+                              ("luxembourg_osm", ("sssp", "cc", "bfs"))):  # fmt: skip
+        for algorithm in algorithms:
+            row = run.times.get((graph, algorithm), {})
+            if "scipy" in row:
+                add((graph, algorithm), "bspgraph", row["scipy"] * 1e3, "scipy")
+    row = run.times.get(("grid1000", "pagerank"), {})
+    if "_step" in row:
+        out.append(("grid1000", "pagerank iteration", row["_ratio"] * row["_matvec"] * 1e3,
+                    1.3 * row["_matvec"] * 1e3, "1.3x scipy matvec"))  # fmt: skip
     row = run.times.get(("rmat20", "pagerank"), {})
     if "_step" in row:  # judged by the median of per-run ratios (interleaved runs)
         out.append(("rmat20", "pagerank iteration", row["_ratio"] * row["_matvec"] * 1e3,
@@ -271,6 +322,17 @@ def print_table(run: Run) -> None:
             print(f"| {graph} {algorithm} | {ms:,.1f} | {limit:,.1f} | {text} | {verdict} |")
 
 
+def header(command: str) -> str:
+    """``# <machine>, <date>, commit <hash>: <command>``: what benchmarks.results reads."""
+    try:
+        commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True,
+                                text=True, check=True).stdout.strip()  # fmt: skip
+    except (OSError, subprocess.CalledProcessError):
+        commit = "unknown"
+    machine = f"{platform.machine()} {os.cpu_count()} cores, NumPy {np.__version__}"
+    return f"# {machine}, {datetime.date.today()}, commit {commit}: {command}"
+
+
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--scale", type=int, nargs="*", default=[18, 20])
@@ -288,11 +350,26 @@ def main(argv=None) -> None:
         default=["bspgraph", "scipy", "numpy-push", "gb", "igraph"],
         help="implementations to time (gb: GraphBLAS at 1 and --threads threads)",
     )
+    parser.add_argument(
+        "--roads",
+        action="store_true",
+        help="luxembourg_osm and grid1000 against scipy and networkx",
+    )
     args = parser.parse_args(argv)
+    if args.roads:
+        args.scale, args.grid, args.sources = [], 1000, 20
+        args.algorithms = [a for a in args.algorithms if a != "tc"]
+        if args.impls == parser.get_default("impls"):
+            args.impls = list(ROAD_IMPLS)
+        print(header("python -m benchmarks.cpu " + " ".join(argv if argv is not None
+                                                              else sys.argv[1:])))  # fmt: skip
     run = Run(args.repeat, args.threads, args.impls)
     graphs = [(f"rmat{s}", lambda s=s: bg.generators.rmat(s, args.edge_factor, seed=1,
                                                           weights=True, backend="numpy"))
               for s in args.scale]  # fmt: skip
+    if args.roads:
+        graphs.append(("luxembourg_osm", lambda: bg.read_edgelist(
+            LUXEMBOURG, base=1, directed=False, backend="numpy")))  # fmt: skip
     if args.grid:
         graphs.append((f"grid{args.grid}", lambda: bg.generators.grid(
             args.grid, args.grid, weights=True, seed=1, backend="numpy")))  # fmt: skip

@@ -282,3 +282,55 @@ def ig_tc(g) -> np.ndarray:
     local = np.asarray(g.transitivity_local_undirected(mode="zero"))
     degree = np.asarray(g.degree())
     return np.rint(local * degree * (degree - 1) / 2).astype(np.int64)
+
+
+# --- networkx ---------------------------------------------------------------------------------
+def nx_graph(graph):
+    """The graph as a networkx Graph (undirected graphs here), weights as ``weight``."""
+    import networkx as nx
+
+    src, dst, weight = graph.edges()
+    g = nx.Graph()
+    g.add_nodes_from(range(graph.num_vertices))
+    if weight is None:
+        g.add_edges_from(zip(src.tolist(), dst.tolist()))
+    else:
+        g.add_weighted_edges_from(zip(src.tolist(), dst.tolist(), weight.astype(float).tolist()))
+    return g
+
+
+def nx_bfs(g, source: int, n: int) -> np.ndarray:
+    import networkx as nx
+
+    depth = np.full(n, -1, dtype=np.int64)
+    for v, d in nx.single_source_shortest_path_length(g, source).items():
+        depth[v] = d
+    return depth
+
+
+def nx_sssp(g, source: int, n: int) -> np.ndarray:
+    import networkx as nx
+
+    distance = np.full(n, np.inf)
+    for v, d in nx.single_source_dijkstra_path_length(g, source).items():
+        distance[v] = d
+    return distance
+
+
+def nx_cc(g, n: int) -> np.ndarray:
+    import networkx as nx
+
+    labels = np.empty(n, dtype=np.int64)
+    for component in nx.connected_components(g):
+        members = list(component)
+        labels[members] = min(members)
+    return labels
+
+
+def nx_bc(g, sources) -> np.ndarray:
+    """Unscaled dependency sums over ``sources`` (``betweenness_centrality_subset`` to every
+    target, which halves undirected sums), as ``gb_bc``."""
+    import networkx as nx
+
+    values = nx.betweenness_centrality_subset(g, list(sources), list(g), normalized=False)
+    return 2 * np.array([values[v] for v in range(g.number_of_nodes())])

@@ -20,6 +20,11 @@ from .operators import owned_range, range_rows
 NUMBA = f"{__package__}._numba"  # the numba kernels (import numba: optional)
 
 HOST_CHUNK_EDGES = 1 << 22  # edges per pass: smaller temporaries, fewer page faults
+# A frontier of at most TINY_VERTICES vertices and TINY_EDGES out-edges is pushed by a loop
+# over its edges in Python: a dozen NumPy calls on arrays of a few entries cost more (a road
+# path's BFS level, one vertex: 50 -> 13 us a superstep, SSSP's 43 -> 19; benchmarks.light_steps)
+TINY_VERTICES = 8
+TINY_EDGES = 32
 SPMV_SHARE = 4  # candidates holding > 1/SPMV_SHARE of the in-edges pull by one product
 
 
@@ -29,6 +34,9 @@ def visit_push(graph, ids, depth, value, parent) -> Frontier:
     output is deduplicated in a mask when it may be large, else by a sort. With numba
     installed, one compiled pass instead, which also counts the output's out-edges."""
     ids = ids.astype(np.intp, copy=False)  # NumPy indexes with intp ~4x faster than int32
+    edges = _tiny(graph, ids)
+    if edges is not None:
+        return _visit_tiny(graph, edges, depth, value, parent)
     kernel = graph.backend.accelerated(NUMBA, "visit_push")
     if kernel is not None:
         null = graph.indices[:0] if parent is None else parent
@@ -116,6 +124,9 @@ def relax_push(graph, ids, distance) -> Frontier:
     """``functors.relax_min`` fused on NumPy: sources' distances repeated (not gathered per
     edge), one scatter-min of the improving candidates, the output deduplicated as above."""
     ids, n = ids.astype(np.intp, copy=False), graph.num_vertices
+    edges = _tiny(graph, ids)
+    if edges is not None:
+        return _relax_tiny(graph, edges, distance)
     starts, degrees = rows_of(graph, ids)
     total = int(degrees.sum()) if ids.size else 0
     if total == 0:
@@ -192,3 +203,48 @@ def visit_pull(graph, in_frontier, candidates, depth, value, parent) -> Frontier
     depth[ids] = value
     ids = ids.astype(graph.indices.dtype)  # sorted and distinct, as a mask converts to
     return Frontier(n, graph.backend, ids=ids, mask=reached)
+
+
+def _tiny(graph, ids) -> list[tuple[int, int, int]] | None:
+    """The out-edges ``(u, first, last)`` (CSR positions ``first .. last - 1``) of the frontier
+    ``ids`` when it is tiny (TINY_VERTICES, TINY_EDGES); else None."""
+    if ids.shape[0] > TINY_VERTICES:
+        return None
+    offsets, rows, total = graph.offsets, [], 0
+    for u in ids.tolist():
+        first, last = int(offsets[u]), int(offsets[u + 1])
+        total += last - first
+        if total > TINY_EDGES:
+            return None
+        rows.append((u, first, last))
+    return rows
+
+
+def _visit_tiny(graph, rows, depth, value, parent) -> Frontier:
+    """:func:`visit_push` on a tiny frontier, edge by edge (the first writer wins), with the
+    output's out-edges counted."""
+    indices, degree, found, edges = graph.indices, graph.cost_degrees()[0], [], 0
+    for u, first, last in rows:
+        for v in indices[first:last].tolist():
+            if depth[v] > value:
+                depth[v] = value
+                if parent is not None:
+                    parent[v] = u
+                found.append(v)
+                edges += int(degree[v])
+    return Frontier.from_ids(graph, np.array(found, dtype=graph.indices.dtype), out_edges=edges)
+
+
+def _relax_tiny(graph, rows, distance) -> Frontier:
+    """:func:`relax_push` on a tiny frontier, edge by edge, with the output's out-edges."""
+    indices, weights, degree = graph.indices, graph.weights, graph.cost_degrees()[0]
+    improved = {}
+    for u, first, last in rows:
+        for e, v in enumerate(indices[first:last].tolist(), start=first):
+            candidate = distance[u] + (1 if weights is None else weights[e])
+            if candidate < distance[v]:
+                distance[v] = candidate
+                improved[v] = None
+    edges = sum(int(degree[v]) for v in improved)
+    ids = np.array(sorted(improved), dtype=graph.indices.dtype)
+    return Frontier.from_ids(graph, ids, out_edges=edges)
