@@ -194,6 +194,21 @@ def first_minute(name: str, text: str) -> Run:
     return Run(head["device"], head["date"], head["commit"], command, table, notes)
 
 
+def roads(name: str, text: str) -> Run:
+    """benchmarks.cpu --roads: its two tables (the rows; the issue's targets), as it wrote
+    them."""
+    head = _match(r"^# (?P<device>.+?), (?P<date>\d{4}-\d\d-\d\d), commit (?P<commit>\w+): "
+                  r"(?P<command>.+)$", text, "header", name)  # fmt: skip
+    lines = text.splitlines()
+    table = [line for line in lines if line.startswith("|")]
+    split = next((k for k in range(1, len(table)) if table[k].startswith("| target |")), None)
+    if not table or split is None:
+        raise ValueError(f"benchmarks/data/{name}: no rows or no targets table")
+    table = table[:split] + [""] + table[split:]
+    notes = [line for line in lines if line.startswith("ms: ")]
+    return Run(head["device"], head["date"], head["commit"], head["command"], table, notes)
+
+
 @dataclass(frozen=True)
 class Topic:
     title: str
@@ -205,6 +220,7 @@ TOPICS = (
     Topic("One GPU", "gpu-rmat24-h200-9592d9b.txt", one_gpu),
     Topic("Several GPUs", "x2-nccl-rmat24-h200-c5d528c.txt", several_gpus),
     Topic("CPU", "cpu-rmat18-gates-b8a8e8d-5726d61.txt", cpu),
+    Topic("Roads and meshes (CPU)", "cpu-roads-465cc79.txt", roads),
     Topic("Files", "io-cpu-a55ce57.txt", files),
     Topic("Many sources", "many-sources-h100-1dddd7f.txt", many_sources),
     Topic("First minute", "cold-start-h100-337cdd2.txt", first_minute),

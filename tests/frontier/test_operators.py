@@ -346,3 +346,27 @@ def test_flatten_points_every_vertex_at_its_root(fractions):
     graph = bg.Graph.from_edges([], [], num_vertices=n, backend="numpy")
     fr.flatten(graph, parent)
     np.testing.assert_array_equal(parent, expected)
+
+
+@pytest.mark.parametrize("light", [True, False])
+def test_lane_pairs_equal_the_products_over_the_lanes(light, monkeypatch):
+    """advance_pairs / reduce_pairs give the sums of advance_lanes / reduce_lanes at the pairs,
+    on a light level (edges gathered, summed per pair) and a heavy one (the products)."""
+    from bspgraph.frontier import lanes
+
+    monkeypatch.setattr(lanes, "LIGHT_SHARE", 0 if light else 10**9)
+    graph = bg.generators.grid(6, 7, backend="numpy")
+    rng = np.random.default_rng(3)
+    width, n = 5, graph.num_vertices
+    values = np.where(rng.random((n, width)) < 0.3, rng.integers(1, 9, (n, width)), 0.0)
+    rows, lanes_of = np.nonzero(values[:20])  # the pairs of the first 20 rows
+    frontier = fr.Frontier.from_ids(graph, np.arange(20))
+    dense = fr.advance_lanes(graph, frontier, values[:20])
+    got_rows, got_lanes, sums = fr.advance_pairs(
+        graph, rows, lanes_of, values[rows, lanes_of], width
+    )
+    want_rows, want_lanes = np.nonzero(dense)
+    assert np.array_equal(got_rows, want_rows) and np.array_equal(got_lanes, want_lanes)
+    assert np.array_equal(sums, dense[want_rows, want_lanes])
+    reduced = fr.reduce_lanes(graph, values, frontier)
+    assert np.array_equal(fr.reduce_pairs(graph, values, rows, lanes_of), reduced[rows, lanes_of])
