@@ -40,7 +40,7 @@ from .multi_gpu import ALGORITHMS
 PHASES = ("_stepped", "_chosen_unread", "_message", "_package", "_slab", "_exchange",
           "_next_frontier_counted", "_next_frontier", "_next_frontier_dense", "_union_edges",
           "_combine_scalars", "_converged", "_sum", "_owned_count", "_read_each", "_unpacked",
-          "read_counts", "_gather", "_parts")  # fmt: skip
+          "read_counts", "_level", "_unfolded", "_gather", "_parts")  # fmt: skip
 INSIDE = {  # a phase timed within another (and the transport's own steps, "(...)")
     "step": "_stepped",  # (the primitive's step; the count it leaves is queued around it)
     "_package": "_message",

@@ -120,7 +120,9 @@ def several_gpus(name: str, text: str) -> Run:
                        if c.startswith(("mpiexec", "--")))  # fmt: skip
     rounds = _rounds(text, "# round")
     table = _table(MULTI_HEADER, _against_one(rounds, name), right_from=1)
-    notes = [f"{head['what']}; rounds 1 / 2 in each cell"]
+    order = " / ".join(str(r + 1) for r in range(len(rounds)))
+    notes = [f"{head['what']}; " + (f"rounds {order} in each cell" if len(rounds) > 1
+                                      else "one round")]  # fmt: skip
     notes += [c for c in _comments(text)[1:] if c.startswith("(")]
     return Run(head["device"], head["date"], commit, command, table, notes)
 
@@ -218,7 +220,7 @@ class Topic:
 
 TOPICS = (
     Topic("One GPU", "gpu-rmat24-h200-9592d9b.txt", one_gpu),
-    Topic("Several GPUs", "x2-nccl-rmat24-h200-c5d528c.txt", several_gpus),
+    Topic("Several GPUs", "x2-nccl-rmat25-h200-3fdac7a.txt", several_gpus),
     Topic("CPU", "cpu-rmat18-gates-b8a8e8d-5726d61.txt", cpu),
     Topic("Roads and meshes (CPU)", "cpu-roads-465cc79.txt", roads),
     Topic("Files", "io-cpu-a55ce57.txt", files),
