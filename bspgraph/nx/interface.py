@@ -14,6 +14,14 @@ import sys
 from . import algorithms, centrality, paths, traversal  # noqa: F401 (they register their functions)
 from .graph import NxGraph, from_networkx, to_networkx
 
+# networkx's tests of behaviour networkx documents as unspecified, where bspgraph differs
+DIFFERENT_BY_DESIGN = {
+    ("test_strongly_connected", "test_condensation_mapping_and_members"): (
+        "strongly connected components come in the order of their least node, not Tarjan's "
+        "(networkx promises no order); the test expects condensation's numbering by Tarjan's"
+    ),
+}
+
 
 class BackendInterface:
     """What networkx's dispatcher calls: conversions, ``can_run``, and one attribute per
@@ -42,6 +50,18 @@ class BackendInterface:
                              preserve_edge_attrs=preserve_edge_attrs,
                              preserve_node_attrs=preserve_node_attrs,
                              preserve_graph_attrs=preserve_graph_attrs)  # fmt: skip
+
+    @staticmethod
+    def on_start_tests(items) -> None:
+        """Mark networkx's own tests that assert what networkx leaves unspecified and bspgraph
+        does otherwise (xfail, with the reason), as nx-cugraph does."""
+        import pytest
+
+        for item in items:
+            reason = DIFFERENT_BY_DESIGN.get((item.module.__name__.rsplit(".", 1)[-1],
+                                              item.name))  # fmt: skip
+            if reason is not None:
+                item.add_marker(pytest.mark.xfail(reason=reason))
 
     @staticmethod
     def convert_to_nx(obj, *, name=None):
