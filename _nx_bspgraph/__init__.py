@@ -56,6 +56,7 @@ _DOCS = {
     "connected_components": "Union-find over sampled edges, then the rest, on the whole graph.",
     "core_number": "Level-synchronous peeling. " + _DIRECTED,
     "degree_centrality": "Degrees from the edge arrays.",
+    "ancestors": "BFS along in-edges.",
     "descendants": "BFS.",
     "dijkstra_path_length": "Bucketed SSSP. " + _NON_NEGATIVE,
     "eigenvector_centrality": "Power iteration with A + I, as networkx's.",

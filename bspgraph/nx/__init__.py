@@ -56,6 +56,7 @@ from .paths import (
     single_source_shortest_path,
 )
 from .traversal import (
+    ancestors,
     bfs_edges,
     bfs_layers,
     bfs_predecessors,
@@ -89,6 +90,7 @@ __all__ = [
     "NxGraph",
     "from_networkx",
     "to_networkx",
+    "ancestors",
     "average_clustering",
     "betweenness_centrality",
     "bfs_edges",

@@ -167,6 +167,16 @@ def descendants(G, source):
 
 
 @networkx_algorithm
+def ancestors(G, source):
+    """the vertices a BFS (:func:`bspgraph.bfs`) along in-edges reaches, the source excepted."""
+    G = _backend_graph(G)
+    graph = G.graph()
+    depth = primitives.bfs(graph.reversed() if graph.directed else graph,
+                           _check_node(G, source)).depth  # fmt: skip
+    return set(G.labels(np.flatnonzero(depth > 0)))
+
+
+@networkx_algorithm
 def has_path(G, source, target):
     """one BFS (:func:`bspgraph.bfs`) from ``source``."""
     G = _backend_graph(G)

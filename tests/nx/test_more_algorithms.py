@@ -40,6 +40,7 @@ def test_bfs_family_in_networkx_order(G, data):
     reverse = set(bnx.bfs_edges(G, source, reverse=True))  # predecessors in node order
     assert {v for _, v in reverse} == {v for _, v in nx.bfs_edges(G, source, reverse=True)}
     assert bnx.descendants(G, source) == nx.descendants(G, source)
+    assert bnx.ancestors(G, source) == nx.ancestors(G, source)
     target = data.draw(st.sampled_from(list(G)))
     assert bnx.has_path(G, source, target) == nx.has_path(G, source, target)
 
