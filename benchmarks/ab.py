@@ -24,14 +24,17 @@ import tempfile
 
 def export(commit: str, folder: str) -> None:
     """``bspgraph`` and ``benchmarks`` as of ``commit`` into ``folder``."""
-    archive = subprocess.run(["git", "archive", commit, "bspgraph", "benchmarks"],
-                             check=True, capture_output=True).stdout  # fmt: skip
+    archive = subprocess.run(
+        ["git", "archive", commit, "bspgraph", "benchmarks"], check=True, capture_output=True
+    ).stdout
     subprocess.run(["tar", "-x", "-C", folder], input=archive, check=True)
 
 
 def main(argv=None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0],
-                                     usage="%(prog)s BEFORE AFTER [options] -- PYTHON_ARGS...")  # fmt: skip
+    parser = argparse.ArgumentParser(
+        description=__doc__.splitlines()[0],
+        usage="%(prog)s BEFORE AFTER [options] -- PYTHON_ARGS...",
+    )
     parser.add_argument("before", help="a commit (any git revision)")
     parser.add_argument("after", help="the commit to compare with it")
     parser.add_argument("--rounds", type=int, default=3)
@@ -52,8 +55,9 @@ def main(argv=None) -> None:
         for _ in range(args.rounds):
             for label, folder in folders.items():
                 env = dict(os.environ, PYTHONPATH=folder)
-                done = subprocess.run([sys.executable, *command], cwd=folder, env=env,
-                                      capture_output=True, text=True)  # fmt: skip
+                done = subprocess.run(
+                    [sys.executable, *command], cwd=folder, env=env, capture_output=True, text=True
+                )
                 if done.returncode:
                     sys.exit(f"{label}: exit {done.returncode}\n{done.stderr[-2000:]}")
                 for line in done.stdout.splitlines():

@@ -55,15 +55,23 @@ def fit(rows, parts: set[int] | None = None) -> Link:
         if row["P"] > 1 and (parts is None or row["P"] in parts):
             for step in row["supersteps"]:
                 rounds, sent = step["rounds"], step.get("messages", 1) > 0
-                design.append([rounds, rounds * sent, step.get("messages", 0) / row["P"],
-                               step["bytes"] / row["P"]])  # fmt: skip
+                design.append(
+                    [
+                        rounds,
+                        rounds * sent,
+                        step.get("messages", 0) / row["P"],
+                        step["bytes"] / row["P"],
+                    ]
+                )
                 seconds.append(step["comm_seconds"])
     design, seconds = np.asarray(design, float), np.asarray(seconds, float)
     fitted, _ = nnls(design, seconds)
     error = np.abs(design @ fitted - seconds)
-    print(f"comm fit over {len(seconds)} supersteps: median |error| {np.median(error) * 1e3:.2f} "
-          f"ms, largest {error.max() * 1e3:.2f} ms (measured median "
-          f"{np.median(seconds) * 1e3:.2f} ms)")  # fmt: skip
+    print(
+        f"comm fit over {len(seconds)} supersteps: median |error| {np.median(error) * 1e3:.2f} "
+        f"ms, largest {error.max() * 1e3:.2f} ms (measured median "
+        f"{np.median(seconds) * 1e3:.2f} ms)"
+    )
     return Link(*fitted.tolist())
 
 
@@ -80,9 +88,11 @@ class Link:
 
     def __str__(self) -> str:
         rate = f"{1 / self.g / 1e9:.1f} GB/s" if self.g else "inf"
-        return (f"g = {self.g * 1e9:.4f} ns/byte ({rate}), l = {self.latency * 1e6:.0f} us a "
-                f"round, {self.sending * 1e6:.0f} us more a round that sends, "
-                f"{self.message * 1e6:.0f} us a message")  # fmt: skip
+        return (
+            f"g = {self.g * 1e9:.4f} ns/byte ({rate}), l = {self.latency * 1e6:.0f} us a "
+            f"round, {self.sending * 1e6:.0f} us more a round that sends, "
+            f"{self.message * 1e6:.0f} us a message"
+        )
 
 
 def peers(communicator: str, parts: int) -> int:
@@ -133,11 +143,11 @@ def predict(one, two, link: Link, parts: int, four=None) -> float:
     scaled = share(algorithm, communicator, parts) / share(algorithm, communicator, 2)
     rounds = bg.comm.get(communicator).rounds(parts)
     sending = sum(s.get("messages", 1) > 0 for s in two["supersteps"])
-    link_seconds = rounds * (link.latency * len(two["supersteps"])
-                             + (link.sending + link.message * peers(communicator, parts))
-                             * sending)  # fmt: skip
-    seconds = (one["bsp_ms"] / 1e3 / parts + max(grown, 0.0) + link.g * sent * scaled
-               + link_seconds)  # fmt: skip
+    link_seconds = rounds * (
+        link.latency * len(two["supersteps"])
+        + (link.sending + link.message * peers(communicator, parts)) * sending
+    )
+    seconds = one["bsp_ms"] / 1e3 / parts + max(grown, 0.0) + link.g * sent * scaled + link_seconds
     return seconds * 1e3
 
 
@@ -145,9 +155,14 @@ def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("rows", nargs="+", help="JSON files from benchmarks.multi_gpu --json")
     parser.add_argument("--plot", help="write a PNG here (matplotlib)")
-    parser.add_argument("--fit-on", type=int, nargs="+", metavar="P",
-                        help="fit g and l to the runs on these device counts only (default: all "
-                             "P > 1), e.g. 2 to test the model's predictions for 4")  # fmt: skip
+    parser.add_argument(
+        "--fit-on",
+        type=int,
+        nargs="+",
+        metavar="P",
+        help="fit g and l to the runs on these device counts only (default: all "
+        "P > 1), e.g. 2 to test the model's predictions for 4",
+    )
     args = parser.parse_args(argv)
     rows = [row for path in args.rows for row in json.load(open(path))]
     link = fit(rows, set(args.fit_on) if args.fit_on else None)
@@ -157,9 +172,11 @@ def main(argv=None) -> None:
     for r in rows:
         measured[(r["graph"], r["algorithm"], r["partitioner"], r["communicator"])][r["P"]] = r
     table = defaultdict(list)
-    print(f"\n{'graph':<7} {'algorithm':<9} {'partitioner':<13} {'communicator':<12} "
-          f"{'P=1 ms':>8} {'P=2 ms':>8} {'P=4 ms':>8} {'model 2':>8} {'model 4':>8} "
-          f"{'model 8':>8} {'8 (2, 4)':>8}")  # fmt: skip
+    print(
+        f"\n{'graph':<7} {'algorithm':<9} {'partitioner':<13} {'communicator':<12} "
+        f"{'P=1 ms':>8} {'P=2 ms':>8} {'P=4 ms':>8} {'model 2':>8} {'model 4':>8} "
+        f"{'model 8':>8} {'8 (2, 4)':>8}"
+    )
     for two in (r for r in rows if r["P"] == 2 and r["algorithm"] in NEEDS_ALL):
         one = ones[(two["graph"], two["algorithm"])]
         runs = measured[(two["graph"], two["algorithm"], two["partitioner"], two["communicator"])]
@@ -169,9 +186,12 @@ def main(argv=None) -> None:
         runs = {p: row["bsp_ms"] for p, row in runs.items()}
         table[(two["graph"], two["algorithm"])].append((two, model, runs))
         four = f"{runs[4]:8.1f}" if 4 in runs else f"{'-':>8}"
-        print(f"{two['graph']:<7} {two['algorithm']:<9} {two['partitioner']:<13} "
-              f"{two['communicator']:<12} {one['bsp_ms']:8.1f} {two['bsp_ms']:8.1f} {four} "
-              + " ".join(f"{m:8.1f}" for m in model) + f" {eight}")  # fmt: skip
+        print(
+            f"{two['graph']:<7} {two['algorithm']:<9} {two['partitioner']:<13} "
+            f"{two['communicator']:<12} {one['bsp_ms']:8.1f} {two['bsp_ms']:8.1f} {four} "
+            + " ".join(f"{m:8.1f}" for m in model)
+            + f" {eight}"
+        )
     if args.plot:
         plot(table, ones, args.plot)
 
@@ -192,18 +212,29 @@ def plot(table, ones, path: str) -> None:
             if name != graph:
                 continue
             most = max(max(measured) for _, _, measured in runs)
-            two, model, measured = min((run for run in runs if most in run[2]),
-                                       key=lambda run: run[2][most])  # fmt: skip
+            two, model, measured = min(
+                (run for run in runs if most in run[2]), key=lambda run: run[2][most]
+            )
             one = ones[(graph, algorithm)]["bsp_ms"]
             parts = [1, *sorted(measured)]
             speedups = [1] + [one / measured[p] for p in sorted(measured)]
-            line = ax.plot(parts, speedups, "o-", label=f"{algorithm} "
-                           f"({two['communicator']}, {two['partitioner']})")[0]  # fmt: skip
+            line = ax.plot(
+                parts,
+                speedups,
+                "o-",
+                label=f"{algorithm} ({two['communicator']}, {two['partitioner']})",
+            )[0]
             ax.plot(PREDICT, [one / m for m in model], "x--", color=line.get_color())
         ax.plot([1, 8], [1, 8], ":", color="grey", label="linear")
-        ax.set(xscale="log", yscale="log", xticks=[1, 2, 4, 8], yticks=[0.125, 0.25, 0.5, 1, 2, 4, 8],
-               xlabel="GPUs", ylabel="speed-up of the BSP run over 1 GPU",
-               title=f"{graph}: measured (o) and BSP model (x)")  # fmt: skip
+        ax.set(
+            xscale="log",
+            yscale="log",
+            xticks=[1, 2, 4, 8],
+            yticks=[0.125, 0.25, 0.5, 1, 2, 4, 8],
+            xlabel="GPUs",
+            ylabel="speed-up of the BSP run over 1 GPU",
+            title=f"{graph}: measured (o) and BSP model (x)",
+        )
         ax.xaxis.set_major_formatter(matplotlib.ticker.ScalarFormatter())
         ax.yaxis.set_major_formatter(matplotlib.ticker.FormatStrFormatter("%g"))
         ax.xaxis.set_minor_formatter(matplotlib.ticker.NullFormatter())

@@ -76,8 +76,7 @@ def child(args) -> None:
         second = time.perf_counter() - started
         mine = compiles[before:]
         total += first
-        print(f"{name:10} {first:8.4f} {second:9.4f} {len(mine):8d} "
-              f"{sum(c[1] for c in mine):9.2f}")  # fmt: skip
+        print(f"{name:10} {first:8.4f} {second:9.4f} {len(mine):8d} {sum(c[1] for c in mine):9.2f}")
     print(f"{'all':10} {total:8.4f}")
     print(f"slowest compilations (of {len(compiles)}):")
     for where, seconds, names in sorted(compiles, key=lambda c: -c[1])[: args.compiles]:

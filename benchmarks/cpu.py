@@ -43,8 +43,7 @@ from . import cpu_baselines as base
 
 backend = bspgraph.backend.get_backend("numpy")
 ALGORITHMS = ("bfs", "sssp", "cc", "pagerank", "bc", "tc")
-IMPLS = ("bspgraph", "bsp-no-numba", "scipy", "numpy-push", "gb-1t", "gb-nt", "igraph",
-         "networkx")  # fmt: skip
+IMPLS = ("bspgraph", "bsp-no-numba", "scipy", "numpy-push", "gb-1t", "gb-nt", "igraph", "networkx")
 ROAD_IMPLS = ("bspgraph", "scipy", "networkx")
 LUXEMBOURG = (
     Path(__file__).resolve().parents[2] / "shared" / "graphs" / "luxembourg_osm.headerless.txt"
@@ -85,8 +84,9 @@ def timed(fn, repeat: int, before=None):
 class Run:
     """The rows of one benchmark run: ``(graph, algorithm) -> {impl: seconds}`` and notes."""
 
-    def __init__(self, repeat: int, threads: int, impls=("bspgraph", "scipy", "numpy-push", "gb",
-                                                          "igraph")):  # fmt: skip
+    def __init__(
+        self, repeat: int, threads: int, impls=("bspgraph", "scipy", "numpy-push", "gb", "igraph")
+    ):
         self.repeat, self.threads, self.impls = repeat, threads, tuple(impls)
         self.times: dict[tuple[str, str], dict[str, float]] = {}
         self.notes: dict[tuple[str, str], str] = {}
@@ -101,8 +101,10 @@ class Run:
         if not check(answer):
             raise AssertionError(f"{key[0]} {key[1]}: {impl} differs from bspgraph")
         self.times.setdefault(key, {})[impl] = seconds
-        print(f"  {key[0]} {key[1]:<9} {impl:<10} {seconds * 1e3:10.1f} ms  (checked, once)",
-              flush=True)  # fmt: skip
+        print(
+            f"  {key[0]} {key[1]:<9} {impl:<10} {seconds * 1e3:10.1f} ms  (checked, once)",
+            flush=True,
+        )
 
     def measure(self, key, impl, fn, check, *, graphblas=False):
         """Time ``fn``; assert ``check(answer)``; GraphBLAS at 1 thread, then ``threads``;
@@ -159,20 +161,38 @@ def bench_graph(run: Run, name: str, graph, args, rng) -> None:
         r = bg.bfs(graph, source, backend="numpy")
         depth = r.depth
         run.notes[key] = f"{r.stats.iterations} levels, {r.stats.edges / 1e6:.1f} M edges"
-        run.measure(key, "bspgraph", lambda: bg.bfs(graph, source, backend="numpy").depth,
-                    lambda d: np.array_equal(d, depth))  # fmt: skip
-        run.measure(key, "scipy", lambda: base.scipy_bfs(matrix, source),
-                    lambda out: base.check_tree(depth, out[1], source))  # fmt: skip
+        run.measure(
+            key,
+            "bspgraph",
+            lambda: bg.bfs(graph, source, backend="numpy").depth,
+            lambda d: np.array_equal(d, depth),
+        )
+        run.measure(
+            key,
+            "scipy",
+            lambda: base.scipy_bfs(matrix, source),
+            lambda out: base.check_tree(depth, out[1], source),
+        )
         offsets, indices = np.asarray(graph.offsets), np.asarray(graph.indices)
-        run.measure(key, "numpy-push", lambda: base.numpy_push_bfs(offsets, indices, source, n),
-                    lambda d: np.array_equal(d, depth))  # fmt: skip
-        run.measure(key, "gb", lambda: base.gb_bfs(gb_graph, source), lambda d: np.array_equal(d, depth),
-                    graphblas=True)  # fmt: skip
+        run.measure(
+            key,
+            "numpy-push",
+            lambda: base.numpy_push_bfs(offsets, indices, source, n),
+            lambda d: np.array_equal(d, depth),
+        )
+        run.measure(
+            key,
+            "gb",
+            lambda: base.gb_bfs(gb_graph, source),
+            lambda d: np.array_equal(d, depth),
+            graphblas=True,
+        )
         run.measure(
             key, "igraph", lambda: base.ig_bfs(g, source), lambda d: np.array_equal(d, depth)
         )
-        run.once(key, "networkx", lambda: base.nx_bfs(nxg, source, n),
-                    lambda d: np.array_equal(d, depth))  # fmt: skip
+        run.once(
+            key, "networkx", lambda: base.nx_bfs(nxg, source, n), lambda d: np.array_equal(d, depth)
+        )
 
     if "sssp" in todo:
         key = (name, "sssp")
@@ -192,8 +212,9 @@ def bench_graph(run: Run, name: str, graph, args, rng) -> None:
         labels = r.labels
         run.notes[key] = f"{len(np.unique(labels))} components, {r.stats.iterations} supersteps"
         same = lambda x: np.array_equal(x, labels)  # noqa: E731
-        run.measure(key, "bspgraph", lambda: bg.connected_components(graph, backend="numpy").labels,
-                    same)  # fmt: skip
+        run.measure(
+            key, "bspgraph", lambda: bg.connected_components(graph, backend="numpy").labels, same
+        )
         run.measure(key, "scipy", lambda: base.smallest_id_labels(base.scipy_cc(matrix)), same)
         run.measure(key, "gb", lambda: base.gb_cc(gb_graph), same, graphblas=True)
         run.measure(key, "igraph", lambda: base.ig_cc(g), same)
@@ -211,8 +232,10 @@ def bench_graph(run: Run, name: str, graph, args, rng) -> None:
             matvecs.append(timed(lambda: transposed @ x, 5)[0])
         step, matvec = statistics.median(steps), statistics.median(matvecs)
         ratio = statistics.median(a / b for a, b in zip(steps, matvecs))
-        run.notes[key] = (f"{k} iterations; bsp superstep {step * 1e3:.1f} ms, scipy matvec "
-                          f"{matvec * 1e3:.1f} ms ({ratio:.2f}x)")  # fmt: skip
+        run.notes[key] = (
+            f"{k} iterations; bsp superstep {step * 1e3:.1f} ms, scipy matvec "
+            f"{matvec * 1e3:.1f} ms ({ratio:.2f}x)"
+        )
         run.times.setdefault(key, {})["_step"] = step
         run.times[key]["_matvec"] = matvec
         run.times[key]["_ratio"] = ratio
@@ -224,8 +247,12 @@ def bench_graph(run: Run, name: str, graph, args, rng) -> None:
             key, "gb", lambda: base.gb_pagerank(gb_p, gb_dangling, k), close, graphblas=True
         )
         converged = bg.pagerank(graph, tol=1e-15, max_iter=1000, backend="numpy").rank
-        run.measure(key, "igraph", lambda: base.ig_pagerank(g),  # PRPACK: solved, not iterated
-                    lambda r: np.abs(r - converged).sum() < 1e-6)  # fmt: skip
+        run.measure(
+            key,
+            "igraph",
+            lambda: base.ig_pagerank(g),  # PRPACK: solved, not iterated
+            lambda r: np.abs(r - converged).sum() < 1e-6,
+        )
 
     if "bc" in todo and not name.startswith("grid"):  # a grid's path counts overflow float64
         key, listed = (name, "bc"), sources.tolist()
@@ -233,13 +260,17 @@ def bench_graph(run: Run, name: str, graph, args, rng) -> None:
         run.notes[key] = f"{len(listed)} sources"
 
         def close(raw):
-            scaled = _rescale(raw, n, len(listed), listed, normalized=True, directed=False,
-                              endpoints=False)  # fmt: skip
+            scaled = _rescale(
+                raw, n, len(listed), listed, normalized=True, directed=False, endpoints=False
+            )
             return np.allclose(scaled, centrality, rtol=1e-9, atol=1e-15)
 
-        run.measure(key, "bspgraph",
-                    lambda: bg.betweenness_centrality(graph, listed, backend="numpy").centrality,
-                    lambda c: np.allclose(c, centrality, rtol=1e-9, atol=1e-15))  # fmt: skip
+        run.measure(
+            key,
+            "bspgraph",
+            lambda: bg.betweenness_centrality(graph, listed, backend="numpy").centrality,
+            lambda c: np.allclose(c, centrality, rtol=1e-9, atol=1e-15),
+        )
         run.measure(key, "gb", lambda: base.gb_bc(gb_graph, sources), close, graphblas=True)
         run.measure(key, "igraph", lambda: base.ig_bc(g, listed), close)
         run.once(key, "networkx", lambda: base.nx_bc(nxg, listed), close)
@@ -248,8 +279,12 @@ def bench_graph(run: Run, name: str, graph, args, rng) -> None:
         key = (name, "tc")
         r = bg.triangle_count(graph, backend="numpy")
         run.notes[key] = f"{r.total} triangles"
-        run.measure(key, "bspgraph", lambda: bg.triangle_count(graph, backend="numpy").per_vertex,
-                    lambda p: np.array_equal(p, r.per_vertex))  # fmt: skip
+        run.measure(
+            key,
+            "bspgraph",
+            lambda: bg.triangle_count(graph, backend="numpy").per_vertex,
+            lambda p: np.array_equal(p, r.per_vertex),
+        )
         run.measure(key, "gb", lambda: base.gb_tc(gb_graph), lambda t: t == r.total, graphblas=True)
         run.measure(key, "igraph", lambda: base.ig_tc(g), lambda p: np.array_equal(p, r.per_vertex))
 
@@ -278,20 +313,36 @@ def targets(run: Run) -> list[tuple[str, str, float, float, str]]:
     add(road, "bspgraph", 3300.0, "3.3 s (networkx / 3)")
     if "networkx" in run.times.get(road, {}):
         add(road, "bspgraph", run.times[road]["networkx"] * 1e3 / 3, "networkx / 3")
-    for graph, algorithms in (("grid1000", ("sssp", "cc")),
-                              ("luxembourg_osm", ("sssp", "cc", "bfs"))):  # fmt: skip
+    for graph, algorithms in (
+        ("grid1000", ("sssp", "cc")),
+        ("luxembourg_osm", ("sssp", "cc", "bfs")),
+    ):
         for algorithm in algorithms:
             row = run.times.get((graph, algorithm), {})
             if "scipy" in row:
                 add((graph, algorithm), "bspgraph", row["scipy"] * 1e3, "scipy")
     row = run.times.get(("grid1000", "pagerank"), {})
     if "_step" in row:
-        out.append(("grid1000", "pagerank iteration", row["_ratio"] * row["_matvec"] * 1e3,
-                    1.3 * row["_matvec"] * 1e3, "1.3x scipy matvec"))  # fmt: skip
+        out.append(
+            (
+                "grid1000",
+                "pagerank iteration",
+                row["_ratio"] * row["_matvec"] * 1e3,
+                1.3 * row["_matvec"] * 1e3,
+                "1.3x scipy matvec",
+            )
+        )
     row = run.times.get(("rmat20", "pagerank"), {})
     if "_step" in row:  # judged by the median of per-run ratios (interleaved runs)
-        out.append(("rmat20", "pagerank iteration", row["_ratio"] * row["_matvec"] * 1e3,
-                    1.2 * row["_matvec"] * 1e3, "1.2x scipy matvec"))  # fmt: skip
+        out.append(
+            (
+                "rmat20",
+                "pagerank iteration",
+                row["_ratio"] * row["_matvec"] * 1e3,
+                1.2 * row["_matvec"] * 1e3,
+                "1.2x scipy matvec",
+            )
+        )
     return out
 
 
@@ -300,9 +351,11 @@ def print_table(run: Run) -> None:
         return f"{row[impl] * 1e3:,.1f}" if impl in row else "-"
 
     threads = f"gb-{run.threads}t"
-    print("\nms: median of the whole call; gb-1t: GraphBLAS on 1 thread, "
-          f"{threads}: on {run.threads}; bsp-no-numba: bspgraph with BSPGRAPH_NUMBA=0; every "
-          "answer checked equal to bspgraph's")  # fmt: skip
+    print(
+        "\nms: median of the whole call; gb-1t: GraphBLAS on 1 thread, "
+        f"{threads}: on {run.threads}; bsp-no-numba: bspgraph with BSPGRAPH_NUMBA=0; every "
+        "answer checked equal to bspgraph's"
+    )
     heads = ["graph", "algorithm", *[threads if i == "gb-nt" else i for i in IMPLS], "notes"]
     print("| " + " | ".join(heads) + " |")
     print("|" + "---|" * 2 + "---:|" * len(IMPLS) + "---|")
@@ -325,8 +378,9 @@ def print_table(run: Run) -> None:
 def header(command: str) -> str:
     """``# <machine>, <date>, commit <hash>: <command>``: what benchmarks.results reads."""
     try:
-        commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True,
-                                text=True, check=True).stdout.strip()  # fmt: skip
+        commit = subprocess.run(
+            ["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, check=True
+        ).stdout.strip()
     except (OSError, subprocess.CalledProcessError):
         commit = "unknown"
     machine = f"{platform.machine()} {os.cpu_count()} cores, NumPy {np.__version__}"
@@ -361,18 +415,37 @@ def main(argv=None) -> None:
         args.algorithms = [a for a in args.algorithms if a != "tc"]
         if args.impls == parser.get_default("impls"):
             args.impls = list(ROAD_IMPLS)
-        print(header("python -m benchmarks.cpu " + " ".join(argv if argv is not None
-                                                              else sys.argv[1:])))  # fmt: skip
+        print(
+            header(
+                "python -m benchmarks.cpu " + " ".join(argv if argv is not None else sys.argv[1:])
+            )
+        )
     run = Run(args.repeat, args.threads, args.impls)
-    graphs = [(f"rmat{s}", lambda s=s: bg.generators.rmat(s, args.edge_factor, seed=1,
-                                                          weights=True, backend="numpy"))
-              for s in args.scale]  # fmt: skip
+    graphs = [
+        (
+            f"rmat{s}",
+            lambda s=s: bg.generators.rmat(
+                s, args.edge_factor, seed=1, weights=True, backend="numpy"
+            ),
+        )
+        for s in args.scale
+    ]
     if args.roads:
-        graphs.append(("luxembourg_osm", lambda: bg.read_edgelist(
-            LUXEMBOURG, base=1, directed=False, backend="numpy")))  # fmt: skip
+        graphs.append(
+            (
+                "luxembourg_osm",
+                lambda: bg.read_edgelist(LUXEMBOURG, base=1, directed=False, backend="numpy"),
+            )
+        )
     if args.grid:
-        graphs.append((f"grid{args.grid}", lambda: bg.generators.grid(
-            args.grid, args.grid, weights=True, seed=1, backend="numpy")))  # fmt: skip
+        graphs.append(
+            (
+                f"grid{args.grid}",
+                lambda: bg.generators.grid(
+                    args.grid, args.grid, weights=True, seed=1, backend="numpy"
+                ),
+            )
+        )
     for name, build in graphs:
         started = time.perf_counter()
         graph = build()

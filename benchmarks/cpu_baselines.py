@@ -160,8 +160,9 @@ def gb_cc(matrix) -> np.ndarray:
         least(binary.min) << semiring.min_second(matrix @ grandparent)
         # stochastic hooking: parent[parent[u]] = min(., least[u]); duplicates meet in the accum
         targets = parent.to_dense()
-        parent(binary.min) << gb.Vector.from_coo(targets, least.to_dense(), size=n,
-                                                 dup_op=binary.min)  # fmt: skip
+        parent(binary.min) << gb.Vector.from_coo(
+            targets, least.to_dense(), size=n, dup_op=binary.min
+        )
         parent(binary.min) << least  # aggressive hooking
         parent(binary.min) << grandparent  # shortcutting
         jumped = parent[parent.to_dense()].new()

@@ -76,8 +76,9 @@ def _graphs(scales):
 def crossover(rows: list[tuple], primitive: str) -> int | None:
     """The smallest edge count from which CuPy (host graph) wins at that size and every larger
     one measured for ``primitive``; None if it never does."""
-    measured = sorted((edges, copied < cpu) for _, which, edges, cpu, copied, _ in rows
-                      if which == primitive)  # fmt: skip
+    measured = sorted(
+        (edges, copied < cpu) for _, which, edges, cpu, copied, _ in rows if which == primitive
+    )
     found = None
     for edges, wins in reversed(measured):
         if not wins:
@@ -91,21 +92,36 @@ def main(argv=None) -> None:
     parser.add_argument("--scales", type=int, nargs="+", default=list(range(6, 19)))
     parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--bc-samples", type=int, default=4)
-    parser.add_argument("--stop-after", type=int, default=2,
-                        help="stop timing a primitive after CuPy won at this many sizes in a "
-                             "row (0: never stop)")  # fmt: skip
+    parser.add_argument(
+        "--stop-after",
+        type=int,
+        default=2,
+        help="stop timing a primitive after CuPy won at this many sizes in a row (0: never stop)",
+    )
     parser.add_argument("--primitives", nargs="+", default=list(PRIMITIVES))
-    parser.add_argument("--device-backend", default="cupy",
-                        help="the accelerated backend (numpy: a dry run of the harness)")  # fmt: skip
+    parser.add_argument(
+        "--device-backend",
+        default="cupy",
+        help="the accelerated backend (numpy: a dry run of the harness)",
+    )
     args = parser.parse_args(argv)
     gpu = get_backend(args.device_backend)  # DeviceError / ImportError without a GPU
     xp = gpu.xp
-    device = (xp.cuda.runtime.getDeviceProperties(0)["name"].decode() if hasattr(xp, "cuda")
-              else "no GPU (dry run)")  # fmt: skip
-    print(f"{device}, {xp.__name__} {xp.__version__}; whole calls, median of {args.repeat} "
-          "after one untimed; ms", flush=True)  # fmt: skip
-    print(f"{'graph':<8} {'primitive':<9} {'edges':>10} {'numpy':>9} {'cupy':>9} "
-          f"{'on gpu':>9} {'winner':>7}", flush=True)  # fmt: skip
+    device = (
+        xp.cuda.runtime.getDeviceProperties(0)["name"].decode()
+        if hasattr(xp, "cuda")
+        else "no GPU (dry run)"
+    )
+    print(
+        f"{device}, {xp.__name__} {xp.__version__}; whole calls, median of {args.repeat} "
+        "after one untimed; ms",
+        flush=True,
+    )
+    print(
+        f"{'graph':<8} {'primitive':<9} {'edges':>10} {'numpy':>9} {'cupy':>9} "
+        f"{'on gpu':>9} {'winner':>7}",
+        flush=True,
+    )
     rows, streak = [], dict.fromkeys(args.primitives, 0)
     for name, host in _graphs(args.scales):
         degree = np.diff(host.offsets)
@@ -119,17 +135,23 @@ def main(argv=None) -> None:
             if args.stop_after and streak[primitive] >= args.stop_after:
                 continue
             mine, theirs = on_host[primitive], on_gpu[primitive]
-            cpu = _median_seconds(functools.partial(mine, backend="numpy"), args.repeat,
-                                  lambda: None)  # fmt: skip
-            copied = _median_seconds(functools.partial(mine, backend=gpu.name), args.repeat,
-                                     gpu.synchronize)  # fmt: skip
-            resident = _median_seconds(functools.partial(theirs, backend=gpu.name), args.repeat,
-                                       gpu.synchronize)  # fmt: skip
+            cpu = _median_seconds(
+                functools.partial(mine, backend="numpy"), args.repeat, lambda: None
+            )
+            copied = _median_seconds(
+                functools.partial(mine, backend=gpu.name), args.repeat, gpu.synchronize
+            )
+            resident = _median_seconds(
+                functools.partial(theirs, backend=gpu.name), args.repeat, gpu.synchronize
+            )
             rows.append((name, primitive, host.num_edges, cpu, copied, resident))
             streak[primitive] = streak[primitive] + 1 if copied < cpu else 0
-            print(f"{name:<8} {primitive:<9} {host.num_edges:>10,} {cpu * 1e3:9.3f} "
-                  f"{copied * 1e3:9.3f} {resident * 1e3:9.3f} "
-                  f"{'cupy' if copied < cpu else 'numpy':>7}", flush=True)  # fmt: skip
+            print(
+                f"{name:<8} {primitive:<9} {host.num_edges:>10,} {cpu * 1e3:9.3f} "
+                f"{copied * 1e3:9.3f} {resident * 1e3:9.3f} "
+                f"{'cupy' if copied < cpu else 'numpy':>7}",
+                flush=True,
+            )
         del device_graph, on_gpu
         if hasattr(xp, "get_default_memory_pool"):
             xp.get_default_memory_pool().free_all_blocks()

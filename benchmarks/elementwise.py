@@ -34,8 +34,10 @@ def main() -> None:
     print(f"{'operation':<18} {'MB':>6} {'cupy us':>8} {'TB/s':>5} {'backend us':>10} {'TB/s':>5}")
     for name, moved, plain, ours in rows:
         a, b = (mean_ms(cp, fn, calls=200, warmup=20) * 1e3 for fn in (plain, ours))
-        print(f"{name:<18} {moved / 1e6:6.1f} {a:8.1f} {moved / a / 1e6:5.2f} {b:10.1f} "
-              f"{moved / b / 1e6:5.2f}")  # fmt: skip
+        print(
+            f"{name:<18} {moved / 1e6:6.1f} {a:8.1f} {moved / a / 1e6:5.2f} {b:10.1f} "
+            f"{moved / b / 1e6:5.2f}"
+        )
 
 
 if __name__ == "__main__":

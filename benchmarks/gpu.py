@@ -224,18 +224,29 @@ def run_graph(name, graph, repeat, rows, algorithms, levels=False):
         (t, result, peak, loop, first), (base_t, base_out, *_) = ours, base
         assert agree(result, base_out), f"{name} {algorithm}: bspgraph and baseline disagree"
         rows.append((name, algorithm, t, result.stats, loop, base_t, peak, note, first))
-        print(f"  {algorithm}: {t * 1e3:.2f} ms (bsp {loop * 1e3:.2f} ms, {t / loop:.2f}x), "
-              f"baseline {base_t * 1e3:.2f} ms {note}", flush=True)  # fmt: skip
-        print(f"    first call: prepare {first.prepare_seconds * 1e3:.2f} ms, compile "
-              f"{first.compile_seconds * 1e3:.2f} ms, setup {first.setup_seconds * 1e3:.2f} ms, "
-              f"gather {first.gather_seconds * 1e3:.2f} ms; timed call: prepare "
-              f"{result.stats.prepare_seconds * 1e3:.2f} ms, setup "
-              f"{result.stats.setup_seconds * 1e3:.2f}, gather "
-              f"{result.stats.gather_seconds * 1e3:.2f}; backend {result.stats.backend} "
-              f"({result.stats.backend_reason})", flush=True)  # fmt: skip
+        print(
+            f"  {algorithm}: {t * 1e3:.2f} ms (bsp {loop * 1e3:.2f} ms, {t / loop:.2f}x), "
+            f"baseline {base_t * 1e3:.2f} ms {note}",
+            flush=True,
+        )
+        print(
+            f"    first call: prepare {first.prepare_seconds * 1e3:.2f} ms, compile "
+            f"{first.compile_seconds * 1e3:.2f} ms, setup {first.setup_seconds * 1e3:.2f} ms, "
+            f"gather {first.gather_seconds * 1e3:.2f} ms; timed call: prepare "
+            f"{result.stats.prepare_seconds * 1e3:.2f} ms, setup "
+            f"{result.stats.setup_seconds * 1e3:.2f}, gather "
+            f"{result.stats.gather_seconds * 1e3:.2f}; backend {result.stats.backend} "
+            f"({result.stats.backend_reason})",
+            flush=True,
+        )
         if levels:  # the last run's supersteps: output frontier size and ms
-            print("    " + " ".join(f"{s.frontier}:{s.seconds * 1e3:.3f}"
-                                    for s in result.stats.supersteps[:64]), flush=True)  # fmt: skip
+            print(
+                "    "
+                + " ".join(
+                    f"{s.frontier}:{s.seconds * 1e3:.3f}" for s in result.stats.supersteps[:64]
+                ),
+                flush=True,
+            )
 
     if "bfs" in algorithms:
         base = timed(lambda: plain_bfs(graph, source, pull), repeat)
@@ -259,10 +270,15 @@ def run_graph(name, graph, repeat, rows, algorithms, levels=False):
         # and the contribution read, the rank read and written once each (float64)
         weights = 0 if graph.weights is None else graph.weights.nbytes
         compulsory = graph.indices.nbytes + weights + graph.offsets.nbytes + 3 * 8 * n
-        record("pagerank", ours, base, lambda r, b: np.allclose(to_host(r.rank), to_host(b[0]), atol=1e-9),
-               f"(baseline {iterations} iterations; one iteration: {iteration * 1e3:.3f} vs "
-               f"{base_iteration * 1e3:.3f} ms, {base_iteration / iteration:.2f}x; compulsory "
-               f"bytes at {compulsory / iteration / 1e9:.0f} GB/s)")  # fmt: skip
+        record(
+            "pagerank",
+            ours,
+            base,
+            lambda r, b: np.allclose(to_host(r.rank), to_host(b[0]), atol=1e-9),
+            f"(baseline {iterations} iterations; one iteration: {iteration * 1e3:.3f} vs "
+            f"{base_iteration * 1e3:.3f} ms, {base_iteration / iteration:.2f}x; compulsory "
+            f"bytes at {compulsory / iteration / 1e9:.0f} GB/s)",
+        )
     if "cc" in algorithms:
         base = timed(lambda: plain_cc(graph), repeat)
         ours = timed(lambda: bg.connected_components(graph, **RUN), repeat)
@@ -290,8 +306,13 @@ def run_graph(name, graph, repeat, rows, algorithms, levels=False):
         except (cp.cuda.memory.OutOfMemoryError, RuntimeError) as error:  # cuSPARSE's too
             base, failure = (float("nan"), None, 0, None, None), f"(baseline failed: {error})"
         ours = timed(lambda: bg.triangle_count(graph, **RUN), repeat)
-        record("tc", ours, base, lambda r, b: b is None or r.total == b,
-               f"({ours[1].total} triangles) {failure}")  # fmt: skip
+        record(
+            "tc",
+            ours,
+            base,
+            lambda r, b: b is None or r.total == b,
+            f"({ours[1].total} triangles) {failure}",
+        )
 
 
 def prepared(graph, args):
@@ -299,8 +320,9 @@ def prepared(graph, args):
     if args.prepare:
         cp.cuda.Device().synchronize()
         start = time.perf_counter()
-        graph.prepare([a for a in args.algorithms if a in ("bfs", "sssp", "pagerank", "cc",
-                                                            "bc", "tc")])  # fmt: skip
+        graph.prepare(
+            [a for a in args.algorithms if a in ("bfs", "sssp", "pagerank", "cc", "bc", "tc")]
+        )
         cp.cuda.Device().synchronize()
         print(f"Graph.prepare: {(time.perf_counter() - start) * 1e3:.1f} ms", flush=True)
     return graph
@@ -320,18 +342,32 @@ def main(argv=None) -> None:
     parser.add_argument("--scale", type=int, nargs="*", default=[20])
     parser.add_argument("--grid", type=int, nargs="*", default=[])
     parser.add_argument("--repeat", type=int, default=5)
-    parser.add_argument("--levels", action="store_true",
-                        help="print each run's supersteps (frontier size:ms, the first 64)")  # fmt: skip
-    parser.add_argument("--algorithms", nargs="+",
-                        default=["bfs", "sssp", "pagerank", "cc", "bc", "tc"])  # fmt: skip
-    parser.add_argument("--result-device", action="store_true",
-                        help="keep results on the GPU (result_device=True): the whole call "
-                             "without the copy to the host")  # fmt: skip
-    parser.add_argument("--prepare", action="store_true",
-                        help="Graph.prepare(algorithms) each graph before its calls (timed)")  # fmt: skip
-    parser.add_argument("--cpu", type=int, default=None,
-                        help="pin this process to one CPU core (the host work of a small "
-                             "superstep is most of its time: it then does not migrate)")  # fmt: skip
+    parser.add_argument(
+        "--levels",
+        action="store_true",
+        help="print each run's supersteps (frontier size:ms, the first 64)",
+    )
+    parser.add_argument(
+        "--algorithms", nargs="+", default=["bfs", "sssp", "pagerank", "cc", "bc", "tc"]
+    )
+    parser.add_argument(
+        "--result-device",
+        action="store_true",
+        help="keep results on the GPU (result_device=True): the whole call "
+        "without the copy to the host",
+    )
+    parser.add_argument(
+        "--prepare",
+        action="store_true",
+        help="Graph.prepare(algorithms) each graph before its calls (timed)",
+    )
+    parser.add_argument(
+        "--cpu",
+        type=int,
+        default=None,
+        help="pin this process to one CPU core (the host work of a small "
+        "superstep is most of its time: it then does not migrate)",
+    )
     args = parser.parse_args(argv)
     if args.result_device:
         RUN["result_device"] = True
@@ -342,34 +378,49 @@ def main(argv=None) -> None:
 
     sparse = cupyx.scipy.sparse
     bandwidth = copy_bandwidth()
-    print(f"{cp.cuda.runtime.getDeviceProperties(0)['name'].decode()}: "
-          f"copy {bandwidth / 1e12:.2f} TB/s", flush=True)  # fmt: skip
+    print(
+        f"{cp.cuda.runtime.getDeviceProperties(0)['name'].decode()}: "
+        f"copy {bandwidth / 1e12:.2f} TB/s",
+        flush=True,
+    )
     rows = []
     for scale in (s for s in args.scale if s > 0):  # --scale 0: grids only
-        graph = prepared(bg.generators.rmat(scale, 16, seed=1, weights=True, backend="cupy"),
-                         args)  # fmt: skip
+        graph = prepared(bg.generators.rmat(scale, 16, seed=1, weights=True, backend="cupy"), args)
         run_graph(f"rmat{scale}", graph, args.repeat, rows, args.algorithms, args.levels)
         del graph
     for size in args.grid:
         graph = prepared(bg.generators.grid(size, size, weights=True, backend="cupy"), args)
         # no TC (a grid has no triangles) and no BC: a grid's path counts overflow float64
         # (PathCountOverflow from a corner past about 515 x 515, from anywhere past about 1,030)
-        run_graph(f"grid{size}", graph, args.repeat, rows,
-                  [a for a in args.algorithms if a not in ("tc", "bc")])  # fmt: skip
+        run_graph(
+            f"grid{size}",
+            graph,
+            args.repeat,
+            rows,
+            [a for a in args.algorithms if a not in ("tc", "bc")],
+        )
     where = "on the device" if RUN else "on the host"
-    print(f"\nms: whole call, result {where}; bsp ms: the BSP loop (stats.seconds); "
-          "each the median of the timed calls")  # fmt: skip
-    print("whole/bsp: the whole call over its loop; 1st prep/comp ms: the first (warm-up) "
-          "call's prepare_seconds and compile_seconds")  # fmt: skip
-    print(f"{'graph':<9} {'algorithm':<9} {'ms':>9} {'GTEPS':>7} {'bsp ms':>9} {'GTEPS':>7} "
-          f"{'whole/bsp':>9} {'1st prep':>8} {'1st comp':>8} "
-          f"{'steps':>6} {'base ms':>9} {'speed-up':>8} {'peak GB':>7}")  # fmt: skip
+    print(
+        f"\nms: whole call, result {where}; bsp ms: the BSP loop (stats.seconds); "
+        "each the median of the timed calls"
+    )
+    print(
+        "whole/bsp: the whole call over its loop; 1st prep/comp ms: the first (warm-up) "
+        "call's prepare_seconds and compile_seconds"
+    )
+    print(
+        f"{'graph':<9} {'algorithm':<9} {'ms':>9} {'GTEPS':>7} {'bsp ms':>9} {'GTEPS':>7} "
+        f"{'whole/bsp':>9} {'1st prep':>8} {'1st comp':>8} "
+        f"{'steps':>6} {'base ms':>9} {'speed-up':>8} {'peak GB':>7}"
+    )
     for name, algorithm, seconds, stats, loop, base, peak, note, first in rows:
-        print(f"{name:<9} {algorithm:<9} {seconds * 1e3:9.2f} {stats.edges / seconds / 1e9:7.2f} "
-              f"{loop * 1e3:9.2f} {stats.edges / loop / 1e9:7.2f} {seconds / loop:8.2f}x "
-              f"{first.prepare_seconds * 1e3:8.2f} {first.compile_seconds * 1e3:8.2f} "
-              f"{stats.iterations:6d} "
-              f"{base * 1e3:9.2f} {base / seconds:7.2f}x {peak / 1e9:7.2f} {note}")  # fmt: skip
+        print(
+            f"{name:<9} {algorithm:<9} {seconds * 1e3:9.2f} {stats.edges / seconds / 1e9:7.2f} "
+            f"{loop * 1e3:9.2f} {stats.edges / loop / 1e9:7.2f} {seconds / loop:8.2f}x "
+            f"{first.prepare_seconds * 1e3:8.2f} {first.compile_seconds * 1e3:8.2f} "
+            f"{stats.iterations:6d} "
+            f"{base * 1e3:9.2f} {base / seconds:7.2f}x {peak / 1e9:7.2f} {note}"
+        )
 
 
 if __name__ == "__main__":

@@ -37,7 +37,7 @@ def runs(graph) -> dict:
         "pagerank": (
             PageRank(alpha=0.85, tol=1e-6, max_iter=100, weighted=False),
             {"teleport": 1.0 / graph.num_vertices},
-        ),  # fmt: skip
+        ),
     }
 
 
@@ -45,18 +45,22 @@ def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--scale", type=int, default=12, help="R-MAT scale (default 12)")
     parser.add_argument("--devices", type=int, nargs="+", default=[2, 5], help="part counts")
-    parser.add_argument("--communicators", nargs="+", default=["selective"],
-                        choices=bg.testing.COMMUNICATORS)  # fmt: skip
+    parser.add_argument(
+        "--communicators", nargs="+", default=["selective"], choices=bg.testing.COMMUNICATORS
+    )
     args = parser.parse_args(argv)
     graph = bg.generators.rmat(args.scale, 16, seed=1, weights=True, backend="numpy")
     print(f"rmat{args.scale}: host reads a superstep, around the step / within it")
     for communicator in args.communicators:
         for parts in args.devices:
             for name, (primitive, params) in runs(graph).items():
-                reads = host_reads(primitive, graph, devices=parts, communicator=communicator,
-                                   **params)  # fmt: skip
-                print(f"  {communicator} P={parts} {name:9s} around {reads.superstep}  "
-                      f"within {reads.step}  pickled collectives {sum(reads.pickled)}")  # fmt: skip
+                reads = host_reads(
+                    primitive, graph, devices=parts, communicator=communicator, **params
+                )
+                print(
+                    f"  {communicator} P={parts} {name:9s} around {reads.superstep}  "
+                    f"within {reads.step}  pickled collectives {sum(reads.pickled)}"
+                )
 
 
 if __name__ == "__main__":

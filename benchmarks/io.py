@@ -74,8 +74,13 @@ print((hwm() - before) * 1024)
 
 def _peak(kind: str, path: str) -> int:
     """Bytes of peak resident memory that one read adds, in a fresh process."""
-    done = subprocess.run([sys.executable, "-c", _CHILD, kind, path], capture_output=True,
-                          text=True, check=True, env=dict(os.environ))  # fmt: skip
+    done = subprocess.run(
+        [sys.executable, "-c", _CHILD, kind, path],
+        capture_output=True,
+        text=True,
+        check=True,
+        env=dict(os.environ),
+    )
     return int(done.stdout.split()[-1])
 
 
@@ -86,8 +91,10 @@ def _write_snap(graph, path: str) -> None:
     src, dst, _ = graph.edges()
     lower = src > dst
     with open(path, "w", encoding="ascii", newline="\n") as stream:
-        stream.write(f"# Undirected graph: rmat\n# Nodes: {graph.num_vertices} Edges: "
-                     f"{int(lower.sum())}\n# FromNodeId\tToNodeId\n")  # fmt: skip
+        stream.write(
+            f"# Undirected graph: rmat\n# Nodes: {graph.num_vertices} Edges: "
+            f"{int(lower.sum())}\n# FromNodeId\tToNodeId\n"
+        )
         _write_entries(stream, src[lower], dst[lower], None)
 
 
@@ -104,13 +111,18 @@ def main(argv=None) -> int:
         print(text, flush=True)
         lines.append(text)
 
-    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True,
-                            text=True).stdout.strip()  # fmt: skip
-    say(f"# benchmarks.io  scale={args.scale} repeat={args.repeat} commit={commit} "
-        f"date={time.strftime('%Y-%m-%d %H:%M')}")  # fmt: skip
-    say(f"# {platform.processor() or platform.machine()}, {os.cpu_count()} cores, python "
+    commit = subprocess.run(
+        ["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True
+    ).stdout.strip()
+    say(
+        f"# benchmarks.io  scale={args.scale} repeat={args.repeat} commit={commit} "
+        f"date={time.strftime('%Y-%m-%d %H:%M')}"
+    )
+    say(
+        f"# {platform.processor() or platform.machine()}, {os.cpu_count()} cores, python "
         f"{platform.python_version()}, numpy {np.__version__}, scipy {scipy.__version__}, "
-        f"load {os.getloadavg()[0]:.1f}")  # fmt: skip
+        f"load {os.getloadavg()[0]:.1f}"
+    )
     graph = bg.generators.rmat(args.scale, 16, seed=1, weights=True, backend="numpy")
     own = sum(a.nbytes for a in (graph.offsets, graph.indices, graph.weights))
     own_unweighted = graph.offsets.nbytes + graph.indices.nbytes
@@ -122,9 +134,11 @@ def main(argv=None) -> int:
         bg.write_mtx(graph, mtx)
         bg.save_npz(graph, npz)
         _write_snap(graph, snap)
-        say(f"# files: .mtx {os.path.getsize(mtx) / 2**20:.0f} MiB, .npz "
+        say(
+            f"# files: .mtx {os.path.getsize(mtx) / 2**20:.0f} MiB, .npz "
             f"{os.path.getsize(npz) / 2**20:.0f} MiB, SNAP edge list "
-            f"{os.path.getsize(snap) / 2**20:.0f} MiB")  # fmt: skip
+            f"{os.path.getsize(snap) / 2**20:.0f} MiB"
+        )
 
         read = bg.read_mtx(mtx, backend="numpy")
         assert np.array_equal(read.indices, graph.indices)
@@ -132,10 +146,14 @@ def main(argv=None) -> int:
         own_read = sum(a.nbytes for a in (read.offsets, read.indices, read.weights))
         say(f"# read back from .mtx: float64 weights, own size {own_read / 2**20:.0f} MiB")
         del read
-        mine, theirs = _pair(lambda: bg.read_mtx(mtx, backend="numpy"),
-                             lambda: scipy.io.mmread(mtx).tocsr(), args.repeat)  # fmt: skip
-        rows.append(("read .mtx into a graph", "bg.read_mtx", mine,
-                     "scipy.io.mmread + tocsr", theirs, 1.2))  # fmt: skip
+        mine, theirs = _pair(
+            lambda: bg.read_mtx(mtx, backend="numpy"),
+            lambda: scipy.io.mmread(mtx).tocsr(),
+            args.repeat,
+        )
+        rows.append(
+            ("read .mtx into a graph", "bg.read_mtx", mine, "scipy.io.mmread + tocsr", theirs, 1.2)
+        )
 
         src, dst, weight = graph.edges()
         order = np.random.default_rng(0).permutation(src.size)
@@ -146,8 +164,16 @@ def main(argv=None) -> int:
             lambda: sp.coo_array((weight, (src, dst)), shape=(n, n)).tocsr(),
             args.repeat,
         )
-        rows.append(("build from shuffled edges", "Graph.from_edges", mine,
-                     "scipy coo_array.tocsr", theirs, 1.2))  # fmt: skip
+        rows.append(
+            (
+                "build from shuffled edges",
+                "Graph.from_edges",
+                mine,
+                "scipy coo_array.tocsr",
+                theirs,
+                1.2,
+            )
+        )
 
         def np_load():
             with np.load(npz) as archive:
@@ -158,8 +184,9 @@ def main(argv=None) -> int:
         valid = _best(lambda: bg.load_npz(npz, backend="numpy", validate=True), 1)
 
         # the largest ids may be isolated: num_vertices says how many there are
-        listed = bg.read_edgelist(snap, base=1, directed=False, num_vertices=graph.num_vertices,
-                                  backend="numpy")  # fmt: skip
+        listed = bg.read_edgelist(
+            snap, base=1, directed=False, num_vertices=graph.num_vertices, backend="numpy"
+        )
         assert np.array_equal(listed.offsets, graph.offsets)
         assert np.array_equal(listed.indices, graph.indices)
         del listed
@@ -168,8 +195,16 @@ def main(argv=None) -> int:
             lambda: np.loadtxt(snap, dtype=np.int64, comments="#"),
             args.repeat,
         )
-        rows.append(("read SNAP edge list into a graph", "bg.read_edgelist", mine,
-                     "np.loadtxt (parse only)", theirs, None))  # fmt: skip
+        rows.append(
+            (
+                "read SNAP edge list into a graph",
+                "bg.read_edgelist",
+                mine,
+                "np.loadtxt (parse only)",
+                theirs,
+                None,
+            )
+        )
 
         say()
         say("| step | bspgraph | s | baseline | s | ratio | target |")
@@ -179,12 +214,17 @@ def main(argv=None) -> int:
             mark = (
                 "-" if target is None else f"<= {target}x {'met' if ratio <= target else 'MISSED'}"
             )
-            say(f"| {step} | {ours} | {mine:.2f} | {base} | {theirs:.2f} | {ratio:.2f}x | "
-                f"{mark} |")  # fmt: skip
+            say(f"| {step} | {ours} | {mine:.2f} | {base} | {theirs:.2f} | {ratio:.2f}x | {mark} |")
         say(f"\nload_npz(validate=True): {valid:.2f} s")
-        peaks = {kind: _peak(kind, path) for kind, path in
-                 (("read_mtx", mtx), ("mmread", mtx), ("load_npz", npz),
-                  ("read_edgelist", snap))}  # fmt: skip
+        peaks = {
+            kind: _peak(kind, path)
+            for kind, path in (
+                ("read_mtx", mtx),
+                ("mmread", mtx),
+                ("load_npz", npz),
+                ("read_edgelist", snap),
+            )
+        }
         say("\n| read | peak added (MiB) | / graph's own size | target |")
         say("|---|---:|---:|---:|")
         for kind, peak in peaks.items():

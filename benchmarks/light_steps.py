@@ -74,8 +74,10 @@ def main(argv=None) -> None:
         "bfs path": lambda: per_step_us(lambda: bg.bfs(path, 0, backend="numpy")),
         "sssp path": lambda: per_step_us(lambda: bg.sssp(path, 0, backend="numpy")),
     }
-    print(f"path of {n} vertices, {n - 1} supersteps a run; us a superstep, median of "
-          f"{args.repeat} runs after one warm-up")  # fmt: skip
+    print(
+        f"path of {n} vertices, {n - 1} supersteps a run; us a superstep, median of "
+        f"{args.repeat} runs after one warm-up"
+    )
     for name, measure in rows.items():
         measure()
         us = statistics.median(measure() for _ in range(args.repeat))

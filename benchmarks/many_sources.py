@@ -51,10 +51,18 @@ def main(argv: list[str] | None = None) -> list[dict]:
     parser.add_argument("--backend", default="numpy", choices=["numpy", "cupy"])
     parser.add_argument("--scale", type=int, default=20, help="R-MAT scale of row 2")
     parser.add_argument("--sources", type=int, default=1024, help="sampled sources of row 2")
-    parser.add_argument("--single", type=int, default=None,
-                        help="one-source runs timed in row 2 (default: all on cupy, 8 on numpy)")  # fmt: skip
-    parser.add_argument("--batch", type=int, default=None,
-                        help="sources a batch in row 2 (default: the library's choice)")  # fmt: skip
+    parser.add_argument(
+        "--single",
+        type=int,
+        default=None,
+        help="one-source runs timed in row 2 (default: all on cupy, 8 on numpy)",
+    )
+    parser.add_argument(
+        "--batch",
+        type=int,
+        default=None,
+        help="sources a batch in row 2 (default: the library's choice)",
+    )
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--email", type=Path, default=EMAIL)
     args = parser.parse_args(argv)
@@ -62,11 +70,21 @@ def main(argv: list[str] | None = None) -> list[dict]:
     rows = []
 
     def row(name, seconds, baseline, baseline_seconds, note=""):
-        rows.append({"row": name, "seconds": seconds, "baseline": baseline,
-                     "baseline_seconds": baseline_seconds, "note": note})  # fmt: skip
+        rows.append(
+            {
+                "row": name,
+                "seconds": seconds,
+                "baseline": baseline,
+                "baseline_seconds": baseline_seconds,
+                "note": note,
+            }
+        )
         speedup = baseline_seconds / seconds if seconds > 0 else float("inf")
-        print(f"| {name} | {seconds:.3f} | {baseline} | {baseline_seconds:.3f} | "
-              f"{speedup:.1f}x | {note} |", flush=True)  # fmt: skip
+        print(
+            f"| {name} | {seconds:.3f} | {baseline} | {baseline_seconds:.3f} | "
+            f"{speedup:.1f}x | {note} |",
+            flush=True,
+        )
 
     host = bg.read_edgelist(args.email, vertices="range", directed=True, backend="numpy")
     email = host.to(backend)
@@ -93,21 +111,30 @@ def main(argv: list[str] | None = None) -> list[dict]:
     single_count = args.single or (len(sources) if backend == "cupy" else 8)
     single_count = min(single_count, len(sources))
     repeat = 1 if args.scale >= 16 else args.repeat
-    batched_s, _ = best(lambda: bg.betweenness_centrality(rmat, k=args.sources, seed=1,
-                                                          batch=args.batch), repeat)  # fmt: skip
+    batched_s, _ = best(
+        lambda: bg.betweenness_centrality(rmat, k=args.sources, seed=1, batch=args.batch), repeat
+    )
     few = sources[:single_count]
     few_s, _ = best(lambda: bg.betweenness_centrality(rmat, few, batch=1), 1)
     check = bg.betweenness_centrality(rmat, few[:2], normalized=False).centrality
-    np.testing.assert_allclose(bg.betweenness_centrality(rmat, few[:2], batch=1,
-                                                         normalized=False).centrality,
-                               check, rtol=1e-9, atol=1e-9)  # fmt: skip
+    np.testing.assert_allclose(
+        bg.betweenness_centrality(rmat, few[:2], batch=1, normalized=False).centrality,
+        check,
+        rtol=1e-9,
+        atol=1e-9,
+    )
     scaled = few_s * len(sources) / single_count
     note = f"batch={args.batch}" if args.batch else "batch: the library's choice"
     if single_count < len(sources):
         note += f"; one source a run timed on {single_count}, x {len(sources) / single_count:g}"
-    row(f"BC, {len(sources)} sampled sources, rmat{args.scale} "
-        f"({rmat.num_vertices} vertices, {rmat.num_edges} edges)", batched_s,
-        f"{len(sources)} one-source runs", scaled, note)  # fmt: skip
+    row(
+        f"BC, {len(sources)} sampled sources, rmat{args.scale} "
+        f"({rmat.num_vertices} vertices, {rmat.num_edges} edges)",
+        batched_s,
+        f"{len(sources)} one-source runs",
+        scaled,
+        note,
+    )
 
     # 3. closeness of email-Eu-core
     batched_s, batched = best(lambda: bg.closeness_centrality(email).centrality, args.repeat)

@@ -88,9 +88,13 @@ def timed(fn, repeat: int):
         comm.append(sum(s.comm_seconds for s in result.stats.supersteps))
         sync.append(sum(s.sync_seconds for s in result.stats.supersteps))
     median = statistics.median
-    return {"ms": median(whole) * 1e3, "bsp_ms": median(bsp) * 1e3,
-            "comm_ms": median(comm) * 1e3, "sync_ms": median(sync) * 1e3,
-            "setup_s": setup}, result  # fmt: skip
+    return {
+        "ms": median(whole) * 1e3,
+        "bsp_ms": median(bsp) * 1e3,
+        "comm_ms": median(comm) * 1e3,
+        "sync_ms": median(sync) * 1e3,
+        "setup_s": setup,
+    }, result
 
 
 def transports(kind: str, backend: str, sizes: list[int] | None):
@@ -128,11 +132,18 @@ def check_equal(field: str, got, expected) -> None:
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--scale", type=int, default=22)
-    parser.add_argument("--grid", type=int, metavar="ROWS",
-                        help="the ROWS x ROWS grid (weights 1..64) instead of R-MAT")  # fmt: skip
+    parser.add_argument(
+        "--grid",
+        type=int,
+        metavar="ROWS",
+        help="the ROWS x ROWS grid (weights 1..64) instead of R-MAT",
+    )
     parser.add_argument("--devices", type=int, default=2, help="GPUs of one process (local)")
-    parser.add_argument("--same-gpu", action="store_true",
-                        help="--devices parts all on GPU 0 (the enactor's cost on one GPU)")  # fmt: skip
+    parser.add_argument(
+        "--same-gpu",
+        action="store_true",
+        help="--devices parts all on GPU 0 (the enactor's cost on one GPU)",
+    )
     parser.add_argument("--transport", choices=["local", "nccl", "mpi"], default="local")
     parser.add_argument("--backend", default="cupy", help="numpy: a CPU run of the same script")
     parser.add_argument("--repeat", type=int, default=3)
@@ -150,8 +161,10 @@ def main(argv=None) -> None:
     parser.add_argument("--json", help="write the rows, with their supersteps, here (rank 0)")
     args = parser.parse_args(argv)
     if args.sizes and args.transport == "local":
-        parser.error("--sizes needs --transport nccl or mpi (one process per device); "
-                     "in one process use --devices")  # fmt: skip
+        parser.error(
+            "--sizes needs --transport nccl or mpi (one process per device); "
+            "in one process use --devices"
+        )
     if args.transport == "local":
         backend, rank = get_backend(args.backend), 0
         devices = [0] * args.devices if args.same_gpu else args.devices
@@ -159,11 +172,16 @@ def main(argv=None) -> None:
     else:
         world, transports_by_size = transports(args.transport, args.backend, args.sizes)
         backend, rank = world.backend, world.rank
-        runs = {parts: transport and {"transport": transport}
-                for parts, transport in transports_by_size.items()}  # fmt: skip
+        runs = {
+            parts: transport and {"transport": transport}
+            for parts, transport in transports_by_size.items()
+        }
     say = print if rank == 0 else (lambda *a, **k: None)
-    say(f"{gpu_count()} GPUs visible; P = {', '.join(map(str, runs))} over transport "
-        f"{args.transport}", flush=True)  # fmt: skip
+    say(
+        f"{gpu_count()} GPUs visible; P = {', '.join(map(str, runs))} over transport "
+        f"{args.transport}",
+        flush=True,
+    )
     if args.grid:
         graph_name = f"grid{args.grid}"
         graph = bg.generators.grid(args.grid, args.grid, weights=True, backend=backend)
@@ -171,20 +189,36 @@ def main(argv=None) -> None:
         graph_name = f"rmat{args.scale}"
         graph = bg.generators.rmat(args.scale, 16, seed=1, weights=True, backend=backend)
     source = int(np.argmax(to_host(graph.out_degree())))
-    say(f"{graph_name}: {graph.num_vertices} vertices, {graph.num_edges} edges, source {source}",
-        flush=True)  # fmt: skip
+    say(
+        f"{graph_name}: {graph.num_vertices} vertices, {graph.num_edges} edges, source {source}",
+        flush=True,
+    )
     rows = []
 
     def record(algorithm, p, partitioner, communicator, times, stats):
         steps = [dataclasses.asdict(s) for s in stats.supersteps]
         gpus = 1 if p == 1 or args.same_gpu else p  # the GPUs the parts ran on
-        rows.append({"graph": graph_name, "edges": graph.num_edges,
-                     "algorithm": algorithm, "P": p, "gpus": gpus, "transport": args.transport,
-                     "partitioner": partitioner, "communicator": communicator, **times,
-                     "supersteps": steps, "traversed_edges": stats.edges})  # fmt: skip
-        say(f"  {algorithm} P={p} {partitioner} {communicator}: {times['ms']:.1f} ms, bsp "
+        rows.append(
+            {
+                "graph": graph_name,
+                "edges": graph.num_edges,
+                "algorithm": algorithm,
+                "P": p,
+                "gpus": gpus,
+                "transport": args.transport,
+                "partitioner": partitioner,
+                "communicator": communicator,
+                **times,
+                "supersteps": steps,
+                "traversed_edges": stats.edges,
+            }
+        )
+        say(
+            f"  {algorithm} P={p} {partitioner} {communicator}: {times['ms']:.1f} ms, bsp "
             f"{times['bsp_ms']:.1f} ms, comm {times['comm_ms']:.1f} ms, sync "
-            f"{times['sync_ms']:.1f} ms", flush=True)  # fmt: skip
+            f"{times['sync_ms']:.1f} ms",
+            flush=True,
+        )
         if args.json and rank == 0:  # after every row: a run cut short keeps what it measured
             with open(args.json, "w") as out:
                 json.dump(rows, out, indent=1)
@@ -201,17 +235,20 @@ def main(argv=None) -> None:
                 times, many = timed(lambda c=call, r=run: c(graph, source, r), args.repeat)
                 check_equal(field, getattr(many, field), getattr(one, field))
                 transport = run.get("transport")  # each rank's sync: the slowest waits least
-                times["sync_ms_ranks"] = (transport.allgather(times["sync_ms"]) if transport
-                                          else [times["sync_ms"]])  # fmt: skip
+                times["sync_ms_ranks"] = (
+                    transport.allgather(times["sync_ms"]) if transport else [times["sync_ms"]]
+                )
                 record(name, parts, partitioner, spec, times, many.stats)
     say(
         "\nms: whole call; bsp: the BSP run (stats.seconds); comm: its exchanges; sync: the "
         "collectives over processes, fewest-most ms over ranks (the slowest rank waits least); "
         "speed-up of bsp over P=1; setup: the first call's partitioning and upload (cached after)"
     )
-    say(f"{'algorithm':<9} {'P':>2} {'partitioner':<13} {'communicator':<10} {'ms':>8} "
+    say(
+        f"{'algorithm':<9} {'P':>2} {'partitioner':<13} {'communicator':<10} {'ms':>8} "
         f"{'bsp ms':>8} {'comm ms':>8} {'sync ms':>11} {'speed-up':>8} {'steps':>5} "
-        f"{'MB sent':>8} {'setup s':>7}")  # fmt: skip
+        f"{'MB sent':>8} {'setup s':>7}"
+    )
     base = {}
     for row in rows:
         if row["P"] == 1:
@@ -219,10 +256,12 @@ def main(argv=None) -> None:
         sent = sum(s["bytes"] for s in row["supersteps"]) / 1e6
         ranks = row.get("sync_ms_ranks", [0.0])
         sync = f"{min(ranks):.1f}-{max(ranks):.1f}"
-        say(f"{row['algorithm']:<9} {row['P']:>2} {row['partitioner']:<13} "
+        say(
+            f"{row['algorithm']:<9} {row['P']:>2} {row['partitioner']:<13} "
             f"{row['communicator']:<10} {row['ms']:8.1f} {row['bsp_ms']:8.1f} "
             f"{row['comm_ms']:8.1f} {sync:>11} {base[row['algorithm']] / row['bsp_ms']:7.2f}x "
-            f"{len(row['supersteps']):5d} {sent:8.1f} {row['setup_s']:7.2f}")  # fmt: skip
+            f"{len(row['supersteps']):5d} {sent:8.1f} {row['setup_s']:7.2f}"
+        )
 
 
 if __name__ == "__main__":

@@ -120,10 +120,14 @@ def main(argv=None) -> int:
     undirected, directed = _graphs(args.vertices, args.edges)
     graphs = {"u": undirected, "d": directed}
     wanted = {name for name in args.only.split(",") if name}
-    print(f"gnm_random_graph({args.vertices:,}, {args.edges:,}); bspgraph on {args.backend}; "
-          f"networkx {nx.__version__}\n")  # fmt: skip
-    print("| function | networkx (s) | bspgraph with conversion (s) | cached (s) | speed-up "
-          "with conversion | cached |")  # fmt: skip
+    print(
+        f"gnm_random_graph({args.vertices:,}, {args.edges:,}); bspgraph on {args.backend}; "
+        f"networkx {nx.__version__}\n"
+    )
+    print(
+        "| function | networkx (s) | bspgraph with conversion (s) | cached (s) | speed-up "
+        "with conversion | cached |"
+    )
     print("|---|---|---|---|---|---|")
     for name, kind, call in _cases(args.vertices):
         if (wanted and name not in wanted) or (not wanted and name in ALL_PAIRS):
@@ -133,8 +137,11 @@ def main(argv=None) -> int:
         graph.__networkx_cache__.clear()
         converted = _seconds(call, graph, backend="bspgraph")
         cached = _seconds(call, graph, backend="bspgraph")
-        print(f"| `{name}` | {theirs:.3g} | {converted:.3g} | {cached:.3g} | "
-              f"{theirs / converted:.2g}x | {theirs / cached:.3g}x |", flush=True)  # fmt: skip
+        print(
+            f"| `{name}` | {theirs:.3g} | {converted:.3g} | {cached:.3g} | "
+            f"{theirs / converted:.2g}x | {theirs / cached:.3g}x |",
+            flush=True,
+        )
     return 0
 
 

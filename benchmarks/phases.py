@@ -37,10 +37,29 @@ from bspgraph.enactor import distributed
 
 from .multi_gpu import ALGORITHMS
 
-PHASES = ("_stepped", "_chosen_unread", "_message", "_package", "_slab", "_exchange",
-          "_next_frontier_counted", "_next_frontier", "_next_frontier_dense", "_union_edges",
-          "_combine_scalars", "_converged", "_sum", "_owned_count", "_read_each", "_unpacked",
-          "read_counts", "_level", "_unfolded", "_gather", "_parts")  # fmt: skip
+PHASES = (
+    "_stepped",
+    "_chosen_unread",
+    "_message",
+    "_package",
+    "_slab",
+    "_exchange",
+    "_next_frontier_counted",
+    "_next_frontier",
+    "_next_frontier_dense",
+    "_union_edges",
+    "_combine_scalars",
+    "_converged",
+    "_sum",
+    "_owned_count",
+    "_read_each",
+    "_unpacked",
+    "read_counts",
+    "_level",
+    "_unfolded",
+    "_gather",
+    "_parts",
+)
 INSIDE = {  # a phase timed within another (and the transport's own steps, "(...)")
     "step": "_stepped",  # (the primitive's step; the count it leaves is queued around it)
     "_package": "_message",
@@ -54,19 +73,32 @@ OUTSIDE = ("_parts", "_gather")  # before the first superstep, after the last
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--scale", type=int, default=22)
-    parser.add_argument("--parts", type=int, nargs="+", default=[2],
-                        help="part counts run by the multi-device enactor on one device (1: "
-                        "the enactor's own cost against the one-device loop)")  # fmt: skip
+    parser.add_argument(
+        "--parts",
+        type=int,
+        nargs="+",
+        default=[2],
+        help="part counts run by the multi-device enactor on one device (1: "
+        "the enactor's own cost against the one-device loop)",
+    )
     parser.add_argument("--backend", default="cupy")
-    parser.add_argument("--algorithms", nargs="+", default=["bfs-push", "bfs-auto", "sssp"],
-                        choices=sorted(ALGORITHMS))  # fmt: skip
+    parser.add_argument(
+        "--algorithms",
+        nargs="+",
+        default=["bfs-push", "bfs-auto", "sssp"],
+        choices=sorted(ALGORITHMS),
+    )
     parser.add_argument(
         "--host",
         action="store_true",
         help="no synchronisation: each superstep's phases as the host spent them",
     )
-    parser.add_argument("--transport", choices=["local", "mpi", "nccl"], default="local",
-                        help="mpi, nccl: one rank per device under mpiexec (implies --host)")  # fmt: skip
+    parser.add_argument(
+        "--transport",
+        choices=["local", "mpi", "nccl"],
+        default="local",
+        help="mpi, nccl: one rank per device under mpiexec (implies --host)",
+    )
     args = parser.parse_args(argv)
     transport, lines = _transport(args.transport, args.backend), []
     backend = get_backend(args.backend) if transport is None else transport.backend
@@ -136,14 +168,18 @@ def main(argv=None) -> None:
             timing[0] = False
             whole, bsp = min(plain)
             label = "the one-device loop" if parts is None else f"{parts} part(s)"
-            lines.append(f"{name} on {label}: whole {whole * 1e3:.2f} ms, bsp "
-                         f"{bsp * 1e3:.2f} ms, {len(result.stats.supersteps)} supersteps")  # fmt: skip
+            lines.append(
+                f"{name} on {label}: whole {whole * 1e3:.2f} ms, bsp "
+                f"{bsp * 1e3:.2f} ms, {len(result.stats.supersteps)} supersteps"
+            )
             if args.host:
                 lines += _supersteps(result.stats.supersteps, steps)
                 continue
             for label, seconds in totals.most_common():
-                lines.append(f"    {label:22} {seconds * 1e3:8.3f} ms {counts[label]:4d} calls "
-                             f"{seconds / counts[label] * 1e6:8.1f} us a call")  # fmt: skip
+                lines.append(
+                    f"    {label:22} {seconds * 1e3:8.3f} ms {counts[label]:4d} calls "
+                    f"{seconds / counts[label] * 1e6:8.1f} us a call"
+                )
     if transport is None:
         print("\n".join(lines))
         return
@@ -169,12 +205,17 @@ def _supersteps(supersteps, steps) -> list[str]:
     for superstep, (totals, counts) in zip(supersteps, steps, strict=False):
         for label in OUTSIDE:
             totals.pop(label, None)
-        other = superstep.seconds - sum(seconds for label, seconds in totals.items()
-                                        if label not in INSIDE and label[0] != "(")  # fmt: skip
-        lines.append(f"    {superstep.frontier:>10} {superstep.seconds * 1e6:8.0f} us  other "
-                     f"{other * 1e6:6.0f}  "
-                     + "  ".join(f"{label} {seconds * 1e6:.0f}/{counts[label]}"
-                                 for label, seconds in totals.most_common()))  # fmt: skip
+        other = superstep.seconds - sum(
+            seconds for label, seconds in totals.items() if label not in INSIDE and label[0] != "("
+        )
+        lines.append(
+            f"    {superstep.frontier:>10} {superstep.seconds * 1e6:8.0f} us  other "
+            f"{other * 1e6:6.0f}  "
+            + "  ".join(
+                f"{label} {seconds * 1e6:.0f}/{counts[label]}"
+                for label, seconds in totals.most_common()
+            )
+        )
     return lines
 
 

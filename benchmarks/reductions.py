@@ -73,10 +73,14 @@ def main(argv=None) -> None:
     cp = backend.xp
     accelerator = cp._core._accelerator
     saved = accelerator.get_routine_accelerators(), accelerator.get_reduction_accelerators()
-    print(f"{cp.cuda.runtime.getDeviceProperties(0)['name'].decode()}, CuPy {cp.__version__}, "
-          f"accelerators (routine, reduction) {saved}")  # fmt: skip
-    header = (f"{'reduction':<17} {'2^k':>3} {'MB':>6} {'cub us':>8} {'plain us':>9} "
-              f"{'ours us':>8} {'TB/s':>5} {'cub read us':>11} {'ours read us':>12}")  # fmt: skip
+    print(
+        f"{cp.cuda.runtime.getDeviceProperties(0)['name'].decode()}, CuPy {cp.__version__}, "
+        f"accelerators (routine, reduction) {saved}"
+    )
+    header = (
+        f"{'reduction':<17} {'2^k':>3} {'MB':>6} {'cub us':>8} {'plain us':>9} "
+        f"{'ours us':>8} {'TB/s':>5} {'cub read us':>11} {'ours read us':>12}"
+    )
     print(header, flush=True)
     rows = []
     rng = np.random.default_rng(1)
@@ -97,9 +101,11 @@ def main(argv=None) -> None:
             timed["ours"] = mean_ms(cp, ours, calls=args.calls, warmup=2) * 1e3
             timed["ours read"] = read_us(cp, ours, args.calls)
             rate = values.nbytes / timed["ours"] / 1e6
-            rows.append(f"{name:<17} {log2:3d} {values.nbytes / 1e6:6.1f} {timed['cub']:8.1f} "
-                        f"{timed['plain']:9.1f} {timed['ours']:8.1f} {rate:5.2f} "
-                        f"{timed['cub read']:11.1f} {timed['ours read']:12.1f}")  # fmt: skip
+            rows.append(
+                f"{name:<17} {log2:3d} {values.nbytes / 1e6:6.1f} {timed['cub']:8.1f} "
+                f"{timed['plain']:9.1f} {timed['ours']:8.1f} {rate:5.2f} "
+                f"{timed['cub read']:11.1f} {timed['ours read']:12.1f}"
+            )
             print(rows[-1], flush=True)
     print("\n" + header)
     print("\n".join(rows))

@@ -44,8 +44,9 @@ def _match(pattern: str, text: str, what: str, name: str) -> re.Match:
     return found
 
 
-def _table(header: list[str], rows: list[list[str]], right_from: int = 1,
-           right_to: int | None = None) -> list[str]:  # fmt: skip
+def _table(
+    header: list[str], rows: list[list[str]], right_from: int = 1, right_to: int | None = None
+) -> list[str]:
     """A markdown table, its columns from ``right_from`` to ``right_to`` right-aligned."""
     right_to = len(header) if right_to is None else right_to
     align = ["---:" if right_from <= k < right_to else "---" for k in range(len(header))]
@@ -59,19 +60,31 @@ def _comments(text: str) -> list[str]:
 # --- one topic a parser ---------------------------------------------------------------------------
 def one_gpu(name: str, text: str) -> Run:
     """benchmarks.gpu's per-algorithm lines: the whole call, the BSP loop, the baseline."""
-    head = _match(r"^# (?P<device>.+?), CuPy [\d.]+, (?P<date>\d{4}-\d\d-\d\d), code of "
-                  r"(?P<commit>\w+): (?P<command>.+)$", text, "header", name)  # fmt: skip
+    head = _match(
+        r"^# (?P<device>.+?), CuPy [\d.]+, (?P<date>\d{4}-\d\d-\d\d), code of "
+        r"(?P<commit>\w+): (?P<command>.+)$",
+        text,
+        "header",
+        name,
+    )
     graph = _match(r"^(rmat\d+: .+)$", text, "graph line", name).group(1)
     rows = []
-    for found in re.finditer(r"^  (\S+): ([\d.]+) ms \(bsp ([\d.]+) ms[^)]*\), baseline "
-                             r"([\d.]+) ms ?(.*)$", text, re.MULTILINE):  # fmt: skip
+    for found in re.finditer(
+        r"^  (\S+): ([\d.]+) ms \(bsp ([\d.]+) ms[^)]*\), baseline "
+        r"([\d.]+) ms ?(.*)$",
+        text,
+        re.MULTILINE,
+    ):
         algorithm, ms, bsp, base, note = found.groups()
         speedup = f"{float(base) / float(ms):.2f}x"
         rows.append([algorithm, ms, bsp, base, speedup, note.strip(" ()")])
     if not rows:
         raise ValueError(f"benchmarks/data/{name}: no algorithm lines")
-    table = _table(["algorithm", "ms (whole call)", "bsp ms", "cupyx baseline ms", "speed-up",
-                    "note"], rows, right_to=5)  # fmt: skip
+    table = _table(
+        ["algorithm", "ms (whole call)", "bsp ms", "cupyx baseline ms", "speed-up", "note"],
+        rows,
+        right_to=5,
+    )
     notes = [graph] + [c for c in _comments(text)[1:]]
     return Run(head["device"], head["date"], head["commit"], head["command"], table, notes)
 
@@ -101,8 +114,16 @@ def _against_one(rounds: list[dict], name: str) -> list[list[str]]:
         one = [r[(algorithm, 1)][5] for r in rounds]
         many = [r[(algorithm, parts)][5] for r in rounds]
         speedup = [r[(algorithm, parts)][8] for r in rounds]
-        rows.append([algorithm, str(parts), " / ".join(one), " / ".join(many),
-                     " / ".join(speedup), cells[9]])  # fmt: skip
+        rows.append(
+            [
+                algorithm,
+                str(parts),
+                " / ".join(one),
+                " / ".join(many),
+                " / ".join(speedup),
+                cells[9],
+            ]
+        )
     if not rows:
         raise ValueError(f"benchmarks/data/{name}: no rows on several devices")
     return rows
@@ -113,41 +134,60 @@ MULTI_HEADER = ["algorithm", "P", "bsp ms, one", "bsp ms, P", "speed-up", "super
 
 def several_gpus(name: str, text: str) -> Run:
     """benchmarks.multi_gpu over NCCL: one GPU against P, two rounds."""
-    head = _match(r"^# (?P<device>.+?), (?P<date>\d{4}-\d\d-\d\d): (?P<what>.+)$", text,
-                  "header", name)  # fmt: skip
+    head = _match(
+        r"^# (?P<device>.+?), (?P<date>\d{4}-\d\d-\d\d): (?P<what>.+)$", text, "header", name
+    )
     commit = _match(r"Code of (\w+)", text, "commit", name).group(1)
-    command = " ".join(c.rstrip("\\").strip() for c in _comments(text)
-                       if c.startswith(("mpiexec", "--")))  # fmt: skip
+    command = " ".join(
+        c.rstrip("\\").strip() for c in _comments(text) if c.startswith(("mpiexec", "--"))
+    )
     rounds = _rounds(text, "# round")
     table = _table(MULTI_HEADER, _against_one(rounds, name), right_from=1)
     order = " / ".join(str(r + 1) for r in range(len(rounds)))
-    notes = [f"{head['what']}; " + (f"rounds {order} in each cell" if len(rounds) > 1
-                                      else "one round")]  # fmt: skip
+    notes = [
+        f"{head['what']}; " + (f"rounds {order} in each cell" if len(rounds) > 1 else "one round")
+    ]
     notes += [c for c in _comments(text)[1:] if c.startswith("(")]
     return Run(head["device"], head["date"], commit, command, table, notes)
 
 
 def cpu(name: str, text: str) -> Run:
     """benchmarks.multi_gpu on NumPy virtual devices: the new code's rows, P = 2 and 4."""
-    head = _match(r"^# (?P<device>.+?), (?P<what>rmat\d+[^,]*), (?P<date>\d{4}-\d\d-\d\d): .+ "
-                  r"against (?P<commit>\w+) \(new\)", text, "header", name)  # fmt: skip
+    head = _match(
+        r"^# (?P<device>.+?), (?P<what>rmat\d+[^,]*), (?P<date>\d{4}-\d\d-\d\d): .+ "
+        r"against (?P<commit>\w+) \(new\)",
+        text,
+        "header",
+        name,
+    )
     command = _match(r"^#\s+(PYTHONPATH=.+)$", text, "command", name).group(1)
     rows = []
     for parts in ("P2", "P4"):
-        rounds = [_multi_rows(line.split("\t", 1)[1] for line in text.splitlines()
-                              if line.startswith(f"new r{r} {parts}\t"))
-                  for r in (1, 2)]  # fmt: skip
+        rounds = [
+            _multi_rows(
+                line.split("\t", 1)[1]
+                for line in text.splitlines()
+                if line.startswith(f"new r{r} {parts}\t")
+            )
+            for r in (1, 2)
+        ]
         rows += _against_one(rounds, name)
     table = _table(MULTI_HEADER, rows)
-    notes = [f"{head['what']}; P parts over one device (parts of one process), rounds 1 / 2 "
-             "in each cell"]  # fmt: skip
+    notes = [
+        f"{head['what']}; P parts over one device (parts of one process), rounds 1 / 2 in each cell"
+    ]
     return Run(head["device"], head["date"], head["commit"], command, table, notes)
 
 
 def files(name: str, text: str) -> Run:
     """benchmarks.io: its own tables, as it wrote them."""
-    head = _match(r"^# (?P<command>benchmarks\.io .+?) commit=(?P<commit>\w+) "
-                  r"date=(?P<date>\d{4}-\d\d-\d\d)", text, "header", name)  # fmt: skip
+    head = _match(
+        r"^# (?P<command>benchmarks\.io .+?) commit=(?P<commit>\w+) "
+        r"date=(?P<date>\d{4}-\d\d-\d\d)",
+        text,
+        "header",
+        name,
+    )
     device = _match(r"^# (x86_64.+)$", text, "machine line", name).group(1)
     lines = text.splitlines()
     table = [line for line in lines if line.startswith("|")]
@@ -160,8 +200,13 @@ def files(name: str, text: str) -> Run:
 
 def many_sources(name: str, text: str) -> Run:
     """benchmarks.many_sources: its table, as it wrote it."""
-    head = _match(r"^# (?P<date>\d{4}-\d\d-\d\d), (?P<device>.+?), CuPy [\d.]+, commit "
-                  r"(?P<commit>\w+)", text, "header", name)  # fmt: skip
+    head = _match(
+        r"^# (?P<date>\d{4}-\d\d-\d\d), (?P<device>.+?), CuPy [\d.]+, commit "
+        r"(?P<commit>\w+)",
+        text,
+        "header",
+        name,
+    )
     command = _match(r"^# (PYTHONPATH=.+)$", text, "command", name).group(1)
     table = [line for line in text.splitlines() if line.startswith("|")]
     notes = [line for line in text.splitlines() if line.startswith("backend ")]
@@ -171,8 +216,13 @@ def many_sources(name: str, text: str) -> Run:
 def first_minute(name: str, text: str) -> Run:
     """benchmarks.cold_start: each primitive's first and second call in a fresh process, each
     run of the file a column."""
-    head = _match(r"^# (?P<date>\d{4}-\d\d-\d\d)[^,]*, (?P<device>.+?), CuPy [\d.]+, commit "
-                  r"(?P<commit>\w+)", text, "header", name)  # fmt: skip
+    head = _match(
+        r"^# (?P<date>\d{4}-\d\d-\d\d)[^,]*, (?P<device>.+?), CuPy [\d.]+, commit "
+        r"(?P<commit>\w+)",
+        text,
+        "header",
+        name,
+    )
     command = _match(r"^# (PYTHONPATH=.+)$", text, "command", name).group(1)
     first = text.split(command, 1)[1].split("\n# PYTHONPATH=", 1)[0]  # that command's runs
     runs = []
@@ -185,22 +235,32 @@ def first_minute(name: str, text: str) -> Run:
         runs.append(cells)
     if not runs:
         raise ValueError(f"benchmarks/data/{name}: no runs")
-    rows = [[primitive, *(" / ".join(run[primitive][k] for run in runs) for k in (0, 1, 2, 3))]
-            for primitive in runs[0] if primitive != "all"]  # fmt: skip
+    rows = [
+        [primitive, *(" / ".join(run[primitive][k] for run in runs) for k in (0, 1, 2, 3))]
+        for primitive in runs[0]
+        if primitive != "all"
+    ]
     rows.append(["all (first calls)", " / ".join(run["all"][0] for run in runs), "", "", ""])
     table = _table(["primitive", "first call s", "second call s", "compiles", "compile s"], rows)
     graph = _match(r"^(rmat\d+: .+)$", text, "graph line", name).group(1)
-    notes = [f"{graph}; runs {' / '.join(str(k + 1) for k in range(len(runs)))} of the command "
-             "in each cell; the file's other calls (after bg.warmup, with a filled kernel "
-             "cache) are in the data file"]  # fmt: skip
+    notes = [
+        f"{graph}; runs {' / '.join(str(k + 1) for k in range(len(runs)))} of the command "
+        "in each cell; the file's other calls (after bg.warmup, with a filled kernel "
+        "cache) are in the data file"
+    ]
     return Run(head["device"], head["date"], head["commit"], command, table, notes)
 
 
 def roads(name: str, text: str) -> Run:
     """benchmarks.cpu --roads: its two tables (the rows; the issue's targets), as it wrote
     them."""
-    head = _match(r"^# (?P<device>.+?), (?P<date>\d{4}-\d\d-\d\d), commit (?P<commit>\w+): "
-                  r"(?P<command>.+)$", text, "header", name)  # fmt: skip
+    head = _match(
+        r"^# (?P<device>.+?), (?P<date>\d{4}-\d\d-\d\d), commit (?P<commit>\w+): "
+        r"(?P<command>.+)$",
+        text,
+        "header",
+        name,
+    )
     lines = text.splitlines()
     table = [line for line in lines if line.startswith("|")]
     split = next((k for k in range(1, len(table)) if table[k].startswith("| target |")), None)
@@ -249,9 +309,11 @@ def render() -> str:
     for topic in TOPICS:
         run = topic.parse(topic.data, (DATA / topic.data).read_text())
         parts.append(f"## {topic.title}\n")
-        parts.append(f"- device: {run.device}\n- date: {run.date}\n- commit: {run.commit}\n"
-                     f"- data: `benchmarks/data/{topic.data}`\n- command:\n\n"
-                     f"      {run.command}\n")  # fmt: skip
+        parts.append(
+            f"- device: {run.device}\n- date: {run.date}\n- commit: {run.commit}\n"
+            f"- data: `benchmarks/data/{topic.data}`\n- command:\n\n"
+            f"      {run.command}\n"
+        )
         parts.append("\n".join(run.table) + "\n")
         if run.notes:
             parts.append("\n".join(f"> {note}" for note in run.notes) + "\n")

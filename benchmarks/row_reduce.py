@@ -47,15 +47,17 @@ def main() -> None:
         rows = graph.reverse
         rank = cp.random.random(n)
         distance = cp.random.random(n).astype(graph.weights.dtype)
-        matrix = sparse.csr_matrix((cp.ones(rows.indices.size), rows.indices, rows.offsets),
-                                   shape=(n, n))  # fmt: skip
+        matrix = sparse.csr_matrix(
+            (cp.ones(rows.indices.size), rows.indices, rows.offsets), shape=(n, n)
+        )
 
         def plus_times(rows=rows, rank=rank, backend=backend, n=n):
             return backend.spmv(rows.offsets, rows.indices, None, rank, n)
 
         def min_plus(rows=rows, distance=distance, backend=backend):
-            return backend.gather_reduce(distance, rows.offsets, rows.indices, "min",
-                                         weights=rows.weights)  # fmt: skip
+            return backend.gather_reduce(
+                distance, rows.offsets, rows.indices, "min", weights=rows.weights
+            )
 
         expected_sum, expected_min = plus_times(), min_plus()
         assert bool(cp.allclose(matrix @ rank, expected_sum, rtol=1e-12))
@@ -64,12 +66,16 @@ def main() -> None:
             backend_module.WARP_ROW = warp_row
             assert bool(cp.allclose(plus_times(), expected_sum, rtol=1e-12))
             assert bool((min_plus() == expected_min).all())
-            cells.append(f"{warp_row:2d}: sum {mean_ms(cp, plus_times):6.3f} "
-                         f"min {mean_ms(cp, min_plus):6.3f}")  # fmt: skip
+            cells.append(
+                f"{warp_row:2d}: sum {mean_ms(cp, plus_times):6.3f} "
+                f"min {mean_ms(cp, min_plus):6.3f}"
+            )
         backend_module.WARP_ROW = chosen
         cusparse = mean_ms(cp, lambda matrix=matrix, rank=rank: matrix @ rank)
-        print(f"{name:<9} now {chosen:2d} | " + " | ".join(cells) + f" | cuSPARSE {cusparse:6.3f}",
-              flush=True)  # fmt: skip
+        print(
+            f"{name:<9} now {chosen:2d} | " + " | ".join(cells) + f" | cuSPARSE {cusparse:6.3f}",
+            flush=True,
+        )
         del graph, rows, matrix
 
 

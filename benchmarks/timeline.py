@@ -91,8 +91,10 @@ def main() -> None:
         walls.append(time.perf_counter() - started)
         loops.append(result.stats.seconds)
     steps = " ".join(f"{s.frontier}:{s.seconds * 1e3:.3f}" for s in result.stats.supersteps)
-    print(f"rmat{args.scale} {args.algorithm} from {source}: whole {statistics.median(walls) * 1e3:.3f} "
-          f"ms, loop {statistics.median(loops) * 1e3:.3f} ms; supersteps {steps}")  # fmt: skip
+    print(
+        f"rmat{args.scale} {args.algorithm} from {source}: whole {statistics.median(walls) * 1e3:.3f} "
+        f"ms, loop {statistics.median(loops) * 1e3:.3f} ms; supersteps {steps}"
+    )
 
     flag = cp.zeros(2, dtype=cp.uint64)
     tick = cp.ElementwiseKernel("", "uint64 x", "x += 1", "tick")
@@ -102,8 +104,10 @@ def main() -> None:
         tick(flag)
         flag.get()
         trips.append(time.perf_counter() - started)
-    print(f"host round trip (launch + 16-byte read): median {statistics.median(trips) * 1e6:.1f}"
-          f" us, 90th percentile {np.percentile(trips, 90) * 1e6:.1f} us")  # fmt: skip
+    print(
+        f"host round trip (launch + 16-byte read): median {statistics.median(trips) * 1e6:.1f}"
+        f" us, 90th percentile {np.percentile(trips, 90) * 1e6:.1f} us"
+    )
 
     profile = cProfile.Profile()
     profile.enable()

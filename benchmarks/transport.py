@@ -43,8 +43,9 @@ def measure(transport, n: int, repeat: int) -> tuple[float, float, float]:
     alltoall, raw NCCL, and the transport's whole exchange round."""
     cp, nccl, rank, size = transport.backend.xp, transport._nccl, transport.rank, transport.size
     peers = [peer for peer in range(size) if peer != rank]
-    update = Update(cp.arange(rank * n, (rank + 1) * n, dtype=cp.int32),
-                    {"value": cp.ones(n, dtype=cp.float64)})  # fmt: skip
+    update = Update(
+        cp.arange(rank * n, (rank + 1) * n, dtype=cp.int32), {"value": cp.ones(n, dtype=cp.float64)}
+    )
     nbytes = 12 * n
     headers = [describe([update] if peer != rank else []) for peer in range(size)]
     out = {peer: cp.ones(nbytes, dtype=cp.uint8) for peer in peers}
@@ -63,8 +64,11 @@ def measure(transport, n: int, repeat: int) -> tuple[float, float, float]:
         inbox, _ = transport.exchange_round(sends, num_vertices=size * n)
         assert sum(len(u) for u in inbox[rank]) == len(peers) * n
 
-    times = (median_seconds(transport, lambda: transport._alltoallv(headers), repeat),
-             median_seconds(transport, raw, repeat), median_seconds(transport, whole, repeat))  # fmt: skip
+    times = (
+        median_seconds(transport, lambda: transport._alltoallv(headers), repeat),
+        median_seconds(transport, raw, repeat),
+        median_seconds(transport, whole, repeat),
+    )
     assert int(into[peers[0]][: min(nbytes, 8)].sum()) == min(nbytes, 8)  # raw sends arrived
     return times
 
@@ -76,15 +80,21 @@ def main(argv=None) -> None:
     args = parser.parse_args(argv)
     transport = NCCLTransport()
     say = print if transport.rank == 0 else (lambda *a, **k: None)
-    say(f"{transport.size} ranks, NCCL {transport._nccl.get_version()}; per round, every rank "
-        "sends n vertices to every other")  # fmt: skip
-    say(f"{'n':>10} {'MB/peer':>8} {'headers ms':>10} {'nccl ms':>8} {'GB/s':>6} "
-        f"{'round ms':>8} {'GB/s':>6}")  # fmt: skip
+    say(
+        f"{transport.size} ranks, NCCL {transport._nccl.get_version()}; per round, every rank "
+        "sends n vertices to every other"
+    )
+    say(
+        f"{'n':>10} {'MB/peer':>8} {'headers ms':>10} {'nccl ms':>8} {'GB/s':>6} "
+        f"{'round ms':>8} {'GB/s':>6}"
+    )
     for n in args.sizes:
         header_s, raw_s, whole_s = measure(transport, n, args.repeat)
         sent = 12 * n * (transport.size - 1)
-        say(f"{n:>10} {12 * n / 1e6:8.2f} {header_s * 1e3:10.3f} {raw_s * 1e3:8.3f} "
-            f"{sent / raw_s / 1e9:6.1f} {whole_s * 1e3:8.3f} {sent / whole_s / 1e9:6.1f}")  # fmt: skip
+        say(
+            f"{n:>10} {12 * n / 1e6:8.2f} {header_s * 1e3:10.3f} {raw_s * 1e3:8.3f} "
+            f"{sent / raw_s / 1e9:6.1f} {whole_s * 1e3:8.3f} {sent / whole_s / 1e9:6.1f}"
+        )
 
 
 if __name__ == "__main__":

@@ -130,8 +130,9 @@ def _on_current(args, more, what: str) -> None:
         items = arg if isinstance(arg, tuple | list) else (arg,)
         for item in items:
             if isinstance(item, DeviceArray) and item.home != CURRENT[0]:
-                raise CrossDeviceError(f"{what} on an array of device {item.home} while "
-                                       f"device {CURRENT[0]} is current")  # fmt: skip
+                raise CrossDeviceError(
+                    f"{what} on an array of device {item.home} while device {CURRENT[0]} is current"
+                )
 
 
 def on_device(value: Any) -> Any:
@@ -306,11 +307,13 @@ def counting(backend: CountingBackend) -> Iterator[None]:
         return backend_holding(array)
 
     replaced = {host_copy: to_host, backend_holding: backend_of}
-    patched = [(module, name, value)
-               for module_name, module in list(sys.modules.items())
-               if module_name.split(".")[0] == "bspgraph" and module is not None
-               for name, value in vars(module).items()
-               if callable(value) and any(value is original for original in replaced)]  # fmt: skip
+    patched = [
+        (module, name, value)
+        for module_name, module in list(sys.modules.items())
+        if module_name.split(".")[0] == "bspgraph" and module is not None
+        for name, value in vars(module).items()
+        if callable(value) and any(value is original for original in replaced)
+    ]
     try:
         for module, name, value in patched:
             setattr(module, name, next(r for o, r in replaced.items() if o is value))

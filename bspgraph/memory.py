@@ -82,8 +82,10 @@ def estimate(primitive, graph, *, devices: int = 1, edges: int | None = None) ->
     if devices > 1:
         names = list(getattr(primitive, "communicate", {}))
         options = getattr(primitive, "options", {})
-        sizes = {spec.name: _itemsize(spec.dtype, graph) * (spec.width(options) or 1)
-                 for spec in primitive.state}  # fmt: skip
+        sizes = {
+            spec.name: _itemsize(spec.dtype, graph) * (spec.width(options) or 1)
+            for spec in primitive.state
+        }
         total += 2 * n * (ids + sum(sizes.get(name, 8) for name in names))  # sent, received
         total += 2 * n * offsets  # the whole graph's degrees, for every device's cost model
         total += n * (1 + 4)  # the owned mask and the owner map (int32)
@@ -128,9 +130,16 @@ _ESTIMATES: dict = {}  # estimate() by what it reads, for repeated calls (tens o
 def _estimate_once(primitive, graph, devices: int, edges: int | None) -> int:
     """:func:`estimate`, computed once per primitive class and options, graph shape and split."""
     weights = graph.weights
-    key = (type(primitive), repr(getattr(primitive, "options", None)), int(graph.num_vertices),
-           int(graph.num_edges), bool(graph.directed), None if weights is None else weights.dtype,
-           devices, edges)  # fmt: skip
+    key = (
+        type(primitive),
+        repr(getattr(primitive, "options", None)),
+        int(graph.num_vertices),
+        int(graph.num_edges),
+        bool(graph.directed),
+        None if weights is None else weights.dtype,
+        devices,
+        edges,
+    )
     need = _ESTIMATES.get(key)
     if need is None:
         if len(_ESTIMATES) > 1024:

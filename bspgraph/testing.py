@@ -63,9 +63,14 @@ def graphs(
         is_weighted = draw(st.booleans()) if weighted is None else weighted
         is_directed = draw(st.booleans()) if directed is None else directed
         return Graph.from_edges(
-            src, dst, np.array(weights, dtype=float) if is_weighted else None, num_vertices=n,
-            directed=is_directed, self_loops=self_loops, backend="numpy",
-        )  # fmt: skip
+            src,
+            dst,
+            np.array(weights, dtype=float) if is_weighted else None,
+            num_vertices=n,
+            directed=is_directed,
+            self_loops=self_loops,
+            backend="numpy",
+        )
 
     return draw_graph()
 
@@ -127,8 +132,14 @@ def assert_lifts(
         for p, partitioner, communicator in cells:
             cell = f"devices={p}, partitioner={partitioner!r}, communicator={communicator!r}"
             try:
-                got = run(graph, devices=p, partitioner=partitioner, communicator=communicator,
-                          backend="numpy", check=one_device)  # fmt: skip
+                got = run(
+                    graph,
+                    devices=p,
+                    partitioner=partitioner,
+                    communicator=communicator,
+                    backend="numpy",
+                    check=one_device,
+                )
             except ContractError as error:  # the run and the graph named, as for a difference
                 raise ContractError(f"{error}\n({cell} on {_describe(graph)})") from error
             _assert_same(expected, got, f"{cell} on {_describe(graph)}", rtol, atol)
@@ -143,8 +154,9 @@ def assert_lifts(
 
     strategy = _default_graphs() if graphs is None else graphs
     slow = [HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.filter_too_much]
-    search = settings(max_examples=max_examples, deadline=None, database=None,
-                      suppress_health_check=slow)(given(strategy)(check))  # fmt: skip
+    search = settings(
+        max_examples=max_examples, deadline=None, database=None, suppress_health_check=slow
+    )(given(strategy)(check))
     search()
 
 
@@ -176,8 +188,13 @@ def _assert_same(expected, got, where: str, rtol: float, atol: float) -> None:
         return
     if dataclasses.is_dataclass(expected) and not isinstance(expected, type):
         for field in dataclasses.fields(expected):
-            _assert_same(getattr(expected, field.name), getattr(got, field.name),
-                         f"{field.name} ({where})", rtol, atol)  # fmt: skip
+            _assert_same(
+                getattr(expected, field.name),
+                getattr(got, field.name),
+                f"{field.name} ({where})",
+                rtol,
+                atol,
+            )
     elif isinstance(expected, dict):
         assert set(expected) == set(got), f"keys {sorted(got)} != {sorted(expected)} ({where})"
         for key in expected:
@@ -201,8 +218,10 @@ def _describe(graph: Graph) -> str:
     src, dst, weight = graph.edges()
     edges = list(zip(src.tolist(), dst.tolist()))
     weights = "" if weight is None else f", weights {weight.tolist()}"
-    return (f"{graph.num_vertices} vertices, {'directed' if graph.directed else 'undirected'}, "
-            f"edges {edges}{weights}")  # fmt: skip
+    return (
+        f"{graph.num_vertices} vertices, {'directed' if graph.directed else 'undirected'}, "
+        f"edges {edges}{weights}"
+    )
 
 
 @dataclasses.dataclass(frozen=True)
@@ -280,10 +299,16 @@ def host_reads(
     try:
         with counting(backend):
             device_ids = list(range(devices)) if separate else [0] * devices
-            result, _ = enact(primitive, graph, devices=device_ids, partitioner=partitioner,
-                              communicator=communicator, backend=backend,
-                              transport=CountingLocal([backend.on_device(d) for d in device_ids]),
-                              **params)  # fmt: skip
+            result, _ = enact(
+                primitive,
+                graph,
+                devices=device_ids,
+                partitioner=partitioner,
+                communicator=communicator,
+                backend=backend,
+                transport=CountingLocal([backend.on_device(d) for d in device_ids]),
+                **params,
+            )
     finally:
         del primitive.step
 

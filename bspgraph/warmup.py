@@ -48,9 +48,11 @@ class WarmupReport:
     cached_after: int | None
 
     def __str__(self) -> str:
-        cache = ("no kernel cache on disk" if self.cache_dir is None else
-                 f"kernel cache {self.cache_dir}: {self.cached_before} -> {self.cached_after} "
-                 "files")  # fmt: skip
+        cache = (
+            "no kernel cache on disk"
+            if self.cache_dir is None
+            else f"kernel cache {self.cache_dir}: {self.cached_before} -> {self.cached_after} files"
+        )
         return f"warmup on {self.backend}: {self.calls} calls, {self.seconds:.1f} s; {cache}"
 
 
@@ -76,8 +78,9 @@ def warmup(backend=None, *, scale: int = 14) -> WarmupReport:
             call(backend=target)
             calls += 1
     target.synchronize()
-    return WarmupReport(target.name, calls, time.perf_counter() - started, cache_dir, before,
-                        _count(cache_dir))  # fmt: skip
+    return WarmupReport(
+        target.name, calls, time.perf_counter() - started, cache_dir, before, _count(cache_dir)
+    )
 
 
 def _graphs(scale: int) -> list[Graph]:
@@ -85,14 +88,21 @@ def _graphs(scale: int) -> list[Graph]:
     rmat = generators.rmat(scale, 16, seed=1, weights=True, backend="numpy")
     src, dst, weight = rmat.edges()
     upward = src < dst  # one direction of each edge: a directed graph with sinks
-    directed = Graph.from_edges(src[upward], dst[upward], weight[upward],
-                                num_vertices=rmat.num_vertices, backend="numpy")  # fmt: skip
-    unweighted = Graph.from_edges(src, dst, num_vertices=rmat.num_vertices, directed=False,
-                                  backend="numpy")  # fmt: skip
+    directed = Graph.from_edges(
+        src[upward], dst[upward], weight[upward], num_vertices=rmat.num_vertices, backend="numpy"
+    )
+    unweighted = Graph.from_edges(
+        src, dst, num_vertices=rmat.num_vertices, directed=False, backend="numpy"
+    )
     grid = generators.grid(64, 64, backend="numpy")
     leaves = np.arange(1, HUB_EDGES + 1)
-    hub = Graph.from_edges(np.zeros_like(leaves), leaves, np.ones(HUB_EDGES, dtype=np.float32),
-                           directed=False, backend="numpy")  # fmt: skip
+    hub = Graph.from_edges(
+        np.zeros_like(leaves),
+        leaves,
+        np.ones(HUB_EDGES, dtype=np.float32),
+        directed=False,
+        backend="numpy",
+    )
     return [rmat, directed, unweighted, grid, hub]
 
 
@@ -109,8 +119,10 @@ def _calls(graph: Graph, source: int) -> list:
         lambda **run: bfs(graph, sources=[source, 1, 2], **run),
     ]
     if not graph.directed:
-        calls += [lambda **run: triangle_count(graph, **run),
-                  lambda **run: core_number(graph, **run)]  # fmt: skip
+        calls += [
+            lambda **run: triangle_count(graph, **run),
+            lambda **run: core_number(graph, **run),
+        ]
     return calls
 
 

@@ -73,16 +73,20 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):
         axes = _grid_axes(grid)
         in_grid = sum(key[1:] in axes for key in covered)
         terminalreporter.section("multi-device grid", sep="-")
-        write(f"{in_grid} of {total} cells passed (hypothesis seed "
-              f"BSPGRAPH_TEST_SEED={SEED}, profile {PROFILE}), and {len(covered) - in_grid} "
-              f"hand-written cells off the grid; each also ran the empty graph and "
-              f"{len(grid.TRIVIAL) - 1} edgeless ones")  # fmt: skip
+        write(
+            f"{in_grid} of {total} cells passed (hypothesis seed "
+            f"BSPGRAPH_TEST_SEED={SEED}, profile {PROFILE}), and {len(covered) - in_grid} "
+            f"hand-written cells off the grid; each also ran the empty graph and "
+            f"{len(grid.TRIVIAL) - 1} edgeless ones"
+        )
         for row in grid.ROWS:
             counts = [n for key, n in covered.items() if key[0] == row.name]
             if counts:
-                write(f"  {row.name:28} {len(counts):3} cells, examples a cell: "
-                      f"{min(counts)}-{max(counts)} (asked {row.examples * grid.DEEP}), "
-                      f"{sum(counts)} in all")  # fmt: skip
+                write(
+                    f"  {row.name:28} {len(counts):3} cells, examples a cell: "
+                    f"{min(counts)}-{max(counts)} (asked {row.examples * grid.DEEP}), "
+                    f"{sum(counts)} in all"
+                )
             else:
                 write(f"  {row.name:28}   0 cells")
         for partitioner in grid.PARTITIONERS:

@@ -27,8 +27,14 @@ import bspgraph as bg
 from bspgraph.primitives.sssp import SSSP
 
 PARTITIONERS = ("random", "biased", "edge_balanced", "metis")
-COMMUNICATORS = ("broadcast", "selective", "butterfly:1", "butterfly:2", "butterfly:3",
-                 "butterfly:4")  # fmt: skip
+COMMUNICATORS = (
+    "broadcast",
+    "selective",
+    "butterfly:1",
+    "butterfly:2",
+    "butterfly:3",
+    "butterfly:4",
+)
 DEVICES = (2, 3, 4, 5)
 HAS_PYMETIS = importlib.util.find_spec("pymetis") is not None
 NO_PYMETIS = "pymetis is not installed: the metis cells did NOT run (pip install '.[dev]')"
@@ -81,8 +87,13 @@ class Case:
 # --- the primitives: how bspgraph runs them, what networkx says, how they compare -----------
 def _bfs(parents):
     def run(graph, options, **run):
-        result = bg.bfs(graph, options["source"], parents=parents,
-                        direction=options.get("direction", "auto"), **run)  # fmt: skip
+        result = bg.bfs(
+            graph,
+            options["source"],
+            parents=parents,
+            direction=options.get("direction", "auto"),
+            **run,
+        )
         return result.depth, result.parent
 
     return run
@@ -238,8 +249,11 @@ def _bc_truth(nx_graph, options):
 
 @st.composite
 def _bc_options(draw, n):
-    options = {"normalized": draw(st.booleans()), "endpoints": draw(st.booleans()),
-               "batch": draw(st.sampled_from([1, 2, 3, None]))}  # fmt: skip
+    options = {
+        "normalized": draw(st.booleans()),
+        "endpoints": draw(st.booleans()),
+        "batch": draw(st.sampled_from([1, 2, 3, None])),
+    }
     if draw(st.booleans()):  # sampled sources: networkx's k and seed, or its sample as a list
         k, seed = draw(st.integers(1, n)), draw(st.integers(0, 1000))
         options.update({"k": k, "seed": seed} if draw(st.booleans()) else {"sampled": (k, seed)})
@@ -357,39 +371,117 @@ _eigenvector = _refused_alike(
 
 
 ROWS: tuple[Row, ...] = (
-    Row("bfs", _bfs(parents=False), _bfs_truth, _bfs_compare, examples=6, source=True,
-        options=lambda n: _source(n, direction=st.sampled_from(["auto", "push", "pull"]))),
-    Row("bfs_parents", _bfs(parents=True), _bfs_truth, _bfs_compare, examples=6, source=True,
-        options=lambda n: _source(n, direction=st.sampled_from(["auto", "push", "pull"]))),
-    Row("sssp", _sssp, _sssp_truth, _close(1e-12, 0), examples=6, source=True,
-        options=lambda n: st.tuples(_source(n), _deltas()).map(lambda o: {**o[0], **o[1]})),
-    Row("sssp_parents", _sssp_parents, _sssp_truth, _sssp_parents_compare, examples=4,
-        source=True, options=lambda n: _source(n)),
-    Row("connected_components", lambda g, o, **run: bg.connected_components(g, **run).labels,
-        _component_minima, _equal, examples=6),
-    Row("connected_components_dense", lambda g, o, **run: bg.connected_components(g, **run).labels,
-        _component_minima, _dense_components, examples=2, graphs=dense_edge_lists(),
-        trivial=False),
-    Row("strongly_connected_components",
-        lambda g, o, **run: bg.strongly_connected_components(g, **run).labels, _strong_minima,
-        _equal, examples=4),
-    Row("pagerank", _pagerank, _pagerank_truth, _close(1e-5, 1e-8), examples=4,
-        options=_pagerank_options),
-    Row("betweenness_centrality", _bc, _bc_truth, _close(1e-9, 1e-12), examples=3,
-        graphs=edge_lists(max_vertices=12, max_edges=30), options=_bc_options),
-    Row("bfs_sources", _bfs_sources, _bfs_sources_truth, _equal, examples=3,
-        options=lambda n: st.fixed_dictionaries({"batch": st.sampled_from([1, 2, 3, None]),
-                                                 "sources": st.lists(st.integers(0, n - 1),
-                                                                     unique=True, max_size=n)})),
-    Row("closeness_centrality", _closeness, _closeness_truth, _close(1e-12, 0), examples=3,
-        options=lambda n: st.fixed_dictionaries({"batch": st.sampled_from([1, 3, None]),
-                                                 "wf_improved": st.booleans()})),
-    Row("triangle_count", _triangles, _triangles_truth, _triangles_compare, examples=6,
-        directed=False),
+    Row(
+        "bfs",
+        _bfs(parents=False),
+        _bfs_truth,
+        _bfs_compare,
+        examples=6,
+        source=True,
+        options=lambda n: _source(n, direction=st.sampled_from(["auto", "push", "pull"])),
+    ),
+    Row(
+        "bfs_parents",
+        _bfs(parents=True),
+        _bfs_truth,
+        _bfs_compare,
+        examples=6,
+        source=True,
+        options=lambda n: _source(n, direction=st.sampled_from(["auto", "push", "pull"])),
+    ),
+    Row(
+        "sssp",
+        _sssp,
+        _sssp_truth,
+        _close(1e-12, 0),
+        examples=6,
+        source=True,
+        options=lambda n: st.tuples(_source(n), _deltas()).map(lambda o: {**o[0], **o[1]}),
+    ),
+    Row(
+        "sssp_parents",
+        _sssp_parents,
+        _sssp_truth,
+        _sssp_parents_compare,
+        examples=4,
+        source=True,
+        options=lambda n: _source(n),
+    ),
+    Row(
+        "connected_components",
+        lambda g, o, **run: bg.connected_components(g, **run).labels,
+        _component_minima,
+        _equal,
+        examples=6,
+    ),
+    Row(
+        "connected_components_dense",
+        lambda g, o, **run: bg.connected_components(g, **run).labels,
+        _component_minima,
+        _dense_components,
+        examples=2,
+        graphs=dense_edge_lists(),
+        trivial=False,
+    ),
+    Row(
+        "strongly_connected_components",
+        lambda g, o, **run: bg.strongly_connected_components(g, **run).labels,
+        _strong_minima,
+        _equal,
+        examples=4,
+    ),
+    Row(
+        "pagerank",
+        _pagerank,
+        _pagerank_truth,
+        _close(1e-5, 1e-8),
+        examples=4,
+        options=_pagerank_options,
+    ),
+    Row(
+        "betweenness_centrality",
+        _bc,
+        _bc_truth,
+        _close(1e-9, 1e-12),
+        examples=3,
+        graphs=edge_lists(max_vertices=12, max_edges=30),
+        options=_bc_options,
+    ),
+    Row(
+        "bfs_sources",
+        _bfs_sources,
+        _bfs_sources_truth,
+        _equal,
+        examples=3,
+        options=lambda n: st.fixed_dictionaries(
+            {
+                "batch": st.sampled_from([1, 2, 3, None]),
+                "sources": st.lists(st.integers(0, n - 1), unique=True, max_size=n),
+            }
+        ),
+    ),
+    Row(
+        "closeness_centrality",
+        _closeness,
+        _closeness_truth,
+        _close(1e-12, 0),
+        examples=3,
+        options=lambda n: st.fixed_dictionaries(
+            {"batch": st.sampled_from([1, 3, None]), "wf_improved": st.booleans()}
+        ),
+    ),
+    Row(
+        "triangle_count",
+        _triangles,
+        _triangles_truth,
+        _triangles_compare,
+        examples=6,
+        directed=False,
+    ),
     Row("core_number", _core, _core_truth, _core_compare, examples=6, directed=False),
     Row("katz_centrality", *_katz, _refusal_or_close, examples=3),
     Row("eigenvector_centrality", *_eigenvector, _refusal_or_close, examples=3),
-)  # fmt: skip
+)
 
 # Cells that give a wrong answer today (library bugs, not fixed here): (row, partitioner,
 # communicator, devices) -> what goes wrong, with the smallest graph hypothesis found.
@@ -427,8 +519,9 @@ def cell_seed(*key) -> int:
 
 
 def build(n, src, dst, weight, directed):
-    graph = bg.Graph.from_edges(src, dst, weight, num_vertices=n, directed=directed,
-                                backend="numpy")  # fmt: skip
+    graph = bg.Graph.from_edges(
+        src, dst, weight, num_vertices=n, directed=directed, backend="numpy"
+    )
     return graph, to_networkx(n, src, dst, weight, directed)
 
 

@@ -134,14 +134,16 @@ def test_lane_sums_are_the_matrix_times_the_lanes(monkeypatch, share):
     backend = HOST
     np.testing.assert_allclose(backend.lane_sums(offsets, indices, values), dense @ values)
     rows = np.array([3, 0, 17, 39])
-    np.testing.assert_allclose(backend.lane_sums(offsets, indices, values, rows=rows),
-                               (dense @ values)[rows])  # fmt: skip
+    np.testing.assert_allclose(
+        backend.lane_sums(offsets, indices, values, rows=rows), (dense @ values)[rows]
+    )
     position = np.full(30, -1, dtype=np.int32)
     position[[2, 7, 11]] = [0, 1, 2]
     kept = np.zeros_like(values)
     kept[[2, 7, 11]] = values[:3]
-    np.testing.assert_allclose(backend.lane_sums(offsets, indices, values[:3], position=position),
-                               dense @ kept)  # fmt: skip
+    np.testing.assert_allclose(
+        backend.lane_sums(offsets, indices, values[:3], position=position), dense @ kept
+    )
 
 
 REDUCED_DTYPES = [np.bool_, np.int32, np.int64, np.float32, np.float64]

@@ -13,12 +13,37 @@ from benchmarks import ab, bsp_model, host_reads, multi_gpu, timeline
 
 def test_multi_gpu_benchmark_checks_answers_and_writes_supersteps(tmp_path, capsys):
     out = tmp_path / "rows.json"
-    multi_gpu.main(["--backend", "numpy", "--scale", "7", "--devices", "3", "--repeat", "1",
-                    "--algorithms", "bfs-auto", "pagerank", "--partitioners", "random",
-                    "--communicators", "selective", "butterfly", "--json", str(out)])  # fmt: skip
+    multi_gpu.main(
+        [
+            "--backend",
+            "numpy",
+            "--scale",
+            "7",
+            "--devices",
+            "3",
+            "--repeat",
+            "1",
+            "--algorithms",
+            "bfs-auto",
+            "pagerank",
+            "--partitioners",
+            "random",
+            "--communicators",
+            "selective",
+            "butterfly",
+            "--json",
+            str(out),
+        ]
+    )
     rows = json.loads(out.read_text())
-    assert [(r["algorithm"], r["P"]) for r in rows] == [("bfs-auto", 1), ("bfs-auto", 3),
-        ("bfs-auto", 3), ("pagerank", 1), ("pagerank", 3), ("pagerank", 3)]  # fmt: skip
+    assert [(r["algorithm"], r["P"]) for r in rows] == [
+        ("bfs-auto", 1),
+        ("bfs-auto", 3),
+        ("bfs-auto", 3),
+        ("pagerank", 1),
+        ("pagerank", 3),
+        ("pagerank", 3),
+    ]
     steps = [s for r in rows if r["P"] == 3 for s in r["supersteps"]]
     assert all(0 <= s["comm_seconds"] <= s["seconds"] for s in steps)
     assert sum(s["bytes"] for s in steps) > 0
@@ -37,9 +62,26 @@ def test_multi_gpu_benchmark_runs_a_grid(tmp_path):
     """``--grid 24``: the 24 x 24 grid instead of R-MAT, named so in the rows; SSSP on two
     bands of it takes few supersteps, a level each on one device."""
     out = tmp_path / "rows.json"
-    multi_gpu.main(["--backend", "numpy", "--grid", "24", "--devices", "2", "--repeat", "1",
-                    "--algorithms", "sssp", "--partitioners", "edge_balanced",
-                    "--communicators", "selective", "--json", str(out)])  # fmt: skip
+    multi_gpu.main(
+        [
+            "--backend",
+            "numpy",
+            "--grid",
+            "24",
+            "--devices",
+            "2",
+            "--repeat",
+            "1",
+            "--algorithms",
+            "sssp",
+            "--partitioners",
+            "edge_balanced",
+            "--communicators",
+            "selective",
+            "--json",
+            str(out),
+        ]
+    )
     rows = json.loads(out.read_text())
     assert [(r["graph"], r["P"]) for r in rows] == [("grid24", 1), ("grid24", 2)]
     assert rows[0]["edges"] == 2 * 2 * 24 * 23  # undirected: both directions of each edge
@@ -50,14 +92,24 @@ def test_bsp_model_recovers_the_link_from_exact_supersteps():
     link = bsp_model.Link(latency=1e-4, sending=2e-4, message=5e-5, g=2e-11)
 
     def step(parts, rounds, messages, nbytes):
-        seconds = (rounds * (link.latency + link.sending * (messages > 0))
-                   + (link.message * messages + link.g * nbytes) / parts)  # fmt: skip
+        seconds = (
+            rounds * (link.latency + link.sending * (messages > 0))
+            + (link.message * messages + link.g * nbytes) / parts
+        )
         return {"rounds": rounds, "messages": messages, "bytes": nbytes, "comm_seconds": seconds}
 
-    rows = [{"P": 2, "supersteps": [step(2, 1, 0, 0), step(2, 1, 2, 10**6), step(2, 2, 4, 10**8),
-                                    step(2, 1, 1, 3 * 10**7)]},
-            {"P": 4, "supersteps": [step(4, 1, 12, 10**7), step(4, 1, 0, 0),
-                                    step(4, 1, 3, 5 * 10**8)]}]  # fmt: skip
+    rows = [
+        {
+            "P": 2,
+            "supersteps": [
+                step(2, 1, 0, 0),
+                step(2, 1, 2, 10**6),
+                step(2, 2, 4, 10**8),
+                step(2, 1, 1, 3 * 10**7),
+            ],
+        },
+        {"P": 4, "supersteps": [step(4, 1, 12, 10**7), step(4, 1, 0, 0), step(4, 1, 3, 5 * 10**8)]},
+    ]
     fitted = bsp_model.fit(rows)
     for name in ("latency", "sending", "message", "g"):
         assert getattr(fitted, name) == pytest.approx(getattr(link, name), rel=1e-6), name
@@ -65,8 +117,14 @@ def test_bsp_model_recovers_the_link_from_exact_supersteps():
 
 def _row(parts, bsp_ms, comm_seconds, *, gpus=None, steps=2):
     supersteps = [{"comm_seconds": comm_seconds, "bytes": 10**8, "rounds": 1, "messages": parts}]
-    return {"algorithm": "pagerank", "communicator": "selective", "bsp_ms": bsp_ms, "P": parts,
-            "gpus": gpus or parts, "supersteps": supersteps * steps}  # fmt: skip
+    return {
+        "algorithm": "pagerank",
+        "communicator": "selective",
+        "bsp_ms": bsp_ms,
+        "P": parts,
+        "gpus": gpus or parts,
+        "supersteps": supersteps * steps,
+    }
 
 
 def test_bsp_model_reproduces_two_devices_and_shrinks_only_the_work():
@@ -106,15 +164,35 @@ def test_ab_runs_each_commit_s_own_code_in_turn(capsys):
         subprocess.run(["git", "rev-parse", "HEAD"], check=True, capture_output=True)
     except (OSError, subprocess.CalledProcessError):
         pytest.skip("not a git checkout")
-    ab.main(["HEAD", "HEAD", "--rounds", "2", "--grep", "^code", "--", "-c",
-             "import bspgraph; print('code', bspgraph.__file__); print('other')"])  # fmt: skip
+    ab.main(
+        [
+            "HEAD",
+            "HEAD",
+            "--rounds",
+            "2",
+            "--grep",
+            "^code",
+            "--",
+            "-c",
+            "import bspgraph; print('code', bspgraph.__file__); print('other')",
+        ]
+    )
     lines = capsys.readouterr().out.splitlines()
     runs = [line.split("\t") for line in lines if "\t" in line]
     assert [label for label, _ in runs] == ["before", "after", "before", "after"]
     assert all(text.startswith("code ") and f"/{label}/bspgraph/" in text for label, text in runs)
     with pytest.raises(SystemExit, match="after: exit 3"):
-        ab.main(["HEAD", "HEAD", "--rounds", "1", "--", "-c",
-                 "import os, sys; sys.exit(3 if os.getcwd().endswith('after') else 0)"])  # fmt: skip
+        ab.main(
+            [
+                "HEAD",
+                "HEAD",
+                "--rounds",
+                "1",
+                "--",
+                "-c",
+                "import os, sys; sys.exit(3 if os.getcwd().endswith('after') else 0)",
+            ]
+        )
 
 
 def test_timeline_sums_an_ncu_log(tmp_path, capsys):
@@ -122,9 +200,14 @@ def test_timeline_sums_an_ncu_log(tmp_path, capsys):
     header = '"ID","Kernel Name","Metric Name","Metric Unit","Metric Value"\n'
     rows = [("fill", "ns", "18,016"), ("visit_pull", "us", "293.6"), ("fill", "ms", "0.002")]
     log = tmp_path / "k.csv"
-    log.write_text("==PROF== Connected\n" + header + "".join(
-        f'"{i}","{name}","gpu__time_duration.sum","{unit}","{value}"\n'
-        for i, (name, unit, value) in enumerate(rows)))  # fmt: skip
+    log.write_text(
+        "==PROF== Connected\n"
+        + header
+        + "".join(
+            f'"{i}","{name}","gpu__time_duration.sum","{unit}","{value}"\n'
+            for i, (name, unit, value) in enumerate(rows)
+        )
+    )
     timeline.kernel_table(str(log))
     out = capsys.readouterr().out.splitlines()
     assert [line.split()[0] for line in out[:3]] == ["fill", "visit_pull", "fill"]
@@ -146,9 +229,12 @@ def _phases(*options: str) -> str:
     """What ``python -m benchmarks.phases --backend numpy --scale 8 OPTIONS`` prints."""
     return subprocess.run(
         [sys.executable, "-m", "benchmarks.phases", "--backend", "numpy", "--scale", "8", *options],
-        capture_output=True, text=True, check=True, env={**os.environ, "PYTHONPATH": "."},
+        capture_output=True,
+        text=True,
+        check=True,
+        env={**os.environ, "PYTHONPATH": "."},
         cwd=os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
-    ).stdout  # fmt: skip
+    ).stdout
 
 
 def test_phases_benchmark_times_each_phase_of_the_superstep():

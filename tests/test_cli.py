@@ -26,8 +26,12 @@ def bspgraph(*args, env=None):
     )
     return subprocess.run(
         [sys.executable, "-m", "bspgraph.cli", *map(str, args)],
-        capture_output=True, text=True, cwd=ROOT, env=environment, timeout=300,
-    )  # fmt: skip
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        env=environment,
+        timeout=300,
+    )
 
 
 def ok(*args, **kwargs):
@@ -107,10 +111,15 @@ def test_run_pagerank_takes_a_tolerance(tmp_path):
 
 @pytest.mark.parametrize(
     ("algorithm", "finding"),
-    [("bfs", {"reached": 12, "depth": 3, "source": 5}), ("sssp", {"reached": 12}),
-     ("cc", {"components": 1}),
-     ("pagerank", {}), ("bc", {}), ("tc", {"triangles": 0})],
-)  # fmt: skip
+    [
+        ("bfs", {"reached": 12, "depth": 3, "source": 5}),
+        ("sssp", {"reached": 12}),
+        ("cc", {"components": 1}),
+        ("pagerank", {}),
+        ("bc", {}),
+        ("tc", {"triangles": 0}),
+    ],
+)
 def test_run_every_algorithm(capsys, algorithm, finding):
     assert cli.main(["run", algorithm, "grid:3x4", "--json"]) == 0
     summary = json.loads(capsys.readouterr().out)
@@ -138,8 +147,23 @@ class _Sample(random.Random):
 
 def test_run_bc_samples_sources(capsys, tmp_path):
     output = tmp_path / "bc.npy"
-    assert cli.main(["run", "bc", "grid:4x4", "--samples", "3", "--seed", "2", "--json",
-                     "--output", str(output)]) == 0  # fmt: skip
+    assert (
+        cli.main(
+            [
+                "run",
+                "bc",
+                "grid:4x4",
+                "--samples",
+                "3",
+                "--seed",
+                "2",
+                "--json",
+                "--output",
+                str(output),
+            ]
+        )
+        == 0
+    )
     summary = json.loads(capsys.readouterr().out)
     sources = np.random.default_rng(2).choice(16, size=3, replace=False)  # --samples, --seed
     nx_graph = bg.generators.grid(4, 4, backend="numpy").to_networkx()
@@ -150,9 +174,22 @@ def test_run_bc_samples_sources(capsys, tmp_path):
 
 
 def test_run_on_several_devices_with_a_butterfly():
-    summary = json.loads(ok("run", "bfs", "grid:6x6", "--devices", "3", "--partitioner",
-                            "edge_balanced", "--fanout", "2", "--source", "0",
-                            "--json"))  # fmt: skip
+    summary = json.loads(
+        ok(
+            "run",
+            "bfs",
+            "grid:6x6",
+            "--devices",
+            "3",
+            "--partitioner",
+            "edge_balanced",
+            "--fanout",
+            "2",
+            "--source",
+            "0",
+            "--json",
+        )
+    )
     assert summary["devices"] == 3
     assert summary["reached"] == 36
     assert summary["depth"] == 10
@@ -253,8 +290,10 @@ def test_missing_file_exits_1():
     assert done.stderr.count("\n") == 1
 
 
-@pytest.mark.parametrize("spec, form", [("rmat:ten", "rmat:SCALE"), ("grid:3x", "grid:ROWSxCOLS"),
-                                        ("grid:3xy", "grid:ROWSxCOLS")])  # fmt: skip
+@pytest.mark.parametrize(
+    "spec, form",
+    [("rmat:ten", "rmat:SCALE"), ("grid:3x", "grid:ROWSxCOLS"), ("grid:3xy", "grid:ROWSxCOLS")],
+)
 def test_bad_generator_spec_exits_1(spec, form, capsys):
     assert cli.main(["run", "bfs", spec]) == 1
     assert form in capsys.readouterr().err
@@ -277,12 +316,14 @@ def test_unknown_algorithm_exits_2():
 
 @pytest.mark.parametrize(
     "args",
-    [["run", "bfs", "grid:2x2", "--fanout", "2", "--communicator", "broadcast"],
-     ["run", "bfs", "grid:2x2", "--output", "depth.txt"],
-     ["generate", "grid", "--rows", "2", "-o", "grid.txt"],
-     ["bench", "bfs", "grid:2x2", "--repeat", "0"],
-     ["run", "bfs", "grid:2x2", "--partitioner", "metiss"]],
-)  # fmt: skip
+    [
+        ["run", "bfs", "grid:2x2", "--fanout", "2", "--communicator", "broadcast"],
+        ["run", "bfs", "grid:2x2", "--output", "depth.txt"],
+        ["generate", "grid", "--rows", "2", "-o", "grid.txt"],
+        ["bench", "bfs", "grid:2x2", "--repeat", "0"],
+        ["run", "bfs", "grid:2x2", "--partitioner", "metiss"],
+    ],
+)
 def test_usage_errors_exit_2(args, capsys):
     with pytest.raises(SystemExit) as exit_info:
         cli.main(args)
@@ -301,13 +342,15 @@ def test_one_based_undirected_edge_list():
     summary = json.loads(ok("run", "cc", GRAPHS / "USPowerGrid.txt", "--undirected", "--json"))
     assert (summary["vertices"], summary["components"]) == (4941, 1)
     assert summary["base"] == "listed" and summary["directed"] is False
-    ranged = json.loads(ok("run", "cc", GRAPHS / "USPowerGrid.txt", "--undirected",
-                           "--vertices", "range", "--json"))  # fmt: skip
+    ranged = json.loads(
+        ok("run", "cc", GRAPHS / "USPowerGrid.txt", "--undirected", "--vertices", "range", "--json")
+    )
     assert (ranged["vertices"], ranged["base"]) == (4941, "1(auto)")
     bfs = json.loads(ok("run", "bfs", GRAPHS / "USPowerGrid.txt", "--undirected", "--json"))
     assert bfs["reached"] == 4941 and bfs["source_rule"] == "highest-degree"
-    zero = json.loads(ok("run", "cc", GRAPHS / "USPowerGrid.txt", "--undirected", "--base", "0",
-                         "--json"))  # fmt: skip
+    zero = json.loads(
+        ok("run", "cc", GRAPHS / "USPowerGrid.txt", "--undirected", "--base", "0", "--json")
+    )
     assert (zero["vertices"], zero["components"]) == (4942, 2)  # vertex 0 stands alone
 
 

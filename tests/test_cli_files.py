@@ -26,8 +26,12 @@ def bspgraph(*args, env=None):
     )
     return subprocess.run(
         [sys.executable, "-m", "bspgraph.cli", *map(str, args)],
-        capture_output=True, text=True, cwd=ROOT, env=environment, timeout=300,
-    )  # fmt: skip
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        env=environment,
+        timeout=300,
+    )
 
 
 def call(capsys, *args):
@@ -71,8 +75,9 @@ def test_weighted_or_not_decides_a_mixed_file(capsys, mixed, tmp_path):
     status, _, err = call(capsys, "run", "sssp", mixed, "--weighted")
     assert status == 1 and f"{mixed}:2:" in err  # every line must then have one
     output = tmp_path / "d.csv"
-    status, out, _ = call(capsys, "run", "sssp", mixed, "--no-weighted", "--source", "0",
-                          "--output", output)  # fmt: skip
+    status, out, _ = call(
+        capsys, "run", "sssp", mixed, "--no-weighted", "--source", "0", "--output", output
+    )
     assert status == 0
     assert summary_of(out)["weights"] == "ignored"
     header, rows = read_csv(output)
@@ -83,8 +88,9 @@ def test_weighted_or_not_decides_a_mixed_file(capsys, mixed, tmp_path):
 def test_a_weighted_file_runs_weighted_and_says_so(capsys, tmp_path):
     path = tmp_path / "w.txt"
     path.write_text("0 1 1.0\n1 2 5\n2 0 3\n0 2 9\n")
-    status, out, _ = call(capsys, "run", "sssp", path, "--source", "0", "--output",
-                          tmp_path / "d.csv")  # fmt: skip
+    status, out, _ = call(
+        capsys, "run", "sssp", path, "--source", "0", "--output", tmp_path / "d.csv"
+    )
     assert status == 0
     summary = summary_of(out)
     assert summary["weights"] == "used" and summary["directed"] == "True"
@@ -129,16 +135,16 @@ def test_an_edge_list_has_the_vertices_that_appear_in_it(capsys):
     assert facts["vertices"] == nx_graph.number_of_nodes() == 7115
     assert facts["components"] == nx.number_weakly_connected_components(nx_graph) == 24
     assert facts["base"] == "listed" and facts["directed"] is True and facts["weighted"] is False
-    status, out, _ = call(capsys, "info", GRAPHS / "wiki-Vote.txt", "--vertices", "range",
-                          "--json")  # fmt: skip
+    status, out, _ = call(capsys, "info", GRAPHS / "wiki-Vote.txt", "--vertices", "range", "--json")
     assert json.loads(out)["vertices"] == 8298  # 0..8297, on request
 
 
 @needs_graphs
 def test_pagerank_of_an_edge_list_is_networkx_on_the_files_ids(capsys, tmp_path):
     output = tmp_path / "rank.csv"
-    status, out, _ = call(capsys, "run", "pagerank", GRAPHS / "wiki-Vote.txt", "--tol", "1e-10",
-                          "--output", output)  # fmt: skip
+    status, out, _ = call(
+        capsys, "run", "pagerank", GRAPHS / "wiki-Vote.txt", "--tol", "1e-10", "--output", output
+    )
     assert status == 0
     nx_graph = nx.read_edgelist(GRAPHS / "wiki-Vote.txt", nodetype=int, create_using=nx.DiGraph)
     expected = nx.pagerank(nx_graph, tol=1e-10)
@@ -167,8 +173,9 @@ def test_a_directed_run_reaching_under_1_percent_names_undirected(capsys):
 @pytest.fixture
 def negative_mtx(tmp_path):
     path = tmp_path / "neg.mtx"
-    path.write_text("%%MatrixMarket matrix coordinate real general\n3 3 4\n"
-                    "1 2 -1.5\n2 3 2\n3 1 0.5\n1 3 4\n")  # fmt: skip
+    path.write_text(
+        "%%MatrixMarket matrix coordinate real general\n3 3 4\n1 2 -1.5\n2 3 2\n3 1 0.5\n1 3 4\n"
+    )
     return path
 
 
@@ -177,8 +184,9 @@ def test_pagerank_on_negative_entries_says_so_and_names_no_weighted(capsys, nega
     assert status == 1 and err.count("\n") == 1
     assert "negative" in err and "--no-weighted" in err and "NaN" not in err
     output = tmp_path / "rank.csv"
-    status, out, _ = call(capsys, "run", "pagerank", negative_mtx, "--no-weighted", "--output",
-                          output)  # fmt: skip
+    status, out, _ = call(
+        capsys, "run", "pagerank", negative_mtx, "--no-weighted", "--output", output
+    )
     assert status == 0 and summary_of(out)["weights"] == "ignored"
     expected = nx.pagerank(nx.DiGraph([(1, 2), (2, 3), (3, 1), (1, 3)]), weight=None)
     _, rows = read_csv(output)

@@ -69,8 +69,9 @@ def test_partition_same_seed_same_owner(graph, name, parts):
     first = partitioners.get(name)(graph, parts, seed=3)
     again = partitioners.get(name)(graph, parts, seed=3)
     assert first.dtype == np.int32 and np.array_equal(first, again)
-    copy = bg.Graph.from_edges(*graph.edges(), num_vertices=graph.num_vertices, directed=False,
-                               backend="numpy")  # fmt: skip
+    copy = bg.Graph.from_edges(
+        *graph.edges(), num_vertices=graph.num_vertices, directed=False, backend="numpy"
+    )
     on_copy = partitioners.get(name)(copy, parts, seed=3)
     assert np.array_equal(first, on_copy)  # a rebuilt graph of the same edges: the same owners
     if name in ("random", "biased") and parts > 1:
@@ -100,8 +101,9 @@ def check_networkx(graph, source, got) -> None:
     distance = nx.single_source_dijkstra_path_length(g, source)
     np.testing.assert_allclose(got["sssp"], [distance.get(v, np.inf) for v in range(n)])
     labels = np.empty(n, dtype=np.int64)
-    for component in (nx.weakly_connected_components if graph.directed
-                      else nx.connected_components)(g):  # fmt: skip
+    for component in (
+        nx.weakly_connected_components if graph.directed else nx.connected_components
+    )(g):
         labels[list(component)] = min(component)
     np.testing.assert_array_equal(got["cc"], labels)
     rank = nx.pagerank(g, tol=1e-10)
@@ -127,8 +129,14 @@ def test_every_device_count_gives_the_same_answer(graph, partitioner, communicat
     one = run_all(graph, source)
     check_networkx(graph, source, one)
     for devices in DEVICE_COUNTS[1:]:
-        got = run_all(graph, source, devices=devices, partitioner=partitioner,
-                      communicator=communicator, seed=devices)  # fmt: skip
+        got = run_all(
+            graph,
+            source,
+            devices=devices,
+            partitioner=partitioner,
+            communicator=communicator,
+            seed=devices,
+        )
         for name in ("bfs", "sssp", "cc"):
             assert got[name].dtype == one[name].dtype
             assert np.array_equal(got[name], one[name]), (name, devices)
@@ -139,8 +147,9 @@ def test_directed_graph_on_every_device_count():
     rmat = bg.generators.rmat(8, 4, seed=12, weights=True, backend="numpy")
     src, dst, weight = rmat.edges()
     keep = (src + dst) % 3 != 0  # drop one direction of some edges: a directed graph
-    graph = bg.Graph.from_edges(src[keep], dst[keep], weight[keep], num_vertices=256,
-                                backend="numpy")  # fmt: skip
+    graph = bg.Graph.from_edges(
+        src[keep], dst[keep], weight[keep], num_vertices=256, backend="numpy"
+    )
     source = source_of(graph)
     one = run_all(graph, source)
     check_networkx(graph, source, one)
@@ -186,9 +195,19 @@ def test_other_processes_with_other_hash_seeds_agree():
     results = []
     for hash_seed in ("0", "12345"):
         path = os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])
-        env = {**os.environ, "PYTHONHASHSEED": hash_seed, "PYTHONPATH": path,
-               "BSPGRAPH_BACKEND": "numpy"}  # fmt: skip
-        done = subprocess.run([sys.executable, "-c", SCRIPT], env=env, capture_output=True,
-                              text=True, timeout=300, check=True)  # fmt: skip
+        env = {
+            **os.environ,
+            "PYTHONHASHSEED": hash_seed,
+            "PYTHONPATH": path,
+            "BSPGRAPH_BACKEND": "numpy",
+        }
+        done = subprocess.run(
+            [sys.executable, "-c", SCRIPT],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=300,
+            check=True,
+        )
         results.append(json.loads(done.stdout))
     assert results[0] == results[1]

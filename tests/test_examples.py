@@ -64,8 +64,9 @@ wcc = load("weakly_connected")
 def test_weakly_connected_matches_networkx(case):
     graph, nx_graph = case
     labels = wcc.weakly_connected(graph)
-    components = (nx.weakly_connected_components if nx_graph.is_directed()
-                  else nx.connected_components)(nx_graph)  # fmt: skip
+    components = (
+        nx.weakly_connected_components if nx_graph.is_directed() else nx.connected_components
+    )(nx_graph)
     for component in components:
         assert set(labels[sorted(component)].tolist()) == {min(component)}
 

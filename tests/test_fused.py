@@ -35,19 +35,24 @@ def test_the_kernels_of_one_algorithm_register_beside_it():
     by their primitives' modules, each for the backends it has."""
     keys = set(fused.registered())
     for key in [
-        ("link", "numpy", "step"), ("link", "cupy", "step"),
-        ("link_pairs", "numpy", "step"), ("link_pairs", "cupy", "step"),
-        ("close_wedges", "numpy", "step"), ("close_wedges", "cupy", "step"),
-        ("count_paths", "cupy", "push"), ("damped_update", "cupy", "step"),
-        ("visit_unvisited", "cupy", "repeat"), ("relax_min", "cupy", "repeat"),
+        ("link", "numpy", "step"),
+        ("link", "cupy", "step"),
+        ("link_pairs", "numpy", "step"),
+        ("link_pairs", "cupy", "step"),
+        ("close_wedges", "numpy", "step"),
+        ("close_wedges", "cupy", "step"),
+        ("count_paths", "cupy", "push"),
+        ("damped_update", "cupy", "step"),
+        ("visit_unvisited", "cupy", "repeat"),
+        ("relax_min", "cupy", "repeat"),
         ("relax_min", "numpy", "repeat"),
-    ]:  # fmt: skip
+    ]:
         assert key in keys
         assert fused.lookup(*key).__module__.startswith(
-            "bspgraph.primitives." if key[0] in ("link", "link_pairs", "close_wedges",
-                                                 "count_paths", "damped_update")
+            "bspgraph.primitives."
+            if key[0] in ("link", "link_pairs", "close_wedges", "count_paths", "damped_update")
             else "bspgraph.frontier."
-        )  # fmt: skip
+        )
 
 
 def test_registering_and_errors():

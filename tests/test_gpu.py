@@ -65,7 +65,7 @@ def test_sssp_levels_in_one_launch_equal_numpy(shape):
         "grid": lambda: bg.generators.grid(120, 90, weights=True, backend="cupy"),
         "path": lambda: bg.Graph.from_edges(
             np.arange(n - 1), np.arange(1, n), weight(n - 1), backend="cupy"
-        ),  # fmt: skip
+        ),
         "broom": lambda: _broom(50, 40_000, 100, weight),
     }[shape]()
     result = bg.sssp(gpu, 0)
@@ -123,7 +123,7 @@ def test_sssp_cupy_equals_numpy(rmat_pair):
         ("relax_min", "push"),
         ("relax_min", "pull"),
         ("count_paths", "push"),
-    ],  # fmt: skip
+    ],
 )
 def test_fused_kernels_equal_generic_functors(rmat_pair, name, direction, every):
     gpu, _ = rmat_pair
@@ -147,8 +147,15 @@ def test_fused_kernels_equal_generic_functors(rmat_pair, name, direction, every)
             functor = fr.functors.relax_min(state, gpu.backend)
         op = functor if fused else (lambda *edge, f=functor: f(*edge))  # hides fused_push
         candidates = state > 1 if direction == "pull" else None
-        out = fr.advance(gpu, frontier, op, unique=True, direction=direction,
-                         candidates=candidates, early_exit=functor.early_exit)  # fmt: skip
+        out = fr.advance(
+            gpu,
+            frontier,
+            op,
+            unique=True,
+            direction=direction,
+            candidates=candidates,
+            early_exit=functor.early_exit,
+        )
         ids = out.ids.get()
         assert len(out) == ids.size  # a count the kernel tallied, when it did
         if out.out_edges is not None:
@@ -273,12 +280,15 @@ def test_two_gpus_of_one_process_copy_messages_to_their_receivers(partitioner):
     graph = bg.generators.rmat(20, 16, seed=3, weights=True, backend="cupy")
     run = {"devices": [0, 1], "partitioner": partitioner, "communicator": "selective"}
     for direction in ("push", "auto"):
-        np.testing.assert_array_equal(bg.bfs(graph, 1, direction=direction, **run).depth,
-                                      bg.bfs(graph, 1, direction=direction).depth)  # fmt: skip
+        np.testing.assert_array_equal(
+            bg.bfs(graph, 1, direction=direction, **run).depth,
+            bg.bfs(graph, 1, direction=direction).depth,
+        )
     np.testing.assert_array_equal(bg.sssp(graph, 1, **run).distance, bg.sssp(graph, 1).distance)
     np.testing.assert_allclose(bg.pagerank(graph, **run).rank, bg.pagerank(graph).rank, rtol=1e-9)
-    np.testing.assert_array_equal(bg.connected_components(graph, **run).labels,
-                                  bg.connected_components(graph).labels)  # fmt: skip
+    np.testing.assert_array_equal(
+        bg.connected_components(graph, **run).labels, bg.connected_components(graph).labels
+    )
 
 
 def test_a_peer_copy_waits_for_its_source_and_keeps_it_until_copied():
@@ -373,15 +383,25 @@ def test_row_reduce_equals_numpy(reduce, weighted, dtype, rows):
     weights = rng.integers(1, 4, offsets[-1]).astype(dtype) if weighted else None
     host, gpu = get_backend("numpy"), get_backend("cupy")
     expected = host.gather_reduce(values, offsets, indices, reduce, weights=weights)
-    result = gpu.gather_reduce(cp.asarray(values), cp.asarray(offsets), cp.asarray(indices),
-                               reduce, weights=None if weights is None else cp.asarray(weights))  # fmt: skip
+    result = gpu.gather_reduce(
+        cp.asarray(values),
+        cp.asarray(offsets),
+        cp.asarray(indices),
+        reduce,
+        weights=None if weights is None else cp.asarray(weights),
+    )
     np.testing.assert_allclose(result.get(), expected, rtol=1e-6)
     some = rng.choice(offsets.size - 1, (offsets.size - 1) // 3, replace=False)  # any order
     picked = host.gather_reduce(values, offsets, indices, reduce, weights=weights, rows=some)
     np.testing.assert_allclose(picked, expected[some], rtol=1e-6)  # NumPy: csr_rows
-    result = gpu.gather_reduce(cp.asarray(values), cp.asarray(offsets), cp.asarray(indices),
-                               reduce, weights=None if weights is None else cp.asarray(weights),
-                               rows=cp.asarray(some))  # fmt: skip
+    result = gpu.gather_reduce(
+        cp.asarray(values),
+        cp.asarray(offsets),
+        cp.asarray(indices),
+        reduce,
+        weights=None if weights is None else cp.asarray(weights),
+        rows=cp.asarray(some),
+    )
     np.testing.assert_allclose(result.get(), expected[some], rtol=1e-6)
 
 
@@ -411,8 +431,9 @@ def test_lane_sums_equal_numpy(dtype, lanes, rows):
     picked = rng.choice(1000, 100, replace=False)
     position[picked] = np.arange(100, dtype=np.int32)
     expected = host.lane_sums(offsets, indices, values[picked], position=position)
-    result = gpu.lane_sums(d_offsets, d_indices, cp.asarray(values[picked]),
-                           position=cp.asarray(position))  # fmt: skip
+    result = gpu.lane_sums(
+        d_offsets, d_indices, cp.asarray(values[picked]), position=cp.asarray(position)
+    )
     np.testing.assert_allclose(result.get(), expected, rtol=1e-6)
 
 
@@ -460,9 +481,12 @@ def test_link_equals_numpy(dtype, rows):
     fused.lookup("link", host, "step")(host, expected, offsets, indices, ids)
     result = cp.asarray(parent)
     fused.lookup("link", gpu, "step")(
-        gpu, result, cp.asarray(offsets), cp.asarray(indices),
+        gpu,
+        result,
+        cp.asarray(offsets),
+        cp.asarray(indices),
         None if ids is None else cp.asarray(ids),
-    )  # fmt: skip
+    )
     assert (result <= cp.arange(n, dtype=dtype)).all()
     np.testing.assert_array_equal(roots(result).get(), roots(expected))
     assert not np.array_equal(roots(expected), roots(parent))  # it joined some
@@ -506,8 +530,15 @@ def test_flatten_since_lists_the_moved_vertices_as_numpy(n):
         graph = bg.Graph.from_edges(*edges, num_vertices=n, backend=backend)
         forest, before = xp.array(parent), xp.array(since)  # copies: both runs start alike
         moved = fr.flatten(graph, forest, since=before)
-        results.append((to_host(forest), to_host(before), to_host(moved.ids), len(moved),
-                        count_out_edges(graph, moved)))  # fmt: skip
+        results.append(
+            (
+                to_host(forest),
+                to_host(before),
+                to_host(moved.ids),
+                len(moved),
+                count_out_edges(graph, moved),
+            )
+        )
     (forest, before, ids, size, edges_out), gpu = results
     np.testing.assert_array_equal(before, forest)  # since took the roots
     for expected, got in zip(results[0], gpu, strict=True):
@@ -603,8 +634,12 @@ def test_masked_sum_equals_numpy(dtype, size):
     ids = rng.integers(0, size, size // 3)
     assert cupy.sum_at(cupy.asarray(values), cupy.asarray(ids)) == int(values[ids].sum())
     assert cupy.sum_at(cupy.asarray(values), cupy.asarray(ids[:0])) == 0
-    for key_dtype, unset in [(np.int32, np.iinfo(np.int32).max), (np.float32, np.inf),
-                             (np.float64, np.inf), (np.uint8, 255)]:  # fmt: skip
+    for key_dtype, unset in [
+        (np.int32, np.iinfo(np.int32).max),
+        (np.float32, np.inf),
+        (np.float64, np.inf),
+        (np.uint8, 255),
+    ]:
         keys = rng.integers(0, 5, size).astype(key_dtype)
         keys[mask] = unset  # uint8: through a mask (no grid-stride kernel for it)
         reached = int(values[~mask].sum())
@@ -651,8 +686,9 @@ def test_grid_stride_passes_equal_numpy(size):
         (np.uint8, 7),
         (np.bool_, True),
     ]:  # the last two: CuPy's kernels
-        np.testing.assert_array_equal(cupy.full(size, value, dtype).get(),
-                                      np.full(size, value, dtype))  # fmt: skip
+        np.testing.assert_array_equal(
+            cupy.full(size, value, dtype).get(), np.full(size, value, dtype)
+        )
         values = rng.integers(0, 5, size).astype(dtype)
         np.testing.assert_array_equal(cupy.greater(cupy.asarray(values), 2).get(), values > 2)
         on_gpu, expected = cupy.asarray(values), values.copy()
@@ -700,22 +736,26 @@ def test_bfs_and_sssp_on_cupy_match_networkx(case, data, direction):
     for vertex in np.flatnonzero(result.depth > 0):
         assert nx_graph.has_edge(result.parent[vertex], vertex)
     expected = nx.single_source_dijkstra_path_length(nx_graph, source)
-    np.testing.assert_allclose(bg.sssp(gpu, source, backend="cupy").distance,
-                               as_array(expected, graph.num_vertices, np.inf))  # fmt: skip
+    np.testing.assert_allclose(
+        bg.sssp(gpu, source, backend="cupy").distance,
+        as_array(expected, graph.num_vertices, np.inf),
+    )
 
 
 def test_core_number_cupy_equals_numpy(rmat18):
     gpu, cpu = rmat18
-    np.testing.assert_array_equal(bg.core_number(gpu, backend="cupy").core,
-                                  bg.core_number(cpu, backend="numpy").core)  # fmt: skip
+    np.testing.assert_array_equal(
+        bg.core_number(gpu, backend="cupy").core, bg.core_number(cpu, backend="numpy").core
+    )
 
 
 @examples(30)
 @given(graphs(directed=False, max_vertices=16, max_edges=40))
 def test_core_number_on_cupy_matches_networkx(case):
     graph, nx_graph = case
-    graph = bg.Graph.from_edges(*graph.edges()[:2], num_vertices=graph.num_vertices,
-                                directed=False, self_loops=False)  # fmt: skip
+    graph = bg.Graph.from_edges(
+        *graph.edges()[:2], num_vertices=graph.num_vertices, directed=False, self_loops=False
+    )
     nx_graph.remove_edges_from(list(nx.selfloop_edges(nx_graph)))
     expected = as_array(nx.core_number(nx_graph), graph.num_vertices, -1)
     np.testing.assert_array_equal(bg.core_number(graph, backend="cupy", check=True).core, expected)
@@ -781,8 +821,14 @@ def test_warmup_fills_the_kernel_cache_and_first_calls_are_warm(tmp_path):
         "print(sum(len(f) for _, _, f in os.walk(report.cache_dir)))\n"
     )
     env = dict(os.environ, CUPY_CACHE_DIR=str(tmp_path), PYTHONPATH=str(root))
-    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
-                          env=env, cwd=root, timeout=600)  # fmt: skip
+    done = subprocess.run(
+        [sys.executable, "-c", script],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=root,
+        timeout=600,
+    )
     assert done.returncode == 0, done.stderr[-2000:]
     (before, after), (final,) = (map(int, line.split()) for line in done.stdout.splitlines())
     assert before == 0 and after > 0
@@ -810,9 +856,14 @@ def test_a_first_call_reports_its_compilation_and_its_parts_add_up(tmp_path):
         "             + s.gather_seconds)\n"
         "    print(s.compile_seconds, s.prepare_seconds, parts, whole)\n"
     )
-    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
-                         check=True, cwd=os.path.dirname(os.path.dirname(__file__)),
-                         env={**os.environ, "PYTHONPATH": "."})  # fmt: skip
+    out = subprocess.run(
+        [sys.executable, "-c", script],
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=os.path.dirname(os.path.dirname(__file__)),
+        env={**os.environ, "PYTHONPATH": "."},
+    )
     first, second = ([float(x) for x in line.split()] for line in out.stdout.splitlines())
     assert first[0] > 0 and first[1] > 0
     assert first[2] <= first[3] and first[2] >= 0.9 * first[3]  # the call, but for its checks
@@ -823,11 +874,14 @@ def test_a_first_call_reports_its_compilation_and_its_parts_add_up(tmp_path):
 def test_prepare_on_cupy_leaves_nothing_to_prepare(name):
     host = bg.generators.rmat(13, 16, seed=5, weights=True, backend="numpy")
     calls = {
-        "bfs": lambda g: bg.bfs(g, 1), "sssp": lambda g: bg.sssp(g, 1),
-        "pagerank": lambda g: bg.pagerank(g), "cc": lambda g: bg.connected_components(g),
+        "bfs": lambda g: bg.bfs(g, 1),
+        "sssp": lambda g: bg.sssp(g, 1),
+        "pagerank": lambda g: bg.pagerank(g),
+        "cc": lambda g: bg.connected_components(g),
         "bc": lambda g: bg.betweenness_centrality(g, sources=[1, 2, 3]),
-        "tc": lambda g: bg.triangle_count(g), "core_number": lambda g: bg.core_number(g),
-    }  # fmt: skip
+        "tc": lambda g: bg.triangle_count(g),
+        "core_number": lambda g: bg.core_number(g),
+    }
     expected = calls[name](host.to("cupy"))
     result = calls[name](host.to("cupy").prepare([name]))
     assert result.stats.prepare_seconds == 0 and result.stats.backend == "cupy"
@@ -935,8 +989,11 @@ def test_tally_equals_bincount(dtype, size):
 
     gpu = bg.backend.get_backend("cupy")
     rng = np.random.default_rng(size)
-    for ids in (rng.integers(0, 1000, size), np.sort(rng.integers(0, 1000, size)),
-                np.full(size, 7)):  # fmt: skip
+    for ids in (
+        rng.integers(0, 1000, size),
+        np.sort(rng.integers(0, 1000, size)),
+        np.full(size, 7),
+    ):
         ids = ids.astype(dtype)
         got = gpu.tally(cp.asarray(ids), 1000)
         assert got.dtype == np.int64
@@ -982,8 +1039,14 @@ def test_bspgraph_calls_run_without_cub_block_reductions():
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     with tempfile.TemporaryDirectory() as cache:
         env = dict(os.environ, CUPY_CACHE_DIR=cache, PYTHONPATH=root)
-        done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
-                              env=env, cwd=root, timeout=600)  # fmt: skip
+        done = subprocess.run(
+            [sys.executable, "-c", script],
+            capture_output=True,
+            text=True,
+            env=env,
+            cwd=root,
+            timeout=600,
+        )
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stdout.split() == ["none"], done.stdout
 
@@ -1012,8 +1075,13 @@ def test_parts_on_one_gpu_equal_one_part(name, parts):
     expected = getattr(call(host, source, backend="numpy"), field)
     for partitioner in ("edge_balanced", "random", "biased"):
         for communicator in ("selective", "broadcast", "butterfly"):
-            result = call(graph, source, devices=[0] * parts, partitioner=partitioner,
-                          communicator=communicator)  # fmt: skip
+            result = call(
+                graph,
+                source,
+                devices=[0] * parts,
+                partitioner=partitioner,
+                communicator=communicator,
+            )
             got = getattr(result, field)
             np.testing.assert_allclose(got, expected, rtol=1e-9, atol=1e-12)
             if name.startswith("bfs"):
@@ -1040,8 +1108,9 @@ def test_parts_on_one_gpu_match_networkx(case, data, parts):
     for vertex in np.flatnonzero(result.depth > 0):
         assert nx_graph.has_edge(result.parent[vertex], vertex)
     expected = nx.single_source_dijkstra_path_length(nx_graph, source)
-    np.testing.assert_allclose(bg.sssp(gpu, source, **run).distance,
-                               as_array(expected, graph.num_vertices, np.inf))  # fmt: skip
+    np.testing.assert_allclose(
+        bg.sssp(gpu, source, **run).distance, as_array(expected, graph.num_vertices, np.inf)
+    )
 
 
 def test_a_copy_is_one_device_copy_and_marks_time_the_work_between():

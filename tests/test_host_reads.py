@@ -114,8 +114,9 @@ def test_separate_gpus_run_each_ones_work_with_it_current(rmat, name, communicat
     answer is one device's."""
     graph, _ = rmat
     primitive, params = runs(graph)[name]
-    reads = host_reads(primitive, graph, devices=parts, communicator=communicator,
-                       separate=True, **params)  # fmt: skip
+    reads = host_reads(
+        primitive, graph, devices=parts, communicator=communicator, separate=True, **params
+    )
     expected, _ = bg.enact(runs(graph)[name][0], graph, backend="numpy", **params)
     for output, values in expected.items():
         if values is not None:
@@ -139,9 +140,14 @@ def test_an_operation_on_another_gpus_array_is_refused():
 
 
 @examples(25)
-@given(graphs(), st.integers(2, 5), st.sampled_from(["edge_balanced", "random"]),
-       st.sampled_from(bg.testing.COMMUNICATORS), st.sampled_from(["bfs auto", "bfs push", "sssp", "cc"]),
-       st.booleans())  # fmt: skip
+@given(
+    graphs(),
+    st.integers(2, 5),
+    st.sampled_from(["edge_balanced", "random"]),
+    st.sampled_from(bg.testing.COMMUNICATORS),
+    st.sampled_from(["bfs auto", "bfs push", "sssp", "cc"]),
+    st.booleans(),
+)
 def test_runs_counted_as_a_gpu_makes_them_give_one_devices_answer(
     graph, parts, partitioner, communicator, name, separate
 ):
@@ -152,8 +158,15 @@ def test_runs_counted_as_a_gpu_makes_them_give_one_devices_answer(
     if graph.num_vertices == 0:
         return
     primitive, params = runs(graph)[name]
-    reads = host_reads(primitive, graph, devices=parts, partitioner=partitioner,
-                       communicator=communicator, separate=separate, **params)  # fmt: skip
+    reads = host_reads(
+        primitive,
+        graph,
+        devices=parts,
+        partitioner=partitioner,
+        communicator=communicator,
+        separate=separate,
+        **params,
+    )
     expected, _ = bg.enact(runs(graph)[name][0], graph, backend="numpy", **params)
     for output, values in expected.items():
         if values is not None:
@@ -192,8 +205,9 @@ def test_a_merge_reads_its_count_once_and_gathers_every_column():
         depth = backend.asarray(np.array([3, 4, 1, 2, 4, 2], dtype=np.int32))
         parent = backend.asarray(np.array([10, 11, 12, 13, 14, 15], dtype=np.int32))
         before = READS.count
-        (merged,) = merge(contract_of(BFS(parents=True)), Update(ids, {"depth": depth,
-                                                                   "parent": parent}))  # fmt: skip
+        (merged,) = merge(
+            contract_of(BFS(parents=True)), Update(ids, {"depth": depth, "parent": parent})
+        )
         assert READS.count - before == 1
     assert np.asarray(merged.ids).tolist() == [2, 5, 9]
     assert np.asarray(merged.values["depth"]).tolist() == [4, 1, 2]

@@ -51,12 +51,15 @@ def _tree(tmp_path, files: dict[str, str]) -> Path:
 
 
 def test_the_script_reports_cycles_layers_and_is_gpu(tool, tmp_path, capsys):
-    root = _tree(tmp_path, {
-        "bspgraph/frontier/__init__.py": "from . import ops\n",
-        "bspgraph/frontier/ops.py": "def f():\n    from ..primitives import bfs\n",
-        "bspgraph/primitives/__init__.py": "",
-        "bspgraph/primitives/bfs.py": "from ..frontier.ops import f\nX = g.backend.is_gpu\n",
-    })  # fmt: skip
+    root = _tree(
+        tmp_path,
+        {
+            "bspgraph/frontier/__init__.py": "from . import ops\n",
+            "bspgraph/frontier/ops.py": "def f():\n    from ..primitives import bfs\n",
+            "bspgraph/primitives/__init__.py": "",
+            "bspgraph/primitives/bfs.py": "from ..frontier.ops import f\nX = g.backend.is_gpu\n",
+        },
+    )
     assert tool.main(["--root", str(root)]) == 1
     out = capsys.readouterr().out
     assert "frontier -> primitives" in out and "primitives -> frontier" in out
@@ -67,11 +70,14 @@ def test_the_script_reports_cycles_layers_and_is_gpu(tool, tmp_path, capsys):
 
 
 def test_a_clean_tree_passes(tool, tmp_path, capsys):
-    root = _tree(tmp_path, {
-        "bspgraph/backend/__init__.py": "IS = 'is_gpu'  # allowed here\n",
-        "bspgraph/frontier/__init__.py": "from ..backend import IS\nfrom . import ops\n",
-        "bspgraph/frontier/ops.py": "from .. import backend\n",
-    })  # fmt: skip
+    root = _tree(
+        tmp_path,
+        {
+            "bspgraph/backend/__init__.py": "IS = 'is_gpu'  # allowed here\n",
+            "bspgraph/frontier/__init__.py": "from ..backend import IS\nfrom . import ops\n",
+            "bspgraph/frontier/ops.py": "from .. import backend\n",
+        },
+    )
     assert tool.main(["--root", str(root), "--modules"]) == 0
     out = capsys.readouterr().out
     assert "bspgraph.frontier -> bspgraph.backend, bspgraph.frontier.ops" in out

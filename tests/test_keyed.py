@@ -28,8 +28,9 @@ def graph(request):
 @pytest.mark.parametrize("parts", [2, 5])
 @pytest.mark.parametrize("follower", [False, True])
 @pytest.mark.parametrize("listed", [False, True])
-def test_a_package_packed_by_owner_holds_every_entry_in_its_owners_slice(graph, parts,
-                                                                         follower, listed):  # fmt: skip
+def test_a_package_packed_by_owner_holds_every_entry_in_its_owners_slice(
+    graph, parts, follower, listed
+):
     """Each other owner's entries in its slice, with their values; the sender's own (owner
     1 here) left out: its slice is empty. A kernel's list packs its counted ids only (the
     count read on the device)."""
@@ -38,15 +39,17 @@ def test_a_package_packed_by_owner_holds_every_entry_in_its_owners_slice(graph, 
     owner = rng.integers(0, parts, n).astype(np.int32)
     depth = rng.integers(0, 100, n).astype(np.int32)
     parent = rng.integers(0, n, n).astype(graph.indices.dtype)
-    state = SimpleNamespace(depth=xp.asarray(depth),
-                            parent=xp.asarray(parent) if follower else None)  # fmt: skip
+    state = SimpleNamespace(
+        depth=xp.asarray(depth), parent=xp.asarray(parent) if follower else None
+    )
     ids = rng.choice(n, 3000, replace=False).astype(graph.indices.dtype)
     kernels = kernels_of(graph, state, ("depth", "parent" if follower else None))
     if listed:  # 3000 listed, then ids beyond the count
         rest = np.setdiff1d(np.arange(n), ids)[:500].astype(ids.dtype)
         count = xp.asarray(np.array([ids.size, 0], dtype=np.uint64))
-        packed = kernels.pack(xp.asarray(owner), parts, 1, xp.asarray(np.concatenate([ids, rest])),
-                              count)  # fmt: skip
+        packed = kernels.pack(
+            xp.asarray(owner), parts, 1, xp.asarray(np.concatenate([ids, rest])), count
+        )
     else:
         packed = kernels.pack(xp.asarray(owner), parts, 1, xp.asarray(ids))
     update = packed.update(to_host(packed.counts).tolist())  # (the enactor reads every part's)
@@ -75,8 +78,9 @@ def test_a_slab_applied_in_one_pass_equals_the_combiners(graph, mode):
     block = slice(n // 3, n // 3 + 1000)
     incoming = rng.integers(0, 20, 1000).astype(np.float64)
     incoming_follower = rng.integers(0, n, 1000).astype(np.int32)
-    state = SimpleNamespace(key=xp.array(key),
-                            follower=None if follower is None else xp.array(follower))  # fmt: skip
+    state = SimpleNamespace(
+        key=xp.array(key), follower=None if follower is None else xp.array(follower)
+    )
     kernels = kernels_of(graph, state, ("key", None if follower is None else "follower"), mode)
     marked_before = np.zeros(n, dtype=bool)
     marked_before[::7] = True  # (a returned vertex: marked already, not counted again)
@@ -114,14 +118,18 @@ def test_pieces_and_a_counted_list_are_listed_as_their_entries(graph, follower):
     owner = xp.asarray(rng.integers(0, 3, n).astype(np.int32))
     # a sender's state and package: its groups by owner 0, 1, 2 (owner 1, the sender, empty)
     sent = rng.choice(n, 600, replace=False).astype(graph.indices.dtype)
-    sender = SimpleNamespace(depth=xp.asarray(rng.integers(0, 50, n).astype(np.int32)),
-                             parent=xp.asarray(np.arange(n, dtype=graph.indices.dtype)))  # fmt: skip
+    sender = SimpleNamespace(
+        depth=xp.asarray(rng.integers(0, 50, n).astype(np.int32)),
+        parent=xp.asarray(np.arange(n, dtype=graph.indices.dtype)),
+    )
     packing = kernels_of(graph, sender, ("depth", "parent" if follower else None))
     packed = packing.pack(owner, 3, 1, xp.asarray(sent))
     pieces = [Piece(packed, 2), Piece(packed, 1)]  # (group 1: the sender's own, empty)
     arrived = np.array([4, 9, 16], dtype=graph.indices.dtype)
-    update = bg.comm.Update(xp.asarray(arrived), {"depth": xp.asarray(np.zeros(3, np.int32)),
-                                                  "parent": xp.asarray(arrived)})  # fmt: skip
+    update = bg.comm.Update(
+        xp.asarray(arrived),
+        {"depth": xp.asarray(np.zeros(3, np.int32)), "parent": xp.asarray(arrived)},
+    )
     returned_ids = np.concatenate([rng.choice(n, 50, replace=False), [0, 1, 2]]).astype(
         arrived.dtype
     )

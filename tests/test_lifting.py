@@ -36,8 +36,11 @@ def test_core_number_is_networkx_on_every_device_count(graph, devices, communica
 
 @pytest.mark.parametrize("name", ["karate", "lollipop", "barabasi"])
 def test_core_number_of_named_graphs(name):
-    g = {"karate": nx.karate_club_graph(), "lollipop": nx.lollipop_graph(5, 6),
-         "barabasi": nx.barabasi_albert_graph(300, 4, seed=2)}[name]  # fmt: skip
+    g = {
+        "karate": nx.karate_club_graph(),
+        "lollipop": nx.lollipop_graph(5, 6),
+        "barabasi": nx.barabasi_albert_graph(300, 4, seed=2),
+    }[name]
     graph = bg.Graph.from_networkx(g, weight=None)
     for devices in (1, 3):
         np.testing.assert_array_equal(bg.core_number(graph, devices=devices).core, nx_core(graph))
@@ -51,8 +54,9 @@ def test_core_number_refuses_directed_graphs_and_self_loops():
 
 
 def test_kcore_lifts():
-    assert_lifts(lambda graph, **run: bg.core_number(graph, **run), simple_undirected,
-                 max_examples=4)  # fmt: skip
+    assert_lifts(
+        lambda graph, **run: bg.core_number(graph, **run), simple_undirected, max_examples=4
+    )
 
 
 class NaiveKCore(bg.primitives.KCore):
@@ -64,14 +68,24 @@ class NaiveKCore(bg.primitives.KCore):
 
 def test_assert_lifts_catches_a_degree_combined_by_min():
     with pytest.raises(AssertionError, match="devices="):
-        assert_lifts(NaiveKCore(), [bg.Graph.from_networkx(nx.karate_club_graph(), weight=None)],
-                     partitioners=["random"], communicators=["selective"])  # fmt: skip
+        assert_lifts(
+            NaiveKCore(),
+            [bg.Graph.from_networkx(nx.karate_club_graph(), weight=None)],
+            partitioners=["random"],
+            communicators=["selective"],
+        )
 
 
 def test_assert_lifts_shrinks_to_a_small_failing_graph():
     with pytest.raises(AssertionError) as failure:
-        assert_lifts(NaiveKCore(), simple_undirected, devices=[3], partitioners=["random"],
-                     communicators=["selective"], max_examples=60)  # fmt: skip
+        assert_lifts(
+            NaiveKCore(),
+            simple_undirected,
+            devices=[3],
+            partitioners=["random"],
+            communicators=["selective"],
+            max_examples=60,
+        )
     assert "edges" in str(failure.value)
 
 
@@ -119,10 +133,14 @@ def test_a_checked_run_names_a_change_the_step_did_not_return():
     ],
 )
 def test_contract_errors_name_the_state(communicate, message):
-    primitive = type("Bad", (Unreturned,), {
-        "state": (bg.State("mark", "int64"), bg.State("flag", "bool")),
-        "communicate": communicate,
-    })()  # fmt: skip
+    primitive = type(
+        "Bad",
+        (Unreturned,),
+        {
+            "state": (bg.State("mark", "int64"), bg.State("flag", "bool")),
+            "communicate": communicate,
+        },
+    )()
     with pytest.raises(bg.ContractError, match=message.replace("(", r"\(")):
         bg.enact(primitive, bg.Graph.from_edges([0], [1]))
 
@@ -182,8 +200,9 @@ def test_scalars_are_combined_before_converged(graph, devices, communicator, dat
         return
     source = data.draw(st.integers(0, graph.num_vertices - 1))
     one, one_stats = bg.enact(Reach(), graph, source=source)
-    several, stats = bg.enact(Reach(), graph, source=source, devices=devices,
-                              communicator=communicator, check=True)  # fmt: skip
+    several, stats = bg.enact(
+        Reach(), graph, source=source, devices=devices, communicator=communicator, check=True
+    )
     np.testing.assert_array_equal(several["seen"], one["seen"])
     assert stats.iterations == one_stats.iterations  # the same superstep sees "none reached"
 
@@ -195,8 +214,9 @@ def test_result_device_on_numpy_gives_host_arrays_on_one_device_and_several():
         assert isinstance(result.depth, np.ndarray) and isinstance(result.parent, np.ndarray)
         np.testing.assert_array_equal(result.depth, bg.bfs(graph, 0).depth)
         centrality = bg.betweenness_centrality(graph, devices=devices, result_device=True)
-        np.testing.assert_allclose(centrality.centrality,
-                                   bg.betweenness_centrality(graph).centrality)  # fmt: skip
+        np.testing.assert_allclose(
+            centrality.centrality, bg.betweenness_centrality(graph).centrality
+        )
 
 
 @pytest.mark.parametrize("devices", [1, 2])
@@ -257,10 +277,12 @@ def test_no_pickled_collective_in_the_superstep(name):
     graph = bg.generators.rmat(9, 8, seed=2, weights=True, backend="numpy")
     transport = CountingLocal(3)
     calls = {
-        "bfs": lambda **r: bg.bfs(graph, 1, **r), "sssp": lambda **r: bg.sssp(graph, 1, **r),
+        "bfs": lambda **r: bg.bfs(graph, 1, **r),
+        "sssp": lambda **r: bg.sssp(graph, 1, **r),
         "cc": lambda **r: bg.connected_components(graph, **r),
-        "pagerank": lambda **r: bg.pagerank(graph, **r), "core": lambda **r: bg.core_number(graph, **r),
-    }  # fmt: skip
+        "pagerank": lambda **r: bg.pagerank(graph, **r),
+        "core": lambda **r: bg.core_number(graph, **r),
+    }
     result = calls[name](transport=transport)
     assert transport.pickled == 0
     assert 0 < transport.buffers <= 2 * result.stats.iterations + 2
@@ -275,9 +297,10 @@ def test_bytes_counted_are_the_bytes_handed_to_the_transport(name, communicator)
     calls = {
         "bfs-auto": lambda **r: bg.bfs(graph, 1, **r),
         "bfs-push": lambda **r: bg.bfs(graph, 1, direction="push", **r),
-        "sssp": lambda **r: bg.sssp(graph, 1, **r), "pagerank": lambda **r: bg.pagerank(graph, **r),
+        "sssp": lambda **r: bg.sssp(graph, 1, **r),
+        "pagerank": lambda **r: bg.pagerank(graph, **r),
         "cc": lambda **r: bg.connected_components(graph, **r),
-    }  # fmt: skip
+    }
     for parts in (2, 3, 5):
         transport = CountingLocal(parts)
         stats = calls[name](transport=transport, communicator=communicator).stats
@@ -315,8 +338,9 @@ def test_every_vertex_primitives_get_every_owned_vertex_and_one_devices_answer(p
     run = {"devices": parts, "communicator": communicator, "partitioner": "edge_balanced"}
     with mock.patch.object(PageRank, "step", recording):
         ranks = bg.pagerank(graph, **run).rank
-    owned = [index.stop - index.start if isinstance(index, slice) else len(index)
-             for _, index in seen]  # fmt: skip
+    owned = [
+        index.stop - index.start if isinstance(index, slice) else len(index) for _, index in seen
+    ]
     assert len(seen) > parts and [size for size, _ in seen] == owned
     np.testing.assert_allclose(ranks, bg.pagerank(graph).rank, rtol=1e-9, atol=1e-12)
     hits, one = bg.hits(graph, **run), bg.hits(graph)
@@ -393,8 +417,9 @@ def test_a_replicated_part_reduces_every_list_not_only_its_range(devices):
     graph = bg.generators.rmat(9, 8, seed=4)
     matrix = graph.to_scipy()
     expected = matrix @ (matrix @ np.ones(graph.num_vertices))
-    state, _ = bg.enact(NeighboursOfNeighbours(), graph, devices=devices,
-                        partitioner="edge_balanced")  # fmt: skip
+    state, _ = bg.enact(
+        NeighboursOfNeighbours(), graph, devices=devices, partitioner="edge_balanced"
+    )
     np.testing.assert_allclose(state["reach"], expected)
 
 
@@ -414,12 +439,20 @@ def test_a_local_transport_with_a_backend_a_device_is_a_link(name, partitioner):
         "sssp": lambda g, **r: bg.sssp(g, hub(g), **r).distance,
         "cc": lambda g, **r: bg.connected_components(g, **r).labels,
         "pagerank": lambda g, **r: bg.pagerank(g, **r).rank,
-    }  # fmt: skip
+    }
     rng = np.random.default_rng(5)
     src, dst = rng.integers(0, 600, (2, 5000))  # directed, with sinks and 100 isolated vertices
-    for graph in (bg.generators.rmat(10, 12, seed=5, weights=True, backend="numpy"),
-                  bg.Graph.from_edges(src, dst, rng.integers(1, 10, 5000).astype(float),
-                                      num_vertices=700, directed=True, backend="numpy")):  # fmt: skip
+    for graph in (
+        bg.generators.rmat(10, 12, seed=5, weights=True, backend="numpy"),
+        bg.Graph.from_edges(
+            src,
+            dst,
+            rng.integers(1, 10, 5000).astype(float),
+            num_vertices=700,
+            directed=True,
+            backend="numpy",
+        ),
+    ):
         expected = calls[name](graph)
         for parts in (2, 3, 5):
             transport = MovingLocal([get_backend("numpy")] * parts)

@@ -40,8 +40,14 @@ def shape(num_vertices, num_edges, *, directed=True, weights=None):
     """A stand-in graph with sizes and dtypes only: no V-long arrays."""
     weights = None if weights is None else np.zeros(0, dtype=weights)
     forward = SimpleNamespace(weights=weights)
-    return SimpleNamespace(num_vertices=num_vertices, num_edges=num_edges, directed=directed,
-                           weighted=weights is not None, weights=weights, forward=forward)  # fmt: skip
+    return SimpleNamespace(
+        num_vertices=num_vertices,
+        num_edges=num_edges,
+        directed=directed,
+        weighted=weights is not None,
+        weights=weights,
+        forward=forward,
+    )
 
 
 PRIMITIVES = {
@@ -57,8 +63,9 @@ PRIMITIVES = {
 
 # --- the estimate ----------------------------------------------------------------------------
 def test_estimate_by_hand_for_sssp():
-    graph = bg.Graph.from_edges([0, 1, 2], [1, 2, 0], [1.0, 2.0, 3.0], num_vertices=5,
-                                backend="numpy")  # fmt: skip
+    graph = bg.Graph.from_edges(
+        [0, 1, 2], [1, 2, 0], [1.0, 2.0, 3.0], num_vertices=5, backend="numpy"
+    )
     n, m = 5, 3
     expected = (
         (n + 1) * 4  # offsets
@@ -87,8 +94,10 @@ def test_estimate_counts_the_reverse_only_when_pulling_a_directed_graph():
 
 def test_estimate_counts_optional_state_and_generic_pull_temporaries():
     graph = shape(1000, 50_000)
-    assert (memory.estimate(PRIMITIVES["bfs-parents"], graph)
-            - memory.estimate(PRIMITIVES["bfs"], graph)) == 1000 * 4  # fmt: skip
+    assert (
+        memory.estimate(PRIMITIVES["bfs-parents"], graph)
+        - memory.estimate(PRIMITIVES["bfs"], graph)
+    ) == 1000 * 4
     pagerank = memory.estimate(PRIMITIVES["pagerank"], graph)  # an SpMV: no per-edge temporaries
     assert pagerank < 50_000 * memory.PULL_BYTES_PER_EDGE
 
@@ -135,8 +144,9 @@ def test_estimate_covers_what_a_numpy_run_allocates(name, directed):
     bg.bfs(bg.generators.grid(3, 3, backend="numpy"), 0)  # lazy imports outside the measure
 
     def build():
-        return bg.Graph.from_edges(src, dst, weight, num_vertices=rmat.num_vertices,
-                                   directed=directed, backend="numpy")  # fmt: skip
+        return bg.Graph.from_edges(
+            src, dst, weight, num_vertices=rmat.num_vertices, directed=directed, backend="numpy"
+        )
 
     runs = {
         "bfs": lambda g: bg.bfs(g, source),

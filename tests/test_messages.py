@@ -58,8 +58,15 @@ def test_a_traversal_from_the_docs_sends_bits_in_its_heavy_supersteps(rmat, devi
     answer is networkx's."""
     graph, source, expected = rmat
     transport = comm.Local(devices, wire=True)
-    state, stats = bg.enact(Hops(), graph, source=source, backend="numpy", transport=transport,
-                            partitioner="edge_balanced", communicator="selective")  # fmt: skip
+    state, stats = bg.enact(
+        Hops(),
+        graph,
+        source=source,
+        backend="numpy",
+        transport=transport,
+        partitioner="edge_balanced",
+        communicator="selective",
+    )
     np.testing.assert_array_equal(state["hops"], expected)
     if devices == 1:
         return
@@ -73,8 +80,15 @@ def test_values_that_differ_travel_as_ids_or_slabs(rmat):
     """BFS with parents: the parents of a large level differ, so it takes no Bits (the
     first level may: every vertex there has the source as parent)."""
     graph, source, expected = rmat
-    r = bg.bfs(graph, source, parents=True, direction="push", backend="numpy",
-               transport=comm.Local(3, wire=True), partitioner="edge_balanced")  # fmt: skip
+    r = bg.bfs(
+        graph,
+        source,
+        parents=True,
+        direction="push",
+        backend="numpy",
+        transport=comm.Local(3, wire=True),
+        partitioner="edge_balanced",
+    )
     np.testing.assert_array_equal(r.depth, expected)
     largest = max(r.stats.supersteps, key=lambda s: s.frontier)
     assert largest.formats and "bits" not in largest.formats, largest
@@ -95,8 +109,9 @@ def _traversal(name):
     st.booleans(),
     st.data(),
 )
-def test_a_lifted_traversal_does_one_devices_work(graph, devices, partitioner, communicator,
-                                                  wire, data):  # fmt: skip
+def test_a_lifted_traversal_does_one_devices_work(
+    graph, devices, partitioner, communicator, wire, data
+):
     """Every traversal, on P devices: the same supersteps and the same frontier (its distinct
     vertices, counted in checked runs) as on one device; a device re-expanding a vertex that
     arrived unchanged would show as a larger frontier or a longer run."""
@@ -107,9 +122,16 @@ def test_a_lifted_traversal_does_one_devices_work(graph, devices, partitioner, c
         run = _traversal(name)
         one = run(graph, source, backend="numpy", check=True)
         transport = comm.Local(devices, wire=True) if wire else None
-        many = run(graph, source, backend="numpy", check=True, partitioner=partitioner,
-                   communicator=communicator, devices=None if wire else devices,
-                   transport=transport)  # fmt: skip
+        many = run(
+            graph,
+            source,
+            backend="numpy",
+            check=True,
+            partitioner=partitioner,
+            communicator=communicator,
+            devices=None if wire else devices,
+            transport=transport,
+        )
         expected = [s.frontier for s in one.supersteps]
         assert [s.vertices for s in many.supersteps] == expected, (name, devices)
 

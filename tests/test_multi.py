@@ -16,9 +16,10 @@ def test_grid(row, partitioner, communicator, devices):
 
 
 @pytest.mark.parametrize("row", ROWS, ids=[row.name for row in ROWS])
-@pytest.mark.parametrize(("partitioner", "communicator", "devices"),
-                         [("random", "selective", 3), ("edge_balanced", "broadcast", 2),
-                          ("biased", "selective", 5)])  # fmt: skip
+@pytest.mark.parametrize(
+    ("partitioner", "communicator", "devices"),
+    [("random", "selective", 3), ("edge_balanced", "broadcast", 2), ("biased", "selective", 5)],
+)
 def test_dense_messages_in_every_superstep(row, partitioner, communicator, devices, monkeypatch):
     """Slabs whenever anything travels (the threshold lowered to one vertex): every combiner's
     neutral value, blocks that are slices (edge_balanced) or ids, one's own block (pulls,
@@ -28,8 +29,10 @@ def test_dense_messages_in_every_superstep(row, partitioner, communicator, devic
 
 
 @pytest.mark.parametrize("row", ROWS, ids=[row.name for row in ROWS])
-@pytest.mark.parametrize(("partitioner", "communicator", "devices"),
-                         [("random", "butterfly", 3), ("edge_balanced", "selective", 4)])  # fmt: skip
+@pytest.mark.parametrize(
+    ("partitioner", "communicator", "devices"),
+    [("random", "butterfly", 3), ("edge_balanced", "selective", 4)],
+)
 def test_next_frontier_marked_in_a_mask(row, partitioner, communicator, devices, monkeypatch):
     """The GPU's next frontier (returned and improved vertices marked in one mask, no
     compaction: a backend whose supersteps are costly) gives networkx's answer too."""
@@ -89,9 +92,14 @@ def test_a_repeated_device_id_runs_several_parts_on_it():
     assert all((int(p), int(v)) in edges for p, v in zip(three.parent[reached], reached))
 
 
-@pytest.mark.parametrize("call", [lambda g: bg.bfs(g, 0, device=2),
-                                  lambda g: bg.pagerank(g, nstart=[1, 1, 1, 1]),
-                                  lambda g: bg.connected_components(g, weight="w")])  # fmt: skip
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda g: bg.bfs(g, 0, device=2),
+        lambda g: bg.pagerank(g, nstart=[1, 1, 1, 1]),
+        lambda g: bg.connected_components(g, weight="w"),
+    ],
+)
 def test_a_mistyped_keyword_is_named(call):
     """Not a TypeError from inside the primitive's init_frontier."""
     graph = bg.generators.grid(2, 2, backend="numpy")
@@ -109,11 +117,13 @@ def test_components_join_across_a_lopsided_cut():
     """Found by hypothesis: the device owning almost no edges pushed while the other pulled,
     and the edge 0 - 1 between them was skipped by both."""
     src, dst = [0, 0, 0, 1, 2, 3, 4, 6], [0, 1, 6, 0, 2, 3, 4, 0]
-    graph = bg.Graph.from_edges(np.array(src), np.array(dst), num_vertices=11, directed=False,
-                                backend="numpy")  # fmt: skip
+    graph = bg.Graph.from_edges(
+        np.array(src), np.array(dst), num_vertices=11, directed=False, backend="numpy"
+    )
     for communicator in ("broadcast", "selective", "butterfly"):
-        labels = bg.connected_components(graph, devices=2, partitioner="random",
-                                         communicator=communicator).labels  # fmt: skip
+        labels = bg.connected_components(
+            graph, devices=2, partitioner="random", communicator=communicator
+        ).labels
         assert labels.tolist() == [0, 0, 2, 3, 4, 5, 0, 7, 8, 9, 10]
 
 
@@ -131,11 +141,13 @@ def test_ordered_columns_on_each_device_leave_the_answers(devices, monkeypatch):
     np.testing.assert_array_equal(ordered[1], plain[1])
 
 
-@pytest.mark.parametrize(("partitioner", "communicator", "devices"),
-                         [("edge_balanced", "selective", 3), ("random", "butterfly", 4),
-                          ("biased", "broadcast", 2)])  # fmt: skip
-def test_direction_optimising_bfs_takes_one_devices_directions(partitioner, communicator,
-                                                               devices, monkeypatch):  # fmt: skip
+@pytest.mark.parametrize(
+    ("partitioner", "communicator", "devices"),
+    [("edge_balanced", "selective", 3), ("random", "butterfly", 4), ("biased", "broadcast", 2)],
+)
+def test_direction_optimising_bfs_takes_one_devices_directions(
+    partitioner, communicator, devices, monkeypatch
+):
     """Every device takes the direction one device takes, level by level: the frontier's
     out-edges come from the superstep's tally, and after a superstep in which every device
     pulled, Beamer's switch by frontier size (``pulled_from``) holds on each."""
@@ -154,8 +166,14 @@ def test_direction_optimising_bfs_takes_one_devices_directions(partitioner, comm
     one = bg.bfs(graph, source, backend="numpy").depth
     alone = [direction for _, direction, _ in taken]
     taken.clear()
-    many = bg.bfs(graph, source, backend="numpy", devices=devices, partitioner=partitioner,
-                  communicator=communicator).depth  # fmt: skip
+    many = bg.bfs(
+        graph,
+        source,
+        backend="numpy",
+        devices=devices,
+        partitioner=partitioner,
+        communicator=communicator,
+    ).depth
     np.testing.assert_array_equal(many, one)
     levels = [taken[i : i + devices] for i in range(0, len(taken), devices)]
     assert [{direction for _, direction, _ in level} for level in levels] == [

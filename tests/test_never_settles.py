@@ -88,20 +88,30 @@ def test_a_checked_run_that_never_settles_names_the_state(primitive, hint):
     assert "where one device takes 2" in message
     assert "converged stayed False on device(s) [0, 1]" in message
     assert "scalar 'undecided': 1 on device 0, 1 on device 1" in message
-    assert "'status' differs from its owner's value at vertex 0: 1 on its owner (device 0), 0 on " \
-        "device 1" in message  # fmt: skip
+    assert (
+        "'status' differs from its owner's value at vertex 0: 1 on its owner (device 0), 0 on "
+        "device 1" in message
+    )
     assert hint in message
 
 
 @pytest.mark.parametrize("primitive", [MinMIS(), PullWithoutNeedsAll()])
 def test_assert_lifts_fails_and_shrinks_to_one_edge(primitive):
     with pytest.raises(bg.ContractError) as failure:
-        assert_lifts(primitive, undirected, devices=[2], partitioners=["edge_balanced"],
-                     communicators=["selective"], max_examples=30)  # fmt: skip
+        assert_lifts(
+            primitive,
+            undirected,
+            devices=[2],
+            partitioners=["edge_balanced"],
+            communicators=["selective"],
+            max_examples=30,
+        )
     message = str(failure.value)
     assert "'status' differs from its owner's value" in message
-    assert "(devices=2, partitioner='edge_balanced', communicator='selective' on 2 vertices, " \
-        "undirected, edges [(0, 1)" in message  # fmt: skip
+    assert (
+        "(devices=2, partitioner='edge_balanced', communicator='selective' on 2 vertices, "
+        "undirected, edges [(0, 1)" in message
+    )
 
 
 class Restless(bg.Primitive):

@@ -12,10 +12,34 @@ from bspgraph.backend import cuda as cuda_module
 from bspgraph.frontier import operators
 from bspgraph.graph.graph import PREPARATIONS
 
-UNDIRECTED = ("bfs", "sssp", "pagerank", "cc", "bc", "tc", "core_number", "closeness",
-              "harmonic", "eigenvector", "katz", "hits", "pagerank_from")  # fmt: skip
-DIRECTED = ("bfs", "sssp", "pagerank", "cc", "bc", "closeness", "harmonic", "katz", "hits",
-            "pagerank_from", "strongly_connected_components")  # fmt: skip
+UNDIRECTED = (
+    "bfs",
+    "sssp",
+    "pagerank",
+    "cc",
+    "bc",
+    "tc",
+    "core_number",
+    "closeness",
+    "harmonic",
+    "eigenvector",
+    "katz",
+    "hits",
+    "pagerank_from",
+)
+DIRECTED = (
+    "bfs",
+    "sssp",
+    "pagerank",
+    "cc",
+    "bc",
+    "closeness",
+    "harmonic",
+    "katz",
+    "hits",
+    "pagerank_from",
+    "strongly_connected_components",
+)
 
 
 def _call(name: str, graph, **run):
@@ -78,8 +102,9 @@ def _graph(directed: bool):
         return graph
     src, dst, weight = graph.edges()
     keep = (src < dst) | (src % 3 == 0)  # some edges one way only: a directed graph
-    return bg.Graph.from_edges(src[keep], dst[keep], weight[keep],
-                               num_vertices=graph.num_vertices, backend="numpy")  # fmt: skip
+    return bg.Graph.from_edges(
+        src[keep], dst[keep], weight[keep], num_vertices=graph.num_vertices, backend="numpy"
+    )
 
 
 def test_every_algorithm_has_a_preparation():
@@ -134,8 +159,13 @@ def test_a_preparation_is_out_of_the_loop_and_the_phases_add_up(monkeypatch):
     whole = time.perf_counter() - started
     assert stats.prepare_seconds >= 0.2
     assert stats.seconds < 0.2 and sum(s.seconds for s in stats.supersteps) < 0.2
-    parts = (stats.seconds + stats.prepare_seconds + stats.compile_seconds + stats.setup_seconds
-             + stats.gather_seconds)  # fmt: skip
+    parts = (
+        stats.seconds
+        + stats.prepare_seconds
+        + stats.compile_seconds
+        + stats.setup_seconds
+        + stats.gather_seconds
+    )
     assert parts <= whole and parts >= 0.9 * whole - 0.005
 
 
@@ -177,8 +207,9 @@ class _FakeCupy:
             time.sleep(0.01)
             return "module"
 
-        self.cuda = SimpleNamespace(compiler=SimpleNamespace(
-            _compile_module_with_cache=compile_module))  # fmt: skip
+        self.cuda = SimpleNamespace(
+            compiler=SimpleNamespace(_compile_module_with_cache=compile_module)
+        )
 
     def RawKernel(self, source, name, **options):  # noqa: N802 (cupy's spelling)
         def build():

@@ -68,8 +68,9 @@ def test_relabelled_graph_has_the_callers_edges_renamed(directed):
     renamed = relabelling.graph(graph)
     assert renamed.directed == directed and renamed.num_edges == graph.num_edges
     src, dst, weight = renamed.edges()
-    caller = sorted(zip(relabelling.order[src].tolist(), relabelling.order[dst].tolist(),
-                        weight.tolist()))  # fmt: skip
+    caller = sorted(
+        zip(relabelling.order[src].tolist(), relabelling.order[dst].tolist(), weight.tolist())
+    )
     assert caller == sorted(zip(*(a.tolist() for a in graph.edges())))
     offsets = renamed.offsets
     for v in range(renamed.num_vertices):  # every list still sorted
@@ -83,8 +84,9 @@ def test_bfs_depths_and_parents_in_callers_ids(partitioner):
     hops = nx.single_source_shortest_path_length(nx_graph, source)
     expected = np.array([hops.get(v, -1) for v in range(graph.num_vertices)])
     for direction in ("push", "auto"):
-        result = bg.bfs(graph, source, parents=True, direction=direction, devices=3,
-                        partitioner=partitioner)  # fmt: skip
+        result = bg.bfs(
+            graph, source, parents=True, direction=direction, devices=3, partitioner=partitioner
+        )
         np.testing.assert_array_equal(result.depth, expected)
         parent = result.parent
         assert parent[source] == -1 and (parent[expected < 0] == -1).all()
@@ -134,8 +136,9 @@ def test_the_relabelling_is_built_once_per_graph_and_cut(monkeypatch):
     _, graph = _graph()
     built = []
     original = Relabelling.graph
-    monkeypatch.setattr(Relabelling, "graph", lambda self, host: built.append(1) or
-                        original(self, host))  # fmt: skip
+    monkeypatch.setattr(
+        Relabelling, "graph", lambda self, host: built.append(1) or original(self, host)
+    )
     first = bg.bfs(graph, 0, devices=3, partitioner="random", direction="push")
     bg.bfs(graph, 5, devices=3, partitioner="random", direction="push")
     bg.bfs(graph, 5, devices=3, partitioner="random", direction="push", parents=True)

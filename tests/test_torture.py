@@ -19,8 +19,9 @@ def star(directed: bool, inward: bool = False, weights=None) -> bg.Graph:
     leaves = np.delete(np.arange(LEAVES + 1), HUB)
     hub = np.full(LEAVES, HUB)
     src, dst = (leaves, hub) if inward else (hub, leaves)
-    return bg.Graph.from_edges(src, dst, weights, num_vertices=LEAVES + 1, directed=directed,
-                               backend="numpy")  # fmt: skip
+    return bg.Graph.from_edges(
+        src, dst, weights, num_vertices=LEAVES + 1, directed=directed, backend="numpy"
+    )
 
 
 @pytest.fixture(scope="module")
@@ -124,8 +125,14 @@ def test_star_on_devices(undirected_star, partitioner):
 
 # --- a chain of 10^5 ----------------------------------------------------------------------------
 def chain(length: int, directed: bool, weights=None) -> bg.Graph:
-    return bg.Graph.from_edges(np.arange(length - 1), np.arange(1, length), weights,
-                               num_vertices=length, directed=directed, backend="numpy")  # fmt: skip
+    return bg.Graph.from_edges(
+        np.arange(length - 1),
+        np.arange(1, length),
+        weights,
+        num_vertices=length,
+        directed=directed,
+        backend="numpy",
+    )
 
 
 def test_chain_bfs_depth_is_the_index():
@@ -213,8 +220,14 @@ def test_isolated_vertices():
     n = 100_000
     rng = np.random.default_rng(2)
     ends = rng.choice(n, size=40, replace=False)
-    graph = bg.Graph.from_edges(ends[:20], ends[20:], rng.integers(0, 3, 20).astype(float),
-                                num_vertices=n, directed=False, backend="numpy")  # fmt: skip
+    graph = bg.Graph.from_edges(
+        ends[:20],
+        ends[20:],
+        rng.integers(0, 3, 20).astype(float),
+        num_vertices=n,
+        directed=False,
+        backend="numpy",
+    )
     isolated = int(np.setdiff1d(np.arange(n), ends)[123])
     depth = bg.bfs(graph, isolated).depth
     assert depth[isolated] == 0 and np.count_nonzero(depth >= 0) == 1
@@ -269,8 +282,14 @@ def test_sssp_zero_and_equal_weights_match_networkx(weights, directed):
         "mostly-zero": np.where(rng.random(src.size) < 0.9, 0.0, 2.5),
     }[weights]
     keep = src < dst if not directed else np.ones(src.size, dtype=bool)
-    graph = bg.Graph.from_edges(src[keep], dst[keep], weight[keep], num_vertices=rmat.num_vertices,
-                                directed=directed, backend="numpy")  # fmt: skip
+    graph = bg.Graph.from_edges(
+        src[keep],
+        dst[keep],
+        weight[keep],
+        num_vertices=rmat.num_vertices,
+        directed=directed,
+        backend="numpy",
+    )
     source = int(np.argmax(np.diff(graph.offsets)))
     expected = networkx_distances(graph, source)
     assert np.array_equal(bg.sssp(graph, source).distance, expected)

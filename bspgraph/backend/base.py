@@ -126,8 +126,11 @@ class Backend(ABC):
         if rows is not None and self.entries_in(offsets, rows) * ROWS_SHARE <= total:
             offsets, indices, _ = self.csr_rows(offsets, indices, None, rows, columns)
             return self._lane_matrix(offsets, indices, columns, dtype) @ values
-        whole = while_alive(indices, ("lane matrix", columns, dtype.str),
-                            lambda: self._lane_matrix(offsets, indices, columns, dtype))  # fmt: skip
+        whole = while_alive(
+            indices,
+            ("lane matrix", columns, dtype.str),
+            lambda: self._lane_matrix(offsets, indices, columns, dtype),
+        )
         out = whole @ values
         return out if rows is None else out[rows]
 
@@ -135,8 +138,11 @@ class Backend(ABC):
         """Build what :meth:`lane_sums` over every row of this CSR with ``dtype`` values
         caches, so that the first product does not."""
         dtype = np.dtype(dtype)
-        while_alive(indices, ("lane matrix", num_columns, dtype.str),
-                    lambda: self._lane_matrix(offsets, indices, num_columns, dtype))  # fmt: skip
+        while_alive(
+            indices,
+            ("lane matrix", num_columns, dtype.str),
+            lambda: self._lane_matrix(offsets, indices, num_columns, dtype),
+        )
 
     def _lane_matrix(self, offsets, indices, num_columns: int, dtype):
         data = self.edge_values(indices, None, dtype)
@@ -168,8 +174,9 @@ class Backend(ABC):
         if reduce not in ("min", "sum"):
             raise ValueError(f"gather_reduce(reduce={reduce!r}): expected 'min' or 'sum'")
         if rows is not None:
-            offsets, indices, weights = self.csr_rows(offsets, indices, weights, rows,
-                                                      int(values.shape[0]))  # fmt: skip
+            offsets, indices, weights = self.csr_rows(
+                offsets, indices, weights, rows, int(values.shape[0])
+            )
         count = int(offsets.shape[0]) - 1
         out = self.xp.full(count, identity(reduce, values.dtype), dtype=values.dtype)
         if int(indices.shape[0]):

@@ -176,12 +176,32 @@ def _reduce_ranges(cupy, reduce, starts, ends, indices, weights, values, out, pe
     dtype, rows = values.dtype, int(out.shape[0])
     source = f"#define ROWS {per_warp}\n#define WARP_ROW {WARP_ROW}\n" + _SEMIRING[reduce]
     weight = np.dtype(np.float32) if weights is None else weights.dtype
-    kernel = compile_kernel(cupy, source + _ROW_REDUCE, "row_reduce", OFF=c_type(starts), ID=c_type(indices),
-                       VAL=c_type(values), WEIGHT=C_TYPES[weight.str[1:]])  # fmt: skip
+    kernel = compile_kernel(
+        cupy,
+        source + _ROW_REDUCE,
+        "row_reduce",
+        OFF=c_type(starts),
+        ID=c_type(indices),
+        VAL=c_type(values),
+        WEIGHT=C_TYPES[weight.str[1:]],
+    )
     blocks = min(-(-rows // (8 * per_warp)), 1 << 16)  # 8 warps a block
     null = np.uintp(0) if weights is None else weights
-    kernel((blocks,), (256,), (starts, ends, indices, null, values, np.int64(rows),
-                               np.int64(LONG_ROW), dtype.type(identity(reduce, dtype)), out))  # fmt: skip
+    kernel(
+        (blocks,),
+        (256,),
+        (
+            starts,
+            ends,
+            indices,
+            null,
+            values,
+            np.int64(rows),
+            np.int64(LONG_ROW),
+            dtype.type(identity(reduce, dtype)),
+            out,
+        ),
+    )
 
 
 _LANE_SUMS = r"""
@@ -237,26 +257,51 @@ def lane_sums(cupy, offsets, indices, values, rows=None, position=None):
     else:
         starts, ends = offsets[rows], offsets[rows + 1]
         hubs = _pieces(cupy, starts, ends) if count else None
-    return _lane_ranges(cupy, starts, ends, hubs, indices, position,
-                        cupy.ascontiguousarray(values), count, lanes)  # fmt: skip
+    return _lane_ranges(
+        cupy, starts, ends, hubs, indices, position, cupy.ascontiguousarray(values), count, lanes
+    )
 
 
 def _lane_ranges(cupy, starts, ends, hubs, indices, position, values, count, lanes):
     out = cupy.empty((count, lanes), dtype=values.dtype)
     if not count * lanes:
         return out
-    kernel = compile_kernel(cupy, _LANE_SUMS, "lane_sums", OFF=c_type(starts),
-                            ID=c_type(indices), VAL=c_type(values))  # fmt: skip
+    kernel = compile_kernel(
+        cupy, _LANE_SUMS, "lane_sums", OFF=c_type(starts), ID=c_type(indices), VAL=c_type(values)
+    )
     null = np.uintp(0) if position is None else position
     warps = count * ((lanes + 31) // 32)
-    kernel((min(-(-warps // 8), 1 << 16),), (256,), (starts, ends, indices, null, values,
-           np.int64(count), np.int32(lanes), np.int64(LONG_ROW), out))  # fmt: skip
+    kernel(
+        (min(-(-warps // 8), 1 << 16),),
+        (256,),
+        (
+            starts,
+            ends,
+            indices,
+            null,
+            values,
+            np.int64(count),
+            np.int32(lanes),
+            np.int64(LONG_ROW),
+            out,
+        ),
+    )
     if hubs is not None:  # each hub's pieces, then the pieces' sums
         rows_of_hubs, first, pieces, piece_starts, piece_ends, _ = hubs
-        partial = _lane_ranges(cupy, piece_starts, piece_ends, None, indices, position, values,
-                               int(piece_starts.shape[0]), lanes)  # fmt: skip
-        out[rows_of_hubs] = _lane_ranges(cupy, first[:-1], first[1:], None, pieces, None,
-                                         partial, int(first.shape[0]) - 1, lanes)  # fmt: skip
+        partial = _lane_ranges(
+            cupy,
+            piece_starts,
+            piece_ends,
+            None,
+            indices,
+            position,
+            values,
+            int(piece_starts.shape[0]),
+            lanes,
+        )
+        out[rows_of_hubs] = _lane_ranges(
+            cupy, first[:-1], first[1:], None, pieces, None, partial, int(first.shape[0]) - 1, lanes
+        )
     return out
 
 
@@ -353,8 +398,9 @@ def stream(cupy, source: str, name: str, size: int, *args, **types) -> None:
     """Launch the grid-stride kernel ``name`` over ``size`` entries: (first, size, rest...)."""
     if size:
         kernel = compile_kernel(cupy, source, name, **types)
-        kernel((min((size + 255) // 256, STREAM_BLOCKS),), (256,),
-               (args[0], np.int64(size), *args[1:]))  # fmt: skip
+        kernel(
+            (min((size + 255) // 256, STREAM_BLOCKS),), (256,), (args[0], np.int64(size), *args[1:])
+        )
 
 
 # The sum over a block of one value a thread, returned to every thread: shuffles, then each
@@ -459,8 +505,21 @@ def masked_total(cupy, values, mask=None, ids=None, keys=None, bound=None):
         keys, bound = cupy.ascontiguousarray(keys), keys.dtype.type(bound)
     id_type = c_type(ids) if isinstance(ids, cupy.ndarray) else "int"  # (unused: any type)
     key_type = c_type(keys) if isinstance(keys, cupy.ndarray) else "int"
-    stream(cupy, _MASKED_SUM, "masked_sum", n, values, mask, ids, keys, bound, total,
-           VALUE=c_type(values), ID=id_type, KEY=key_type)  # fmt: skip
+    stream(
+        cupy,
+        _MASKED_SUM,
+        "masked_sum",
+        n,
+        values,
+        mask,
+        ids,
+        keys,
+        bound,
+        total,
+        VALUE=c_type(values),
+        ID=id_type,
+        KEY=key_type,
+    )
     return total.view(np.int64)[0]
 
 
@@ -556,8 +615,11 @@ _REDUCE_INSTANCES = tuple(_reduce_instance(code, op) for op in REDUCE_OPS for co
 
 @functools.cache
 def _reduce_module(cupy):
-    module = cupy.RawModule(code=_REDUCE, options=("--std=c++14",),  # (templates: a standard)
-                            name_expressions=_REDUCE_INSTANCES)  # fmt: skip
+    module = cupy.RawModule(
+        code=_REDUCE,
+        options=("--std=c++14",),  # (templates: a standard)
+        name_expressions=_REDUCE_INSTANCES,
+    )
     with clock.paying("compile"):  # every instance in one NVRTC call, on the current device
         module.compile()
     return module

@@ -140,8 +140,9 @@ class CupyBackend(Backend):
         """32 rows a warp, long rows in pieces (as :meth:`spmv`), for the values a warp
         shuffle moves; others (bool) by a scatter per row."""
         if reduce in ("min", "sum") and values.dtype.str[1:] in cuda.SHUFFLED:
-            return cuda.row_reduce(self.xp, reduce, offsets, indices, weights, values,
-                                   int(offsets.shape[0]) - 1, rows)  # fmt: skip
+            return cuda.row_reduce(
+                self.xp, reduce, offsets, indices, weights, values, int(offsets.shape[0]) - 1, rows
+            )
         return super().gather_reduce(values, offsets, indices, reduce, weights, rows)
 
     def _reduce_rows(self, out, values, offsets, indices, reduce, weights, weigh) -> None:
@@ -159,8 +160,9 @@ class CupyBackend(Backend):
         if np.dtype(dtype).str[1:] not in cuda.STREAMED:
             return super().full(size, value, dtype)
         out = self.xp.empty(size, dtype=dtype)
-        cuda.stream(self.xp, cuda.FILL, "fill", size, out, out.dtype.type(value),
-                    T=cuda.c_type(out))  # fmt: skip
+        cuda.stream(
+            self.xp, cuda.FILL, "fill", size, out, out.dtype.type(value), T=cuda.c_type(out)
+        )
         return out
 
     def greater(self, values, threshold):
@@ -168,18 +170,35 @@ class CupyBackend(Backend):
             return super().greater(values, threshold)
         out = self.xp.empty(values.shape[0], dtype=bool)
         values = self.xp.ascontiguousarray(values)
-        cuda.stream(self.xp, cuda.GREATER, "greater", values.shape[0], values,
-                    values.dtype.type(threshold), out, T=cuda.c_type(values))  # fmt: skip
+        cuda.stream(
+            self.xp,
+            cuda.GREATER,
+            "greater",
+            values.shape[0],
+            values,
+            values.dtype.type(threshold),
+            out,
+            T=cuda.c_type(values),
+        )
         return out
 
     def where_at(self, mask, values, other, index):
         if values.dtype.str[1:] not in cuda.STREAMED or index.dtype.str[1:] not in ("i4", "i8"):
             return super().where_at(mask, values, other, index)
         out = self.xp.empty(index.shape[0], dtype=values.dtype)
-        cuda.stream(self.xp, cuda.WHERE_AT, "where_at", index.shape[0],
-                    self.xp.ascontiguousarray(index), self.xp.ascontiguousarray(mask, dtype=bool),
-                    self.xp.ascontiguousarray(values), values.dtype.type(other), out,
-                    T=cuda.c_type(values), ID=cuda.c_type(index))  # fmt: skip
+        cuda.stream(
+            self.xp,
+            cuda.WHERE_AT,
+            "where_at",
+            index.shape[0],
+            self.xp.ascontiguousarray(index),
+            self.xp.ascontiguousarray(mask, dtype=bool),
+            self.xp.ascontiguousarray(values),
+            values.dtype.type(other),
+            out,
+            T=cuda.c_type(values),
+            ID=cuda.c_type(index),
+        )
         return out
 
     def nonzero(self, mask, dtype, count: int | None = None):
@@ -189,13 +208,22 @@ class CupyBackend(Backend):
     def mask_of(self, ids, size: int, count=None):
         """A memset and one pass over ``ids``, without CuPy's indexing machinery; the kernel
         reads ``count`` itself (no host read)."""
-        if ids.dtype.str[1:] not in ("i4", "i8") or (count is not None
-                                                     and count.dtype != np.uint64):  # fmt: skip
+        if ids.dtype.str[1:] not in ("i4", "i8") or (
+            count is not None and count.dtype != np.uint64
+        ):
             return super().mask_of(ids, size, count)
         mask = self.xp.zeros(size, dtype=bool)
         ids = self.xp.ascontiguousarray(ids)
-        cuda.stream(self.xp, cuda.MARK, "mark", ids.shape[0], ids,
-                    np.uintp(0) if count is None else count, mask, ID=cuda.c_type(ids))  # fmt: skip
+        cuda.stream(
+            self.xp,
+            cuda.MARK,
+            "mark",
+            ids.shape[0],
+            ids,
+            np.uintp(0) if count is None else count,
+            mask,
+            ID=cuda.c_type(ids),
+        )
         return mask
 
     def masked_sum(self, values, mask) -> int:
@@ -222,11 +250,18 @@ class CupyBackend(Backend):
         buffer, address = _pinned(end)
         stream = cuda.get_current_stream().ptr
         for array, start in zip(arrays, starts):
-            cuda.runtime.memcpyAsync(address + start, array.data.ptr, array.nbytes,
-                                     cuda.runtime.memcpyDeviceToHost, stream)  # fmt: skip
+            cuda.runtime.memcpyAsync(
+                address + start,
+                array.data.ptr,
+                array.nbytes,
+                cuda.runtime.memcpyDeviceToHost,
+                stream,
+            )
         cuda.runtime.streamSynchronize(stream)
-        return [np.frombuffer(buffer, array.dtype, array.size, start).tolist()
-                for array, start in zip(arrays, starts)]  # fmt: skip
+        return [
+            np.frombuffer(buffer, array.dtype, array.size, start).tolist()
+            for array, start in zip(arrays, starts)
+        ]
 
     def total_below(self, values, keys, bound):
         return cuda.masked_total(self.xp, values, keys=keys, bound=bound)
@@ -258,8 +293,9 @@ class CupyBackend(Backend):
             return values.max() if op == "max" else values.min()
         if values.size == 0:
             which = "maximum" if op == "max" else "minimum"
-            raise ValueError(f"zero-size array to reduction operation {which} which has no "
-                             "identity")  # fmt: skip
+            raise ValueError(
+                f"zero-size array to reduction operation {which} which has no identity"
+            )
         return cuda.reduce_all(self.xp, values, op)
 
     def tally(self, ids, size: int):
@@ -277,8 +313,16 @@ class CupyBackend(Backend):
         if values.dtype.str[1:] not in cuda.STREAMED or not values.flags.c_contiguous:
             return super().replace(values, old, new)
         kind = values.dtype.type
-        cuda.stream(self.xp, cuda.REPLACE, "replace", values.size, values, kind(old), kind(new),
-                    T=cuda.c_type(values))  # fmt: skip
+        cuda.stream(
+            self.xp,
+            cuda.REPLACE,
+            "replace",
+            values.size,
+            values,
+            kind(old),
+            kind(new),
+            T=cuda.c_type(values),
+        )
         return None
 
     def segment_index(self, counts, total: int):

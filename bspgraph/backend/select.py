@@ -70,8 +70,10 @@ def choose(name: str | Backend | None, graph, *, by_size: bool = True) -> tuple[
     if gpu_count() == 0:
         return "numpy", "no GPU usable"
     if edges < SMALL_GRAPH_EDGES:
-        return "numpy", (f"a host graph of {edges:,} edges < SMALL_GRAPH_EDGES = "
-                         f"{SMALL_GRAPH_EDGES:,}: a GPU call would be launch-bound")  # fmt: skip
+        return "numpy", (
+            f"a host graph of {edges:,} edges < SMALL_GRAPH_EDGES = "
+            f"{SMALL_GRAPH_EDGES:,}: a GPU call would be launch-bound"
+        )
     return "cupy", f"a host graph of {edges:,} edges >= SMALL_GRAPH_EDGES = {SMALL_GRAPH_EDGES:,}"
 
 

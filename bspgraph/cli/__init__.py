@@ -56,7 +56,7 @@ from .options import (
     Parser,
     add_file_options,
     add_run_options,
-    non_negative,  # fmt: skip
+    non_negative,
     positive,
     usage_error,
 )
@@ -120,8 +120,9 @@ def _fail(error) -> int:
 
 def parser() -> argparse.ArgumentParser:
     """The command line's parser (each usage error one line: :class:`.options.Parser`)."""
-    top = Parser(prog="bspgraph", description=__doc__,
-                 formatter_class=argparse.RawDescriptionHelpFormatter)  # fmt: skip
+    top = Parser(
+        prog="bspgraph", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     top.add_argument("--version", action="version", version=f"bspgraph {__version__}")
     commands = top.add_subparsers(dest="command", required=True)
     run = commands.add_parser("run", help="run a primitive and print a summary")
@@ -130,30 +131,49 @@ def parser() -> argparse.ArgumentParser:
 
     bench = commands.add_parser("bench", help="time a primitive: median of --repeat runs")
     add_run_options(bench, ALGORITHMS)
-    bench.add_argument("--sources", type=positive, default=None, metavar="K",
-                       help="bfs and sssp: average over K random sources with out-degree > 0, "
-                            "drawn with --seed (Graph500); default: the highest-degree "
-                            "vertex")  # fmt: skip
-    bench.add_argument("--repeat", type=positive, default=5,
-                       help="timed runs per source (default 5)")  # fmt: skip
-    bench.add_argument("--warmup", type=non_negative, default=1,
-                       help="untimed runs first (default 1)")  # fmt: skip
+    bench.add_argument(
+        "--sources",
+        type=positive,
+        default=None,
+        metavar="K",
+        help="bfs and sssp: average over K random sources with out-degree > 0, "
+        "drawn with --seed (Graph500); default: the highest-degree "
+        "vertex",
+    )
+    bench.add_argument(
+        "--repeat", type=positive, default=5, help="timed runs per source (default 5)"
+    )
+    bench.add_argument(
+        "--warmup", type=non_negative, default=1, help="untimed runs first (default 1)"
+    )
 
     generate = commands.add_parser("generate", help="write a generated graph to a file")
     kinds = generate.add_subparsers(dest="kind", required=True)
     rmat = kinds.add_parser("rmat", help="Graph500 R-MAT: 2**scale vertices, undirected")
-    rmat.add_argument("--scale", type=non_negative, required=True,
-                      help=f"log2 of the vertex count (at most {MAX_RMAT_SCALE})")  # fmt: skip
+    rmat.add_argument(
+        "--scale",
+        type=non_negative,
+        required=True,
+        help=f"log2 of the vertex count (at most {MAX_RMAT_SCALE})",
+    )
     rmat.add_argument("--edge-factor", type=non_negative, default=16)
     rmat.add_argument("--seed", type=int, default=1)
-    rmat.add_argument("--weights", action=argparse.BooleanOptionalAction, default=True,
-                      help="integer weights 1..64 (default: on, as rmat:SCALE)")  # fmt: skip
+    rmat.add_argument(
+        "--weights",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="integer weights 1..64 (default: on, as rmat:SCALE)",
+    )
     grid = kinds.add_parser("grid", help="ROWS x COLS 4-neighbour grid, undirected")
     grid.add_argument("--rows", type=non_negative, required=True)
     grid.add_argument("--cols", type=non_negative, default=None, help="default: ROWS")
     grid.add_argument("--seed", type=int, default=0)
-    grid.add_argument("--weights", action=argparse.BooleanOptionalAction, default=False,
-                      help="integer weights 1..64 (default: off, as grid:RxC)")  # fmt: skip
+    grid.add_argument(
+        "--weights",
+        action=argparse.BooleanOptionalAction,
+        default=False,
+        help="integer weights 1..64 (default: off, as grid:RxC)",
+    )
     for kind in (rmat, grid):
         kind.add_argument("-o", "--output", required=True, metavar="FILE.mtx|FILE.npz")
         kind.add_argument("--backend", choices=["numpy", "cupy"], default=None)
@@ -163,8 +183,12 @@ def parser() -> argparse.ArgumentParser:
     )
     info.add_argument("graph", help=GRAPH_HELP)
     add_file_options(info)
-    info.add_argument("--sweeps", type=positive, default=4,
-                      help="BFS sweeps for the diameter estimate (default 4)")  # fmt: skip
+    info.add_argument(
+        "--sweeps",
+        type=positive,
+        default=4,
+        help="BFS sweeps for the diameter estimate (default 4)",
+    )
     info.add_argument("--backend", choices=["numpy", "cupy"], default=None)
     info.add_argument("--json", action="store_true", help="print the facts as JSON")
 
@@ -172,8 +196,9 @@ def parser() -> argparse.ArgumentParser:
         "warmup", help="compile every primitive's kernels now (CuPy keeps them on disk)"
     )
     warm.add_argument("--backend", choices=["numpy", "cupy"], default=None)
-    warm.add_argument("--scale", type=positive, default=14,
-                      help="R-MAT scale of the graphs run (default 14)")  # fmt: skip
+    warm.add_argument(
+        "--scale", type=positive, default=14, help="R-MAT scale of the graphs run (default 14)"
+    )
     return top
 
 
@@ -195,8 +220,10 @@ def _check_usage(args) -> None:
     if args.command == "generate" and not output.endswith((".mtx", ".npz")):
         error(f"--output {output!r}: expected a file name ending in .mtx or .npz")
     if args.command == "generate" and args.kind == "rmat" and args.scale > MAX_RMAT_SCALE:
-        error(f"--scale {args.scale}: an R-MAT graph of 2**{args.scale} vertices; bspgraph "
-              f"supports at most 3e9 vertices (--scale {MAX_RMAT_SCALE})")  # fmt: skip
+        error(
+            f"--scale {args.scale}: an R-MAT graph of 2**{args.scale} vertices; bspgraph "
+            f"supports at most 3e9 vertices (--scale {MAX_RMAT_SCALE})"
+        )
     plot = getattr(args, "plot", None)
     if plot and not plot.endswith(".png"):
         error(f"--plot {plot!r}: expected a file name ending in .png")

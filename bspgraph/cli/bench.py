@@ -14,7 +14,7 @@ from .running import (
     check_weights,
     findings,
     pick_sources,
-    print_summary,  # fmt: skip
+    print_summary,
     run_kwargs,
     summarize,
     warm_imports,
@@ -57,13 +57,16 @@ def bench(args) -> int:
         summary.update(source=named[0] if len(named) == 1 else named, source_rule=rule)
     summary.update(findings(args.algorithm, result, getattr(result, field), loaded))
     positive = [rate for rate in rates if rate > 0]
-    summary.update({
-        "repeat": args.repeat, "warmup": args.warmup,
-        "seconds": round(statistics.mean(m[0] for m in medians), 6),
-        "min_seconds": round(min(m[1] for m in medians), 6),
-        "max_seconds": round(max(m[2] for m in medians), 6),
-        "gteps": round(statistics.harmonic_mean(positive) if positive else 0.0, 4),
-    })  # fmt: skip
+    summary.update(
+        {
+            "repeat": args.repeat,
+            "warmup": args.warmup,
+            "seconds": round(statistics.mean(m[0] for m in medians), 6),
+            "min_seconds": round(min(m[1] for m in medians), 6),
+            "max_seconds": round(max(m[2] for m in medians), 6),
+            "gteps": round(statistics.harmonic_mean(positive) if positive else 0.0, 4),
+        }
+    )
     if len(sources) > 1:
         summary["sources"] = len(sources)
     if args.plot:

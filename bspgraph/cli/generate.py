@@ -8,13 +8,15 @@ def generate(args) -> int:
     from ..graph import generators, save_npz, write_mtx
 
     if args.kind == "rmat":
-        graph = generators.rmat(args.scale, args.edge_factor, seed=args.seed,
-                                weights=args.weights, backend=args.backend)  # fmt: skip
+        graph = generators.rmat(
+            args.scale, args.edge_factor, seed=args.seed, weights=args.weights, backend=args.backend
+        )
         made = f"rmat scale={args.scale} edge_factor={args.edge_factor} seed={args.seed}"
     else:
         cols = args.rows if args.cols is None else args.cols
-        graph = generators.grid(args.rows, cols, weights=args.weights, seed=args.seed,
-                                backend=args.backend)  # fmt: skip
+        graph = generators.grid(
+            args.rows, cols, weights=args.weights, seed=args.seed, backend=args.backend
+        )
         made = f"grid {args.rows}x{cols}" + (f" seed={args.seed}" if args.weights else "")
     if args.output.endswith(".npz"):  # both write through a temporary file and a rename
         save_npz(graph, args.output)

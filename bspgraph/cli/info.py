@@ -19,10 +19,14 @@ def info(args) -> int:
     labels = connected_components(graph, backend=args.backend).labels
     component_ids, sizes = np.unique(labels, return_counts=True)
     facts = {
-        "graph": args.graph, "vertices": graph.num_vertices, "edges": graph.num_edges,
-        "directed": graph.directed, "weighted": graph.weighted, "base": loaded.ids.rule,
+        "graph": args.graph,
+        "vertices": graph.num_vertices,
+        "edges": graph.num_edges,
+        "directed": graph.directed,
+        "weighted": graph.weighted,
+        "base": loaded.ids.rule,
         "self_loops": _self_loops(graph),
-    }  # fmt: skip
+    }
     if not graph.directed:  # an undirected edge is stored twice, a self-loop once
         facts["undirected_edges"] = (graph.num_edges + facts["self_loops"]) // 2
     facts.update(_degree_facts("degree" if not graph.directed else "out_degree", out_degree))
@@ -51,8 +55,11 @@ def _self_loops(graph) -> int:
 def _degree_facts(name: str, degree: np.ndarray) -> dict:
     if degree.size == 0:
         return {f"{name}_min": 0, f"{name}_mean": 0.0, f"{name}_max": 0}
-    return {f"{name}_min": int(degree.min()), f"{name}_mean": round(float(degree.mean()), 3),
-            f"{name}_max": int(degree.max())}  # fmt: skip
+    return {
+        f"{name}_min": int(degree.min()),
+        f"{name}_mean": round(float(degree.mean()), 3),
+        f"{name}_max": int(degree.max()),
+    }
 
 
 def _diameter_estimate(graph, labels, component_ids, sizes, degree, sweeps, bfs, backend) -> int:
@@ -72,8 +79,14 @@ def _diameter_estimate(graph, labels, component_ids, sizes, degree, sweeps, bfs,
     directions = [graph]
     if graph.directed:
         reverse = graph.reverse
-        directions.append(Graph(CSR(reverse.offsets, reverse.indices), graph.num_vertices,
-                                directed=True, backend=graph.backend))  # fmt: skip
+        directions.append(
+            Graph(
+                CSR(reverse.offsets, reverse.indices),
+                graph.num_vertices,
+                directed=True,
+                backend=graph.backend,
+            )
+        )
     best, seen = 0, set()
     for sweep in range(sweeps):
         along = directions[sweep % len(directions)]

@@ -39,8 +39,10 @@ class FileIds:
         if self.labels is None:
             if not self.base <= file_id < self.base + count:
                 last = self.base + count - 1
-                raise ValueError(f"{option} {file_id}: no such vertex; the ids run "
-                                 f"{self.base}..{last} (base {self.base})")  # fmt: skip
+                raise ValueError(
+                    f"{option} {file_id}: no such vertex; the ids run "
+                    f"{self.base}..{last} (base {self.base})"
+                )
             return file_id - self.base
         at = int(np.searchsorted(self.labels, file_id))
         if at == self.labels.size or self.labels[at] != file_id:
@@ -61,9 +63,17 @@ class Loaded:
     file_weighted: bool  # the file had weights, or --no-weighted said to ignore them
 
 
-def load_graph(spec: str, backend: str | None, *, undirected: bool = False, base=None,
-               vertices=None, delimiter: str | None = None, weighted: bool | None = None,
-               quiet: bool = True) -> Loaded:  # fmt: skip
+def load_graph(
+    spec: str,
+    backend: str | None,
+    *,
+    undirected: bool = False,
+    base=None,
+    vertices=None,
+    delimiter: str | None = None,
+    weighted: bool | None = None,
+    quiet: bool = True,
+) -> Loaded:
     """A graph from a file or a generator spec: ``rmat:SCALE[:EDGE_FACTOR]`` or
     ``grid:ROWSxCOLS`` (``grid:N``: N x N), with the file's ids. A file's format is told by its
     content (:func:`~bspgraph.graph.io.sniff_format`); ``vertices``, ``base`` and ``delimiter``
@@ -90,12 +100,18 @@ def load_graph(spec: str, backend: str | None, *, undirected: bool = False, base
     if not os.path.exists(spec):
         raise FileNotFoundError(f"{spec}: no such file (or use rmat:SCALE or grid:RxC)")
     file_format = sniff_format(spec)
-    edge_list_options = {"vertices": vertices is not None, "base": base is not None,
-                         "delimiter": delimiter is not None, "weighted": weighted is True}  # fmt: skip
+    edge_list_options = {
+        "vertices": vertices is not None,
+        "base": base is not None,
+        "delimiter": delimiter is not None,
+        "weighted": weighted is True,
+    }
     given = [f"--{name}" for name, set_ in edge_list_options.items() if set_]
     if file_format != "edgelist" and given:
-        raise ValueError(f"{spec}: {', '.join(given)} applies to edge lists; this file is "
-                         f"{'Matrix Market' if file_format == 'mtx' else 'a bspgraph npz'}")  # fmt: skip
+        raise ValueError(
+            f"{spec}: {', '.join(given)} applies to edge lists; this file is "
+            f"{'Matrix Market' if file_format == 'mtx' else 'a bspgraph npz'}"
+        )
     if vertices == "listed" and base is not None:
         raise ValueError(f"--base {base} goes with --vertices range: listed ids are the file's")
     with _read_progress(spec, quiet):
@@ -106,10 +122,14 @@ def load_graph(spec: str, backend: str | None, *, undirected: bool = False, base
         else:
             listed = vertices != "range" and base is None
             graph = graph_module.read_edgelist(
-                spec, vertices="listed" if listed else "range",
+                spec,
+                vertices="listed" if listed else "range",
                 base=None if listed else (base or "auto") if base in (None, "auto") else int(base),
-                directed=not undirected, delimiter=delimiter, weighted=weighted, backend=backend,
-            )  # fmt: skip
+                directed=not undirected,
+                delimiter=delimiter,
+                weighted=weighted,
+                backend=backend,
+            )
             if listed:
                 ids = FileIds("listed", labels=graph.cache["ids"])
             else:
@@ -124,8 +144,12 @@ def _finish(graph, ids: FileIds, weighted, undirected: bool, backend) -> Loaded:
 
     file_weighted = graph.weighted or weighted is False  # --no-weighted: said "ignored"
     if weighted is False and graph.weighted:
-        graph = Graph(CSR(graph.forward.offsets, graph.forward.indices), graph.num_vertices,
-                      directed=graph.directed, backend=graph.backend)  # fmt: skip
+        graph = Graph(
+            CSR(graph.forward.offsets, graph.forward.indices),
+            graph.num_vertices,
+            directed=graph.directed,
+            backend=graph.backend,
+        )
     if undirected and graph.directed:  # a directed Matrix Market or npz file
         src, dst, weight = graph.edges()
         graph = Graph.from_edges(
@@ -137,8 +161,10 @@ def _finish(graph, ids: FileIds, weighted, undirected: bool, backend) -> Loaded:
 def check_rmat_scale(scale: int, what: str) -> None:
     """ValueError naming ``what`` when an R-MAT graph of ``scale`` is past what bspgraph builds."""
     if scale > MAX_RMAT_SCALE:
-        raise ValueError(f"{what}: an R-MAT graph of 2**{scale} vertices; bspgraph supports at "
-                         f"most 3e9 vertices (scale {MAX_RMAT_SCALE})")  # fmt: skip
+        raise ValueError(
+            f"{what}: an R-MAT graph of 2**{scale} vertices; bspgraph supports at "
+            f"most 3e9 vertices (scale {MAX_RMAT_SCALE})"
+        )
 
 
 def _spec_int(spec: str, text: str) -> int:
@@ -166,8 +192,15 @@ def _read_progress(path: str, quiet: bool):
         yield
         return
     size = os.path.getsize(path)
-    with tqdm(total=size, desc=f"reading {os.path.basename(path)}", unit="B", unit_scale=True,
-              leave=False, file=sys.stderr, delay=2) as bar:  # fmt: skip
+    with tqdm(
+        total=size,
+        desc=f"reading {os.path.basename(path)}",
+        unit="B",
+        unit_scale=True,
+        leave=False,
+        file=sys.stderr,
+        delay=2,
+    ) as bar:
 
         def advance(count: int) -> None:
             bar.update(min(count, size - bar.n))  # a declined fast path reads again
@@ -186,8 +219,9 @@ def load(args) -> Loaded:
     backend = args.backend
     if backend is None and _expected_edges(args.graph) < SMALL_GRAPH_EDGES:
         backend = "numpy"  # on the host first: the choice below sees its edges
-    loaded = load_graph(args.graph, backend, **file_options(args),
-                        quiet=getattr(args, "quiet", False))  # fmt: skip
+    loaded = load_graph(
+        args.graph, backend, **file_options(args), quiet=getattr(args, "quiet", False)
+    )
     name, args.backend_reason = choose(args.backend, loaded.graph)
     loaded.graph = loaded.graph.to(name)
     if getattr(args, "algorithm", None) == "tc" and loaded.graph.directed:
@@ -199,8 +233,13 @@ def load(args) -> Loaded:
 
 
 def file_options(args) -> dict:
-    return {"undirected": args.undirected, "base": args.base, "vertices": args.vertices,
-            "delimiter": args.delimiter, "weighted": args.weighted}  # fmt: skip
+    return {
+        "undirected": args.undirected,
+        "base": args.base,
+        "vertices": args.vertices,
+        "delimiter": args.delimiter,
+        "weighted": args.weighted,
+    }
 
 
 def _expected_edges(spec: str) -> float:

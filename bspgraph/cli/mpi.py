@@ -13,7 +13,7 @@ from .running import (
     check_weights,
     findings,
     note_unreached,
-    output_columns,  # fmt: skip
+    output_columns,
     pick_sources,
     print_summary,
     run_kwargs,
@@ -39,11 +39,14 @@ def run_mpi(args) -> int:
 
         transport = MPITransport(backend=args.backend)
     if args.devices not in (1, transport.size):
-        raise ValueError(f"--devices {args.devices}: --transport {args.transport} runs one "
-                         f"device per rank, {transport.size} here; leave --devices out")  # fmt: skip
+        raise ValueError(
+            f"--devices {args.devices}: --transport {args.transport} runs one "
+            f"device per rank, {transport.size} here; leave --devices out"
+        )
     if args.plot:
-        raise ValueError("--plot draws a one-device run; leave it out with --transport "
-                         f"{args.transport}")  # fmt: skip
+        raise ValueError(
+            f"--plot draws a one-device run; leave it out with --transport {args.transport}"
+        )
     args.devices = transport.size
     with failing_together(transport):
         started = time.perf_counter()
@@ -55,9 +58,14 @@ def run_mpi(args) -> int:
         check_weights(args, loaded)
         # run ids (each part one id range) for every primitive that declares its params;
         # CC does not yet (bspgraph/primitives/cc.py), so it keeps the file's ids
-        graph = distribute(whole, transport, partitioner=args.partitioner, seed=args.seed,
-                           replicate=args.algorithm == "tc",
-                           relabel=args.algorithm != "cc")  # fmt: skip
+        graph = distribute(
+            whole,
+            transport,
+            partitioner=args.partitioner,
+            seed=args.seed,
+            replicate=args.algorithm == "tc",
+            relabel=args.algorithm != "cc",
+        )
         loaded.graph = graph
         del whole  # from here on this rank holds its part only
         seconds = time.perf_counter() - started

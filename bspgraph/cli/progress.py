@@ -13,8 +13,15 @@ class Progress:
     nothing polls). Shown only when ``stream`` is a terminal, tqdm is installed and not
     ``quiet``; tqdm's ``delay`` keeps a run shorter than ``delay`` seconds silent."""
 
-    def __init__(self, what: str, *, stream=None, delay: float = 2.0, quiet: bool = False,
-                 mininterval: float = 0.1):  # fmt: skip
+    def __init__(
+        self,
+        what: str,
+        *,
+        stream=None,
+        delay: float = 2.0,
+        quiet: bool = False,
+        mininterval: float = 0.1,
+    ):
         self.what, self.stream, self.delay = what, stream or sys.stderr, delay
         self.mininterval = mininterval
         try:
@@ -27,16 +34,23 @@ class Progress:
 
     def __enter__(self) -> Progress:
         if self.active:
-            self._bar = self._tqdm(desc=self.what, unit=" supersteps", file=self.stream,
-                                   delay=self.delay, leave=False, dynamic_ncols=True,
-                                   mininterval=self.mininterval)  # fmt: skip
+            self._bar = self._tqdm(
+                desc=self.what,
+                unit=" supersteps",
+                file=self.stream,
+                delay=self.delay,
+                leave=False,
+                dynamic_ncols=True,
+                mininterval=self.mininterval,
+            )
             self._watch = watching(self._superstep)
             self._watch.__enter__()
         return self
 
     def _superstep(self, iteration: int, step) -> None:
-        self._bar.set_postfix_str(f"superstep {iteration}, frontier {step.frontier:,}",
-                                  refresh=False)  # fmt: skip
+        self._bar.set_postfix_str(
+            f"superstep {iteration}, frontier {step.frontier:,}", refresh=False
+        )
         self._bar.update(1)
 
     def __exit__(self, *exc) -> None:

@@ -20,14 +20,16 @@ ALGORITHMS = {
     "bfs": ("depth", lambda g, a, run: primitives.bfs(g, a.source, **run)),
     "sssp": ("distance", lambda g, a, run: primitives.sssp(g, a.source, **run)),
     "cc": ("labels", lambda g, a, run: primitives.connected_components(g, **run)),
-    "pagerank": ("rank", lambda g, a, run: primitives.pagerank(g, tol=a.tol,
-                                                               max_iter=a.max_iter, **run)),
+    "pagerank": (
+        "rank",
+        lambda g, a, run: primitives.pagerank(g, tol=a.tol, max_iter=a.max_iter, **run),
+    ),
     "bc": (
         "centrality",
         lambda g, a, run: primitives.betweenness_centrality(g, bc_sources(g, a), **run),
     ),
     "tc": ("per_vertex", lambda g, a, run: primitives.triangle_count(g, **run)),
-}  # fmt: skip
+}
 UNREACHED_NOTE = 0.01  # a directed run from the default source reaching less: a note
 
 
@@ -132,10 +134,13 @@ def note_unreached(args, loaded, values: np.ndarray) -> None:
     reached = int((values >= 0).sum() if args.algorithm == "bfs" else np.isfinite(values).sum())
     if reached >= UNREACHED_NOTE * graph.num_vertices:
         return
-    print(f"bspgraph: note: reached {reached} of {graph.num_vertices} vertices "
-          f"({100 * reached / graph.num_vertices:.2g}%) from vertex "
-          f"{int(loaded.ids.of(args.source))} along the edges' directions: {args.graph} is read "
-          "as directed; --undirected follows every edge both ways", file=sys.stderr)  # fmt: skip
+    print(
+        f"bspgraph: note: reached {reached} of {graph.num_vertices} vertices "
+        f"({100 * reached / graph.num_vertices:.2g}%) from vertex "
+        f"{int(loaded.ids.of(args.source))} along the edges' directions: {args.graph} is read "
+        "as directed; --undirected follows every edge both ways",
+        file=sys.stderr,
+    )
 
 
 def warm_imports() -> None:
@@ -153,8 +158,9 @@ def run_kwargs(args) -> dict:
         from .. import comm
 
         butterfly = args.communicator in (None, "butterfly") and args.fanout is not None
-        kwargs["communicator"] = (comm.Butterfly(fanout=args.fanout) if butterfly
-                                  else args.communicator)  # fmt: skip
+        kwargs["communicator"] = (
+            comm.Butterfly(fanout=args.fanout) if butterfly else args.communicator
+        )
     if args.transport != "local":
         kwargs["transport"] = args.transport
     return kwargs
@@ -179,19 +185,26 @@ def weights_rule(args, loaded) -> str:
 def summarize(args, loaded, stats, seconds: float) -> dict:
     graph = loaded.graph
     summary = {
-        "algorithm": args.algorithm, "graph": args.graph, "vertices": graph.num_vertices,
-        "edges": graph.num_edges, "directed": graph.directed, "base": loaded.ids.rule,
+        "algorithm": args.algorithm,
+        "graph": args.graph,
+        "vertices": graph.num_vertices,
+        "edges": graph.num_edges,
+        "directed": graph.directed,
+        "base": loaded.ids.rule,
         "weights": weights_rule(args, loaded),
         "backend": stats.backend or graph.backend.name,
         "backend_reason": getattr(args, "backend_reason", None) or stats.backend_reason,
-        "devices": args.devices, "supersteps": stats.iterations, "load_seconds": round(seconds, 4),
-        "seconds": round(stats.seconds, 6), "gteps": round(stats.gteps, 4),
+        "devices": args.devices,
+        "supersteps": stats.iterations,
+        "load_seconds": round(seconds, 4),
+        "seconds": round(stats.seconds, 6),
+        "gteps": round(stats.gteps, 4),
         # the rest of the call: one-time costs (0 when paid before), the copy in, the result out
         "prepare_seconds": round(stats.prepare_seconds, 6),
         "compile_seconds": round(stats.compile_seconds, 6),
         "setup_seconds": round(stats.setup_seconds, 6),
         "gather_seconds": round(stats.gather_seconds, 6),
-    }  # fmt: skip
+    }
     if args.devices > 1:  # what the communicator moved, over all supersteps
         for key in ("messages", "bytes", "rounds"):
             summary[key] = sum(getattr(step, key) for step in stats.supersteps)

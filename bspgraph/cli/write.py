@@ -9,8 +9,9 @@ import numpy as np
 from ..graph.io import atomic_output
 
 
-def write_result(path: str, values: np.ndarray, ids: np.ndarray | None = None,
-                 name: str = "value") -> None:  # fmt: skip
+def write_result(
+    path: str, values: np.ndarray, ids: np.ndarray | None = None, name: str = "value"
+) -> None:
     """``values`` to ``path``: a CSV of ``id,NAME`` rows (the file's ids; integers whole,
     floats with every digit, inf and nan as such) or an npy array in vertex order. Written to
     a temporary file and renamed (:func:`~bspgraph.graph.io.atomic_output`): an interrupt

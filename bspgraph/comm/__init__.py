@@ -60,15 +60,32 @@ def get(name_or_instance: str | Communicator) -> Communicator:
     if isinstance(name_or_instance, str) and name_or_instance.startswith("butterfly:"):
         fanout = name_or_instance.partition(":")[2]
         if not fanout.isdigit():
-            raise ValueError(f"communicator {name_or_instance!r}: expected 'butterfly:F' with "
-                             "F an integer >= 1")  # fmt: skip
+            raise ValueError(
+                f"communicator {name_or_instance!r}: expected 'butterfly:F' with F an integer >= 1"
+            )
         return Butterfly(fanout=int(fanout))
     return lookup(REGISTRY, name_or_instance, Communicator, "communicator")
 
 
 __all__ = [
-    "REGISTRY", "Broadcast", "Butterfly", "ButterflyPlan", "Combine", "CommStats",
-    "Communicator", "Local", "Message", "Packed", "Piece", "RoundStats", "Selective", "Slab",
-    "Transport", "Update",
-    "concat", "failing_together", "get", "wire_bytes",
-]  # fmt: skip
+    "REGISTRY",
+    "Broadcast",
+    "Butterfly",
+    "ButterflyPlan",
+    "Combine",
+    "CommStats",
+    "Communicator",
+    "Local",
+    "Message",
+    "Packed",
+    "Piece",
+    "RoundStats",
+    "Selective",
+    "Slab",
+    "Transport",
+    "Update",
+    "concat",
+    "failing_together",
+    "get",
+    "wire_bytes",
+]

@@ -166,8 +166,14 @@ class Communicator(abc.ABC):
             for d in transport.local:
                 received[d] = []
             return received, CommStats()
-        return self._deliver(updates, owner=owner, to_all=to_all, combine=combine,
-                             transport=transport, num_vertices=num_vertices)  # fmt: skip
+        return self._deliver(
+            updates,
+            owner=owner,
+            to_all=to_all,
+            combine=combine,
+            transport=transport,
+            num_vertices=num_vertices,
+        )
 
     def exchange_dense(
         self,
@@ -282,8 +288,9 @@ def merge_each(pairs: Sequence[tuple[Update, Update]], combine: Combine) -> list
     return merged
 
 
-def merge_all_each(groups: Sequence[tuple[Update, Sequence[Update]]],
-                   combine: Combine) -> list[Update]:  # fmt: skip
+def merge_all_each(
+    groups: Sequence[tuple[Update, Sequence[Update]]], combine: Combine
+) -> list[Update]:
     """Each ``(base, updates)`` group (one a device, say) combined into one Update, as a
     balanced tree of combines: the groups' trees level by level, each level's pairs of every
     group in one :func:`merge_each`."""
@@ -291,16 +298,19 @@ def merge_all_each(groups: Sequence[tuple[Update, Sequence[Update]]],
     while any(len(p) > 1 for p in parts):
         pairs = [(g, i) for g, p in enumerate(parts) for i in range(0, len(p) - 1, 2)]
         merged = iter(merge_each([(parts[g][i], parts[g][i + 1]) for g, i in pairs], combine))
-        parts = [[next(merged) for _ in range(0, len(p) - 1, 2)] + ([p[-1]] if len(p) % 2 else [])
-                 for p in parts]  # fmt: skip
+        parts = [
+            [next(merged) for _ in range(0, len(p) - 1, 2)] + ([p[-1]] if len(p) % 2 else [])
+            for p in parts
+        ]
     return [p[0] for p in parts]
 
 
 SPLIT_BY_MASKS = 4  # up to this many pieces: one mask each, not a sort
 
 
-def split(update: Update, keys, count: int, skip: int | None = None,
-          sizes: list[int] | None = None) -> list[Update]:  # fmt: skip
+def split(
+    update: Update, keys, count: int, skip: int | None = None, sizes: list[int] | None = None
+) -> list[Update]:
     """``update`` split by ``keys`` (one int in ``[0, count)`` per entry): piece k holds the
     entries whose key is k, in their original order. ``sizes``: each key's number of
     entries, when the caller read them (:func:`key_counts`, several splits' in one read);
@@ -314,9 +324,10 @@ def split(update: Update, keys, count: int, skip: int | None = None,
     backend = backend_of(update.ids)
     with backend.activate():
         if count <= SPLIT_BY_MASKS:
-            return [None if k == skip
-                    else update.take(backend.nonzero(keys == k, np.int64, sizes[k]))
-                    for k in range(count)]  # fmt: skip
+            return [
+                None if k == skip else update.take(backend.nonzero(keys == k, np.int64, sizes[k]))
+                for k in range(count)
+            ]
         order = backend.xp.argsort(keys, kind="stable")
         pieces, start = [], 0
         for size in sizes:

@@ -35,10 +35,8 @@ class Broadcast(Communicator):
         """Every device's Slab, as it is, to every other device; receivers keep their own
         block unless ``to_all``."""
         if to_all or transport.size == 1:
-            return super().exchange_dense(slabs, blocks=blocks, to_all=to_all,
-                                          transport=transport)  # fmt: skip
-        sends = [(d, o, slabs[d]) for d in transport.local
-                 for o in range(transport.size) if o != d]  # fmt: skip
+            return super().exchange_dense(slabs, blocks=blocks, to_all=to_all, transport=transport)
+        sends = [(d, o, slabs[d]) for d in transport.local for o in range(transport.size) if o != d]
         return self._dense_round(sends, transport, blocks, cut=True)
 
     def _deliver(self, updates, *, owner, to_all, combine, transport, num_vertices):

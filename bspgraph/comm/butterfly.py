@@ -188,37 +188,73 @@ class Butterfly(Communicator):
                 passing = {p: arrived for p, arrived in folded}
                 received.update(passing)
             else:
-                halves = iter(kept([(arrived, select) for p, arrived in folded
-                                    for select in self._ownership(owner, p)]))  # fmt: skip
+                halves = iter(
+                    kept(
+                        [
+                            (arrived, select)
+                            for p, arrived in folded
+                            for select in self._ownership(owner, p)
+                        ]
+                    )
+                )
                 passing = {}
                 for p, _ in folded:
                     received[p], passing[p] = next(halves), next(halves)
-            held.update(zip(passing, merge_each([(held[p], u) for p, u in passing.items()],
-                                                combine), strict=True))  # fmt: skip
+            held.update(
+                zip(
+                    passing,
+                    merge_each([(held[p], u) for p, u in passing.items()], combine),
+                    strict=True,
+                )
+            )
 
         if to_all:
             # All-gather: p sends all it holds to its group; ``gathered`` is what p got there.
             gathered = {p: updates[p].empty() for p in local_core}
             for step, (radix, stride) in enumerate(zip(schedule.radices, schedule.strides)):
                 sends = []
-                outgoing = dict(zip(local_core, merge_each(
-                    [(held[p], gathered[p]) for p in local_core], combine), strict=True))  # fmt: skip
+                outgoing = dict(
+                    zip(
+                        local_core,
+                        merge_each([(held[p], gathered[p]) for p in local_core], combine),
+                        strict=True,
+                    )
+                )
                 for p in local_core:
                     digit = (p // stride) % radix
-                    sends += [(p, p + (k - digit) * stride, outgoing[p])
-                              for k in range(radix) if k != digit]  # fmt: skip
+                    sends += [
+                        (p, p + (k - digit) * stride, outgoing[p])
+                        for k in range(radix)
+                        if k != digit
+                    ]
                 inbox = run(sends)
                 if step == final:
                     last.update((p, inbox[p]) for p in local_core)
                 else:
-                    gathered = dict(zip(local_core, merge_all_each(
-                        [(gathered[p], inbox[p]) for p in local_core], combine), strict=True))  # fmt: skip
-            received.update(zip(local_core, merge_each(
-                [(received[p], gathered[p]) for p in local_core], combine), strict=True))  # fmt: skip
+                    gathered = dict(
+                        zip(
+                            local_core,
+                            merge_all_each([(gathered[p], inbox[p]) for p in local_core], combine),
+                            strict=True,
+                        )
+                    )
+            received.update(
+                zip(
+                    local_core,
+                    merge_each([(received[p], gathered[p]) for p in local_core], combine),
+                    strict=True,
+                )
+            )
             if extras:  # fold-out: everything but the extra's own contribution
                 folding = [p for p in local_core if p < extras]
-                sends = [(p, p + core, u) for p, u in zip(folding, merge_each(
-                    [(gathered[p], out[p]) for p in folding], combine), strict=True)]  # fmt: skip
+                sends = [
+                    (p, p + core, u)
+                    for p, u in zip(
+                        folding,
+                        merge_each([(gathered[p], out[p]) for p in folding], combine),
+                        strict=True,
+                    )
+                ]
                 inbox = run(sends)
                 for e in local:
                     if e >= core:
@@ -233,14 +269,20 @@ class Butterfly(Communicator):
                     digit = (p // stride) % radix
                     pieces = split(held[p], keys[p], radix, sizes=next(sizes))
                     held[p] = pieces[digit]
-                    sends += [(p, p + (k - digit) * stride, pieces[k])
-                              for k in range(radix) if k != digit]  # fmt: skip
+                    sends += [
+                        (p, p + (k - digit) * stride, pieces[k]) for k in range(radix) if k != digit
+                    ]
                 inbox = run(sends)
                 if step == final:
                     last.update((p, inbox[p]) for p in local_core)
                 else:
-                    held = dict(zip(local_core, merge_all_each(
-                        [(held[p], inbox[p]) for p in local_core], combine), strict=True))  # fmt: skip
+                    held = dict(
+                        zip(
+                            local_core,
+                            merge_all_each([(held[p], inbox[p]) for p in local_core], combine),
+                            strict=True,
+                        )
+                    )
             # Now core device p holds exactly the entries owned by p or by its extra p + Q.
             filters = []  # (every device's counted and read at once)
             for p in local_core:
@@ -252,8 +294,13 @@ class Butterfly(Communicator):
                 mine[p] = next(pieces)
                 if p < extras:
                     sends.append((p, p + core, next(pieces)))
-            received.update(zip(mine, merge_each([(received[p], u) for p, u in mine.items()],
-                                                 combine), strict=True))  # fmt: skip
+            received.update(
+                zip(
+                    mine,
+                    merge_each([(received[p], u) for p, u in mine.items()], combine),
+                    strict=True,
+                )
+            )
             if extras:  # fold-out
                 inbox = run(sends)
                 for e in local:

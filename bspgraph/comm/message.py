@@ -63,8 +63,11 @@ class Update:
                     + (f" of shape {tuple(column_shape)}" if column_shape is not None else "")
                 )
         bounds = self.bounds
-        if bounds is not None and (bounds[0] != 0 or bounds[-1] != shape[0]
-                                   or any(a > b for a, b in zip(bounds, bounds[1:]))):  # fmt: skip
+        if bounds is not None and (
+            bounds[0] != 0
+            or bounds[-1] != shape[0]
+            or any(a > b for a, b in zip(bounds, bounds[1:]))
+        ):
             raise ValueError(f"Update(bounds={bounds}): expected offsets from 0 to {shape[0]}")
 
     def __len__(self) -> int:
@@ -79,8 +82,10 @@ class Update:
         entries are ``bounds[o]:bounds[o + 1]``, as a sender that packs by destination writes
         them): views, no copy; the piece ``skip`` is None."""
         bounds = self.bounds
-        return [None if o == skip else self.take(slice(bounds[o], bounds[o + 1]))
-                for o in range(len(bounds) - 1)]  # fmt: skip
+        return [
+            None if o == skip else self.take(slice(bounds[o], bounds[o + 1]))
+            for o in range(len(bounds) - 1)
+        ]
 
     def take(self, index) -> Update:
         """The entries selected by ``index`` (a boolean mask, an index array or a slice)."""
@@ -174,8 +179,9 @@ class Piece:
         """Its entries as an Update (views; its package's counts read: :meth:`Packed.learn`)."""
         start, stop = self._bounds()
         packed = self.packed
-        return Update(packed.ids[start:stop],
-                      {name: v[start:stop] for name, v in packed.values.items()})  # fmt: skip
+        return Update(
+            packed.ids[start:stop], {name: v[start:stop] for name, v in packed.values.items()}
+        )
 
 
 @dataclass(frozen=True, eq=False)
@@ -251,8 +257,7 @@ class Bits:
         if isinstance(index, slice):
             start, stop, _ = index.indices(self.length)
             if start % 8 == 0 and (stop % 8 == 0 or stop == self.length):
-                return Bits(block, self.bits[start // 8 : -(-stop // 8)], stop - start,
-                            self.values)  # fmt: skip
+                return Bits(block, self.bits[start // 8 : -(-stop // 8)], stop - start, self.values)
         mask = self.mask() if self.source is None else self.source
         return Bits.of(block, mask[index], self.values)
 
@@ -261,8 +266,10 @@ class Bits:
         the combiner leaves without effect) elsewhere."""
         xp = backend_of(self.bits).xp
         mask = self.mask()
-        columns = {name: xp.where(mask, value, value.dtype.type(absent[name]))
-                   for name, value in self.values.items()}  # fmt: skip
+        columns = {
+            name: xp.where(mask, value, value.dtype.type(absent[name]))
+            for name, value in self.values.items()
+        }
         return Slab(self.block, columns)
 
 
@@ -328,8 +335,13 @@ def describe(messages: Sequence[Update | Slab | Bits]) -> np.ndarray:
             header += [len(message), _KIND[type(message)], block, len(message.values)]
         for name, column in message.values.items():
             encoded = name.encode()
-            header += [len(encoded), *encoded, _dtype_code(column.dtype), column.ndim,
-                       *column.shape[1:]]  # fmt: skip
+            header += [
+                len(encoded),
+                *encoded,
+                _dtype_code(column.dtype),
+                column.ndim,
+                *column.shape[1:],
+            ]
     return np.asarray(header, dtype=np.int64)
 
 
@@ -374,10 +386,10 @@ def pack(messages: Sequence[Update | Slab | Bits]) -> tuple[np.ndarray, np.ndarr
     """``messages`` (host arrays) as their header (:func:`describe`) and one uint8 payload:
     each one's arrays (:func:`arrays_of`), every array starting at a multiple of WIRE_ALIGN
     bytes. :func:`unpack` reverses it."""
-    payload = [_padded(np.ascontiguousarray(array)) for message in messages
-               for array in arrays_of(message)]  # fmt: skip
-    return (describe(messages),
-            np.concatenate(payload) if payload else np.zeros(0, dtype=np.uint8))  # fmt: skip
+    payload = [
+        _padded(np.ascontiguousarray(array)) for message in messages for array in arrays_of(message)
+    ]
+    return (describe(messages), np.concatenate(payload) if payload else np.zeros(0, dtype=np.uint8))
 
 
 def unpack(header: np.ndarray, payload) -> list[Update | Slab | Bits]:

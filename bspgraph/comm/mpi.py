@@ -80,8 +80,9 @@ class MPITransport(Transport):
 
     wire = True
 
-    def __init__(self, comm=None, backend: str | Backend | None = None, *,
-                 timeout: float | None = None):  # fmt: skip
+    def __init__(
+        self, comm=None, backend: str | Backend | None = None, *, timeout: float | None = None
+    ):
         mpi = _mpi()
         self.comm = mpi.COMM_WORLD if comm is None else comm
         self.rank, self.size = self.comm.Get_rank(), self.comm.Get_size()
@@ -106,10 +107,14 @@ class MPITransport(Transport):
     ) -> tuple[Inbox, RoundStats]:
         outgoing, counts = self._start_round(sends, num_vertices)
         packed = [pack([_to_host(u) for u in per_peer]) for per_peer in outgoing]
-        headers, payloads = self._alltoallv([header for header, _ in packed],
-                                            [payload for _, payload in packed])  # fmt: skip
-        arrived = [self._to_device(u) for header, payload in zip(headers, payloads)
-                   for u in unpack(header, payload)]  # fmt: skip
+        headers, payloads = self._alltoallv(
+            [header for header, _ in packed], [payload for _, payload in packed]
+        )
+        arrived = [
+            self._to_device(u)
+            for header, payload in zip(headers, payloads)
+            for u in unpack(header, payload)
+        ]
         return self._finish_round(arrived, counts)
 
     def allgather(self, value: Any) -> list[Any]:
@@ -172,8 +177,9 @@ class MPITransport(Transport):
             return message
         return message.map(self.backend.asarray)
 
-    def _alltoallv(self, headers: list[np.ndarray], *columns: list[np.ndarray]
-                   ) -> list[list[np.ndarray]]:  # fmt: skip
+    def _alltoallv(
+        self, headers: list[np.ndarray], *columns: list[np.ndarray]
+    ) -> list[list[np.ndarray]]:
         """``headers[r]`` (int64) and, for each of ``columns``, ``column[r]`` (host arrays of
         one dtype, int64 or uint8) to rank ``r``, and what each rank sent here in rank order:
         one ``Alltoall`` of a fixed slot a rank holding the sizes and, where it fits in
@@ -203,11 +209,15 @@ class MPITransport(Transport):
             out, into = sent[:, k].copy(), arriving[:, k].copy()
             received = np.empty(int(into.sum()), dtype=dtype)
             starts, arrived_at = _starts(out), _starts(into)
-            self._collective("Alltoallv", self.comm.Alltoallv,
-                             [np.concatenate(column), (out, starts), kind],
-                             [received, (into, arrived_at), kind])  # fmt: skip
-            delivered.append([received[at : at + n]
-                              for at, n in zip(arrived_at.tolist(), into.tolist())])  # fmt: skip
+            self._collective(
+                "Alltoallv",
+                self.comm.Alltoallv,
+                [np.concatenate(column), (out, starts), kind],
+                [received, (into, arrived_at), kind],
+            )
+            delivered.append(
+                [received[at : at + n] for at, n in zip(arrived_at.tolist(), into.tolist())]
+            )
         return delivered
 
     def _collective(self, what: str, call, *args):

@@ -71,10 +71,15 @@ class NCCLTransport(MPITransport):
         outgoing = [[self._to_device(m) for m in per_peer] for per_peer in outgoing]
         (arriving,) = self._alltoallv([describe(per_peer) for per_peer in outgoing])
         layouts = [described(header) for header in arriving]  # shapes, nothing pickled
-        columns = {dst: [cp.ascontiguousarray(array) for m in messages for array in arrays_of(m)]
-                   for dst, messages in enumerate(outgoing)}  # fmt: skip
-        buffers = {src: cp.empty(sum(p for _, p in _sizes(layout)), dtype=cp.uint8)
-                   for src, layout in enumerate(layouts) if layout}  # fmt: skip
+        columns = {
+            dst: [cp.ascontiguousarray(array) for m in messages for array in arrays_of(m)]
+            for dst, messages in enumerate(outgoing)
+        }
+        buffers = {
+            src: cp.empty(sum(p for _, p in _sizes(layout)), dtype=cp.uint8)
+            for src, layout in enumerate(layouts)
+            if layout
+        }
         stream = cp.cuda.get_current_stream()
         nccl.groupStart()  # sends and receives of a pair match in order: array by array
         for dst, arrays in columns.items():
@@ -85,13 +90,18 @@ class NCCLTransport(MPITransport):
             offset = 0
             for nbytes, padded in _sizes(layouts[src]):
                 if nbytes:
-                    self.nccl.recv(buffer.data.ptr + offset, nbytes, nccl.NCCL_UINT8, src,
-                                   stream.ptr)  # fmt: skip
+                    self.nccl.recv(
+                        buffer.data.ptr + offset, nbytes, nccl.NCCL_UINT8, src, stream.ptr
+                    )
                 offset += padded
         nccl.groupEnd()
         self._collective("nccl send/recv", stream.synchronize)  # columns live until here
-        arrived = [m for src, header in enumerate(arriving) if layouts[src]
-                   for m in unpack(header, buffers[src])]  # fmt: skip
+        arrived = [
+            m
+            for src, header in enumerate(arriving)
+            if layouts[src]
+            for m in unpack(header, buffers[src])
+        ]
         return self._finish_round(arrived, counts)
 
 

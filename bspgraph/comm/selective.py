@@ -47,14 +47,17 @@ class Selective(Communicator):
         for d in transport.local:
             message = messages[d]
             if isinstance(message, Slab | Bits):
-                sends += [(d, o, message if to_all else message.cut(o, blocks[o]))
-                          for o in range(parts) if o != d]  # fmt: skip
+                sends += [
+                    (d, o, message if to_all else message.cut(o, blocks[o]))
+                    for o in range(parts)
+                    if o != d
+                ]
             elif isinstance(message, Packed):
-                sends += [(d, o, message.piece(0 if to_all else o))
-                          for o in range(parts) if o != d]  # fmt: skip
+                sends += [(d, o, message.piece(0 if to_all else o)) for o in range(parts) if o != d]
             else:
-                sends += [(d, o, pieces[d][o]) for o in range(parts)
-                          if o != d and len(pieces[d][o])]  # fmt: skip
+                sends += [
+                    (d, o, pieces[d][o]) for o in range(parts) if o != d and len(pieces[d][o])
+                ]
         inbox, stats = transport.exchange_round(sends, num_vertices=int(owner.shape[0]))
         received: list[list | None] = [None] * parts
         for d in transport.local:
@@ -62,8 +65,9 @@ class Selective(Communicator):
         return received, CommStats.of([stats])
 
     def _deliver(self, updates, *, owner, to_all, combine, transport, num_vertices):
-        return self.exchange_mixed(updates, owner=owner, blocks=None, to_all=to_all,
-                                   transport=transport)  # fmt: skip
+        return self.exchange_mixed(
+            updates, owner=owner, blocks=None, to_all=to_all, transport=transport
+        )
 
     def _pieces(self, messages, local, owner, to_all: bool, parts: int) -> dict:
         """What each device ``d`` of ``local`` sends each device of its Update

@@ -173,8 +173,9 @@ class Local(Transport):
     ([5], 1, 2)
     """
 
-    def __init__(self, devices: int | Sequence[Backend], *, record: bool = False,
-                 wire: bool | None = None):  # fmt: skip
+    def __init__(
+        self, devices: int | Sequence[Backend], *, record: bool = False, wire: bool | None = None
+    ):
         if isinstance(devices, bool) or not isinstance(devices, (int, Sequence)):
             raise ValueError(
                 f"Local(devices={devices!r}): expected a device count or a list of Backends"
@@ -212,8 +213,10 @@ class Local(Transport):
             self._check(src, dst)
             if isinstance(update, Piece):  # a view in one memory, its size still counted
                 if self.wire:
-                    raise ValueError("Local.exchange_round: a Piece is handed over in one "
-                                     "memory only; send its Update across devices")  # fmt: skip
+                    raise ValueError(
+                        "Local.exchange_round: a Piece is handed over in one "
+                        "memory only; send its Update across devices"
+                    )
                 inbox[dst].append(update)
                 pending.append((src, dst, update))
                 continue
@@ -226,8 +229,9 @@ class Local(Transport):
             inbox[dst].append(self._move(update, dst))
         if self.record:
             self.log.append(records)
-        stats = RoundStats(len(sends) - len(pending), total, largest, max(received, default=0),
-                           tuple(pending))  # fmt: skip
+        stats = RoundStats(
+            len(sends) - len(pending), total, largest, max(received, default=0), tuple(pending)
+        )
         return inbox, stats
 
     def _check(self, src: int, dst: int) -> None:

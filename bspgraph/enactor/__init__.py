@@ -16,7 +16,21 @@ from .state import allocate, gather
 from .stats import Stats, Superstep, watching
 
 __all__ = [
-    "Add", "Combiner", "Follow", "Max", "Min", "Primitive", "Replace", "Scalar", "State", "Stats",
-    "Superstep", "allocate", "combiners", "distribute", "enact", "gather",
+    "Add",
+    "Combiner",
+    "Follow",
+    "Max",
+    "Min",
+    "Primitive",
+    "Replace",
+    "Scalar",
+    "State",
+    "Stats",
+    "Superstep",
+    "allocate",
+    "combiners",
+    "distribute",
+    "enact",
+    "gather",
     "watching",
-]  # fmt: skip
+]

@@ -206,16 +206,21 @@ def keyed_columns(contract, state) -> tuple[str, str | None] | None:
     """``(key, follower)`` when the contract's communicated state (that this run holds) is one
     min, max or replace column and, for min or max, at most one Follow column of it, all one
     value a vertex of a dtype the kernels take; else None (the general path combines it)."""
-    columns = {name: combiner for name, combiner in contract.combiners.items()
-               if getattr(state, name) is not None}  # fmt: skip
+    columns = {
+        name: combiner
+        for name, combiner in contract.combiners.items()
+        if getattr(state, name) is not None
+    }
     keys = [name for name, combiner in columns.items() if combiner.name in MODES]
     followers = [name for name in columns if name not in keys]
     if len(keys) != 1 or len(followers) > 1:
         return None
     if followers and (columns[followers[0]].name != "follow" or not columns[keys[0]].keyed):
         return None
-    if any(getattr(state, name).ndim != 1 or getattr(state, name).dtype.str[1:] not in C_TYPES
-           for name in columns):  # fmt: skip
+    if any(
+        getattr(state, name).ndim != 1 or getattr(state, name).dtype.str[1:] not in C_TYPES
+        for name in columns
+    ):
         return None
     return keys[0], (followers[0] if followers else None)
 
@@ -272,13 +277,40 @@ class KeyedKernels(Keyed):
         ids, listed = cp.ascontiguousarray(ids), _or_null(count)
         types.update(ID=c_type(ids), OWNER=c_type(owner))
         counts = cp.zeros(2 * parts, dtype=cp.uint64)  # the counts, then the places filled
-        stream(cp, _PACK, "owner_counts", n, ids, listed, owner, np.int32(parts),
-               np.int32(skip), counts, **types)  # fmt: skip
+        stream(
+            cp,
+            _PACK,
+            "owner_counts",
+            n,
+            ids,
+            listed,
+            owner,
+            np.int32(parts),
+            np.int32(skip),
+            counts,
+            **types,
+        )
         out_ids, out_key = cp.empty_like(ids), cp.empty(n, dtype=key.dtype)
         out_follower = None if follower is None else cp.empty(n, dtype=follower.dtype)
-        stream(cp, _PACK, "pack_by_owner", n, ids, listed, owner, np.int32(parts),
-               np.int32(skip), counts, counts[parts:], key, _or_null(follower), out_ids,
-               out_key, _or_null(out_follower), **types)  # fmt: skip
+        stream(
+            cp,
+            _PACK,
+            "pack_by_owner",
+            n,
+            ids,
+            listed,
+            owner,
+            np.int32(parts),
+            np.int32(skip),
+            counts,
+            counts[parts:],
+            key,
+            _or_null(follower),
+            out_ids,
+            out_key,
+            _or_null(out_follower),
+            **types,
+        )
         return Packed(out_ids, self._named(out_key, out_follower), counts[:parts])
 
     def gather(self, ids, count) -> Packed:
@@ -290,8 +322,20 @@ class KeyedKernels(Keyed):
         ids = cp.ascontiguousarray(ids)
         out_key = cp.empty(ids.shape[0], dtype=key.dtype)
         out_follower = None if follower is None else cp.empty(ids.shape[0], dtype=follower.dtype)
-        stream(cp, _GATHER, "gather_listed", ids.shape[0], ids, count, key, _or_null(follower),
-               out_key, _or_null(out_follower), ID=c_type(ids), **types)  # fmt: skip
+        stream(
+            cp,
+            _GATHER,
+            "gather_listed",
+            ids.shape[0],
+            ids,
+            count,
+            key,
+            _or_null(follower),
+            out_key,
+            _or_null(out_follower),
+            ID=c_type(ids),
+            **types,
+        )
         return Packed(ids, self._named(out_key, out_follower), count[:1])
 
     def list(self, returned, keep, updates: list, stamp: int) -> Frontier:
@@ -316,14 +360,39 @@ class KeyedKernels(Keyed):
             pieces.append((ids, ids.shape[0], NULL, NULL, count, 0))
         for update in updates:
             message, counts, group = _located(update)
-            pieces.append((message.ids, _held(update),
-                           *self._arriving(message.values, key, follower), counts, group))  # fmt: skip
+            pieces.append(
+                (
+                    message.ids,
+                    _held(update),
+                    *self._arriving(message.values, key, follower),
+                    counts,
+                    group,
+                )
+            )
         for ids, size, key_in, follower_in, counts, group in pieces:
-            stream(cp, _APPLY_BEST, "apply_best", size,
-                   cp.ascontiguousarray(ids, dtype=out.dtype), counts, np.int32(group),
-                   _or_null(keep), key_in, key, follower_in, _or_null(follower), self.mode,
-                   self.stamps, np.int32(stamp), degree, out, tally, ID=c_type(out),
-                   DEG=c_type(degree), **types)  # fmt: skip
+            stream(
+                cp,
+                _APPLY_BEST,
+                "apply_best",
+                size,
+                cp.ascontiguousarray(ids, dtype=out.dtype),
+                counts,
+                np.int32(group),
+                _or_null(keep),
+                key_in,
+                key,
+                follower_in,
+                _or_null(follower),
+                self.mode,
+                self.stamps,
+                np.int32(stamp),
+                degree,
+                out,
+                tally,
+                ID=c_type(out),
+                DEG=c_type(degree),
+                **types,
+            )
         return Frontier.listed(graph, out, tally)  # read when first asked for
 
     def apply_block(self, region: slice, values: dict, mark, tally=None, edges: bool = True):
@@ -340,10 +409,23 @@ class KeyedKernels(Keyed):
         degree = graph.cost_degrees()[0]
         if tally is None and mark is not None:
             tally = graph.xp.zeros(2, dtype=graph.xp.uint64)
-        stream(graph.xp, _APPLY_BLOCK, "apply_block", max(stop - first, 0), np.int64(first),
-               key_in, key, follower_in, _or_null(follower), self.mode, _or_null(mark),
-               degree if edges and mark is not None else NULL, _or_null(tally),
-               DEG=c_type(degree), **types)  # fmt: skip
+        stream(
+            graph.xp,
+            _APPLY_BLOCK,
+            "apply_block",
+            max(stop - first, 0),
+            np.int64(first),
+            key_in,
+            key,
+            follower_in,
+            _or_null(follower),
+            self.mode,
+            _or_null(mark),
+            degree if edges and mark is not None else NULL,
+            _or_null(tally),
+            DEG=c_type(degree),
+            **types,
+        )
         return tally
 
 
@@ -414,7 +496,8 @@ class NumpyKeyed(Keyed):
             self.stamps[ids] = stamp
             listed[k] = ids
         out = (xp.concatenate(listed) if listed else xp.zeros(0, np.intp)).astype(
-            graph.indices.dtype)  # fmt: skip
+            graph.indices.dtype
+        )
         degree = graph.cost_degrees()[0]
         edges = backend.masked_total(degree, ids=out).astype(np.uint64)
         tally = xp.stack([xp.asarray(out.shape[0], dtype=np.uint64), edges])

@@ -16,8 +16,11 @@ from ..exceptions import ContractError
 
 def snapshot(graph, state) -> dict[str, np.ndarray]:
     """Host copies of every per-vertex state array (rows of lanes too)."""
-    return {name: to_host(array).copy() for name, array in vars(state).items()
-            if array is not None and getattr(array, "ndim", 0) >= 1}  # fmt: skip
+    return {
+        name: to_host(array).copy()
+        for name, array in vars(state).items()
+        if array is not None and getattr(array, "ndim", 0) >= 1
+    }
 
 
 def verify(primitive, contract, iteration: int, graph, before: dict, state, output) -> None:
@@ -50,8 +53,11 @@ def verify(primitive, contract, iteration: int, graph, before: dict, state, outp
         if (combiner is None and name in outputs) or (combiner is not None and combiner.owner_only):
             foreign = changed & ~owned
             if foreign.any():
-                how = ("is not communicated" if combiner is None
-                       else "is 'replace': the owner's value wins")  # fmt: skip
+                how = (
+                    "is not communicated"
+                    if combiner is None
+                    else "is 'replace': the owner's value wins"
+                )
                 raise ContractError(
                     f"{kind}.step (superstep {iteration}) changed {name!r} of vertex "
                     f"{int(np.flatnonzero(foreign)[0])}, which this device does not own, and "
@@ -120,8 +126,9 @@ class Watch:
     def __bool__(self) -> bool:
         return True
 
-    def superstep(self, iteration: int, devices: dict, states: dict, frontiers: dict,
-                  converged: dict) -> None:  # fmt: skip
+    def superstep(
+        self, iteration: int, devices: dict, states: dict, frontiers: dict, converged: dict
+    ) -> None:
         """After superstep ``iteration`` (supersteps done), the run not yet converged: nothing
         until the window before the limit; past the limit, the ContractError."""
         if self.limit is None:
@@ -184,12 +191,15 @@ class Watch:
             previous = copies
         for name in sorted(changed):
             how = "communicated" if name in communicated else "not communicated"
-            lines.append(f"- {name!r} ({how}) kept changing: at vertices "
-                         f"{_ids(np.flatnonzero(changed[name]))} over the last {len(later)} "
-                         "supersteps")  # fmt: skip
+            lines.append(
+                f"- {name!r} ({how}) kept changing: at vertices "
+                f"{_ids(np.flatnonzero(changed[name]))} over the last {len(later)} "
+                "supersteps"
+            )
         if not changed:
-            lines.append(f"- no state changed in the last {len(later)} supersteps, yet the run "
-                         "did not stop")  # fmt: skip
+            lines.append(
+                f"- no state changed in the last {len(later)} supersteps, yet the run did not stop"
+            )
         return lines
 
     def _disagreeing(self, communicated: set, devices: dict) -> list[str]:
@@ -216,8 +226,10 @@ class Watch:
                     differs = differs.reshape(differs.shape[0], -1).any(axis=1)
                 for v in np.flatnonzero(differs)[:SHOWN]:
                     owner = next(o for o, owned in owners.items() if owned[v])
-                    found.append(f"vertex {int(v)}: {_value(owner_value[v])} on its owner "
-                                 f"(device {owner}), {_value(held[v])} on device {d}")  # fmt: skip
+                    found.append(
+                        f"vertex {int(v)}: {_value(owner_value[v])} on its owner "
+                        f"(device {owner}), {_value(held[v])} on device {d}"
+                    )
             if found:
                 hint = (
                     "every device sees every update (needs_all): is the combiner the one under "
@@ -225,9 +237,11 @@ class Watch:
                     if self.primitive.needs_all
                     else "a step that reads other vertices' state (a pull, a vote over "
                     "neighbours) needs needs_all = True"
-                )  # fmt: skip
-                lines.append(f"- {name!r} differs from its owner's value at "
-                             f"{'; '.join(found[:SHOWN])} ({hint})")  # fmt: skip
+                )
+                lines.append(
+                    f"- {name!r} differs from its owner's value at "
+                    f"{'; '.join(found[:SHOWN])} ({hint})"
+                )
         return lines
 
 

@@ -129,8 +129,11 @@ class _Best(Combiner):
 
     def merge(self, backend, column, segment, count, first, tied):
         worst = type(self).worst(column.dtype)
-        out = (backend.full(count, worst, column.dtype) if column.ndim == 1 else
-               backend.xp.full((count, *column.shape[1:]), worst, dtype=column.dtype))  # fmt: skip
+        out = (
+            backend.full(count, worst, column.dtype)
+            if column.ndim == 1
+            else backend.xp.full((count, *column.shape[1:]), worst, dtype=column.dtype)
+        )
         getattr(backend, self.scatter)(out, segment, column)
         return out
 

@@ -204,29 +204,40 @@ def contract_of(primitive: Primitive, state=None) -> Contract:
     for name, combiner in resolved.items():
         key = combiner.follows
         if key is not None and not (key in resolved and resolved[key].keyed):
-            raise ContractError(f"{kind}.communicate[{name!r}]: follows {key!r}, which is not "
-                                "a state communicated with 'min' or 'max'")  # fmt: skip
+            raise ContractError(
+                f"{kind}.communicate[{name!r}]: follows {key!r}, which is not "
+                "a state communicated with 'min' or 'max'"
+            )
     laned = {spec.name for spec in primitive.state if spec.lanes is not None}
     for name, combiner in resolved.items():
         if combiner.follows and {name, combiner.follows} & laned:
-            raise ContractError(f"{kind}.communicate[{name!r}]: a state of lanes cannot follow "
-                                "or be followed (each lane has its own winner)")  # fmt: skip
+            raise ContractError(
+                f"{kind}.communicate[{name!r}]: a state of lanes cannot follow "
+                "or be followed (each lane has its own winner)"
+            )
     keys = {c.follows for c in resolved.values() if c.follows}
     if len(keys) > 1:
         raise ContractError(f"{kind}.communicate: states follow {sorted(keys)}; one key at most")
     owner_only = any(c.owner_only for c in resolved.values())
     if owner_only and not all(c.owner_only for c in resolved.values()):
-        raise ContractError(f"{kind}.communicate: 'replace' (sent by owners only) cannot be "
-                            "mixed with other combiners in one primitive")  # fmt: skip
+        raise ContractError(
+            f"{kind}.communicate: 'replace' (sent by owners only) cannot be "
+            "mixed with other combiners in one primitive"
+        )
     if primitive.every_vertex and type(primitive).converged is Primitive.converged:
-        raise ContractError(f"{kind}.every_vertex: its frontier is never empty, so it needs a "
-                            "converged of its own (the default waits for an empty frontier)")  # fmt: skip
-    scalars = {s.name: combiners.get(s.reduce, f"{kind}.scalars[{s.name!r}]")
-               for s in primitive.scalars}  # fmt: skip
+        raise ContractError(
+            f"{kind}.every_vertex: its frontier is never empty, so it needs a "
+            "converged of its own (the default waits for an empty frontier)"
+        )
+    scalars = {
+        s.name: combiners.get(s.reduce, f"{kind}.scalars[{s.name!r}]") for s in primitive.scalars
+    }
     for name, combiner in scalars.items():
         if combiner.owner_only or combiner.follows:  # a scalar has no owner and no key
-            raise ContractError(f"{kind}.scalars[{name!r}]: a scalar reduces with 'add', 'min', "
-                                f"'max' or a combiner of values, not {combiner!r}")  # fmt: skip
+            raise ContractError(
+                f"{kind}.scalars[{name!r}]: a scalar reduces with 'add', 'min', "
+                f"'max' or a combiner of values, not {combiner!r}"
+            )
     if state is not None:
         for name, combiner in resolved.items():
             array = getattr(state, name)

@@ -58,8 +58,20 @@ HOST = get_backend("numpy")
 KEYED_SHARE = 4  # the keyed kernels list a next frontier while fewer than V / KEYED_SHARE arrive
 
 
-def enact_multi(primitive, graph, device_ids, *, partitioner, communicator, backend, seed,
-                transport=None, check=False, result_device=False, **params):  # fmt: skip
+def enact_multi(
+    primitive,
+    graph,
+    device_ids,
+    *,
+    partitioner,
+    communicator,
+    backend,
+    seed,
+    transport=None,
+    check=False,
+    result_device=False,
+    **params,
+):
     """See :func:`bspgraph.enactor.enact`; runs on ``len(device_ids)`` devices.
 
     ``transport``: None or "local" (every device in this process), "mpi" or "nccl" (one rank
@@ -71,20 +83,41 @@ def enact_multi(primitive, graph, device_ids, *, partitioner, communicator, back
     transport, backends = _transport(transport, backend, device_ids)
     first = backends[transport.local[0]]  # (parts on one GPU: each step's activation is free)
     with failing_together(transport), first.activate():  # one process: errors as they are
-        result, stats = _enact(primitive, graph, transport, backends, partitioner,
-                               communicator, seed, check, result_device, params)  # fmt: skip
+        result, stats = _enact(
+            primitive,
+            graph,
+            transport,
+            backends,
+            partitioner,
+            communicator,
+            seed,
+            check,
+            result_device,
+            params,
+        )
     if result_device:  # gathered on the host (or on the one GPU of every part): to the first
-        result = {name: value if getattr(value, "ndim", 0) == 0 else first.asarray(value)
-                  for name, value in result.items()}  # fmt: skip
+        result = {
+            name: value if getattr(value, "ndim", 0) == 0 else first.asarray(value)
+            for name, value in result.items()
+        }
     return result, stats
 
 
-def _enact(primitive, graph, transport, backends, partitioner, communicator, seed, check,
-           result_device, params):  # fmt: skip
+def _enact(
+    primitive,
+    graph,
+    transport,
+    backends,
+    partitioner,
+    communicator,
+    seed,
+    check,
+    result_device,
+    params,
+):
     pattern = comm.get(communicator or "selective")
     started = time.perf_counter()
-    owner, devices, relabelling = _parts(primitive, graph, transport, backends, partitioner,
-                                         seed)  # fmt: skip
+    owner, devices, relabelling = _parts(primitive, graph, transport, backends, partitioner, seed)
     if transport.distributed:  # also a barrier: the run's clock starts with every process
         transport.agree("run", _run_fingerprint(primitive, graph, owner, pattern, backends, params))
     if relabelling is not None:  # the run is in run ids: each part one id range
@@ -105,8 +138,7 @@ def _enact(primitive, graph, transport, backends, partitioner, communicator, see
     # Slabs (no ids) in supersteps where many vertices changed: between parts in this
     # process's memory, or across a link (processes, GPUs of this process; each device
     # choosing for itself) where the pattern is direct and every part is one id range
-    dense = pattern.dense and contract.dense and (shared or transport.wire and
-                                                  pattern.direct)  # fmt: skip
+    dense = pattern.dense and contract.dense and (shared or transport.wire and pattern.direct)
     blocks = _blocks(owner, devices, transport) if dense else None
     dense, share = blocks is not None, backends[local[0]].dense_share
     # in one memory a package goes to its receivers unread, as views (Pieces): its counts are
@@ -115,19 +147,27 @@ def _enact(primitive, graph, transport, backends, partitioner, communicator, see
     # over a wire, a superstep whose changed vertices took one value a column (a traversal's
     # level) may send them as a vertex set and that value (Bits): V / 8 bytes, not V values
     bitwise = dense and transport.wire and pattern.direct and _bitwise(contract, states[local[0]])
-    packers = each(functools.partial(_packer, primitive, contract, pattern, transport.size,
-                                     handed), devices, keyed, owners)  # fmt: skip
+    packers = each(
+        functools.partial(_packer, primitive, contract, pattern, transport.size, handed),
+        devices,
+        keyed,
+        owners,
+    )
     # Messages chosen from the frontiers' out-edges, where a read waits for the device (a
     # GPU): Updates they make certain, and in one memory the Slabs they foretell
     bounded = backends[local[0]].costly_supersteps
-    choose = functools.partial(_chosen_unread, primitive, contract, blocks, share, transport,
-                               shared and not transport.wire)  # fmt: skip
+    choose = functools.partial(
+        _chosen_unread, primitive, contract, blocks, share, transport, shared and not transport.wire
+    )
     frontiers = each(functools.partial(primitive.init_frontier, **params), devices, states)
     if not primitive.needs_all:  # each vertex starts on its owner only
         frontiers = each(_owned_part, devices, frontiers)
     if bounded:  # their out-edges bound the first steps' outputs: one read before the loop
-        each(lambda graph, frontier: frontier.defer_counts(graph.cost_degrees()[0]), devices,
-             frontiers)  # fmt: skip
+        each(
+            lambda graph, frontier: frontier.defer_counts(graph.cost_degrees()[0]),
+            devices,
+            frontiers,
+        )
         read_counts(frontiers.values())
     bases = each(functools.partial(_bases, contract), devices, states)
     packed = any(packer is not None for packer in packers.values())
@@ -138,11 +178,17 @@ def _enact(primitive, graph, transport, backends, partitioner, communicator, see
         step_started = time.perf_counter()
         if check:
             before = each(snapshot, devices, states)
-        outputs = each(functools.partial(_stepped, primitive, iteration), devices, frontiers,
-                       states)  # fmt: skip
+        outputs = each(
+            functools.partial(_stepped, primitive, iteration), devices, frontiers, states
+        )
         if check:
-            each(functools.partial(verify, primitive, contract, iteration), devices,
-                 before, states, outputs)  # fmt: skip
+            each(
+                functools.partial(verify, primitive, contract, iteration),
+                devices,
+                before,
+                states,
+                outputs,
+            )
         # Each device's message: a Slab (covering every vertex or not) or an Update. Where
         # the step's count is still on a GPU, its frontier's out-edges bound it
         # (_chosen_unread): an Update they make certain that is packed on the device, or in
@@ -154,73 +200,145 @@ def _enact(primitive, graph, transport, backends, partitioner, communicator, see
         choices = {d: choose(devices[d], states[d], outputs[d]) for d in local if bounded}
         whole.update({d: chosen for d, (_, chosen) in choices.items()})
         unread = {d for d, (known, _) in choices.items() if known}
-        sized = [d for d in local if d not in unread or whole[d] is None
-                 and (packers[d] is None or outputs[d].listing is None)]  # fmt: skip
+        sized = [
+            d
+            for d in local
+            if d not in unread
+            or whole[d] is None
+            and (packers[d] is None or outputs[d].listing is None)
+        ]
         read_counts(outputs[d] for d in sized)  # their sizes: one read a GPU
         # What follows is communication, timed on each GPU's queue (from the end of the
         # step's kernels to the end of the exchange's): this process does not wait here.
         comm_started = [backend.mark() for backend in gpus]
-        large = [d for d in local if d not in unread and dense and _many(
-            contract, blocks, share, transport, bitwise, devices[d], states[d], outputs[d])]  # fmt: skip
+        large = [
+            d
+            for d in local
+            if d not in unread
+            and dense
+            and _many(
+                contract, blocks, share, transport, bitwise, devices[d], states[d], outputs[d]
+            )
+        ]
         levels = {}  # over a wire: the one value a column of the outputs that have one
         if (
             large
         ):  # what each large output keeps at home (and whether it is one level), read at once
             if bitwise:
-                levels = each(functools.partial(_level, contract), {d: devices[d] for d in large},
-                              states, bases, outputs)  # fmt: skip
-            kept = _read_each(backends, each(_owned_count, {d: devices[d] for d in large},
-                                             outputs, levels if bitwise else None))  # fmt: skip
+                levels = each(
+                    functools.partial(_level, contract),
+                    {d: devices[d] for d in large},
+                    states,
+                    bases,
+                    outputs,
+                )
+            kept = _read_each(
+                backends,
+                each(
+                    _owned_count,
+                    {d: devices[d] for d in large},
+                    outputs,
+                    levels if bitwise else None,
+                ),
+            )
             levels = {d: level[1] for d, level in levels.items() if kept[d][1]}
-            whole.update({d: _dense_choice(
-                primitive, contract, share, transport.size, devices[d], len(outputs[d]),
-                kept[d][0] if bitwise else kept[d],
-                _entry_bytes(contract, blocks, devices[d], states[d]) if transport.wire else None,
-                d in levels,
-            ) for d in large})  # fmt: skip
+            whole.update(
+                {
+                    d: _dense_choice(
+                        primitive,
+                        contract,
+                        share,
+                        transport.size,
+                        devices[d],
+                        len(outputs[d]),
+                        kept[d][0] if bitwise else kept[d],
+                        _entry_bytes(contract, blocks, devices[d], states[d])
+                        if transport.wire
+                        else None,
+                        d in levels,
+                    )
+                    for d in large
+                }
+            )
         if not pattern.direct and None in whole.values():  # one kind for every device
             whole, levels = dict.fromkeys(local), {}
             read_counts(outputs.values())  # (those bounded)
-        messages = each(functools.partial(_message, contract, blocks, levels=levels), devices,
-                        states, bases, packers, outputs, whole)  # fmt: skip
+        messages = each(
+            functools.partial(_message, contract, blocks, levels=levels),
+            devices,
+            states,
+            bases,
+            packers,
+            outputs,
+            whole,
+        )
         if packed and not handed:  # every part's counts by owner, and its output's: one read
             messages = _unpacked(backends, messages, outputs)
         unread_packages = [m for m in messages.values() if isinstance(m, Packed)]
-        received, traffic = _exchange(primitive, contract, pattern, transport, messages,
-                                      exchange_owner, blocks, staged)  # fmt: skip
+        received, traffic = _exchange(
+            primitive, contract, pattern, transport, messages, exchange_owner, blocks, staged
+        )
         if bitwise:  # Bits unfold where they arrive, as Slabs
-            received = each(functools.partial(_unfolded, contract), devices, states,
-                            dict(enumerate(received)))  # fmt: skip
+            received = each(
+                functools.partial(_unfolded, contract), devices, states, dict(enumerate(received))
+            )
             received = [received.get(d) for d in range(transport.size)]
         exchanged = [backend.mark() for backend in gpus]
         if handed:  # Pieces beside Slabs are applied as Updates: their counts, read at once
-            _learned([m.packed for inbox in received if inbox and
-                      any(isinstance(m, Slab) for m in inbox) for m in inbox if isinstance(m, Piece)])  # fmt: skip
-        frontiers = each(functools.partial(_next_frontier_counted, primitive, contract, blocks,
-                                           iteration + 1, bounded), devices, states, bases,
-                         keyed, outputs, dict(enumerate(received)))  # fmt: skip
+            _learned(
+                [
+                    m.packed
+                    for inbox in received
+                    if inbox and any(isinstance(m, Slab) for m in inbox)
+                    for m in inbox
+                    if isinstance(m, Piece)
+                ]
+            )
+        frontiers = each(
+            functools.partial(
+                _next_frontier_counted, primitive, contract, blocks, iteration + 1, bounded
+            ),
+            devices,
+            states,
+            bases,
+            keyed,
+            outputs,
+            dict(enumerate(received)),
+        )
         unread_packages = [m for m in unread_packages if not m.known]  # (beside Slabs: read)
-        counted = read_counts([*frontiers.values(), *outputs.values()],
-                              [(backend_of(m.counts), m.counts) for m in unread_packages])  # fmt: skip
+        counted = read_counts(
+            [*frontiers.values(), *outputs.values()],
+            [(backend_of(m.counts), m.counts) for m in unread_packages],
+        )
         for package, counts in zip(unread_packages, counted, strict=True):  # one read a GPU
             package.learn(counts)
         traffic = traffic.settled()
         if any(frontier.is_dense for frontier in frontiers.values()):
             frontiers = each(_few_as_ids, devices, frontiers)
-        union = (each(_union_edges, devices, frontiers, outputs, dict(enumerate(received)))
-                 if primitive.needs_all else {})  # fmt: skip
+        union = (
+            each(_union_edges, devices, frontiers, outputs, dict(enumerate(received)))
+            if primitive.needs_all
+            else {}
+        )
         vertices = _distinct(transport, devices, frontiers) if check else None
         sync_started = time.perf_counter()
         _combine_scalars(contract, states, transport, shared)
         iteration += 1
         converged = _converged(primitive, each, shared, devices, frontiers, states, iteration)
-        counts = [*_formats(messages.values()), sum(len(f) for f in frontiers.values()),
-                  traffic.messages, traffic.bytes,
-                  sum(not c for c in converged.values()), sum(len(o) for o in outputs.values()),
-                  sum(e is not None for e in union.values()), sum(e or 0 for e in union.values()),
-                  sum(o.pulled_from is not None for o in outputs.values())]  # fmt: skip
-        (*formats, size, messages, nbytes, running, returned, unions, edges,
-         pulled) = _sum(transport, counts)  # one collective a superstep  # fmt: skip
+        counts = [
+            *_formats(messages.values()),
+            sum(len(f) for f in frontiers.values()),
+            traffic.messages,
+            traffic.bytes,
+            sum(not c for c in converged.values()),
+            sum(len(o) for o in outputs.values()),
+            sum(e is not None for e in union.values()),
+            sum(e or 0 for e in union.values()),
+            sum(o.pulled_from is not None for o in outputs.values()),
+        ]
+        (*formats, size, messages, nbytes, running, returned, unions, edges, pulled) = _sum(
+            transport, counts
+        )  # one collective a superstep
         alike = joined and pulled == transport.size  # one frontier in, every device pulled
         joined = unions == transport.size and size == transport.size * returned
         if joined:  # every device's frontier is every returned vertex, once: the tally's
@@ -231,19 +349,26 @@ def _enact(primitive, graph, transport, backends, partitioner, communicator, see
         done = running == 0
         if check and not done:  # a checked run that never settles fails: checks.Watch
             check.superstep(iteration, devices, states, frontiers, converged)
-        stats.supersteps.append(Superstep(
-            size, time.perf_counter() - step_started, messages=messages, bytes=nbytes,
-            rounds=traffic.rounds, sync_seconds=sync_seconds,
-            formats=tuple(kind for kind, n in zip(FORMATS, formats, strict=True) if n),
-            vertices=vertices,
-        ))  # fmt: skip
+        stats.supersteps.append(
+            Superstep(
+                size,
+                time.perf_counter() - step_started,
+                messages=messages,
+                bytes=nbytes,
+                rounds=traffic.rounds,
+                sync_seconds=sync_seconds,
+                formats=tuple(kind for kind, n in zip(FORMATS, formats, strict=True) if n),
+                vertices=vertices,
+            )
+        )
         marks.append((comm_started, exchanged))
         started += told(iteration, stats.supersteps[-1:])  # the watchers' time is not the run's
     for backend in gpus:
         backend.synchronize()
     for superstep, (starts, ends) in zip(stats.supersteps, marks, strict=True):
-        superstep.comm_seconds = max(backend.seconds_between(start, end)
-                                     for backend, start, end in zip(gpus, starts, ends))  # fmt: skip
+        superstep.comm_seconds = max(
+            backend.seconds_between(start, end) for backend, start, end in zip(gpus, starts, ends)
+        )
     stats.seconds = time.perf_counter() - started
     stats.iterations = iteration
     traversed = each(primitive.traversed_edges, devices, states)
@@ -259,8 +384,10 @@ def _enact(primitive, graph, transport, backends, partitioner, communicator, see
     if relabelling is not None:  # back in the caller's ids
         result = relabelling.results(primitive, result)
         if not (result_device or transport.distributed):
-            result = {name: to_host(value) if getattr(value, "ndim", 0) else value
-                      for name, value in result.items()}  # fmt: skip
+            result = {
+                name: to_host(value) if getattr(value, "ndim", 0) else value
+                for name, value in result.items()
+            }
     stats.gather_seconds = time.perf_counter() - gathered
     return result, stats
 
@@ -280,8 +407,10 @@ FORMATS = ("ids", "slab", "bits")  # what a device's message may be: Superstep.f
 def _formats(messages) -> list[int]:
     """How many of ``messages`` went as ids (an Update, or one packed on the device), as a
     Slab and as Bits, in the order of FORMATS."""
-    kinds = [FORMATS[2] if isinstance(m, Bits) else FORMATS[1] if isinstance(m, Slab)
-             else FORMATS[0] for m in messages]  # fmt: skip
+    kinds = [
+        FORMATS[2] if isinstance(m, Bits) else FORMATS[1] if isinstance(m, Slab) else FORMATS[0]
+        for m in messages
+    ]
     return [kinds.count(kind) for kind in FORMATS]
 
 
@@ -296,8 +425,9 @@ def _converged(primitive, each, shared: bool, devices, frontiers, states, iterat
     return each(primitive.converged, devices, frontiers, states, iteration)
 
 
-def _exchange(primitive, contract: Contract, pattern, transport, messages: dict, owner, blocks,
-              staged: bool):  # fmt: skip
+def _exchange(
+    primitive, contract: Contract, pattern, transport, messages: dict, owner, blocks, staged: bool
+):
     """Each device's message (an Update or a Slab) through ``pattern``: in one round where
     the pattern is direct and Slabs may travel (``blocks``), each device's as it chose; else
     every device's Slab, or every device's Update (through host memory when ``staged``: GPUs
@@ -305,15 +435,22 @@ def _exchange(primitive, contract: Contract, pattern, transport, messages: dict,
     and the exchange's counts."""
     sent = [messages.get(d) for d in range(transport.size)]
     if blocks is not None and pattern.direct:
-        return pattern.exchange_mixed(sent, owner=owner, blocks=blocks,
-                                      to_all=primitive.needs_all, transport=transport)  # fmt: skip
+        return pattern.exchange_mixed(
+            sent, owner=owner, blocks=blocks, to_all=primitive.needs_all, transport=transport
+        )
     if all(isinstance(message, Slab) for message in messages.values()):
-        return pattern.exchange_dense(sent, blocks=blocks, to_all=primitive.needs_all,
-                                      transport=transport)  # fmt: skip
+        return pattern.exchange_dense(
+            sent, blocks=blocks, to_all=primitive.needs_all, transport=transport
+        )
     if staged and not transport.wire:
         sent = [None if update is None else update.map(HOST.asarray) for update in sent]
-    return pattern.exchange(sent, owner=owner, to_all=primitive.needs_all, transport=transport,
-                            combine=ContractCombine(contract))  # fmt: skip
+    return pattern.exchange(
+        sent,
+        owner=owner,
+        to_all=primitive.needs_all,
+        transport=transport,
+        combine=ContractCombine(contract),
+    )
 
 
 def _transport(transport, backend, device_ids) -> tuple[comm.Transport, dict]:
@@ -335,8 +472,9 @@ def _transport(transport, backend, device_ids) -> tuple[comm.Transport, dict]:
         )
     if not transport.distributed:
         if device_ids is not None and len(device_ids) != transport.size:
-            raise DeviceError(f"devices={device_ids}: transport {transport!r} has "
-                              f"{transport.size} devices")  # fmt: skip
+            raise DeviceError(
+                f"devices={device_ids}: transport {transport!r} has {transport.size} devices"
+            )
         backends = _backends(backend, device_ids or list(range(transport.size)))
         return transport, dict(enumerate(backends))
     if device_ids is not None and len(device_ids) not in (1, transport.size):
@@ -430,8 +568,11 @@ def _on_each(backends, fn, devices: dict, *per_device_and_constants):
 def _bases(contract: Contract, graph, state) -> dict:
     """Copies of the ``add`` state, against which a device's changes in a superstep are
     measured (kept equal to the state at every vertex a superstep touched)."""
-    return {name: getattr(state, name).copy() for name, combiner in contract.combiners.items()
-            if combiner.ships_change and getattr(state, name) is not None}  # fmt: skip
+    return {
+        name: getattr(state, name).copy()
+        for name, combiner in contract.combiners.items()
+        if combiner.ships_change and getattr(state, name) is not None
+    }
 
 
 def _package(contract: Contract, graph, state, bases, packer, output: Frontier) -> Update | Packed:
@@ -439,8 +580,14 @@ def _package(contract: Contract, graph, state, bases, packer, output: Frontier) 
     for ``add``); owners only send when the combiners are ``replace``. With a ``packer``
     (:func:`_packer`), grouped by owner, its counts by owner still on the device (Packed)."""
     if output.size_known and not len(output):  # nothing changed here: empty views, no kernel
-        return Update(output.ids, {name: getattr(state, name)[:0] for name in contract.names
-                            if getattr(state, name) is not None})  # fmt: skip
+        return Update(
+            output.ids,
+            {
+                name: getattr(state, name)[:0]
+                for name in contract.names
+                if getattr(state, name) is not None
+            },
+        )
     packed = None if packer is None else packer(*(output.listing or (output.ids,)))
     if packed is not None:  # (a list still counted on the device: packed as it is, bounded)
         return dataclasses.replace(packed, at_most=_at_most(output))
@@ -494,8 +641,11 @@ def merge(contract: Contract, *updates: Update) -> list[Update]:
         backend = backend_of(update.ids)
         with backend.activate():
             sorted_.append(_sorted_by_id(contract, update))
-    pending = [(backend_of(u.ids), s[-1]) for u, s in zip(updates, sorted_, strict=True)
-               if s is not None and not isinstance(s[-1], int | np.integer)]  # fmt: skip
+    pending = [
+        (backend_of(u.ids), s[-1])
+        for u, s in zip(updates, sorted_, strict=True)
+        if s is not None and not isinstance(s[-1], int | np.integer)
+    ]
     read = iter(read_together(pending))
     merged = []
     for update, ordered in zip(updates, sorted_, strict=True):
@@ -530,8 +680,7 @@ def _sorted_by_id(contract: Contract, update: Update):
     return order, ids, starts, xp.cumsum(starts) - 1, backend.count(starts)
 
 
-def _merged(contract: Contract, update: Update, order, ids, starts, segment,
-            count: int) -> Update:  # fmt: skip
+def _merged(contract: Contract, update: Update, order, ids, starts, segment, count: int) -> Update:
     """:func:`merge` of ``update`` from its order by id (:func:`_sorted_by_id`) and its
     ``count`` of ids, read."""
     backend = backend_of(update.ids)
@@ -547,8 +696,9 @@ def _merged(contract: Contract, update: Update, order, ids, starts, segment,
         if name == key:  # sorted best first: the key's winner is each id's first entry
             values[name] = column[order][first]
             continue
-        values[name] = combiner.merge(backend, column[order], segment, count, first,
-                                      tied if combiner.follows else None)  # fmt: skip
+        values[name] = combiner.merge(
+            backend, column[order], segment, count, first, tied if combiner.follows else None
+        )
     return Update(ids[first], values)
 
 
@@ -571,8 +721,18 @@ def _ranges(owner, parts: int) -> list[slice] | None:
     return [slice(start, end) for start, end in zip([0, *ends[:-1]], ends)]
 
 
-def _next_frontier(primitive, contract: Contract, blocks, stamp: int, graph, state, bases,
-                   keyed, output: Frontier, inbox: list) -> Frontier:  # fmt: skip
+def _next_frontier(
+    primitive,
+    contract: Contract,
+    blocks,
+    stamp: int,
+    graph,
+    state,
+    bases,
+    keyed,
+    output: Frontier,
+    inbox: list,
+) -> Frontier:
     """Combine each Update of ``inbox`` (each with distinct ids, as communicators deliver)
     into ``state`` in turn; the next frontier (the contract's rule 3): the returned vertices
     this device owns (all of them when ``needs_all``) and the vertices whose communicated
@@ -587,10 +747,15 @@ def _next_frontier(primitive, contract: Contract, blocks, stamp: int, graph, sta
     if not inbox and output.size_known and not len(output):  # an empty superstep: no kernel
         return Frontier.from_ids(graph, output.ids)
     if any(isinstance(message, Slab) for message in inbox):
-        return _next_frontier_dense(primitive, contract, blocks, graph, state, bases, keyed,
-                                    output, _sized(inbox))  # fmt: skip
-    if keyed is not None and not output.is_dense and (_at_most(output) + sum(
-            _at_most(message) for message in inbox)) * KEYED_SHARE < graph.num_vertices:  # fmt: skip
+        return _next_frontier_dense(
+            primitive, contract, blocks, graph, state, bases, keyed, output, _sized(inbox)
+        )
+    if (
+        keyed is not None
+        and not output.is_dense
+        and (_at_most(output) + sum(_at_most(message) for message in inbox)) * KEYED_SHARE
+        < graph.num_vertices
+    ):
         keep = None if primitive.needs_all else graph.context.owned  # few: listed by a kernel
         returned = output.listing or (graph.backend.index(output.ids) if len(output) else None)
         updates = [m if isinstance(m, Piece) else m.map(graph.backend.asarray) for m in inbox]
@@ -657,16 +822,14 @@ def _keyed(contract: Contract, graph, state):
     return kernels(graph, state, columns, MODES[contract.combiners[columns[0]].name])
 
 
-def _packer(primitive, contract: Contract, pattern, parts: int, handed: bool, graph, keyed,
-            owner):  # fmt: skip
+def _packer(primitive, contract: Contract, pattern, parts: int, handed: bool, graph, keyed, owner):
     """The package of a keyed contract, where the communicator sends by owner: grouped by
     ``owner`` where every returned vertex goes to its owner only; where every device needs
     every update and packages are ``handed`` over unread (one memory), the values of a
     kernel's list gathered beside it (one group; a list whose size is known takes the
     general path); None elsewhere. (Over a link the size is read to send the package: there
     the general path gathers it after that read.)"""
-    if (keyed is None or contract.owner_only or not pattern.sends_by_owner
-            or parts > PACK_PARTS):  # fmt: skip
+    if keyed is None or contract.owner_only or not pattern.sends_by_owner or parts > PACK_PARTS:
         return None
     if primitive.needs_all:
         if not handed:
@@ -675,8 +838,9 @@ def _packer(primitive, contract: Contract, pattern, parts: int, handed: bool, gr
     return functools.partial(keyed.pack, owner, parts, graph.context.device)
 
 
-def _next_frontier_marked(primitive, contract: Contract, graph, state, bases, output: Frontier,
-                          inbox: list) -> Frontier:  # fmt: skip
+def _next_frontier_marked(
+    primitive, contract: Contract, graph, state, bases, output: Frontier, inbox: list
+) -> Frontier:
     """:func:`_next_frontier` where a compaction costs a host read (a GPU): the returned
     vertices (owned ones, unless ``needs_all``) and the improved ones of each Update are
     marked in one mask of every vertex, counted on the device (read with every part's
@@ -709,18 +873,31 @@ def _stepped(primitive, iteration: int, graph, frontier: Frontier, state) -> Fro
     return output
 
 
-def _next_frontier_counted(primitive, contract: Contract, blocks, stamp: int, bounded: bool,
-                           graph, state, bases, keyed, output: Frontier, inbox: list) -> Frontier:  # fmt: skip
+def _next_frontier_counted(
+    primitive,
+    contract: Contract,
+    blocks,
+    stamp: int,
+    bounded: bool,
+    graph,
+    state,
+    bases,
+    keyed,
+    output: Frontier,
+    inbox: list,
+) -> Frontier:
     """:func:`_next_frontier`, its size counted on the device where not known (with
     ``bounded``, its out-edges too: they bound the next step's output, :func:`_chosen_unread`),
     and (every device needing every update) the out-edges of ``output`` where
     :func:`_union_edges` may take them (an inbox of Updates, or an early-exit pull's output),
     for :func:`read_counts` to read with every part's."""
-    frontier = _next_frontier(primitive, contract, blocks, stamp, graph, state, bases, keyed,
-                              output, inbox)  # fmt: skip
+    frontier = _next_frontier(
+        primitive, contract, blocks, stamp, graph, state, bases, keyed, output, inbox
+    )
     frontier.defer_counts(graph.cost_degrees()[0] if bounded else None)
-    if primitive.needs_all and (output.pulled_from is not None
-                                or all(isinstance(m, Update | Piece) for m in inbox)):  # fmt: skip
+    if primitive.needs_all and (
+        output.pulled_from is not None or all(isinstance(m, Update | Piece) for m in inbox)
+    ):
         output.defer_counts(graph.cost_degrees()[0])
     return frontier
 
@@ -760,8 +937,9 @@ def _union_edges(graph, frontier: Frontier, output: Frontier, inbox: list) -> in
     return count_out_edges(graph, output)
 
 
-def _many(contract: Contract, blocks, share: int, transport, bitwise: bool, graph, state,
-          output: Frontier) -> bool:  # fmt: skip
+def _many(
+    contract: Contract, blocks, share: int, transport, bitwise: bool, graph, state, output: Frontier
+) -> bool:
     """Whether so many vertices travel from this device that a Slab may pay (else it sends an
     Update): over a wire, as many bytes as its smallest Slab holds (or, where Bits may
     travel, ``bitwise``, its smallest Bits); in one memory, V / (``share`` P) vertices."""
@@ -775,8 +953,10 @@ def _bitwise(contract: Contract, state) -> bool:
     """Whether the contract's state may travel as Bits: every communicated column holds one
     value a vertex (no lanes) and its combiner has a value that stands for "nothing sent"."""
     columns = [(c, getattr(state, name)) for name, c in contract.combiners.items()]
-    return all(array is None or array.ndim == 1 and c.absent(array.dtype) is not None
-               for c, array in columns)  # fmt: skip
+    return all(
+        array is None or array.ndim == 1 and c.absent(array.dtype) is not None
+        for c, array in columns
+    )
 
 
 def _level(contract: Contract, graph, state, bases, output: Frontier):
@@ -814,10 +994,12 @@ def _unfolded(contract: Contract, graph, state, inbox: list | None) -> list | No
     absent value elsewhere)."""
     if inbox is None:
         return None
-    absent = {name: c.absent(getattr(state, name).dtype) for name, c in contract.combiners.items()
-              if getattr(state, name) is not None}  # fmt: skip
-    return [m.map(graph.backend.asarray).slab(absent) if isinstance(m, Bits) else m
-            for m in inbox]  # fmt: skip
+    absent = {
+        name: c.absent(getattr(state, name).dtype)
+        for name, c in contract.combiners.items()
+        if getattr(state, name) is not None
+    }
+    return [m.map(graph.backend.asarray).slab(absent) if isinstance(m, Bits) else m for m in inbox]
 
 
 def _owned_count(graph, output: Frontier, level=None):
@@ -839,9 +1021,11 @@ def _owned_count(graph, output: Frontier, level=None):
 def _entry_bytes(contract: Contract, blocks, graph, state) -> tuple[int, int, int]:
     """The bytes of a vertex's id and of its communicated values, and how many vertices this
     device's block holds."""
-    value = sum(array.dtype.itemsize * int(np.prod(array.shape[1:]))
-                for name in contract.combiners
-                if (array := getattr(state, name)) is not None)  # fmt: skip
+    value = sum(
+        array.dtype.itemsize * int(np.prod(array.shape[1:]))
+        for name in contract.combiners
+        if (array := getattr(state, name)) is not None
+    )
     block = blocks[graph.context.device]
     own = block.stop - block.start if isinstance(block, slice) else int(block.shape[0])
     return graph.indices.dtype.itemsize, value, own
@@ -858,8 +1042,17 @@ def _bounded(graph, frontier: Frontier, output: Frontier) -> Frontier:
     return output
 
 
-def _chosen_unread(primitive, contract: Contract, blocks, share: int, transport, slabs: bool,
-                   graph, state, output: Frontier) -> tuple[bool, bool | None]:  # fmt: skip
+def _chosen_unread(
+    primitive,
+    contract: Contract,
+    blocks,
+    share: int,
+    transport,
+    slabs: bool,
+    graph,
+    state,
+    output: Frontier,
+) -> tuple[bool, bool | None]:
     """Whether this device's message is chosen without reading its output's size, and which
     (as :func:`_dense_choice`: None, an Update). The step's frontier's out-edges bound the
     size (``output.at_most``, :func:`_bounded`). An Update is certain where no Slab may travel
@@ -875,8 +1068,9 @@ def _chosen_unread(primitive, contract: Contract, blocks, share: int, transport,
     if blocks is None:
         return True, None
     wire = _entry_bytes(contract, blocks, graph, state) if transport.wire else None
-    choice = functools.partial(_dense_choice, primitive, contract, share, transport.size, graph,
-                               bound, wire=wire)  # fmt: skip
+    choice = functools.partial(
+        _dense_choice, primitive, contract, share, transport.size, graph, bound, wire=wire
+    )
     if choice(0) is None and choice(bound) is None:
         return True, None
     if slabs:  # every one owned here (a part's pull), or a share 1 / P of them
@@ -884,8 +1078,17 @@ def _chosen_unread(primitive, contract: Contract, blocks, share: int, transport,
     return False, None
 
 
-def _dense_choice(primitive, contract: Contract, share: int, parts: int, graph,
-                  returned: int, kept: int, wire=None, level: bool = False) -> bool | None:  # fmt: skip
+def _dense_choice(
+    primitive,
+    contract: Contract,
+    share: int,
+    parts: int,
+    graph,
+    returned: int,
+    kept: int,
+    wire=None,
+    level: bool = False,
+) -> bool | None:
     """Whether this device, which returned many (``returned``) vertices (:func:`_many`),
     ``kept`` of them its own, sends a Slab this superstep, and if so whether it covers every
     vertex (True) or only the device's own block (False); None: an Update. It covers every
@@ -928,14 +1131,24 @@ def _unpacked(backends: dict, messages: dict, outputs: dict) -> dict:
     with the sizes of those parts' ``outputs`` still counted on the device (one host read a
     GPU; none without a Packed message)."""
     packed = {d: m for d, m in messages.items() if isinstance(m, Packed)}
-    counts = read_counts([outputs[d] for d in packed],
-                         [(backends[d], m.counts) for d, m in packed.items()])  # fmt: skip
+    counts = read_counts(
+        [outputs[d] for d in packed], [(backends[d], m.counts) for d, m in packed.items()]
+    )
     counts = dict(zip(packed, counts, strict=True))
     return {d: m.update(counts[d]) if d in counts else m for d, m in messages.items()}
 
 
-def _message(contract: Contract, blocks, graph, state, bases, packer, output: Frontier,
-             whole: bool | None, levels: dict) -> Update | Packed | Slab | Bits:  # fmt: skip
+def _message(
+    contract: Contract,
+    blocks,
+    graph,
+    state,
+    bases,
+    packer,
+    output: Frontier,
+    whole: bool | None,
+    levels: dict,
+) -> Update | Packed | Slab | Bits:
     """This device's message: its package (:func:`_package`) where ``whole`` is None, else
     its Bits where ``levels`` holds its one value a column (:func:`_level`), else its Slab
     (:func:`_slab`)."""
@@ -967,8 +1180,9 @@ def _slab(contract: Contract, blocks, whole: bool, graph, state, bases, output: 
     return Slab(block, values)
 
 
-def _next_frontier_dense(primitive, contract: Contract, blocks, graph, state, bases, keyed,
-                         output: Frontier, inbox: list) -> Frontier:  # fmt: skip
+def _next_frontier_dense(
+    primitive, contract: Contract, blocks, graph, state, bases, keyed, output: Frontier, inbox: list
+) -> Frontier:
     """:func:`_next_frontier` for an inbox with Slabs: each applied to its block in turn (an
     Update beside them, from a process that sent few vertices, at its ids), the changed
     vertices marked in a mask that starts from the returned ones (those owned, unless
@@ -987,8 +1201,17 @@ def _next_frontier_dense(primitive, contract: Contract, blocks, graph, state, ba
     return Frontier.from_mask(graph, mask)
 
 
-def _applied(contract: Contract, blocks, graph, state, bases, keyed, inbox: list, mask=None,
-             edges: bool = False):  # fmt: skip
+def _applied(
+    contract: Contract,
+    blocks,
+    graph,
+    state,
+    bases,
+    keyed,
+    inbox: list,
+    mask=None,
+    edges: bool = False,
+):
     """Combine every message of ``inbox`` into ``state`` in turn: an Update at its ids (beside
     Slabs, from a process that sent few vertices), a Slab over its block (in one fused pass
     with the keyed kernels), marking in ``mask`` (unless None) the vertices it changed; the
@@ -1020,8 +1243,9 @@ def _combine(contract: Contract, state, ids, values: dict, xp):
     combiners; return a bool per id, True where the vertex's state changed. Each ``follows``
     state sees whether its key's incoming value won or tied against the value held before.
     Every column is written whole at ``ids``: no compaction, no host synchronisation."""
-    columns = [(name, combiner, getattr(state, name))
-               for name, combiner in contract.combiners.items()]  # fmt: skip
+    columns = [
+        (name, combiner, getattr(state, name)) for name, combiner in contract.combiners.items()
+    ]
     columns = [(name, combiner, array) for name, combiner, array in columns if array is not None]
     key, applied = contract.key, {}
     won = tied = None
@@ -1032,8 +1256,9 @@ def _combine(contract: Contract, state, ids, values: dict, xp):
     improved = None
     for name, combiner, array in columns:
         outcome = (won, tied) if combiner.follows else (None, None)
-        combined, changed = applied.get(name) or combiner.apply(xp, _at(xp, array, ids),
-                                                                 values[name], *outcome)  # fmt: skip
+        combined, changed = applied.get(name) or combiner.apply(
+            xp, _at(xp, array, ids), values[name], *outcome
+        )
         array[ids] = combined
         improved = changed if improved is None else improved | changed
     if improved is None:  # no communicated state exists in this run
@@ -1051,8 +1276,11 @@ def _share_owned(primitive, devices, states, transport) -> None:
     exchange round over the transport (device to device on NCCL), each owner to all peers."""
     (d,) = transport.local
     graph, state = devices[d], states[d]
-    names = [spec.name for spec in primitive.state
-             if spec.output and getattr(state, spec.name) is not None]  # fmt: skip
+    names = [
+        spec.name
+        for spec in primitive.state
+        if spec.output and getattr(state, spec.name) is not None
+    ]
     ids = graph.owned_ids()
     mine = Update(ids, {name: getattr(state, name)[ids] for name in names})
     sends = [(d, peer, mine) for peer in range(transport.size) if peer != d]

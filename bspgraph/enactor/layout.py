@@ -27,8 +27,15 @@ def _parts(primitive, graph, transport, backends, partitioner, seed):
     relabel = primitive.params is not None
     if part is None:
         cutter = partitioners.get(partitioner or "random")
-        key = ("parts", repr(cutter), transport.size, seed, primitive.replicate_graph, relabel,
-               tuple((d, backends[d].name, backends[d].device) for d in transport.local))  # fmt: skip
+        key = (
+            "parts",
+            repr(cutter),
+            transport.size,
+            seed,
+            primitive.replicate_graph,
+            relabel,
+            tuple((d, backends[d].name, backends[d].device) for d in transport.local),
+        )
         if key in graph.cache:  # the same cut on the same devices: built once per graph
             return graph.cache[key]
         host = graph.to("numpy")
@@ -36,15 +43,19 @@ def _parts(primitive, graph, transport, backends, partitioner, seed):
         relabelling = Relabelling.of(owner, host.indices.dtype) if relabel else None
         if relabelling is not None:
             host, owner = relabelling.graph(host), relabelling.owner(owner)
-        devices = {d: _subgraph(host, owner, d, transport.size,
-                                primitive.replicate_graph).to(backends[d])
-                   for d in transport.local}  # fmt: skip
+        devices = {
+            d: _subgraph(host, owner, d, transport.size, primitive.replicate_graph).to(backends[d])
+            for d in transport.local
+        }
     else:
         owner = part.owner
         expected = f"distribute(partitioner={part.partitioner}, seed={part.seed}) on {part.parts}"
-        if (part.parts != transport.size or tuple(transport.local) != (part.device,)
-                or seed != part.seed or (partitioner is not None and
-                                         repr(partitioners.get(partitioner)) != part.partitioner)):  # fmt: skip
+        if (
+            part.parts != transport.size
+            or tuple(transport.local) != (part.device,)
+            or seed != part.seed
+            or (partitioner is not None and repr(partitioners.get(partitioner)) != part.partitioner)
+        ):
             raise ValueError(
                 f"the graph is device {part.device}'s part from {expected} devices; the run "
                 f"asks for device(s) {list(transport.local)} of {transport.size}, partitioner="
@@ -85,8 +96,15 @@ class Partition:
     digest: str  # of the whole graph
 
 
-def distribute(graph: Graph, transport, *, partitioner=None, seed: int = 0,
-               replicate: bool = False, relabel: bool = True) -> Graph:  # fmt: skip
+def distribute(
+    graph: Graph,
+    transport,
+    *,
+    partitioner=None,
+    seed: int = 0,
+    replicate: bool = False,
+    relabel: bool = True,
+) -> Graph:
     """This process's part of ``graph`` for a run over a multi-process ``transport``.
 
     Every process passes the whole graph (each rank reads the file); the ranks first check that
@@ -111,17 +129,34 @@ def distribute(graph: Graph, transport, *, partitioner=None, seed: int = 0,
     with failing_together(transport):
         host = graph.to("numpy")
         digest = _graph_digest(graph)
-        transport.agree("graph", {"vertices": host.num_vertices, "edges": host.num_edges,
-                                  "directed": host.directed, "digest": digest})  # fmt: skip
+        transport.agree(
+            "graph",
+            {
+                "vertices": host.num_vertices,
+                "edges": host.num_edges,
+                "directed": host.directed,
+                "digest": digest,
+            },
+        )
         cutter = partitioners.get(partitioner or "random")
         owner = cutter(host, transport.size, seed=seed)
         relabelling = Relabelling.of(owner, host.indices.dtype) if relabel else None
         if relabelling is not None:
             host, owner = relabelling.graph(host), relabelling.owner(owner)
         part = _subgraph(host, owner, device, transport.size, replicate)
-        part.partition = Partition(device, transport.size, owner, repr(cutter), seed, replicate,
-                                   relabelling, to_host(host.out_degree()),
-                                   to_host(host.in_degree()), host.num_edges, digest)  # fmt: skip
+        part.partition = Partition(
+            device,
+            transport.size,
+            owner,
+            repr(cutter),
+            seed,
+            replicate,
+            relabelling,
+            to_host(host.out_degree()),
+            to_host(host.in_degree()),
+            host.num_edges,
+            digest,
+        )
         return part
 
 
@@ -190,9 +225,15 @@ def _subgraph(host: Graph, owner: np.ndarray, device: int, parts: int, replicate
     degrees = (to_host(host.out_degree()), to_host(host.in_degree()), host.num_edges)
     context = RunContext(owned, parts, degrees, device)
     if replicate:
-        return Graph(host.forward, host.num_vertices, directed=host.directed, backend=host.backend,
-                     summary=host.summary, reverse=host.reverse if host.directed else None,
-                     context=context)  # fmt: skip
+        return Graph(
+            host.forward,
+            host.num_vertices,
+            directed=host.directed,
+            backend=host.backend,
+            summary=host.summary,
+            reverse=host.reverse if host.directed else None,
+            context=context,
+        )
 
     def rows(csr: CSR) -> CSR:
         degree = np.diff(csr.offsets) * owned
@@ -204,5 +245,12 @@ def _subgraph(host: Graph, owner: np.ndarray, device: int, parts: int, replicate
 
     forward = rows(host.forward)
     reverse = rows(host.reverse) if host.directed else None
-    return Graph(forward, host.num_vertices, directed=host.directed, backend=host.backend,
-                 summary=host.summary, reverse=reverse, context=context)  # fmt: skip
+    return Graph(
+        forward,
+        host.num_vertices,
+        directed=host.directed,
+        backend=host.backend,
+        summary=host.summary,
+        reverse=reverse,
+        context=context,
+    )

@@ -66,16 +66,29 @@ def enact(
     """
     _check_params(primitive, params)
     device_ids = _device_ids(devices)
-    if (len(device_ids) > 1 or partitioner is not None or communicator is not None
-            or transport is not None):  # fmt: skip
+    if (
+        len(device_ids) > 1
+        or partitioner is not None
+        or communicator is not None
+        or transport is not None
+    ):
         from .distributed import enact_multi
 
         if check:  # a lifted run that never settles fails: measured against one device's
             check = Watch(primitive, _one_device(check, primitive, graph, backend, seed, params))
-        result, stats = enact_multi(primitive, graph, None if devices is None else device_ids,
-                                    partitioner=partitioner, communicator=communicator,
-                                    backend=backend, seed=seed, transport=transport, check=check,
-                                    result_device=result_device, **params)  # fmt: skip
+        result, stats = enact_multi(
+            primitive,
+            graph,
+            None if devices is None else device_ids,
+            partitioner=partitioner,
+            communicator=communicator,
+            backend=backend,
+            seed=seed,
+            transport=transport,
+            check=check,
+            result_device=result_device,
+            **params,
+        )
         if not stats.backend:  # the size rule is for one device
             name, stats.backend_reason = choose(backend, graph, by_size=False)
             stats.backend = get_backend(name).name
@@ -105,8 +118,9 @@ def _one_device(check, primitive, graph, backend, seed, params):
         return check
 
     def run_on_one_device() -> int:
-        return enact(copy.deepcopy(primitive), graph, backend=backend, seed=seed,
-                     **params)[1].iterations  # fmt: skip
+        return enact(copy.deepcopy(primitive), graph, backend=backend, seed=seed, **params)[
+            1
+        ].iterations
 
     return run_on_one_device
 

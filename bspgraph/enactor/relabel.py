@@ -56,15 +56,20 @@ class Relabelling:
         degrees = np.diff(forward.offsets)[self.order]
         offsets = np.zeros_like(forward.offsets)
         np.cumsum(degrees, out=offsets[1:])
-        positions = row_positions(forward.offsets[:-1][self.order].astype(np.int64),
-                                  degrees.astype(np.int64))  # fmt: skip
-        renamed = sp.csr_matrix((positions, self.run_id[forward.indices[positions]], offsets),
-                                shape=(n, n))  # rows renamed, neighbours not yet sorted  # fmt: skip
+        positions = row_positions(
+            forward.offsets[:-1][self.order].astype(np.int64), degrees.astype(np.int64)
+        )
+        renamed = sp.csr_matrix(
+            (positions, self.run_id[forward.indices[positions]], offsets), shape=(n, n)
+        )  # rows renamed, neighbours not yet sorted
         ordered = renamed.tocsc() if not host.directed else renamed.tocsc().tocsr()
         positions = ordered.data  # each edge's position in the caller's CSR
         weights = None if forward.weights is None else forward.weights[positions]
-        csr = CSR(ordered.indptr.astype(forward.offsets.dtype, copy=False),
-                  ordered.indices.astype(forward.indices.dtype, copy=False), weights)  # fmt: skip
+        csr = CSR(
+            ordered.indptr.astype(forward.offsets.dtype, copy=False),
+            ordered.indices.astype(forward.indices.dtype, copy=False),
+            weights,
+        )
         return Graph(csr, n, directed=host.directed, backend=host.backend, summary=host.summary)
 
     def params(self, primitive, params: dict) -> dict:
@@ -127,11 +132,15 @@ def check_declarations(primitive, params: dict) -> None:
     kind = type(primitive).__name__
     for spec in primitive.state:
         if spec.holds not in HOLDS:
-            raise ContractError(f"{kind}: State {spec.name!r} holds={spec.holds!r}; expected "
-                                f"one of {', '.join(map(repr, HOLDS))}")  # fmt: skip
+            raise ContractError(
+                f"{kind}: State {spec.name!r} holds={spec.holds!r}; expected "
+                f"one of {', '.join(map(repr, HOLDS))}"
+            )
         if spec.holds != "values" and spec.dtype != "vertex":
-            raise ContractError(f"{kind}: State {spec.name!r} holds {spec.holds}: its dtype "
-                                f"must be 'vertex', not {spec.dtype!r}")  # fmt: skip
+            raise ContractError(
+                f"{kind}: State {spec.name!r} holds {spec.holds}: its dtype "
+                f"must be 'vertex', not {spec.dtype!r}"
+            )
     if primitive.params is None:
         return
     for name in params:

@@ -23,8 +23,10 @@ def allocate(primitive: Primitive, graph) -> SimpleNamespace:
         lanes = spec.width(primitive.options)
         if lanes is not None:  # a row of lanes per vertex
             if spec.init == "id":
-                raise ContractError(f"{type(primitive).__name__}: State {spec.name!r} of lanes "
-                                    "cannot start from 'id'")  # fmt: skip
+                raise ContractError(
+                    f"{type(primitive).__name__}: State {spec.name!r} of lanes "
+                    "cannot start from 'id'"
+                )
             arrays[spec.name] = xp.full((n, int(lanes)), _initial_value(spec, dtype), dtype=dtype)
         elif spec.init == "id":
             arrays[spec.name] = xp.arange(n, dtype=dtype)

@@ -88,16 +88,18 @@ class Stats:
     def combine(cls, runs: list[Stats]) -> Stats:
         """One record for several runs: counts and times added, supersteps concatenated."""
         return cls(
-            iterations=sum(r.iterations for r in runs), seconds=sum(r.seconds for r in runs),
+            iterations=sum(r.iterations for r in runs),
+            seconds=sum(r.seconds for r in runs),
             setup_seconds=sum(r.setup_seconds for r in runs),
-            gather_seconds=sum(r.gather_seconds for r in runs), edges=sum(r.edges for r in runs),
+            gather_seconds=sum(r.gather_seconds for r in runs),
+            edges=sum(r.edges for r in runs),
             prepare_seconds=sum(r.prepare_seconds for r in runs),
             compile_seconds=sum(r.compile_seconds for r in runs),
             devices=max((r.devices for r in runs), default=1),
             supersteps=[s for r in runs for s in r.supersteps],
             backend=runs[0].backend if runs else "",
             backend_reason=runs[0].backend_reason if runs else "",
-        )  # fmt: skip
+        )
 
     @property
     def gteps(self) -> float:

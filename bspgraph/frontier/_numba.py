@@ -42,8 +42,9 @@ def visit_push(offsets, indices, ids, depth, value, parent, cost_degree):
 
 
 @_jit
-def visit_levels(offsets, indices, ids, depth, value, parent, cost_degree, max_vertices,
-                 max_edges, max_levels):  # fmt: skip
+def visit_levels(
+    offsets, indices, ids, depth, value, parent, cost_degree, max_vertices, max_edges, max_levels
+):
     """BFS push levels ``value``, ``value + 1``, ... from ``ids`` (as :func:`visit_push`, each
     level's vertices in the order found) while a level finds at most ``max_vertices``
     vertices with at most ``max_edges`` out-edges (``cost_degree``), up to ``max_levels``:

@@ -26,8 +26,20 @@ class Frontier:
     :meth:`empty`.
     """
 
-    __slots__ = ("num_vertices", "backend", "_ids", "_mask", "_size", "_out_edges", "_counted",
-                 "passed", "passed_edges", "pulled_from", "owned_only", "at_most")  # fmt: skip
+    __slots__ = (
+        "num_vertices",
+        "backend",
+        "_ids",
+        "_mask",
+        "_size",
+        "_out_edges",
+        "_counted",
+        "passed",
+        "passed_edges",
+        "pulled_from",
+        "owned_only",
+        "at_most",
+    )
 
     def __init__(self, num_vertices: int, backend, *, ids=None, mask=None, out_edges=None):
         if ids is None and mask is None:
@@ -53,8 +65,9 @@ class Frontier:
         return cls(graph.num_vertices, graph.backend, ids=ids, out_edges=out_edges)
 
     @classmethod
-    def from_mask(cls, graph, mask, *, size: int | None = None, out_edges: int | None = None,
-                  counted=None) -> Frontier:  # fmt: skip
+    def from_mask(
+        cls, graph, mask, *, size: int | None = None, out_edges: int | None = None, counted=None
+    ) -> Frontier:
         """The frontier of the vertices where the bool array ``mask`` is True; ``size`` (its
         count of True) and ``out_edges``, when the producer counted them, spare host reads.
         ``counted``: ``(counts, size, out_edges)`` where the producer's count is still on the
@@ -82,12 +95,15 @@ class Frontier:
         if graph.context.owned is not None:
             index = graph.owned_index()
             size = index.stop - index.start if isinstance(index, slice) else index.shape[0]
-            edges = graph.cached(("owned out-edges",), lambda: int(
-                graph.backend.total(graph.cost_degrees()[0][index])))  # fmt: skip
+            edges = graph.cached(
+                ("owned out-edges",),
+                lambda: int(graph.backend.total(graph.cost_degrees()[0][index])),
+            )
             return cls.from_mask(graph, graph.context.owned, size=int(size), out_edges=edges)
         n = graph.num_vertices
-        return cls.from_mask(graph, graph.xp.ones(n, dtype=bool), size=n,
-                             out_edges=int(graph.cost_degrees()[2]))  # fmt: skip
+        return cls.from_mask(
+            graph, graph.xp.ones(n, dtype=bool), size=n, out_edges=int(graph.cost_degrees()[2])
+        )
 
     @classmethod
     def empty(cls, graph) -> Frontier:
@@ -247,9 +263,19 @@ def read_counts(frontiers, arrays=()) -> list[list[int]]:
     many times. The values of ``arrays``, in order."""
     pending = [frontier for frontier in frontiers if frontier._counted is not None]
     arrays = list(arrays)
-    values = iter(read_together([*arrays, *((frontier.backend, count) for frontier in pending
-                                            for count in frontier._counted[0]
-                                            if not isinstance(count, int))]))  # fmt: skip
+    values = iter(
+        read_together(
+            [
+                *arrays,
+                *(
+                    (frontier.backend, count)
+                    for frontier in pending
+                    for count in frontier._counted[0]
+                    if not isinstance(count, int)
+                ),
+            ]
+        )
+    )
     asked = [next(values) for _ in arrays]
     for frontier in pending:
         counts = frontier._counted[0]

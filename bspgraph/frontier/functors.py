@@ -73,8 +73,9 @@ class visit_unvisited(Functor):  # noqa: N801 (a functor named like a function, 
         return self.fused_call(graph, "push", ids, self.depth, self.value, self.parent)
 
     def fused_pull(self, graph, in_frontier, candidates):
-        return self.fused_call(graph, "pull", in_frontier, candidates, self.depth, self.value,
-                          self.parent)  # fmt: skip
+        return self.fused_call(
+            graph, "pull", in_frontier, candidates, self.depth, self.value, self.parent
+        )
 
     def fused_repeat(self, graph, frontier):  # levels value, value + 1, ... at once
         return self.fused_call(graph, "repeat", frontier, self.depth, self.value, self.parent)

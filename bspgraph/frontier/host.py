@@ -40,8 +40,9 @@ def visit_push(graph, ids, depth, value, parent) -> Frontier:
     kernel = graph.backend.accelerated(NUMBA, "visit_push")
     if kernel is not None:
         null = graph.indices[:0] if parent is None else parent
-        found, edges = kernel(graph.offsets, graph.indices, ids, depth, value, null,
-                              graph.cost_degrees()[0])  # fmt: skip
+        found, edges = kernel(
+            graph.offsets, graph.indices, ids, depth, value, null, graph.cost_degrees()[0]
+        )
         return Frontier.from_ids(graph, found, out_edges=int(edges))
     starts, degrees = rows_of(graph, ids)
     total = int(degrees.sum()) if ids.size else 0
@@ -84,9 +85,17 @@ def visit_levels(graph, frontier, depth, value, parent) -> Frontier | None:
     if kernel is None or not startable(graph, frontier):
         return None
     null = graph.indices[:0] if parent is None else parent
-    found, edges, sizes = kernel(graph.offsets, graph.indices, frontier.ids, depth,
-                                 depth.dtype.type(value), null, graph.cost_degrees()[0],
-                                 *level_limits(graph), MAX_LEVELS)  # fmt: skip
+    found, edges, sizes = kernel(
+        graph.offsets,
+        graph.indices,
+        frontier.ids,
+        depth,
+        depth.dtype.type(value),
+        null,
+        graph.cost_degrees()[0],
+        *level_limits(graph),
+        MAX_LEVELS,
+    )
     out = Frontier.from_ids(graph, found, out_edges=int(edges))
     out.passed, out.passed_edges = tuple(sizes[:-1].tolist()), None  # (levels' edges not kept)
     return out
@@ -111,8 +120,10 @@ def relax_levels(graph, frontier, distance, every_level: bool = False) -> Fronti
         if not len(level):
             break
         lowered.append(level.ids)
-        if (len(level) > max_vertices
-                or graph.backend.sum_at(graph.cost_degrees()[0], level.ids) > max_edges):  # fmt: skip
+        if (
+            len(level) > max_vertices
+            or graph.backend.sum_at(graph.cost_degrees()[0], level.ids) > max_edges
+        ):
             break
     if not lowered:
         return Frontier.empty(graph)

@@ -390,11 +390,24 @@ def visit_levels(graph, frontier, depth, value, parent) -> Frontier | None:
     level after level in one cooperative launch (see :func:`_levels`)."""
     if not startable(graph, frontier):
         return None
-    kernel = typed_kernel(graph.xp, _VISIT_LEVELS, "levels", cooperative=True,
-                          id=graph.indices.dtype, off=graph.offsets.dtype, depth=depth.dtype,
-                          deg=graph.cost_degrees()[0].dtype)  # fmt: skip
-    return _levels(graph, frontier, kernel, depth, depth.dtype.type(value),
-                   np.uintp(0) if parent is None else parent)  # fmt: skip
+    kernel = typed_kernel(
+        graph.xp,
+        _VISIT_LEVELS,
+        "levels",
+        cooperative=True,
+        id=graph.indices.dtype,
+        off=graph.offsets.dtype,
+        depth=depth.dtype,
+        deg=graph.cost_degrees()[0].dtype,
+    )
+    return _levels(
+        graph,
+        frontier,
+        kernel,
+        depth,
+        depth.dtype.type(value),
+        np.uintp(0) if parent is None else parent,
+    )
 
 
 def startable(graph, frontier) -> bool:
@@ -416,10 +429,25 @@ def _levels(graph, frontier, kernel, *functor_args) -> Frontier:
     result = cp.empty(4 + 2 * MAX_LEVELS, dtype=cp.int64)
     blocks = _multiprocessors(cp)  # one resident block an SM
     max_vertices, max_edges = level_limits(graph)
-    kernel((blocks,), (512,), (ids, np.int64(ids.size), graph.offsets, graph.indices,
-                               graph.cost_degrees()[0], queue, np.int64(n),
-                               np.int64(max_vertices), np.int64(max_edges),
-                               np.int64(MAX_LEVELS), counters, result, *functor_args))  # fmt: skip
+    kernel(
+        (blocks,),
+        (512,),
+        (
+            ids,
+            np.int64(ids.size),
+            graph.offsets,
+            graph.indices,
+            graph.cost_degrees()[0],
+            queue,
+            np.int64(n),
+            np.int64(max_vertices),
+            np.int64(max_edges),
+            np.int64(MAX_LEVELS),
+            counters,
+            result,
+            *functor_args,
+        ),
+    )
     levels, count, out_edges, at, *counted = result.get().tolist()  # one read
     out = Frontier.from_ids(graph, queue[at : at + count], out_edges=out_edges)
     out.passed = tuple(counted[: levels - 1])
@@ -488,8 +516,9 @@ def typed_kernel(cupy, source: str, name: str, cooperative: bool = False, **dtyp
     replaced by the C type of its dtype, and PER_THREAD by EDGES_PER_THREAD (looked up once
     per key: a superstep launches several)."""
     types = {key.upper(): C_TYPES[np.dtype(dtype).str[1:]] for key, dtype in dtypes.items()}
-    return compile_kernel(cupy, source, name, cooperative, PER_THREAD=str(EDGES_PER_THREAD),
-                          **types)  # fmt: skip
+    return compile_kernel(
+        cupy, source, name, cooperative, PER_THREAD=str(EDGES_PER_THREAD), **types
+    )
 
 
 def launch_push(graph, kernel, ids, *args, out_bound: int) -> Frontier:
@@ -509,18 +538,36 @@ def launch_push(graph, kernel, ids, *args, out_bound: int) -> Frontier:
         if blocks > 1:
             sums = cp.empty(blocks, dtype=cp.int64)
             frontier_sums = typed_kernel(cp, SCANS, "frontier_sums", id=ids.dtype, off=starts.dtype)
-            frontier_sums((blocks,), (1024,), (ids, np.int64(ids.size), graph.offsets,
-                                               np.int64(chunk), sums))  # fmt: skip
+            frontier_sums(
+                (blocks,), (1024,), (ids, np.int64(ids.size), graph.offsets, np.int64(chunk), sums)
+            )
         frontier_scan = typed_kernel(cp, SCANS, "frontier_scan", id=ids.dtype, off=starts.dtype)
-        frontier_scan((blocks,), (1024,), (ids, np.int64(ids.size), graph.offsets,
-                                           np.int64(chunk), sums, starts, scan))  # fmt: skip
+        frontier_scan(
+            (blocks,),
+            (1024,),
+            (ids, np.int64(ids.size), graph.offsets, np.int64(chunk), sums, starts, scan),
+        )
     cost_degree = graph.cost_degrees()[0]
     out = cp.empty(out_bound, dtype=graph.indices.dtype)
     tally = cp.zeros(2, dtype=cp.uint64)
     tiles = _expected_edges(graph, ids) // (256 * EDGES_PER_THREAD) + 1
     blocks = min(max(_resident_blocks(cp), tiles), 4 * _resident_blocks(cp))  # grid-stride
-    kernel((blocks,), (256,), (ids, starts, scan, np.int64(ids.size), graph.offsets,
-                               graph.indices, *args, cost_degree, out, tally))  # fmt: skip
+    kernel(
+        (blocks,),
+        (256,),
+        (
+            ids,
+            starts,
+            scan,
+            np.int64(ids.size),
+            graph.offsets,
+            graph.indices,
+            *args,
+            cost_degree,
+            out,
+            tally,
+        ),
+    )
     return Frontier.listed(graph, out, tally)  # the read deferred to the first use
 
 
@@ -551,8 +598,15 @@ def visit_push(graph, ids, depth, value, parent) -> Frontier:
     each: it stays in L2, where a 4-byte depth does not); each edge then tests that bit and
     claims it with one atomicOr, touching depth only for the vertex it wins."""
     cp = graph.xp
-    kernel = typed_kernel(cp, _VISIT, "visit_push", id=graph.indices.dtype, off=graph.offsets.dtype,
-                          depth=depth.dtype, deg=graph.cost_degrees()[0].dtype)  # fmt: skip
+    kernel = typed_kernel(
+        cp,
+        _VISIT,
+        "visit_push",
+        id=graph.indices.dtype,
+        off=graph.offsets.dtype,
+        depth=depth.dtype,
+        deg=graph.cost_degrees()[0].dtype,
+    )
     null = np.uintp(0)
     value = depth.dtype.type(value)
     visited = null
@@ -561,9 +615,16 @@ def visit_push(graph, ids, depth, value, parent) -> Frontier:
         visited = cp.empty((n + 31) // 32, dtype=cp.uint32)
         bits = typed_kernel(cp, _VISITED_BITS, "visited_bits", depth=depth.dtype)
         bits((min((n + 255) // 256, 1 << 16),), (256,), (depth, np.int64(n), value, visited))
-    return launch_push(graph, kernel, ids, depth, value,
-                       null if parent is None else parent, visited,
-                       out_bound=graph.num_vertices)  # fmt: skip
+    return launch_push(
+        graph,
+        kernel,
+        ids,
+        depth,
+        value,
+        null if parent is None else parent,
+        visited,
+        out_bound=graph.num_vertices,
+    )
 
 
 BITMAP_RATIO = 8  # the bitmap pays for its pass over depth past num_vertices / 8 edges
@@ -579,19 +640,39 @@ def visit_pull(graph, in_frontier, candidates, depth, value, parent) -> Frontier
     cp = graph.xp
     reverse = graph.reverse
     cost_degree = graph.cost_degrees()[0]
-    kernel = typed_kernel(cp, _VISIT_PULL, "visit_pull", id=reverse.indices.dtype,
-                          off=reverse.offsets.dtype, depth=depth.dtype, deg=cost_degree.dtype)  # fmt: skip
+    kernel = typed_kernel(
+        cp,
+        _VISIT_PULL,
+        "visit_pull",
+        id=reverse.indices.dtype,
+        off=reverse.offsets.dtype,
+        depth=depth.dtype,
+        deg=cost_degree.dtype,
+    )
     n = graph.num_vertices
     span = owned_range(graph) or slice(0, n)
     reached = cp.zeros(n, dtype=bool)
     tally = cp.zeros(2, dtype=cp.uint64)
     null = np.uintp(0) if parent is None else parent
     blocks = max(min((span.stop - span.start + 255) // 256, 4 * _resident_blocks(cp)), 1)
-    kernel((blocks,), (256,), (np.uintp(0) if candidates is None else candidates,
-                               np.int64(span.start), np.int64(span.stop),
-                               reverse.offsets, reverse.indices,
-                               in_frontier, depth, depth.dtype.type(value), null, reached,
-                               cost_degree, tally))  # fmt: skip
+    kernel(
+        (blocks,),
+        (256,),
+        (
+            np.uintp(0) if candidates is None else candidates,
+            np.int64(span.start),
+            np.int64(span.stop),
+            reverse.offsets,
+            reverse.indices,
+            in_frontier,
+            depth,
+            depth.dtype.type(value),
+            null,
+            reached,
+            cost_degree,
+            tally,
+        ),
+    )
     return Frontier.from_mask(graph, reached, counted=(tally, 0, 0))  # read at the first use
 
 
@@ -633,9 +714,16 @@ def relax_levels(graph, frontier, distance, every_level: bool = False) -> Fronti
     if not startable(graph, frontier):
         return None
     cp = graph.xp
-    kernel = typed_kernel(cp, _RELAX_LEVELS, "levels", cooperative=True, id=graph.indices.dtype,
-                          off=graph.offsets.dtype, dist=distance.dtype,
-                          deg=graph.cost_degrees()[0].dtype)  # fmt: skip
+    kernel = typed_kernel(
+        cp,
+        _RELAX_LEVELS,
+        "levels",
+        cooperative=True,
+        id=graph.indices.dtype,
+        off=graph.offsets.dtype,
+        dist=distance.dtype,
+        deg=graph.cost_degrees()[0].dtype,
+    )
     weights = (
         np.uintp(0) if graph.weights is None else graph.weights.astype(distance.dtype, copy=False)
     )
@@ -653,11 +741,17 @@ def relax_levels(graph, frontier, distance, every_level: bool = False) -> Fronti
 def relax_push(graph, ids, distance) -> Frontier:
     """Fused push of :class:`functors.relax_min` (distances are non-negative)."""
     cp = graph.xp
-    kernel = typed_kernel(cp, _RELAX, "relax_push", id=graph.indices.dtype, off=graph.offsets.dtype,
-                          dist=distance.dtype, deg=graph.cost_degrees()[0].dtype)  # fmt: skip
+    kernel = typed_kernel(
+        cp,
+        _RELAX,
+        "relax_push",
+        id=graph.indices.dtype,
+        off=graph.offsets.dtype,
+        dist=distance.dtype,
+        deg=graph.cost_degrees()[0].dtype,
+    )
     weights = (
         np.uintp(0) if graph.weights is None else graph.weights.astype(distance.dtype, copy=False)
     )
     queued = cp.zeros(graph.num_vertices, dtype=cp.int32)
-    return launch_push(graph, kernel, ids, weights, distance, queued,
-                       out_bound=graph.num_vertices)  # fmt: skip
+    return launch_push(graph, kernel, ids, weights, distance, queued, out_bound=graph.num_vertices)

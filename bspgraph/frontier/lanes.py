@@ -61,8 +61,10 @@ def advance_lanes(graph, frontier: Frontier, values):
     (a pull, :meth:`Backend.lane_sums` with the frontier's positions).
     """
     if values.ndim != 2 or values.shape[0] != len(frontier):
-        raise ValueError(f"advance_lanes: values of shape {values.shape}, expected "
-                         f"({len(frontier)}, b): a row of lanes per frontier member")  # fmt: skip
+        raise ValueError(
+            f"advance_lanes: values of shape {values.shape}, expected "
+            f"({len(frontier)}, b): a row of lanes per frontier member"
+        )
     xp, n = graph.xp, graph.num_vertices
     flags = values.dtype == np.bool_
     dtype = _count_dtype(graph) if flags else values.dtype  # or-and: a count of 0/1 that
@@ -76,16 +78,18 @@ def advance_lanes(graph, frontier: Frontier, values):
         not graph.context.global_view
         or graph.backend.entries_in(graph.forward.offsets, ids) * push_share <= total
     ):
-        offsets, indices, _ = graph.backend.csr_rows(graph.forward.offsets, graph.forward.indices,
-                                                     None, ids, n)  # fmt: skip
+        offsets, indices, _ = graph.backend.csr_rows(
+            graph.forward.offsets, graph.forward.indices, None, ids, n
+        )
         data = graph.backend.edge_values(indices, None, dtype)
         out = graph.backend.sparse.csr_matrix((data, indices, offsets), shape=(len(ids), n)).T
         out = out @ values
     else:  # every in-list, reading the value rows of the frontier's in-neighbours only
         position = xp.full(n, -1, dtype=np.int32)
         position[ids] = xp.arange(len(ids), dtype=np.int32)
-        out = graph.backend.lane_sums(graph.reverse.offsets, graph.reverse.indices, values,
-                                      position=position)  # fmt: skip
+        out = graph.backend.lane_sums(
+            graph.reverse.offsets, graph.reverse.indices, values, position=position
+        )
     return out > 0 if flags else out
 
 
@@ -97,12 +101,15 @@ def reduce_lanes(graph, values, frontier: Frontier):
     One product for the whole batch (``A[rows] @ values``); ``values`` is ``V x b`` floats.
     """
     if values.ndim != 2 or values.shape[0] != graph.num_vertices:
-        raise ValueError(f"reduce_lanes: values of shape {values.shape}, expected "
-                         f"({graph.num_vertices}, b): a row of lanes per vertex")  # fmt: skip
+        raise ValueError(
+            f"reduce_lanes: values of shape {values.shape}, expected "
+            f"({graph.num_vertices}, b): a row of lanes per vertex"
+        )
     if not int(graph.forward.indices.shape[0]) or not len(frontier):
         return graph.xp.zeros((len(frontier), values.shape[1]), dtype=values.dtype)
-    return graph.backend.lane_sums(graph.forward.offsets, graph.forward.indices, values,
-                                   rows=frontier.ids)  # fmt: skip
+    return graph.backend.lane_sums(
+        graph.forward.offsets, graph.forward.indices, values, rows=frontier.ids
+    )
 
 
 def advance_pairs(graph, rows, lanes, values, width: int):

@@ -55,8 +55,10 @@ def neighbor_reduce(
     edges of each list only (Afforest's neighbour sampling; built once per graph, cached).
     """
     if reduce not in ("min", "sum") or (weighted and reduce != "sum"):
-        raise ValueError(f"neighbor_reduce(reduce={reduce!r}, weighted={weighted}): expected "
-                         "'min' or 'sum' (only a sum is weighted)")  # fmt: skip
+        raise ValueError(
+            f"neighbor_reduce(reduce={reduce!r}, weighted={weighted}): expected "
+            "'min' or 'sum' (only a sum is weighted)"
+        )
     backend, n = graph.backend, graph.num_vertices
     csr = _lists(graph, direction, sample, "neighbor_reduce", frontier, sources)
     floats = reduce == "sum" and values.dtype.kind == "f"
@@ -71,9 +73,9 @@ def neighbor_reduce(
         pushed = backend.entries_in(across.offsets, sources.ids)
         if pushed < rows and pushed * ROWS_SHARE <= total:  # push: the sources' edges
             ids = sources.ids  # their rows first: the data of only their entries is built
-            offsets, indices, weights = backend.csr_rows(across.offsets, across.indices,
-                                                         across.weights if weighted else None,
-                                                         ids, n)  # fmt: skip
+            offsets, indices, weights = backend.csr_rows(
+                across.offsets, across.indices, across.weights if weighted else None, ids, n
+            )
             data = backend.edge_values(indices, weights, values.dtype)
             out = backend.spmv_transposed(offsets, indices, data, values[ids], n)
             return out if frontier is None else out[frontier.ids]
@@ -85,12 +87,21 @@ def neighbor_reduce(
         offsets = csr.offsets
         if span is not None:
             offsets, indices, weights = range_rows(graph, csr, indices, weights, span)
-        out = (backend.spmv(offsets, indices, weights, values, offsets.shape[0] - 1) if floats
-               else backend.gather_reduce(values, offsets, indices, reduce))  # fmt: skip
+        out = (
+            backend.spmv(offsets, indices, weights, values, offsets.shape[0] - 1)
+            if floats
+            else backend.gather_reduce(values, offsets, indices, reduce)
+        )
         if span is not None:  # the other rows are empty: the identity (zeros: NumPy's are
             empty = identity(reduce, values.dtype)  # pages not written, a third faster)
-            out, rows_out = (backend.xp.zeros(n, dtype=values.dtype) if empty == 0
-                             else backend.full(n, empty, values.dtype)), out  # fmt: skip
+            out, rows_out = (
+                (
+                    backend.xp.zeros(n, dtype=values.dtype)
+                    if empty == 0
+                    else backend.full(n, empty, values.dtype)
+                ),
+                out,
+            )
             out[span] = rows_out
         return out if frontier is None else out[frontier.ids]
     if floats:  # the frontier's rows, in place
@@ -157,10 +168,12 @@ def link(
     csr = _lists(graph, direction, sample, "link", frontier)
     kernel = fused.lookup("link", graph.backend, "step")
     if kernel is None:
-        raise ValueError(f"link: no union-find kernel registered for backend "
-                         f"{graph.backend.name!r}")  # fmt: skip
-    kernel(graph.backend, parent, csr.offsets, csr.indices,
-           None if frontier is None else frontier.ids)  # fmt: skip
+        raise ValueError(
+            f"link: no union-find kernel registered for backend {graph.backend.name!r}"
+        )
+    kernel(
+        graph.backend, parent, csr.offsets, csr.indices, None if frontier is None else frontier.ids
+    )
 
 
 def link_pairs(graph, parent, a, b) -> None:
@@ -201,12 +214,15 @@ def link_pairs(graph, parent, a, b) -> None:
     xp = graph.xp
     a, b = (xp.ascontiguousarray(xp.asarray(ids, dtype=parent.dtype)) for ids in (a, b))
     if a.ndim != 1 or a.shape != b.shape:
-        raise ValueError(f"link_pairs(a, b): expected two 1-D arrays of one length, got shapes "
-                         f"{a.shape} and {b.shape}")  # fmt: skip
+        raise ValueError(
+            f"link_pairs(a, b): expected two 1-D arrays of one length, got shapes "
+            f"{a.shape} and {b.shape}"
+        )
     kernel = fused.lookup("link_pairs", graph.backend, "step")
     if kernel is None:
-        raise ValueError(f"link_pairs: no union-find kernel registered for backend "
-                         f"{graph.backend.name!r}")  # fmt: skip
+        raise ValueError(
+            f"link_pairs: no union-find kernel registered for backend {graph.backend.name!r}"
+        )
     kernel(graph.backend, parent, a, b)
 
 
@@ -238,8 +254,9 @@ def flatten(graph, parent, since=None) -> Frontier | None:
     """
     kernel = fused.lookup("flatten", graph.backend, "step")
     if kernel is None:
-        raise ValueError(f"flatten: no pointer-jumping kernel registered for backend "
-                         f"{graph.backend.name!r}")  # fmt: skip
+        raise ValueError(
+            f"flatten: no pointer-jumping kernel registered for backend {graph.backend.name!r}"
+        )
     moved = kernel(graph.backend, parent, since, graph.cost_degrees()[0])
     if since is None:
         return None
@@ -255,8 +272,9 @@ def _lists(graph, direction: str, sample: int | None, where: str, *restrictions)
     if sample is None:
         return graph.forward if direction == "out" else graph.reverse
     if sample < 1 or any(r is not None for r in restrictions):
-        raise ValueError(f"{where}(sample={sample!r}): expected k >= 1, over every row (no "
-                         "frontier or sources)")  # fmt: skip
+        raise ValueError(
+            f"{where}(sample={sample!r}): expected k >= 1, over every row (no frontier or sources)"
+        )
     return _first_entries(graph, direction, sample)
 
 
@@ -309,8 +327,9 @@ def _ordered_key(graph, direction: str) -> tuple:
     return ("ordered columns", direction if graph.directed else "out")  # undirected: one CSR
 
 
-def prepare_reduction(graph, direction: str = "in", reduce: str = "sum", dtype=np.float64,
-                      weighted: bool = True) -> None:  # fmt: skip
+def prepare_reduction(
+    graph, direction: str = "in", reduce: str = "sum", dtype=np.float64, weighted: bool = True
+) -> None:
     """Build now what a reduction over every out- (or in-) list of ``graph`` (a
     :func:`neighbor_reduce` ``reduce`` of ``dtype`` values, ``weighted`` or not) builds in its
     first calls, kept with the graph: the lists, the columns renamed in degree order on a
@@ -328,9 +347,10 @@ def prepare_reduction(graph, direction: str = "in", reduce: str = "sum", dtype=n
     graph.backend.prepare_rows(csr.offsets)  # a min reads the rows' pieces too
     if reduce == "sum":  # (the backend keeps what it builds with the arrays: a mark here)
         weights = csr.weights if weighted else None
-        graph.cached(("product", direction, np.dtype(dtype).str, weights is None),
-                     lambda: graph.backend.prepare_product(csr.offsets, indices, weights,
-                                                           np.dtype(dtype)))  # fmt: skip
+        graph.cached(
+            ("product", direction, np.dtype(dtype).str, weights is None),
+            lambda: graph.backend.prepare_product(csr.offsets, indices, weights, np.dtype(dtype)),
+        )
 
 
 def _order_columns(graph, direction: str):

@@ -17,8 +17,9 @@ def build_graph(src, dst, weight, **options) -> dict:
     return build_owned(edges, **options)
 
 
-def build_owned(edges: list, *, num_vertices, directed, duplicates, self_loops,
-                backend: Backend) -> dict:  # fmt: skip
+def build_owned(
+    edges: list, *, num_vertices, directed, duplicates, self_loops, backend: Backend
+) -> dict:
     """:func:`build_graph` of ``[src, dst, weight]``, a list it empties: arrays that only the
     list held are freed as soon as the build has its own copy (a reader's parsed entries)."""
     src, dst, weight = edges
@@ -89,12 +90,23 @@ def build_owned(edges: list, *, num_vertices, directed, duplicates, self_loops,
     del key
     forward = csr_of_sorted(src, dst, weight, num_vertices, backend)
     summary = Summary(num_vertices, int(dst.size), bool(directed), merged, self_loop_count, dropped)
-    return {"forward": forward, "num_vertices": num_vertices, "directed": directed,
-            "backend": backend, "summary": summary}  # fmt: skip
+    return {
+        "forward": forward,
+        "num_vertices": num_vertices,
+        "directed": directed,
+        "backend": backend,
+        "summary": summary,
+    }
 
 
-def _build_on_host(edges: list, num_vertices: int, directed: bool, duplicates: str,
-                   self_loops: bool, backend: Backend) -> dict:  # fmt: skip
+def _build_on_host(
+    edges: list,
+    num_vertices: int,
+    directed: bool,
+    duplicates: str,
+    self_loops: bool,
+    backend: Backend,
+) -> dict:
     """The NumPy build: one counting sort by source and a sort within each row (scipy's
     COO -> CSR in C++, without its summing of duplicates), then one merge pass; no int64 keys."""
     src, dst, weight = edges
@@ -113,14 +125,21 @@ def _build_on_host(edges: list, num_vertices: int, directed: bool, duplicates: s
         edges.append(loops)
         del loops
         offsets, indices, weight = _mirrored_rows(edges, num_vertices)
-    offsets, indices, weight, merged = _merge_duplicates(offsets, indices, weight, duplicates,
-                                                         directed)  # fmt: skip
+    offsets, indices, weight, merged = _merge_duplicates(
+        offsets, indices, weight, duplicates, directed
+    )
     offsets = offsets.astype(index_dtype(int(indices.size)), copy=False)
     forward = CSR(offsets, indices.astype(ids, copy=False), weight)
-    summary = Summary(num_vertices, int(indices.size), bool(directed), merged, self_loop_count,
-                      dropped)  # fmt: skip
-    return {"forward": forward, "num_vertices": num_vertices, "directed": directed,
-            "backend": backend, "summary": summary}  # fmt: skip
+    summary = Summary(
+        num_vertices, int(indices.size), bool(directed), merged, self_loop_count, dropped
+    )
+    return {
+        "forward": forward,
+        "num_vertices": num_vertices,
+        "directed": directed,
+        "backend": backend,
+        "summary": summary,
+    }
 
 
 def _self_loops(src, dst, weight, keep: bool, backend: Backend):
@@ -183,8 +202,10 @@ def _ring_of(src, dst):
     ):
         return None
     start = ring.__array_interface__["data"][0]
-    if (src.__array_interface__["data"][0] != start
-            or dst.__array_interface__["data"][0] != start + count * ring.itemsize):  # fmt: skip
+    if (
+        src.__array_interface__["data"][0] != start
+        or dst.__array_interface__["data"][0] != start + count * ring.itemsize
+    ):
         return None
     return ring
 
@@ -229,8 +250,17 @@ def _mirrored_rows(edges: list, num_vertices: int):
     else:  # nothing to carry: the targets ride as their own payload
         numbers, order = ring[count:], indices
     # entry e is row ring[e], column ring[e + count]: the edges, then their mirrors
-    _sparsetools.coo_tocsr(num_vertices, num_vertices, mirrored, ring[:mirrored], ring[count:],
-                           numbers, offsets, indices, order)  # fmt: skip
+    _sparsetools.coo_tocsr(
+        num_vertices,
+        num_vertices,
+        mirrored,
+        ring[:mirrored],
+        ring[count:],
+        numbers,
+        offsets,
+        indices,
+        order,
+    )
     del ring, numbers
     if not _sparsetools.csr_has_sorted_indices(num_vertices, offsets, indices):
         _sparsetools.csr_sort_indices(num_vertices, offsets, indices, order)

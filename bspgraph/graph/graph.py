@@ -83,10 +83,18 @@ class Graph:
         """
         from .build import build_graph
 
-        return cls(**build_graph(
-            src, dst, weight, num_vertices=num_vertices, directed=directed,
-            duplicates=duplicates, self_loops=self_loops, backend=get_backend(backend),
-        ))  # fmt: skip
+        return cls(
+            **build_graph(
+                src,
+                dst,
+                weight,
+                num_vertices=num_vertices,
+                directed=directed,
+                duplicates=duplicates,
+                self_loops=self_loops,
+                backend=get_backend(backend),
+            )
+        )
 
     @classmethod
     def from_networkx(
@@ -111,8 +119,10 @@ class Graph:
         """
         nodes = list(nx_graph.nodes)
         n = len(nodes)
-        if any(isinstance(v, bool) or not isinstance(v, (int, np.integer)) or not 0 <= v < n
-               for v in nodes):  # fmt: skip
+        if any(
+            isinstance(v, bool) or not isinstance(v, (int, np.integer)) or not 0 <= v < n
+            for v in nodes
+        ):
             raise ValueError(
                 "Graph.from_networkx: nodes must be the integers 0..n-1; "
                 "hint: nx.convert_node_labels_to_integers(G)"
@@ -141,9 +151,14 @@ class Graph:
         elif multigraph and duplicates == "sum":
             weights = np.ones(len(edges))  # each parallel edge counts once
         return cls.from_edges(
-            src, dst, weights, num_vertices=n, directed=nx_graph.is_directed(),
-            duplicates=duplicates or "min", backend=backend,
-        )  # fmt: skip
+            src,
+            dst,
+            weights,
+            num_vertices=n,
+            directed=nx_graph.is_directed(),
+            duplicates=duplicates or "min",
+            backend=backend,
+        )
 
     @classmethod
     def from_scipy(cls, matrix, *, directed: bool = True, backend=None) -> Graph:
@@ -229,8 +244,9 @@ class Graph:
         if owned is None:
             return self.xp.arange(self.num_vertices, dtype=self.indices.dtype)
         # a part's vertices never change: once per part
-        return self.cached("owned ids",
-                           lambda: self.xp.flatnonzero(owned).astype(self.indices.dtype, copy=False))  # fmt: skip
+        return self.cached(
+            "owned ids", lambda: self.xp.flatnonzero(owned).astype(self.indices.dtype, copy=False)
+        )
 
     def owned_index(self):
         """The vertices whose edges this graph holds, as an index: ``slice(None)`` for all of
@@ -328,8 +344,11 @@ class Graph:
             An unknown algorithm name (the message lists the valid ones).
         """
         known = sorted(PREPARATIONS)
-        names = known if algorithms is None else (
-            [algorithms] if isinstance(algorithms, str) else list(algorithms))  # fmt: skip
+        names = (
+            known
+            if algorithms is None
+            else ([algorithms] if isinstance(algorithms, str) else list(algorithms))
+        )
         unknown = [name for name in names if name not in PREPARATIONS]
         if unknown:
             raise ValueError(
@@ -365,14 +384,24 @@ class Graph:
         def move(csr: CSR | None) -> CSR | None:
             if csr is None:
                 return None
-            return CSR(*(None if a is None else backend.asarray(a) for a in
-                         (csr.offsets, csr.indices, csr.weights, csr.edge_ids)))  # fmt: skip
+            return CSR(
+                *(
+                    None if a is None else backend.asarray(a)
+                    for a in (csr.offsets, csr.indices, csr.weights, csr.edge_ids)
+                )
+            )
 
         forward = move(self.forward)
         reverse = forward if not self.directed else move(self._reverse)
-        return Graph(forward, self.num_vertices, directed=self.directed, backend=backend,
-                     summary=self.summary, reverse=reverse,
-                     context=self.context.to(backend))  # fmt: skip
+        return Graph(
+            forward,
+            self.num_vertices,
+            directed=self.directed,
+            backend=backend,
+            summary=self.summary,
+            reverse=reverse,
+            context=self.context.to(backend),
+        )
 
     def to_undirected(self) -> Graph:
         """The undirected graph of the same edges, directions dropped (itself if undirected).
@@ -387,10 +416,12 @@ class Graph:
         xp, forward, reverse = self.xp, self.forward, self.reverse
         src = xp.concatenate([forward.rows(self.backend), reverse.rows(self.backend)])
         dst = xp.concatenate([forward.indices, reverse.indices])
-        weight = None if forward.weights is None else xp.concatenate([forward.weights,
-                                                                      reverse.weights])  # fmt: skip
-        both = Graph.from_edges(src, dst, weight, num_vertices=self.num_vertices,
-                                directed=True, backend=self.backend)  # fmt: skip
+        weight = (
+            None if forward.weights is None else xp.concatenate([forward.weights, reverse.weights])
+        )
+        both = Graph.from_edges(
+            src, dst, weight, num_vertices=self.num_vertices, directed=True, backend=self.backend
+        )
         return Graph(both.forward, self.num_vertices, directed=False, backend=self.backend)
 
     def reversed(self) -> Graph:
@@ -408,9 +439,13 @@ class Graph:
         xp, forward, reverse = self.xp, self.forward, self.reverse
         positions = xp.empty_like(reverse.edge_ids)  # forward edge p is reversed edge positions[p]
         positions[reverse.edge_ids] = xp.arange(reverse.edge_ids.shape[0], dtype=positions.dtype)
-        return Graph(CSR(reverse.offsets, reverse.indices, reverse.weights), self.num_vertices,
-                     directed=True, backend=self.backend,
-                     reverse=CSR(forward.offsets, forward.indices, forward.weights, positions))  # fmt: skip
+        return Graph(
+            CSR(reverse.offsets, reverse.indices, reverse.weights),
+            self.num_vertices,
+            directed=True,
+            backend=self.backend,
+            reverse=CSR(forward.offsets, forward.indices, forward.weights, positions),
+        )
 
     def subgraph(self, vertices) -> Graph:
         """The subgraph induced by ``vertices``: those vertices and the edges between them.
@@ -444,8 +479,9 @@ class Graph:
         offsets = xp.zeros(count + 1, dtype=index_dtype(int(indices.shape[0])))
         offsets[1:] = xp.cumsum(self.backend.tally(new_id[rows[kept]], count))
         weights = None if self.forward.weights is None else self.forward.weights[kept]
-        return Graph(CSR(offsets, indices, weights), count, directed=self.directed,
-                     backend=self.backend)  # fmt: skip
+        return Graph(
+            CSR(offsets, indices, weights), count, directed=self.directed, backend=self.backend
+        )
 
     def edges(self) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
         """Host arrays ``(src, dst, weight)`` of the stored directed edges, in CSR order."""

@@ -59,8 +59,11 @@ _UNREADABLE_ARCHIVE = (
 _UTF8_BOM = "\xef\xbb\xbf"  # as Latin-1 decodes it
 _GZIP_MAGIC, _BZ2_MAGIC, _ZIP_MAGIC = b"\x1f\x8b", b"BZh", b"PK\x03\x04"
 _XZ_MAGIC = b"\xfd7zXZ\x00"
-_DECOMPRESSORS = ((_GZIP_MAGIC, lambda raw: gzip.GzipFile(fileobj=raw, mode="rb")),
-                  (_BZ2_MAGIC, bz2.BZ2File), (_XZ_MAGIC, lzma.LZMAFile))  # fmt: skip
+_DECOMPRESSORS = (
+    (_GZIP_MAGIC, lambda raw: gzip.GzipFile(fileobj=raw, mode="rb")),
+    (_BZ2_MAGIC, bz2.BZ2File),
+    (_XZ_MAGIC, lzma.LZMAFile),
+)
 # the callback that :func:`reading` installs: told the count of bytes of every read of a file
 _PROGRESS: contextvars.ContextVar[Callable[[int], object] | None] = contextvars.ContextVar(
     "bytes read", default=None
@@ -620,8 +623,7 @@ def _one_based_if_so(graph: Graph) -> Graph:
         return graph
     forward = CSR(offsets[1:], indices - 1, graph.forward.weights)
     summary = dataclasses.replace(graph.summary, vertices=n - 1)
-    shifted = Graph(forward, n - 1, directed=graph.directed, backend=graph.backend,
-                    summary=summary)  # fmt: skip
+    shifted = Graph(forward, n - 1, directed=graph.directed, backend=graph.backend, summary=summary)
     shifted.cache["base"] = 1
     return shifted
 
@@ -712,14 +714,16 @@ def _read_pyarrow(path, first, weighted, comments, delimiter):
             _skip_bom(stream)
             table = pa_csv.read_csv(
                 stream,
-                read_options=pa_csv.ReadOptions(autogenerate_column_names=True,
-                                                block_size=1 << 24),
-                parse_options=pa_csv.ParseOptions(delimiter=separator, quote_char=False,
-                                                  invalid_row_handler=comment_or_refuse),
-                convert_options=pa_csv.ConvertOptions(
-                    column_types=types, include_columns=list(types), quoted_strings_can_be_null=False
+                read_options=pa_csv.ReadOptions(autogenerate_column_names=True, block_size=1 << 24),
+                parse_options=pa_csv.ParseOptions(
+                    delimiter=separator, quote_char=False, invalid_row_handler=comment_or_refuse
                 ),
-            )  # fmt: skip
+                convert_options=pa_csv.ConvertOptions(
+                    column_types=types,
+                    include_columns=list(types),
+                    quoted_strings_can_be_null=False,
+                ),
+            )
     except (pa.ArrowException, ValueError, OSError, EOFError):
         return None
     if table.num_columns != len(types) or any(column.null_count for column in table.columns):
@@ -1097,8 +1101,14 @@ def _check_npz(path: str, arrays: dict[str, np.ndarray], validate: bool):
     if weights is not None and weights.size != indices.size:
         raise corrupt(f"{weights.size} weights for {indices.size} edges")
     if validate:
-        _check_npz_rows(offsets.astype(np.int64), indices.astype(np.int64), weights,
-                        num_vertices, directed, corrupt)  # fmt: skip
+        _check_npz_rows(
+            offsets.astype(np.int64),
+            indices.astype(np.int64),
+            weights,
+            num_vertices,
+            directed,
+            corrupt,
+        )
     return offsets, indices, weights, num_vertices, directed, counts
 
 

@@ -77,8 +77,16 @@ def _backend_graph(G, weight: str | None = None) -> NxGraph:
 
 # --- link analysis ------------------------------------------------------------------------------
 @networkx_algorithm
-def pagerank(G, alpha=0.85, personalization=None, max_iter=100, tol=1.0e-6, nstart=None,
-             weight="weight", dangling=None):  # fmt: skip
+def pagerank(
+    G,
+    alpha=0.85,
+    personalization=None,
+    max_iter=100,
+    tol=1.0e-6,
+    nstart=None,
+    weight="weight",
+    dangling=None,
+):
     """pull-style power iteration (:func:`bspgraph.pagerank`; with ``nstart`` or
     ``dangling``, :func:`bspgraph.pagerank_from`); parallel edges of a multigraph add up
     (unweighted, they count). Negative or infinite weights, personalization, nstart or
@@ -103,8 +111,9 @@ def pagerank(G, alpha=0.85, personalization=None, max_iter=100, tol=1.0e-6, nsta
             raise NotImplementedError("pagerank: negative, infinite or NaN personalization")
     try:
         if nstart is None and dangling is None:
-            rank = primitives.pagerank(graph, alpha, personalization=teleport, tol=tol,
-                                       max_iter=max_iter).rank  # fmt: skip
+            rank = primitives.pagerank(
+                graph, alpha, personalization=teleport, tol=tol, max_iter=max_iter
+            ).rank
         else:
             start, spread = (
                 None if values is None else _distribution(G, values, name)
@@ -128,20 +137,25 @@ def _distribution(G: NxGraph, values: dict, name: str) -> np.ndarray:
     """``values`` by node (0 for the missing ones), as networkx reads nstart and dangling."""
     vector = np.array([values.get(node, 0) for node in G.nodes], dtype=np.float64)
     if not (((vector >= 0) & (vector < np.inf)).all() and vector.sum() > 0):
-        raise NotImplementedError(f"pagerank: {name} with negative, infinite or NaN values, "
-                                  "or summing to zero")  # fmt: skip
+        raise NotImplementedError(
+            f"pagerank: {name} with negative, infinite or NaN values, or summing to zero"
+        )
     return vector
 
 
 @can_run_when(pagerank)
 def _pagerank_can_run(arguments):
     try:  # out of range, networkx runs them as given (alpha=2 fails to converge there)
-        checked_options(arguments.get("alpha", 0.85), arguments.get("tol", 1.0e-6),
-                        arguments.get("max_iter", 100))  # fmt: skip
+        checked_options(
+            arguments.get("alpha", 0.85),
+            arguments.get("tol", 1.0e-6),
+            arguments.get("max_iter", 100),
+        )
     except ValueError as error:  # "pagerank(alpha=2): expected ...": the argument and value
         name = str(error).split("(", 1)[1].split("=", 1)[0]
-        return refused(name, arguments.get(name), f"{error} (networkx runs alpha, tol and "
-                       "max_iter as given)")  # fmt: skip
+        return refused(
+            name, arguments.get(name), f"{error} (networkx runs alpha, tol and max_iter as given)"
+        )
     return True
 
 
@@ -199,8 +213,9 @@ def betweenness_centrality(G, k=None, normalized=True, weight=None, endpoints=Fa
             if len(G) - (0 if endpoints else 1) >= 2:
                 raise ZeroDivisionError("division by zero")
             return dict.fromkeys(G.nodes, 0.0)
-    centrality = primitives.betweenness_centrality(G.graph(), sources, normalized=normalized,
-                                                   endpoints=endpoints).centrality  # fmt: skip
+    centrality = primitives.betweenness_centrality(
+        G.graph(), sources, normalized=normalized, endpoints=endpoints
+    ).centrality
     return dict(zip(G.nodes, centrality.tolist()))
 
 
@@ -241,8 +256,9 @@ def harmonic_centrality(G, nbunch=None, distance=None, sources=None):
     G = _backend_graph(G)
     scored = set(_node_bunch(G, nbunch))  # a set, as networkx's: the result's keys in its order
     counted = set(_node_bunch(G, sources))
-    result = primitives.harmonic_centrality(G.graph(), [G.vertex(node) for node in scored],
-                                            [G.vertex(node) for node in counted])  # fmt: skip
+    result = primitives.harmonic_centrality(
+        G.graph(), [G.vertex(node) for node in scored], [G.vertex(node) for node in counted]
+    )
     values = result.centrality
     return {node: float(values[G.vertex(node)]) for node in scored}
 

@@ -149,16 +149,18 @@ def hits(G, max_iter=100, tol=1.0e-8, nstart=None, normalized=True):
     _check_weights(G, graph, "hits")
     start = None if nstart is None else _node_vector(G, nstart)
     try:
-        result = primitives.hits(graph, max_iter=max_iter, tol=tol, start=start,
-                                 normalized=normalized)  # fmt: skip
+        result = primitives.hits(
+            graph, max_iter=max_iter, tol=tol, start=start, normalized=normalized
+        )
     except ConvergenceError:
         raise nx.PowerIterationFailedConvergence(max_iter) from None
     return dict(zip(G.nodes, result.hubs.tolist())), dict(zip(G.nodes, result.authorities.tolist()))
 
 
 @networkx_algorithm
-def katz_centrality(G, alpha=0.1, beta=1.0, max_iter=1000, tol=1.0e-6, nstart=None,
-                    normalized=True, weight=None):  # fmt: skip
+def katz_centrality(
+    G, alpha=0.1, beta=1.0, max_iter=1000, tol=1.0e-6, nstart=None, normalized=True, weight=None
+):
     """power iteration ``x <- alpha A^T x + beta`` (:func:`bspgraph.katz_centrality`);
     negative weights are not supported."""
     G = _backend_graph(G, weight)
@@ -178,8 +180,9 @@ def katz_centrality(G, alpha=0.1, beta=1.0, max_iter=1000, tol=1.0e-6, nstart=No
     _check_weights(G, graph, "katz_centrality")
     start = None if nstart is None else _node_vector(G, nstart)
     try:
-        x = primitives.katz_centrality(graph, alpha, beta, max_iter=max_iter, tol=tol,
-                                       start=start, normalized=normalized).centrality  # fmt: skip
+        x = primitives.katz_centrality(
+            graph, alpha, beta, max_iter=max_iter, tol=tol, start=start, normalized=normalized
+        ).centrality
     except ConvergenceError:
         raise nx.PowerIterationFailedConvergence(max_iter) from None
     return dict(zip(G.nodes, x.tolist()))
@@ -201,8 +204,9 @@ def eigenvector_centrality(G, max_iter=100, tol=1.0e-6, nstart=None, weight=None
     graph = G.graph(weight)
     _check_weights(G, graph, "eigenvector_centrality")
     try:
-        x = primitives.eigenvector_centrality(graph, max_iter=max_iter, tol=tol,
-                                              start=start).centrality  # fmt: skip
+        x = primitives.eigenvector_centrality(
+            graph, max_iter=max_iter, tol=tol, start=start
+        ).centrality
     except ConvergenceError:
         raise nx.PowerIterationFailedConvergence(max_iter) from None
     return dict(zip(G.nodes, x.tolist()))
@@ -348,8 +352,9 @@ def k_core(G, k=None, core_number=None):
     ``core_number`` given) is at least ``k`` (the largest by default), with the converted
     node, edge and graph data; directed graphs are not supported."""
     if isinstance(G, nx.Graph):  # called directly: keep the data, as networkx's dispatcher does
-        G = from_networkx(G, preserve_edge_attrs=True, preserve_node_attrs=True,
-                          preserve_graph_attrs=True)  # fmt: skip
+        G = from_networkx(
+            G, preserve_edge_attrs=True, preserve_node_attrs=True, preserve_graph_attrs=True
+        )
     G = _backend_graph(G)
     _not_multigraph(G)
     if core_number is None:
@@ -403,8 +408,12 @@ def edge_betweenness_centrality(G, k=None, normalized=True, weight=None, seed=No
     for batch in batches(sources, width) if sources else ():
         forward, _ = enact(BatchedForward(lanes=len(batch)), graph, sources=batch)
         depth, sigma = forward["depth"], forward["sigma"]
-        backward, _ = enact(BatchedBackward(lanes=len(batch), deepest=int(depth.max())), graph,
-                            depth=depth, sigma=sigma)  # fmt: skip
+        backward, _ = enact(
+            BatchedBackward(lanes=len(batch), deepest=int(depth.max())),
+            graph,
+            depth=depth,
+            sigma=sigma,
+        )
         delta = to_host(backward["delta"])
         total += _edge_shares(depth, sigma, delta, src, dst)
         if not G.is_directed():

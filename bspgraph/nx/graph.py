@@ -32,12 +32,21 @@ class NxGraph:
 
     __networkx_backend__ = "bspgraph"
 
-    def __init__(self, nodes: list, src: np.ndarray, dst: np.ndarray, *, directed: bool,
-                 multigraph: bool = False, edge_values: dict[str, np.ndarray] | None = None,
-                 node_data: list[dict] | None = None, graph_attrs: dict | None = None,
-                 adjacency: tuple[np.ndarray, np.ndarray] | None = None,
-                 multiplicity: np.ndarray | None = None,
-                 edge_minima: dict[str, np.ndarray] | None = None):  # fmt: skip
+    def __init__(
+        self,
+        nodes: list,
+        src: np.ndarray,
+        dst: np.ndarray,
+        *,
+        directed: bool,
+        multigraph: bool = False,
+        edge_values: dict[str, np.ndarray] | None = None,
+        node_data: list[dict] | None = None,
+        graph_attrs: dict | None = None,
+        adjacency: tuple[np.ndarray, np.ndarray] | None = None,
+        multiplicity: np.ndarray | None = None,
+        edge_minima: dict[str, np.ndarray] | None = None,
+    ):
         self.nodes = nodes
         self.src, self.dst = src, dst
         self.directed, self.multigraph = bool(directed), bool(multigraph)
@@ -107,13 +116,17 @@ class NxGraph:
         edges = keep[self.src] & keep[self.dst]
         node_data = None if self.node_data is None else [self.node_data[i] for i in ids.tolist()]
         return NxGraph(
-            self.labels(ids), new_id[self.src[edges]], new_id[self.dst[edges]],
-            directed=self.directed, multigraph=self.multigraph,
+            self.labels(ids),
+            new_id[self.src[edges]],
+            new_id[self.dst[edges]],
+            directed=self.directed,
+            multigraph=self.multigraph,
             edge_values={name: values[edges] for name, values in self.edge_values.items()},
-            node_data=node_data, graph_attrs=dict(self.graph_attrs),
+            node_data=node_data,
+            graph_attrs=dict(self.graph_attrs),
             multiplicity=None if self.multiplicity is None else self.multiplicity[edges],
             edge_minima={name: values[edges] for name, values in self.edge_minima.items()},
-        )  # fmt: skip
+        )
 
     def ordered_adjacency(self, *, reverse: bool = False) -> tuple[np.ndarray, np.ndarray]:
         """``(offsets, indices)``: each vertex's neighbours in networkx's order (its
@@ -135,8 +148,7 @@ class NxGraph:
                 self._graphs[key] = self.adjacency
         return self._graphs[key]
 
-    def graph(self, weight: str | None = None, *, parallel: str = "sum",
-              backend=None) -> Graph:  # fmt: skip
+    def graph(self, weight: str | None = None, *, parallel: str = "sum", backend=None) -> Graph:
         """The :class:`bspgraph.Graph` of these edges, weighted by attribute ``weight`` or not.
 
         A multigraph's parallel edges weigh their sum (``parallel="sum"``: PageRank, HITS) or
@@ -163,14 +175,24 @@ class NxGraph:
                     )
                 values = (self.edge_minima if parallel == "min" else self.edge_values)[weight]
             self._graphs[key] = Graph.from_edges(
-                self.src, self.dst, values, num_vertices=len(self.nodes),
-                directed=self.directed, backend=backend,
-            )  # fmt: skip
+                self.src,
+                self.dst,
+                values,
+                num_vertices=len(self.nodes),
+                directed=self.directed,
+                backend=backend,
+            )
         return self._graphs[key]
 
 
-def from_networkx(G, edge_attrs=None, node_attrs=None, preserve_edge_attrs=False,
-                  preserve_node_attrs=False, preserve_graph_attrs=False) -> NxGraph:  # fmt: skip
+def from_networkx(
+    G,
+    edge_attrs=None,
+    node_attrs=None,
+    preserve_edge_attrs=False,
+    preserve_node_attrs=False,
+    preserve_graph_attrs=False,
+) -> NxGraph:
     """Convert a networkx graph (see :meth:`BackendInterface.convert_from_nx`).
 
     The cost is one pass of Python over the adjacency (a dict lookup per edge end, plus one per
@@ -181,8 +203,14 @@ def from_networkx(G, edge_attrs=None, node_attrs=None, preserve_edge_attrs=False
     ``to_scipy_sparse_array`` semantics).
     """
     with _collector_paused():  # millions of small lists: the cyclic GC would rescan them often
-        return _from_networkx(G, edge_attrs, node_attrs, preserve_edge_attrs,
-                              preserve_node_attrs, preserve_graph_attrs)  # fmt: skip
+        return _from_networkx(
+            G,
+            edge_attrs,
+            node_attrs,
+            preserve_edge_attrs,
+            preserve_node_attrs,
+            preserve_graph_attrs,
+        )
 
 
 @contextmanager
@@ -196,8 +224,9 @@ def _collector_paused():
             gc.enable()
 
 
-def _from_networkx(G, edge_attrs, node_attrs, preserve_edge_attrs, preserve_node_attrs,
-                   preserve_graph_attrs) -> NxGraph:  # fmt: skip
+def _from_networkx(
+    G, edge_attrs, node_attrs, preserve_edge_attrs, preserve_node_attrs, preserve_graph_attrs
+) -> NxGraph:
     nodes = list(G)
     index = {node: i for i, node in enumerate(nodes)}
     directed, multigraph = G.is_directed(), G.is_multigraph()
@@ -209,8 +238,9 @@ def _from_networkx(G, edge_attrs, node_attrs, preserve_edge_attrs, preserve_node
     counts = np.fromiter(map(len, neighbours), dtype=np.int64, count=len(nodes))
     total = int(counts.sum())
     src = np.repeat(np.arange(len(nodes), dtype=np.int64), counts)
-    dst = np.fromiter(map(index.__getitem__, chain.from_iterable(neighbours)), dtype=np.int64,
-                      count=total)  # fmt: skip
+    dst = np.fromiter(
+        map(index.__getitem__, chain.from_iterable(neighbours)), dtype=np.int64, count=total
+    )
 
     if preserve_edge_attrs:
         edge_attrs = {name: None for name in _numeric_edge_attributes(G)}
@@ -253,16 +283,30 @@ def _from_networkx(G, edge_attrs, node_attrs, preserve_edge_attrs, preserve_node
     if preserve_node_attrs:
         node_data = [dict(G._node[node]) for node in nodes]
     elif node_attrs:
-        node_data = [{name: data.get(name, default) for name, default in node_attrs.items()
-                      if name in data or default is not None}
-                     for data in (G._node[node] for node in nodes)]  # fmt: skip
+        node_data = [
+            {
+                name: data.get(name, default)
+                for name, default in node_attrs.items()
+                if name in data or default is not None
+            }
+            for data in (G._node[node] for node in nodes)
+        ]
     graph_attrs = dict(G.graph) if preserve_graph_attrs else None
     if len(nodes) <= np.iinfo(np.int32).max:
         ordered = (ordered[0], ordered[1].astype(np.int32))  # half the memory
-    return NxGraph(nodes, src, dst, directed=directed, multigraph=multigraph,
-                   edge_values=edge_values, node_data=node_data, graph_attrs=graph_attrs,
-                   adjacency=ordered, multiplicity=multiplicity,
-                   edge_minima=edge_minima)  # fmt: skip
+    return NxGraph(
+        nodes,
+        src,
+        dst,
+        directed=directed,
+        multigraph=multigraph,
+        edge_values=edge_values,
+        node_data=node_data,
+        graph_attrs=graph_attrs,
+        adjacency=ordered,
+        multiplicity=multiplicity,
+        edge_minima=edge_minima,
+    )
 
 
 def _numeric_edge_attributes(G) -> list[str]:
@@ -296,6 +340,6 @@ def to_networkx(graph: NxGraph):
             name: column[position]
             for name, column in zip(names, columns)
             if column[position] == column[position]
-        }  # fmt: skip  (NaN: absent)
+        }  # (NaN: absent)
         result.add_edge(nodes[i], nodes[j], **data)
     return result

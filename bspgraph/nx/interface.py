@@ -28,9 +28,16 @@ class BackendInterface:
     implemented function (networkx's name and signature; see :mod:`bspgraph.nx.algorithms`)."""
 
     @staticmethod
-    def convert_from_nx(G, edge_attrs=None, node_attrs=None, preserve_edge_attrs=False,
-                        preserve_node_attrs=False, preserve_graph_attrs=False, name=None,
-                        graph_name=None):  # fmt: skip
+    def convert_from_nx(
+        G,
+        edge_attrs=None,
+        node_attrs=None,
+        preserve_edge_attrs=False,
+        preserve_node_attrs=False,
+        preserve_graph_attrs=False,
+        name=None,
+        graph_name=None,
+    ):
         """A networkx graph as a bspgraph backend graph (:class:`~bspgraph.nx.graph.NxGraph`).
 
         Nodes are numbered ``0..n-1`` in the graph's node order and mapped back in results.
@@ -46,10 +53,14 @@ class BackendInterface:
             An edge attribute to convert holds non-numbers (networkx then tries the next
             backend, or itself with ``fallback_to_nx``).
         """
-        return from_networkx(G, edge_attrs=edge_attrs, node_attrs=node_attrs,
-                             preserve_edge_attrs=preserve_edge_attrs,
-                             preserve_node_attrs=preserve_node_attrs,
-                             preserve_graph_attrs=preserve_graph_attrs)  # fmt: skip
+        return from_networkx(
+            G,
+            edge_attrs=edge_attrs,
+            node_attrs=node_attrs,
+            preserve_edge_attrs=preserve_edge_attrs,
+            preserve_node_attrs=preserve_node_attrs,
+            preserve_graph_attrs=preserve_graph_attrs,
+        )
 
     @staticmethod
     def on_start_tests(items) -> None:
@@ -58,8 +69,7 @@ class BackendInterface:
         import pytest
 
         for item in items:
-            reason = DIFFERENT_BY_DESIGN.get((item.module.__name__.rsplit(".", 1)[-1],
-                                              item.name))  # fmt: skip
+            reason = DIFFERENT_BY_DESIGN.get((item.module.__name__.rsplit(".", 1)[-1], item.name))
             if reason is not None:
                 item.add_marker(pytest.mark.xfail(reason=reason))
 

@@ -68,8 +68,9 @@ def _tree_paths(G: NxGraph, parent: np.ndarray, start: int, keep=None) -> dict:
     layer = order[0]
     while layer.size:
         starts, counts = offsets[layer], offsets[layer + 1] - offsets[layer]
-        positions = np.arange(int(counts.sum())) + np.repeat(starts - np.cumsum(counts) + counts,
-                                                             counts)  # fmt: skip
+        positions = np.arange(int(counts.sum())) + np.repeat(
+            starts - np.cumsum(counts) + counts, counts
+        )
         layer = child[positions]
         order.append(layer)
     order = np.concatenate(order)

@@ -76,8 +76,9 @@ def bfs_edges(G, source, reverse=False, depth_limit=None, sort_neighbors=None):
 
 def _bfs_edges(G: NxGraph, source, reverse, depth_limit) -> Iterator[tuple]:
     start = _check_node(G, source)  # (raised when iterated, as networkx's generator does)
-    for parents, children in _levels(G, np.array([start]), reverse=reverse,
-                                     depth_limit=depth_limit):  # fmt: skip
+    for parents, children in _levels(
+        G, np.array([start]), reverse=reverse, depth_limit=depth_limit
+    ):
         yield from zip(G.labels(parents), G.labels(children))
 
 
@@ -95,8 +96,9 @@ def bfs_tree(G, source, reverse=False, depth_limit=None, sort_neighbors=None):
     G = _backend_graph(G)
     start = _check_node(G, source)
     parents, children = [np.array([], dtype=np.int64)], [np.array([start])]
-    for level_parents, level_children in _levels(G, children[0], reverse=reverse,
-                                                 depth_limit=depth_limit):  # fmt: skip
+    for level_parents, level_children in _levels(
+        G, children[0], reverse=reverse, depth_limit=depth_limit
+    ):
         parents.append(level_parents)
         children.append(level_children)
     order = np.concatenate(children)  # the tree's nodes: vertex order[i] is its node i
@@ -171,8 +173,9 @@ def ancestors(G, source):
     """the vertices a BFS (:func:`bspgraph.bfs`) along in-edges reaches, the source excepted."""
     G = _backend_graph(G)
     graph = G.graph()
-    depth = primitives.bfs(graph.reversed() if graph.directed else graph,
-                           _check_node(G, source)).depth  # fmt: skip
+    depth = primitives.bfs(
+        graph.reversed() if graph.directed else graph, _check_node(G, source)
+    ).depth
     return set(G.labels(np.flatnonzero(depth > 0)))
 
 
@@ -294,7 +297,7 @@ def shortest_path_length(G, source=None, target=None, weight=None, method="dijks
                 if method == "bellman-ford"
                 else ("Source {} is not in G" if weight is None else "Node {} not found in graph")
             )
-            raise nx.NodeNotFound(message.format(node))  # fmt: skip
+            raise nx.NodeNotFound(message.format(node))
         return _length_dict(G, *_lengths(G, G.vertex(node), weight, reverse=source is None))
     if source not in G or target not in G:
         if weight is None:

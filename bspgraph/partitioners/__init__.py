@@ -50,6 +50,13 @@ def get(name_or_instance: str | Partitioner) -> Partitioner:
 
 
 __all__ = [
-    "REGISTRY", "BiasedRandom", "EdgeBalanced", "Metis", "PartitionReport", "Partitioner",
-    "Random", "get", "report",
-]  # fmt: skip
+    "REGISTRY",
+    "BiasedRandom",
+    "EdgeBalanced",
+    "Metis",
+    "PartitionReport",
+    "Partitioner",
+    "Random",
+    "get",
+    "report",
+]

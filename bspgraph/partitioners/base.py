@@ -159,8 +159,9 @@ def report(graph, owner, parts: int) -> PartitionReport:
     edges = np.bincount(src_part, minlength=parts)
     cut = src_part != dst_part
     # (part, remote vertex) pairs: dst is remote to src's part, src is remote to dst's part.
-    pairs = np.concatenate([src_part[cut] * num_vertices + dst[cut],
-                            dst_part[cut] * num_vertices + src[cut]])  # fmt: skip
+    pairs = np.concatenate(
+        [src_part[cut] * num_vertices + dst[cut], dst_part[cut] * num_vertices + src[cut]]
+    )
     borders = np.bincount(np.unique(pairs) // max(num_vertices, 1), minlength=parts)
     return PartitionReport(
         parts=parts,

@@ -38,14 +38,17 @@ def checked_sources(graph, sources, where: str) -> list[int]:
         vertex, or holds an id that is not a vertex (the message names the id and the range).
     """
     if isinstance(sources, (int, np.integer)) or np.ndim(sources) > 1:
-        raise ValueError(f"{where}(sources={sources!r}): expected a sequence of vertex ids "
-                         "(for a sample of k sources, pass k= and seed=)")  # fmt: skip
+        raise ValueError(
+            f"{where}(sources={sources!r}): expected a sequence of vertex ids "
+            "(for a sample of k sources, pass k= and seed=)"
+        )
     checked = [graph.check_vertex(s, name="sources", where=where) for s in sources]
     seen: set[int] = set()
     for vertex in checked:
         if vertex in seen:
-            raise ValueError(f"{where}(sources=...): vertex {vertex} appears twice; expected "
-                             "distinct vertices")  # fmt: skip
+            raise ValueError(
+                f"{where}(sources=...): vertex {vertex} appears twice; expected distinct vertices"
+            )
         seen.add(vertex)
     return checked
 

@@ -66,9 +66,23 @@ def count_push(graph, ids, depth, value, sigma) -> Frontier:
     """Fused push of :class:`count_paths`: one kernel over the frontier's out-edges
     (atomic adds of whole-number path counts: the same sums in any order below 2^53)."""
     cp = graph.xp
-    kernel = typed_kernel(cp, _COUNT_PATHS, "count_push", id=graph.indices.dtype,
-                          off=graph.offsets.dtype, depth=depth.dtype,
-                          deg=graph.cost_degrees()[0].dtype)  # fmt: skip
+    kernel = typed_kernel(
+        cp,
+        _COUNT_PATHS,
+        "count_push",
+        id=graph.indices.dtype,
+        off=graph.offsets.dtype,
+        depth=depth.dtype,
+        deg=graph.cost_degrees()[0].dtype,
+    )
     kind = depth.dtype.type
-    return launch_push(graph, kernel, ids, depth, kind(value), kind(np.iinfo(depth.dtype).max),
-                       sigma, out_bound=graph.num_vertices)  # fmt: skip
+    return launch_push(
+        graph,
+        kernel,
+        ids,
+        depth,
+        kind(value),
+        kind(np.iinfo(depth.dtype).max),
+        sigma,
+        out_bound=graph.num_vertices,
+    )

@@ -192,8 +192,19 @@ def link_rows(backend, parent, offsets, indices, rows=None) -> None:
         source = f"#define ROWS {per_warp}\n#define WARP_ROW {WARP_ROW}\n" + _LINK_ROWS
         kernel = compile_kernel(cupy, source, "link_rows", OFF=c_type(starts), ID=c_type(indices))
         blocks = min(-(-count // (8 * per_warp)), 1 << 16)  # 8 warps a block
-        kernel((blocks,), (256,), (starts, ends, np.uintp(0) if ids is None else ids, indices,
-                                   np.int64(count), np.int64(longest), parent))  # fmt: skip
+        kernel(
+            (blocks,),
+            (256,),
+            (
+                starts,
+                ends,
+                np.uintp(0) if ids is None else ids,
+                indices,
+                np.int64(count),
+                np.int64(longest),
+                parent,
+            ),
+        )
 
 
 _LINK_PAIRS = (
@@ -281,7 +292,16 @@ def flatten_gpu(backend, parent, since, degree):
     if count:  # a thread a vertex (their climbs wait on memory: as many warps as may run)
         kernel = compile_kernel(cupy, _FLATTEN, "flatten", ID=c_type(parent), DEG=c_type(degree))
         null = np.uintp(0)
-        kernel((min(-(-count // 256), 1 << 16),), (256,),
-               (parent, np.int64(count), null if since is None else since,
-                null if moved is None else moved, degree, null if tally is None else tally))  # fmt: skip
+        kernel(
+            (min(-(-count // 256), 1 << 16),),
+            (256,),
+            (
+                parent,
+                np.int64(count),
+                null if since is None else since,
+                null if moved is None else moved,
+                degree,
+                null if tally is None else tally,
+            ),
+        )
     return None if since is None else (moved, tally)

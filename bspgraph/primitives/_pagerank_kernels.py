@@ -133,10 +133,26 @@ def fused_update(graph, pulled, rank, contribution, scale, sink, teleport, error
     uniform = float(teleport) if np.ndim(teleport) == 0 else 0.0
     teleport = null if np.ndim(teleport) == 0 else teleport
     update = typed_kernel(cp, _DAMPED_UPDATE, "damped_update", id=graph.indices.dtype)
-    update((blocks,), (256,), (null if ids is None else ids, np.int64(first), np.int64(count),
-                               null if pulled is None else pulled, rank, scale, sink, teleport,
-                               np.float64(uniform), np.float64(alpha), dangling, next_rank,
-                               contribution, sums))  # fmt: skip
+    update(
+        (blocks,),
+        (256,),
+        (
+            null if ids is None else ids,
+            np.int64(first),
+            np.int64(count),
+            null if pulled is None else pulled,
+            rank,
+            scale,
+            sink,
+            teleport,
+            np.float64(uniform),
+            np.float64(alpha),
+            dangling,
+            next_rank,
+            contribution,
+            sums,
+        ),
+    )
     totals = typed_kernel(cp, _DAMPED_UPDATE, "damped_totals", id=graph.indices.dtype)
     totals((1,), (256,), (sums, np.int32(blocks), np.int32(pulled is not None), error, dangling))
     return next_rank

@@ -32,8 +32,12 @@ class BCResult:
 def _prepare(graph) -> None:
     """What betweenness builds, one source at a time or batched, and up front what the
     products of its heavy levels over every list build lazily."""
-    for primitive in (Forward(), Backward(deepest=1), BatchedForward(lanes=2),
-                      BatchedBackward(lanes=2, deepest=1)):  # fmt: skip
+    for primitive in (
+        Forward(),
+        Backward(deepest=1),
+        BatchedForward(lanes=2),
+        BatchedBackward(lanes=2, deepest=1),
+    ):
         primitive.prepare(graph)
     prepare_reduction(graph, "in")
     prepare_reduction(graph, "out")
@@ -118,8 +122,9 @@ def betweenness_centrality(
         total, runs = accumulate(graph, sources, width, endpoints, run)
     if total is None:
         centrality = np.zeros(n)
-        return BCResult(target.asarray(centrality) if on_device else centrality,
-                        Stats.combine(runs))  # fmt: skip
+        return BCResult(
+            target.asarray(centrality) if on_device else centrality, Stats.combine(runs)
+        )
     k = None if len(sources) == n else len(sources)
     centrality = _rescale(
         total, n, k, sources, normalized=normalized, directed=graph.directed, endpoints=endpoints
@@ -135,8 +140,14 @@ def _one_by_one(graph, sources, width, endpoints, run):
         reached = forward["depth"] >= 0
         _check_counts(forward, [source])
         deepest = int(forward["depth"].max())
-        backward, backward_stats = enact(Backward(deepest=deepest), graph, depth=forward["depth"],
-                                         sigma=forward["sigma"], result_device=True, **run)  # fmt: skip
+        backward, backward_stats = enact(
+            Backward(deepest=deepest),
+            graph,
+            depth=forward["depth"],
+            sigma=forward["sigma"],
+            result_device=True,
+            **run,
+        )
         runs += [forward_stats, backward_stats]
         dependency = backward["delta"] + (1 if endpoints else 0)
         dependency[~reached] = 0
@@ -149,14 +160,20 @@ def _batched(graph, sources, width, endpoints, run):
     """The dependencies summed over ``sources``, ``width`` sources a run."""
     total, runs = None, []
     for batch in batches(sources, width):
-        forward, forward_stats = enact(BatchedForward(lanes=len(batch)), graph, sources=batch,
-                                       result_device=True, **run)  # fmt: skip
+        forward, forward_stats = enact(
+            BatchedForward(lanes=len(batch)), graph, sources=batch, result_device=True, **run
+        )
         depth = forward["depth"]
         _check_counts(forward, batch)
         deepest = int(depth.max())
-        backward, backward_stats = enact(BatchedBackward(lanes=len(batch), deepest=deepest),
-                                         graph, depth=depth, sigma=forward["sigma"],
-                                         result_device=True, **run)  # fmt: skip
+        backward, backward_stats = enact(
+            BatchedBackward(lanes=len(batch), deepest=deepest),
+            graph,
+            depth=depth,
+            sigma=forward["sigma"],
+            result_device=True,
+            **run,
+        )
         runs += [forward_stats, backward_stats]
         dependency = backward["delta"].sum(axis=1)  # 0 at unreached vertices and the sources
         if endpoints:  # each reached target, and each source for its targets

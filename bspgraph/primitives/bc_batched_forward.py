@@ -35,8 +35,9 @@ class BatchedForward(Primitive):
         at, lanes = xp.nonzero(state.depth[ids] == iteration)  # the level's (row, lane) pairs
         rows = ids[at]
         # plus.times over the level's edges: the path counts of the pairs it reaches
-        rows, lanes, paths = fr.advance_pairs(graph, rows, lanes, state.sigma[rows, lanes],
-                                              state.sigma.shape[1])  # fmt: skip
+        rows, lanes, paths = fr.advance_pairs(
+            graph, rows, lanes, state.sigma[rows, lanes], state.sigma.shape[1]
+        )
         new = xp.flatnonzero(state.depth[rows, lanes] == np.iinfo(state.depth.dtype).max)
         rows, lanes = rows[new], lanes[new]
         state.depth[rows, lanes] = iteration + 1

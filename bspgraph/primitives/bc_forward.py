@@ -24,8 +24,9 @@ class Forward(Primitive):
     def step(self, graph, frontier, state, iteration):
         if _heavy(graph, frontier):  # one device, a heavy level: path counts in one product
             unvisited = fr.Frontier.from_mask(graph, state.depth > iteration + 1)
-            paths = fr.neighbor_reduce(graph, state.sigma, "sum", direction="in",
-                                       frontier=unvisited, sources=frontier)  # fmt: skip
+            paths = fr.neighbor_reduce(
+                graph, state.sigma, "sum", direction="in", frontier=unvisited, sources=frontier
+            )
             hit = graph.xp.flatnonzero(paths > 0)
             reached = unvisited.ids[hit]
             state.depth[reached], state.sigma[reached] = iteration + 1, paths[hit]

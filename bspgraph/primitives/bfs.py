@@ -64,8 +64,16 @@ class BFS(Primitive):
         unreached = None  # undirected: the in-edges of the unvisited are the edges not counted
         if counted is not None and not graph.directed:
             unreached = graph.cost_degrees()[2] - counted
-        reached = fr.advance(graph, frontier, visit, unique=True, candidates="functor",
-                             direction=direction, repeat=True, candidate_edges=unreached)  # fmt: skip
+        reached = fr.advance(
+            graph,
+            frontier,
+            visit,
+            unique=True,
+            candidates="functor",
+            direction=direction,
+            repeat=True,
+            candidate_edges=unreached,
+        )
         if counted is not None:  # the levels a repeated advance passed through
             levels = reached.passed_edges
             counted = None if levels is None else counted + sum(levels)
@@ -104,8 +112,9 @@ class BatchedBFS(Primitive):
     def step(self, graph, frontier, state, iteration):
         xp, ids = graph.xp, frontier.ids
         at, lanes = xp.nonzero(state.depth[ids] == iteration)  # the level's (row, lane) pairs
-        rows, lanes, _ = fr.advance_pairs(graph, ids[at], lanes, xp.ones(at.shape[0], np.float32),
-                                          state.depth.shape[1])  # (paths: any reaches)  # fmt: skip
+        rows, lanes, _ = fr.advance_pairs(
+            graph, ids[at], lanes, xp.ones(at.shape[0], np.float32), state.depth.shape[1]
+        )  # (paths: any reaches)
         new = xp.flatnonzero(state.depth[rows, lanes] == np.iinfo(state.depth.dtype).max)
         rows = rows[new]
         state.depth[rows, lanes[new]] = iteration + 1
@@ -131,8 +140,9 @@ def depth_batches(graph, sources: Sequence[int], width: int, **run) -> Iterator[
             state, stats = enact(BFS(), graph, source=batch[0], result_device=True, **run)
             yield batch, state["depth"][:, None], stats
             continue
-        state, stats = enact(BatchedBFS(lanes=len(batch)), graph, sources=batch,
-                             result_device=True, **run)  # fmt: skip
+        state, stats = enact(
+            BatchedBFS(lanes=len(batch)), graph, sources=batch, result_device=True, **run
+        )
         yield batch, state["depth"], stats
 
 

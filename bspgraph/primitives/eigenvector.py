@@ -50,8 +50,9 @@ class Eigenvector(PowerIteration):
 register_preparation("eigenvector", lambda graph: Eigenvector().prepare(graph))
 
 
-def eigenvector_centrality(graph, *, max_iter: int = 100, tol: float = 1e-6, start=None,
-                           **run) -> CentralityResult:  # fmt: skip
+def eigenvector_centrality(
+    graph, *, max_iter: int = 100, tol: float = 1e-6, start=None, **run
+) -> CentralityResult:
     """Eigenvector centrality (in-edges, weighted), as ``networkx.eigenvector_centrality``.
 
     Power iteration with ``A + I`` from ``start`` (all ones by default) divided by its sum;

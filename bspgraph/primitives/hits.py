@@ -84,8 +84,9 @@ class HITS(PowerIteration):
 register_preparation("hits", lambda graph: HITS().prepare(graph))
 
 
-def hits(graph, *, max_iter: int = 100, tol: float = 1e-8, start=None, normalized: bool = True,
-         **run) -> HITSResult:  # fmt: skip
+def hits(
+    graph, *, max_iter: int = 100, tol: float = 1e-8, start=None, normalized: bool = True, **run
+) -> HITSResult:
     """HITS hubs and authorities (weighted), as ``networkx.hits``.
 
     Power iteration on ``A A^T`` for the hubs from ``start`` (uniform by default, divided by
@@ -114,8 +115,10 @@ def hits(graph, *, max_iter: int = 100, tol: float = 1e-8, start=None, normalize
     hubs, authorities = state["hubs"], state["authorities"]
     if normalized:
         if not (hubs.sum() > 0 and authorities.sum() > 0):
-            raise ValueError(f"hits: the graph's {graph.num_edges} edges hold no positive "
-                             "weight: every hub and authority score is 0, which cannot be "
-                             "normalized")  # fmt: skip
+            raise ValueError(
+                f"hits: the graph's {graph.num_edges} edges hold no positive "
+                "weight: every hub and authority score is 0, which cannot be "
+                "normalized"
+            )
         hubs, authorities = hubs / hubs.sum(), authorities / authorities.sum()
     return HITSResult(hubs, authorities, stats)

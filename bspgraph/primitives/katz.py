@@ -38,9 +38,17 @@ class Katz(PowerIteration):
 register_preparation("katz", lambda graph: Katz().prepare(graph))
 
 
-def katz_centrality(graph, alpha: float = 0.1, beta=1.0, *, max_iter: int = 1000,
-                    tol: float = 1e-6, start=None, normalized: bool = True,
-                    **run) -> CentralityResult:  # fmt: skip
+def katz_centrality(
+    graph,
+    alpha: float = 0.1,
+    beta=1.0,
+    *,
+    max_iter: int = 1000,
+    tol: float = 1e-6,
+    start=None,
+    normalized: bool = True,
+    **run,
+) -> CentralityResult:
     """Katz centrality (in-edges, weighted), as ``networkx.katz_centrality``.
 
     ``x <- alpha * A^T x + beta`` from ``start`` (zeros by default) until the L1 change is below
@@ -68,8 +76,11 @@ def katz_centrality(graph, alpha: float = 0.1, beta=1.0, *, max_iter: int = 1000
     n = graph.num_vertices
     if n == 0:
         return CentralityResult(np.zeros(0), Stats())
-    beta = (np.full(n, float(beta)) if np.ndim(beta) == 0
-            else vector("katz_centrality", "beta", beta, n))  # fmt: skip
+    beta = (
+        np.full(n, float(beta))
+        if np.ndim(beta) == 0
+        else vector("katz_centrality", "beta", beta, n)
+    )
     start = np.zeros(n) if start is None else vector("katz_centrality", "start", start, n)
     state, stats = enact(Katz(**options, alpha=float(alpha)), graph, start=start, beta=beta, **run)
     x = state["x"]

@@ -54,10 +54,15 @@ class PageRank(PowerIteration):
 
     def step(self, graph, frontier, state, iteration):
         update = damped_update(
-            state.rank, state.contribution, state.scale, state.sink,
+            state.rank,
+            state.contribution,
+            state.scale,
+            state.sink,
             state.teleport if self.uniform is None else self.uniform,
-            state.error, state.dangling, self.options["alpha"],
-        )  # fmt: skip
+            state.error,
+            state.dangling,
+            self.options["alpha"],
+        )
         if iteration == 0:  # superstep 0 only publishes the contributions of the start vector
             state.rank = update(graph)
         else:  # plus.times over every in-edge (owned source or not): one sparse product

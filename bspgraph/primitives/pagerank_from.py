@@ -54,9 +54,18 @@ class PageRankFrom(PageRank):
 register_preparation("pagerank_from", lambda graph: PageRankFrom().prepare(graph))
 
 
-def pagerank_from(graph, alpha: float = 0.85, *, personalization=None, start=None,
-                  dangling=None, tol: float = 1e-6, max_iter: int = 100, weighted: bool = True,
-                  **run) -> PageRankResult:  # fmt: skip
+def pagerank_from(
+    graph,
+    alpha: float = 0.85,
+    *,
+    personalization=None,
+    start=None,
+    dangling=None,
+    tol: float = 1e-6,
+    max_iter: int = 100,
+    weighted: bool = True,
+    **run,
+) -> PageRankResult:
     """PageRank as :func:`bspgraph.pagerank`, from the start vector ``start`` (uniform by
     default; divided by its sum) and with the rank of dangling vertices spread as ``dangling``
     (the personalization by default; divided by its sum): networkx's ``nstart`` and
@@ -75,8 +84,11 @@ def pagerank_from(graph, alpha: float = 0.85, *, personalization=None, start=Non
         return PageRankResult(np.zeros(0), Stats())
     shares = teleport(graph, personalization)
     start = np.full(n, 1.0 / n) if start is None else distribution("start", start, n)
-    spread = (np.broadcast_to(shares, (n,)).copy() if dangling is None
-              else distribution("dangling", dangling, n))  # fmt: skip
+    spread = (
+        np.broadcast_to(shares, (n,)).copy()
+        if dangling is None
+        else distribution("dangling", dangling, n)
+    )
     primitive = PageRankFrom(**options, weighted=bool(weighted))
     state, stats = enact(primitive, graph, teleport=shares, start=start, spread=spread, **run)
     return PageRankResult(state["rank"], stats)

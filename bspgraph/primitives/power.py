@@ -46,8 +46,7 @@ class PowerIteration(Primitive):
     def pull(self, graph, values, direction: str = "in"):
         """For every vertex, the (weighted) sum of ``values`` over its in-neighbours
         (out-neighbours with ``direction="out"``): plus.times."""
-        return fr.neighbor_reduce(graph, values, "sum", direction=direction,
-                                  weighted=self.weighted)  # fmt: skip
+        return fr.neighbor_reduce(graph, values, "sum", direction=direction, weighted=self.weighted)
 
     def prepare(self, graph):
         super().prepare(graph)

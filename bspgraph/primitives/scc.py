@@ -121,8 +121,11 @@ def _roots(graph, frontier, state):
     """The open vertices that kept their own id (owned here) label themselves."""
     labels, colour = state.labels, state.colour
     owned = graph.owned_ids()
-    roots = fr.filter(graph, fr.Frontier.from_ids(graph, owned),
-                      lambda ids: (labels[ids] == _largest(labels)) & (colour[ids] == ids))  # fmt: skip
+    roots = fr.filter(
+        graph,
+        fr.Frontier.from_ids(graph, owned),
+        lambda ids: (labels[ids] == _largest(labels)) & (colour[ids] == ids),
+    )
     labels[roots.ids] = roots.ids
     return roots
 
@@ -134,8 +137,9 @@ def _backward(graph, frontier, state):
     unset, big = _largest(labels), np.iinfo(np.int64).max
     marked = (labels != unset) & (labels == colour)  # this round's: closed ones hold no colour
     key = xp.where(marked, big - 1 - colour.astype(np.int64), big)
-    candidates = fr.filter(graph, fr.Frontier.from_ids(graph, graph.owned_ids()),
-                           lambda ids: labels[ids] == unset)  # fmt: skip
+    candidates = fr.filter(
+        graph, fr.Frontier.from_ids(graph, graph.owned_ids()), lambda ids: labels[ids] == unset
+    )
     if not len(candidates):
         return candidates
     ids = candidates.ids

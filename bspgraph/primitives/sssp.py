@@ -63,8 +63,7 @@ class SSSP(Primitive):
                 later = fr.Frontier.from_ids(graph, ids[graph.xp.flatnonzero(~close)])
         relax = fr.functors.relax_min(state.distance, graph.backend, state.parent)
         # a pull's candidates: any vertex may improve (the same on every device)
-        improved = fr.advance(graph, near, relax, unique=True, candidates="all",
-                              repeat=not later)  # fmt: skip
+        improved = fr.advance(graph, near, relax, unique=True, candidates="all", repeat=not later)
         return fr.Frontier.union(graph, improved, later) if later else improved  # (its levels)
 
     def traversed_edges(self, graph, state):

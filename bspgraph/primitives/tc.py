@@ -36,8 +36,11 @@ class TC(Primitive):
         xp, n = graph.xp, graph.num_vertices
         offsets, heads = _oriented(graph)  # N+(u): the neighbours above u; sorted, no self-loops
         close_wedges = fused.lookup("close_wedges", graph.backend, "step")  # intersections
-        found = None if close_wedges is None else close_wedges(graph.backend, offsets, heads,
-                                                               frontier.ids)  # fmt: skip
+        found = (
+            None
+            if close_wedges is None
+            else close_wedges(graph.backend, offsets, heads, frontier.ids)
+        )
         if found is not None:
             state.triangles[...] += found
             return fr.Frontier.from_mask(graph, state.triangles > 0)

@@ -54,8 +54,12 @@ def main(path: str, out: str, source: int, kind: str) -> None:
     for name, make in COMMUNICATORS.items():
         for graph, how in ((whole, "whole"), (part, "part")):
             seed = 3 if how == "part" else 0
-            run = {"transport": transport, "communicator": make(),
-                   "partitioner": PARTITIONERS[how], "seed": seed}  # fmt: skip
+            run = {
+                "transport": transport,
+                "communicator": make(),
+                "partitioner": PARTITIONERS[how],
+                "seed": seed,
+            }
             for algorithm, (values, stats) in runs(graph, source, run).items():
                 saved[f"{algorithm}/{name}/{how}"] = values
                 if stats is not None:

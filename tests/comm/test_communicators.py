@@ -57,11 +57,16 @@ def make_updates(rng, parts, num_vertices, id_dtype=np.int32):
     for _ in range(parts):
         size = rng.choice([0, num_vertices, int(rng.integers(0, num_vertices + 1))])
         ids = rng.choice(num_vertices, size=size, replace=False).astype(id_dtype)
-        updates.append(Update(ids, {
-            "depth": rng.integers(0, 4, size).astype(np.int32),
-            "parent": rng.integers(0, num_vertices, size).astype(id_dtype),
-            "mass": rng.integers(0, 100, size).astype(np.int64),
-        }))  # fmt: skip
+        updates.append(
+            Update(
+                ids,
+                {
+                    "depth": rng.integers(0, 4, size).astype(np.int32),
+                    "parent": rng.integers(0, num_vertices, size).astype(id_dtype),
+                    "mass": rng.integers(0, 100, size).astype(np.int64),
+                },
+            )
+        )
     return updates
 
 
@@ -71,8 +76,12 @@ def expected(updates, owner, to_all, d):
     for o, u in enumerate(updates):
         if o == d:
             continue
-        for i, depth, parent, mass in zip(u.ids.tolist(), u.values["depth"].tolist(),
-                                          u.values["parent"].tolist(), u.values["mass"].tolist()):  # fmt: skip
+        for i, depth, parent, mass in zip(
+            u.ids.tolist(),
+            u.values["depth"].tolist(),
+            u.values["parent"].tolist(),
+            u.values["mass"].tolist(),
+        ):
             if to_all or owner[i] == d:
                 old = out.get(i)
                 if old is None:
@@ -94,8 +103,11 @@ def as_dict(inbox: list[Update]):
         for k, i in enumerate(ids):
             depth, parent, mass = (c[k] for c in columns)
             old = out.get(i)
-            out[i] = (depth, parent, mass) if old is None else (
-                *min(old[:2], (depth, parent)), old[2] + mass)  # fmt: skip
+            out[i] = (
+                (depth, parent, mass)
+                if old is None
+                else (*min(old[:2], (depth, parent)), old[2] + mass)
+            )
     return out
 
 
@@ -241,26 +253,36 @@ def test_butterfly_follows_the_papers_partners():
     transport = Local(16, record=True)
     updates = [Update(np.array([d], np.int32), {}) for d in range(16)]
     Butterfly(fanout=4).exchange(
-        updates, owner=np.arange(16), to_all=True, combine=lambda a, b: concat([a, b]),
+        updates,
+        owner=np.arange(16),
+        to_all=True,
+        combine=lambda a, b: concat([a, b]),
         transport=transport,
-    )  # fmt: skip
+    )
     into_zero = [sorted(m.src for m in r if m.dst == 0) for r in transport.log]
     assert into_zero == [[1, 2, 3], [4, 8, 12]]
     transport = Local(16, record=True)
     Butterfly(fanout=1).exchange(
-        updates, owner=np.arange(16), to_all=True, combine=lambda a, b: concat([a, b]),
+        updates,
+        owner=np.arange(16),
+        to_all=True,
+        combine=lambda a, b: concat([a, b]),
         transport=transport,
-    )  # fmt: skip
+    )
     assert [sorted(m.src for m in r if m.dst == 0) for r in transport.log] == [[1], [2], [4], [8]]
 
 
 def test_butterfly_messages_stay_bounded_when_every_device_changes_everything():
     parts, num_vertices = 8, 64
     owner = np.arange(num_vertices) % parts
-    full = Update(np.arange(num_vertices, dtype=np.int32), {
-        "depth": np.zeros(num_vertices, np.int32), "parent": np.zeros(num_vertices, np.int32),
-        "mass": np.ones(num_vertices, np.int64),
-    })  # fmt: skip
+    full = Update(
+        np.arange(num_vertices, dtype=np.int32),
+        {
+            "depth": np.zeros(num_vertices, np.int32),
+            "parent": np.zeros(num_vertices, np.int32),
+            "mass": np.ones(num_vertices, np.int64),
+        },
+    )
     for to_all in (False, True):
         pattern = Butterfly(fanout=2)
         received, stats = pattern.exchange(
@@ -288,8 +310,9 @@ def test_bytes_are_the_ids_and_values_handed_over():
     _, stats = transport.exchange_round([(0, 1, few), (1, 0, many)], num_vertices=64)
     assert stats == RoundStats(messages=2, bytes=24 + 320, max_ids=20, max_inbox_ids=20)
     assert [(m.src, m.dst, m.ids, m.bytes) for m in transport.log[0]] == [
-        (0, 1, 2, 24), (1, 0, 20, 320),
-    ]  # fmt: skip
+        (0, 1, 2, 24),
+        (1, 0, 20, 320),
+    ]
 
 
 @given(exchanges(), st.booleans())
@@ -321,9 +344,12 @@ def test_one_device_receives_nothing():
     update = make_updates(np.random.default_rng(1), 1, 5)[0]
     for pattern in communicators():
         received, stats = pattern.exchange(
-            [update], owner=np.zeros(5, np.int32), to_all=True, combine=combine,
+            [update],
+            owner=np.zeros(5, np.int32),
+            to_all=True,
+            combine=combine,
             transport=Local(1),
-        )  # fmt: skip
+        )
         assert received == [[]]
         assert stats == CommStats()
 
@@ -370,9 +396,12 @@ def test_patterns_run_one_device_per_process(parts, to_all):
             mine = [updates[d] if d == rank else None for d in range(parts)]
             try:
                 results[rank] = pattern.exchange(
-                    mine, owner=owner, to_all=to_all, combine=combine,
+                    mine,
+                    owner=owner,
+                    to_all=to_all,
+                    combine=combine,
                     transport=_Threaded(shared, rank, parts),
-                )  # fmt: skip
+                )
             except Exception as error:  # reported below, in the main thread
                 errors.append(error)
                 shared[2].abort()
@@ -464,23 +493,34 @@ def test_cupy_updates_equal_numpy(to_all):
     parts = 5
     owner = rng.integers(0, parts, 200).astype(np.int32)
     updates = make_updates(rng, parts, 200)
-    on_gpu = [Update(xp.asarray(u.ids), {n: xp.asarray(v) for n, v in u.values.items()})
-              for u in updates]  # fmt: skip
+    on_gpu = [
+        Update(xp.asarray(u.ids), {n: xp.asarray(v) for n, v in u.values.items()}) for u in updates
+    ]
 
     def combine_gpu(a, b):
-        host = combine(*(Update(bg.backend.to_host(u.ids),
-                                {n: bg.backend.to_host(v) for n, v in u.values.items()})
-                         for u in (a, b)))  # fmt: skip
+        host = combine(
+            *(
+                Update(
+                    bg.backend.to_host(u.ids),
+                    {n: bg.backend.to_host(v) for n, v in u.values.items()},
+                )
+                for u in (a, b)
+            )
+        )
         return Update(xp.asarray(host.ids), {n: xp.asarray(v) for n, v in host.values.items()})
 
     for pattern in communicators():
         received, stats = pattern.exchange(
-            on_gpu, owner=owner, to_all=to_all, combine=combine_gpu,
+            on_gpu,
+            owner=owner,
+            to_all=to_all,
+            combine=combine_gpu,
             transport=Local([cupy_backend] * parts),
-        )  # fmt: skip
+        )
         for d in range(parts):
-            host = [Update(u.ids.get(), {n: v.get() for n, v in u.values.items()})
-                    for u in received[d]]  # fmt: skip
+            host = [
+                Update(u.ids.get(), {n: v.get() for n, v in u.values.items()}) for u in received[d]
+            ]
             assert as_dict(host) == expected(updates, owner, to_all, d)
 
 
@@ -539,13 +579,15 @@ def test_dense_exchange_delivers_each_block_to_its_owner(parts, n, data):
 
 @given(parts=st.integers(2, 5), n=st.integers(1, 30), data=st.data())
 def test_dense_exchange_to_all_sends_each_slab_as_it_is(parts, n, data):
-    owner = np.sort(np.array(data.draw(st.lists(st.integers(0, parts - 1), min_size=n,
-                                                max_size=n))))  # fmt: skip
+    owner = np.sort(
+        np.array(data.draw(st.lists(st.integers(0, parts - 1), min_size=n, max_size=n)))
+    )
     blocks = blocks_of(owner, parts)
     own = [comm.Slab(d, {"x": np.full(np.count_nonzero(owner == d), d)}) for d in range(parts)]
     for pattern in (Selective(), Broadcast()):
-        received, stats = pattern.exchange_dense(own, blocks=blocks, to_all=True,
-                                                 transport=Local(parts))  # fmt: skip
+        received, stats = pattern.exchange_dense(
+            own, blocks=blocks, to_all=True, transport=Local(parts)
+        )
         for d in range(parts):
             assert sorted(s.block for s in received[d]) == [o for o in range(parts) if o != d]
             assert all((s.values["x"] == s.block).all() for s in received[d])
@@ -565,7 +607,7 @@ def test_dense_exchange_to_all_sends_each_slab_as_it_is(parts, n, data):
                 ),  # extra axis: 0 none, else lanes
                 max_size=3,
                 unique_by=lambda c: c[0],
-            ),  # fmt: skip
+            ),
         ),
         max_size=4,
     )

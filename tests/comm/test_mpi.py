@@ -40,8 +40,14 @@ def mpiexec(ranks, *command, env=None, timeout=TIMEOUT):
     if hasattr(os, "geteuid") and os.geteuid() == 0:  # Open MPI refuses root without these
         environment.update(OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
     started = time.monotonic()
-    done = subprocess.run([MPIEXEC, "-n", str(ranks), *command], cwd=ROOT, env=environment,
-                          capture_output=True, text=True, timeout=timeout)  # fmt: skip
+    done = subprocess.run(
+        [MPIEXEC, "-n", str(ranks), *command],
+        cwd=ROOT,
+        env=environment,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
     return done.returncode, done.stdout, done.stderr, time.monotonic() - started
 
 
@@ -78,8 +84,13 @@ def expected(path, source):
     for component in nx.weakly_connected_components(g):
         labels[list(component)] = min(component)
     rank = nx.pagerank(g, tol=1e-10, max_iter=500)
-    return graph, {"bfs": depth, "bfs_auto": depth, "sssp": distance, "cc": labels,
-                   "pagerank": np.array([rank[v] for v in range(n)])}  # fmt: skip
+    return graph, {
+        "bfs": depth,
+        "bfs_auto": depth,
+        "sssp": distance,
+        "cc": labels,
+        "pagerank": np.array([rank[v] for v in range(n)]),
+    }
 
 
 @pytest.mark.parametrize("ranks", [1, 2, 3, 4])
@@ -110,9 +121,20 @@ def test_gpu_transports_on_two_gpus(transport, graph_file, tmp_path):
 
 def test_phases_benchmark_prints_every_rank_s_supersteps():
     """benchmarks.phases over MPI: each rank's supersteps, the transport's steps inside."""
-    code, out, err, _ = mpiexec(2, sys.executable, "-m", "benchmarks.phases", "--transport",
-                                "mpi", "--backend", "numpy", "--scale", "8", "--algorithms",
-                                "sssp")  # fmt: skip
+    code, out, err, _ = mpiexec(
+        2,
+        sys.executable,
+        "-m",
+        "benchmarks.phases",
+        "--transport",
+        "mpi",
+        "--backend",
+        "numpy",
+        "--scale",
+        "8",
+        "--algorithms",
+        "sssp",
+    )
     assert code == 0, err
     for rank in (0, 1):
         rows = [line for line in out.splitlines() if line.startswith(f"rank {rank}:    ")]
@@ -126,15 +148,17 @@ def test_transport_benchmark_on_two_gpus():
 
     if gpu_count() < 2:
         pytest.skip("needs 2 GPUs")
-    code, out, err, _ = mpiexec(2, sys.executable, "-m", "benchmarks.transport", "--sizes", "8",
-                                "--repeat", "2")  # fmt: skip
+    code, out, err, _ = mpiexec(
+        2, sys.executable, "-m", "benchmarks.transport", "--sizes", "8", "--repeat", "2"
+    )
     assert code == 0, err
     assert out.splitlines()[-1].split()[0] == "8"
 
 
 def check_driver(ranks, transport, graph_file, tmp_path):
-    code, out, err, _ = mpiexec(ranks, sys.executable, str(DRIVER), str(graph_file),
-                                str(tmp_path / "out"), "0", transport)  # fmt: skip
+    code, out, err, _ = mpiexec(
+        ranks, sys.executable, str(DRIVER), str(graph_file), str(tmp_path / "out"), "0", transport
+    )
     assert code == 0, err
     graph, truth = expected(graph_file, 0)
     results = [dict(np.load(tmp_path / f"out.rank{r}.npz")) for r in range(ranks)]
@@ -147,11 +171,17 @@ def check_driver(ranks, transport, graph_file, tmp_path):
         algorithm, communicator, how, *counts = key.split("/")
         if counts:  # messages per superstep, as the in-process run on as many devices counts
             with in_process(communicator, ranks) as run:
-                local = bg.bfs(graph, 0, direction="push" if algorithm == "bfs" else "auto",
-                               seed=0 if how == "whole" else 3, **run,
-                               partitioner="biased" if how == "whole" else "edge_balanced")  # fmt: skip
-            np.testing.assert_array_equal(values, [s.messages for s in local.stats.supersteps],
-                                          err_msg=key)  # fmt: skip
+                local = bg.bfs(
+                    graph,
+                    0,
+                    direction="push" if algorithm == "bfs" else "auto",
+                    seed=0 if how == "whole" else 3,
+                    **run,
+                    partitioner="biased" if how == "whole" else "edge_balanced",
+                )
+            np.testing.assert_array_equal(
+                values, [s.messages for s in local.stats.supersteps], err_msg=key
+            )
         elif algorithm == "pagerank":
             np.testing.assert_allclose(values, truth[algorithm], rtol=1e-5, atol=1e-8, err_msg=key)
         else:
@@ -180,8 +210,19 @@ def in_process(communicator: str, ranks: int):
 @pytest.mark.parametrize("algorithm, field", [("bfs", "depth"), ("sssp", "distance")])
 def test_cli_rank_zero_writes_the_gathered_result(algorithm, field, graph_file, tmp_path):
     output = tmp_path / "result.npy"
-    code, out, err, _ = mpiexec(3, *cli(algorithm, str(graph_file), "--source", "3",
-                                        "--communicator", "butterfly", "--output", str(output)))  # fmt: skip
+    code, out, err, _ = mpiexec(
+        3,
+        *cli(
+            algorithm,
+            str(graph_file),
+            "--source",
+            "3",
+            "--communicator",
+            "butterfly",
+            "--output",
+            str(output),
+        ),
+    )
     assert code == 0, err
     assert out.count(f"algorithm={algorithm}") == 1 and "devices=3" in out  # rank 0 prints
     graph, truth = expected(graph_file, 2)  # --source 3: the .mtx file's vertex 3
@@ -191,8 +232,11 @@ def test_cli_rank_zero_writes_the_gathered_result(algorithm, field, graph_file, 
 
 @pytest.mark.parametrize("kind", ["raise", "kill"])
 def test_a_failing_rank_ends_every_rank_non_zero(kind, graph_file):
-    code, out, err, seconds = mpiexec(4, *cli("bfs", str(graph_file), "--communicator", "selective"),
-                                      env={"BSPGRAPH_MPI_FAULT": f"1:2:{kind}"})  # fmt: skip
+    code, out, err, seconds = mpiexec(
+        4,
+        *cli("bfs", str(graph_file), "--communicator", "selective"),
+        env={"BSPGRAPH_MPI_FAULT": f"1:2:{kind}"},
+    )
     assert code != 0 and seconds < TIMEOUT
     if kind == "raise":
         assert "rank 1 of 4 failed: CommunicationError: injected fault" in err, (
@@ -222,9 +266,13 @@ def test_ranks_with_different_graphs_are_told_on_every_rank(graph_file, tmp_path
 
 def test_ranks_with_different_options_are_told_on_every_rank(graph_file):
     code, out, err, _ = mpiexec(
-        1, *cli("bfs", str(graph_file), "--source", "1"), ":", "-n", "1",
+        1,
+        *cli("bfs", str(graph_file), "--source", "1"),
+        ":",
+        "-n",
+        "1",
         *cli("bfs", str(graph_file), "--source", "2"),
-    )  # fmt: skip
+    )
     assert code != 0
     assert err.count("'parameters' differs") == 2, err
 
@@ -237,17 +285,45 @@ def test_multi_gpu_benchmark_runs_several_sizes_in_one_job(tmp_path):
 
     out = tmp_path / "rows.json"
     code, stdout, err, _ = mpiexec(
-        3, sys.executable, "-m", "benchmarks.multi_gpu", "--transport", "mpi", "--backend",
-        "numpy", "--scale", "7", "--sizes", "2", "3", "--repeat", "1", "--algorithms",
-        "bfs-push", "sssp", "--partitioners", "random", "--communicators", "selective",
-        "butterfly:3", "--json", str(out),
-    )  # fmt: skip
+        3,
+        sys.executable,
+        "-m",
+        "benchmarks.multi_gpu",
+        "--transport",
+        "mpi",
+        "--backend",
+        "numpy",
+        "--scale",
+        "7",
+        "--sizes",
+        "2",
+        "3",
+        "--repeat",
+        "1",
+        "--algorithms",
+        "bfs-push",
+        "sssp",
+        "--partitioners",
+        "random",
+        "--communicators",
+        "selective",
+        "butterfly:3",
+        "--json",
+        str(out),
+    )
     assert code == 0, err
     rows = json.loads(out.read_text())
     assert [(r["algorithm"], r["P"], r["communicator"]) for r in rows] == [
-        (algorithm, p, c) for algorithm in ("bfs-push", "sssp")
-        for p, c in [(1, "-"), (2, "selective"), (2, "butterfly:3"), (3, "selective"),
-                     (3, "butterfly:3")]]  # fmt: skip
+        (algorithm, p, c)
+        for algorithm in ("bfs-push", "sssp")
+        for p, c in [
+            (1, "-"),
+            (2, "selective"),
+            (2, "butterfly:3"),
+            (3, "selective"),
+            (3, "butterfly:3"),
+        ]
+    ]
     assert all(r["supersteps"][0]["rounds"] == (r["P"] > 1) for r in rows)  # fanout 3: one round
     assert [len(r["sync_ms_ranks"]) for r in rows if r["P"] > 1] == [2, 2, 3, 3] * 2
     assert all(0 <= s["sync_seconds"] <= s["seconds"] for r in rows for s in r["supersteps"])

@@ -31,10 +31,10 @@ def test_received_columns_unpack_to_the_same_updates():
         Update(
             np.array([3, 1, 4], np.int32),
             {"depth": np.array([1, 2, 3], np.int32), "parent": np.array([0, 0, 7], np.int32)},
-        ),  # fmt: skip
+        ),
         Update(
             np.zeros(0, np.int32), {"depth": np.zeros(0, np.int32), "parent": np.zeros(0, np.int32)}
-        ),  # fmt: skip
+        ),
         Update(
             np.array([9], np.int64), {"mass": np.array([[0.5, 0.25]]), "flag": np.array([True])}
         ),
@@ -66,8 +66,13 @@ def test_slabs_and_bits_travel_without_ids_beside_updates():
     ]
     header = describe(messages)
     assert [(kind, block) for kind, _, _, block in described(header)] == [
-        (Slab, 2), (Update, None), (Slab, None), (Slab, 0), (Bits, 1), (Bits, None),
-    ]  # fmt: skip
+        (Slab, 2),
+        (Update, None),
+        (Slab, None),
+        (Slab, 0),
+        (Bits, 1),
+        (Bits, None),
+    ]
     by_nccl = unpack(header, receive(messages, described(header)))
     by_mpi = unpack(*pack(messages))
     for sent, got in [*zip(messages, by_nccl, strict=True), *zip(messages, by_mpi, strict=True)]:

@@ -35,8 +35,13 @@ def test_advance_push_calls_functor_on_every_out_edge(graph):
 
 def test_advance_pull_scans_in_edges_of_candidates(graph):
     candidates = np.array([False, True, True, False, False])
-    out = fr.advance(graph, fr.Frontier.from_ids(graph, [0]), lambda s, d, e, w: None,
-                     direction="pull", candidates=candidates)  # fmt: skip
+    out = fr.advance(
+        graph,
+        fr.Frontier.from_ids(graph, [0]),
+        lambda s, d, e, w: None,
+        direction="pull",
+        candidates=candidates,
+    )
     assert out.ids.tolist() == [1, 2]
 
 
@@ -58,14 +63,24 @@ def test_a_pull_from_the_functor_s_own_candidates_equals_one_from_its_mask(fused
         depth[::3] = 0  # visited: never candidates
         visit = fr.functors.visit_unvisited(depth, 1, None)
         chosen = visit.candidates(graph) if candidates == "mask" else candidates
-        out = fr.advance(graph, fr.Frontier.from_mask(graph, depth == 0), visit,
-                         direction="pull", candidates=chosen)  # fmt: skip
+        out = fr.advance(
+            graph,
+            fr.Frontier.from_mask(graph, depth == 0),
+            visit,
+            direction="pull",
+            candidates=chosen,
+        )
         runs.append((sorted(out.ids.tolist()), depth))
     assert runs[0][0] == runs[1][0] and runs[0][0]
     np.testing.assert_array_equal(runs[0][1], runs[1][1])
     with pytest.raises(ValueError, match="candidates"):  # a functor without candidates
-        fr.advance(graph, fr.Frontier.from_ids(graph, [0]), lambda *a: None,
-                   direction="pull", candidates="functor")  # fmt: skip
+        fr.advance(
+            graph,
+            fr.Frontier.from_ids(graph, [0]),
+            lambda *a: None,
+            direction="pull",
+            candidates="functor",
+        )
 
 
 def test_filter_and_compute(graph):
@@ -103,8 +118,9 @@ def test_after_an_early_exit_pull_the_frontier_size_alone_picks_the_direction(mo
     depth = np.full(n, np.iinfo(np.int32).max, dtype=np.int32)
     depth[:2] = 0
     op = fr.functors.visit_unvisited(depth, 1)
-    pulled = fr.advance(graph, fr.Frontier.from_ids(graph, [0, 1]), op, direction="pull",
-                        candidates=depth > 1)  # fmt: skip
+    pulled = fr.advance(
+        graph, fr.Frontier.from_ids(graph, [0, 1]), op, direction="pull", candidates=depth > 1
+    )
     assert pulled.pulled_from == 2  # an early-exit pull on one device records its input's size
     assert fr.advance(graph, pulled, lambda *a: None, direction="push").pulled_from is None
 
@@ -112,16 +128,21 @@ def test_after_an_early_exit_pull_the_frontier_size_alone_picks_the_direction(mo
         raise AssertionError("the candidates' in-edges were counted after a pull")
 
     monkeypatch.setattr(advance, "choose_direction", no_count)
-    for size, came_from, expected in [(n // 40, n // 80, "pull"),  # grew
-                                      (n // 10, n // 5, "pull"),  # more than n / BACK_BETA
-                                      (n // 40, n // 20, "push")]:  # fmt: skip
+    for size, came_from, expected in [
+        (n // 40, n // 80, "pull"),  # grew
+        (n // 10, n // 5, "pull"),  # more than n / BACK_BETA
+        (n // 40, n // 20, "push"),
+    ]:
         frontier = fr.Frontier.from_ids(graph, np.arange(size))
         frontier.pulled_from = came_from
         assert advance.stays_pulled(graph, frontier) == (expected == "pull")
         ran = []
         for name in ("push", "pull"):
-            monkeypatch.setattr(getattr(advance, name), "run",
-                                lambda *a, name=name, ran=ran, **k: ran.append(name) or pulled)  # fmt: skip
+            monkeypatch.setattr(
+                getattr(advance, name),
+                "run",
+                lambda *a, name=name, ran=ran, **k: ran.append(name) or pulled,
+            )
         fr.advance(graph, frontier, op, candidates=depth > 1)
         assert ran == [expected]
 
@@ -158,16 +179,28 @@ def test_fused_relax_equals_the_generic_functor(direction):
         functor = fr.functors.relax_min(distance, graph.backend)
         op = functor if fused else (lambda *edge, f=functor: f(*edge))  # hides the fused paths
         candidates = distance > 0 if direction == "pull" else None
-        out = fr.advance(graph, frontier, op, unique=True, direction=direction,
-                         candidates=candidates, early_exit=False)  # fmt: skip
+        out = fr.advance(
+            graph,
+            frontier,
+            op,
+            unique=True,
+            direction=direction,
+            candidates=candidates,
+            early_exit=False,
+        )
         results.append((np.sort(out.ids), distance))
     np.testing.assert_array_equal(results[0][0], results[1][0])
     np.testing.assert_array_equal(results[0][1], results[1][1])
 
 
 @examples(60)
-@given(graphs(), st.sampled_from(["min", "sum"]), st.sampled_from(["out", "in"]),
-       st.none() | st.integers(1, 3), st.booleans())  # fmt: skip
+@given(
+    graphs(),
+    st.sampled_from(["min", "sum"]),
+    st.sampled_from(["out", "in"]),
+    st.none() | st.integers(1, 3),
+    st.booleans(),
+)
 def test_neighbor_reduce_over_each_list(case, reduce, direction, sample, weighted):
     """Against a loop over the CSR: every list, or its first ``sample`` entries; weights multiply
     a sum; an empty list gives the identity."""
@@ -175,13 +208,16 @@ def test_neighbor_reduce_over_each_list(case, reduce, direction, sample, weighte
     weighted = weighted and reduce == "sum"
     rng = np.random.default_rng(graph.num_edges)
     values = rng.integers(0, 50, graph.num_vertices).astype(float if reduce == "sum" else np.int64)
-    got = fr.neighbor_reduce(graph, values, reduce, direction=direction, weighted=weighted,
-                             sample=sample)  # fmt: skip
+    got = fr.neighbor_reduce(
+        graph, values, reduce, direction=direction, weighted=weighted, sample=sample
+    )
     csr = graph.forward if direction == "out" else graph.reverse
     for u in range(graph.num_vertices):
         entries = range(csr.offsets[u], csr.offsets[u + 1])[:sample]
-        terms = [values[csr.indices[e]] * (csr.weights[e] if weighted and csr.weights is not None
-                                            else 1) for e in entries]  # fmt: skip
+        terms = [
+            values[csr.indices[e]] * (csr.weights[e] if weighted and csr.weights is not None else 1)
+            for e in entries
+        ]
         expected = min(terms, default=np.iinfo(np.int64).max) if reduce == "min" else sum(terms)
         assert got[u] == pytest.approx(expected)
     with pytest.MonkeyPatch.context() as patch:  # through degree-ordered lists: the same sums
@@ -189,8 +225,9 @@ def test_neighbor_reduce_over_each_list(case, reduce, direction, sample, weighte
         patch.setattr(fr.operators, "ORDER_AFTER", 1)
         patch.setattr(fr.operators, "SKEW", 1)
         graph.cache.clear()
-        hot = fr.neighbor_reduce(graph, values, reduce, direction=direction, weighted=weighted,
-                                 sample=sample)  # fmt: skip
+        hot = fr.neighbor_reduce(
+            graph, values, reduce, direction=direction, weighted=weighted, sample=sample
+        )
         graph.cache.clear()
     np.testing.assert_array_equal(hot, got)
 
@@ -204,8 +241,13 @@ def test_ordered_columns_leave_pulls_unchanged():
         distance = np.random.default_rng(1).random(graph.num_vertices) * 50
         distance[::3] = np.inf
         relax = fr.functors.relax_min(distance, graph.backend)
-        fr.advance(graph, fr.Frontier.from_mask(graph, np.isfinite(distance)), relax,
-                   direction="pull", candidates=np.ones(graph.num_vertices, dtype=bool))  # fmt: skip
+        fr.advance(
+            graph,
+            fr.Frontier.from_mask(graph, np.isfinite(distance)),
+            relax,
+            direction="pull",
+            candidates=np.ones(graph.num_vertices, dtype=bool),
+        )
         return bg.pagerank(graph).rank, distance
 
     plain = pulls()
@@ -239,8 +281,9 @@ def test_neighbor_reduce_sample_needs_every_row(graph):
     with pytest.raises(ValueError, match="sample"):
         fr.neighbor_reduce(graph, np.zeros(5), "min", sample=0)
     with pytest.raises(ValueError, match="sample"):
-        fr.neighbor_reduce(graph, np.zeros(5), "min", sample=2,
-                           frontier=fr.Frontier.from_ids(graph, [0]))  # fmt: skip
+        fr.neighbor_reduce(
+            graph, np.zeros(5), "min", sample=2, frontier=fr.Frontier.from_ids(graph, [0])
+        )
 
 
 @examples(60)

@@ -597,8 +597,12 @@ def mtx_files(draw):
     if draw(st.booleans()):
         banner = [word.upper() if draw(st.booleans()) else word for word in banner]
     size = [str(n), str(n), str(count)]
-    defect = draw(st.sampled_from(["none"] * 6 + ["banner", "size", "count", "huge size", "id",
-                                                  "value", "fields", "carriage return"]))  # fmt: skip
+    defect = draw(
+        st.sampled_from(
+            ["none"] * 6
+            + ["banner", "size", "count", "huge size", "id", "value", "fields", "carriage return"]
+        )
+    )
     if defect in ("id", "value", "fields") and not entries:
         defect = "none"
     if defect == "value" and field == "pattern":
@@ -606,15 +610,25 @@ def mtx_files(draw):
     bad_entry = draw(st.integers(0, max(count - 1, 0)))
     if defect == "banner":
         # not "hermitian": a supported symmetry (read as symmetric), so no defect
-        banner[draw(st.integers(1, 4))] = draw(st.sampled_from(["array", "complex", "vector",
-                                                                "x"]))  # fmt: skip
+        banner[draw(st.integers(1, 4))] = draw(st.sampled_from(["array", "complex", "vector", "x"]))
     elif defect == "size":
-        size = draw(st.sampled_from([[str(n), str(n)], [str(n), str(n + 1), str(count)],
-                                     [str(n), str(n), str(count), "1"], ["-1", "-1", str(count)],
-                                     [f"{n}.0", f"{n}.0", str(count)]]))  # fmt: skip
+        size = draw(
+            st.sampled_from(
+                [
+                    [str(n), str(n)],
+                    [str(n), str(n + 1), str(count)],
+                    [str(n), str(n), str(count), "1"],
+                    ["-1", "-1", str(count)],
+                    [f"{n}.0", f"{n}.0", str(count)],
+                ]
+            )
+        )
     elif defect == "count":
-        size[2] = draw(st.sampled_from([str(count + 1), "99999999999999999999"]
-                                       + ([str(count - 1)] if count else [])))  # fmt: skip
+        size[2] = draw(
+            st.sampled_from(
+                [str(count + 1), "99999999999999999999"] + ([str(count - 1)] if count else [])
+            )
+        )
     elif defect == "huge size":
         size[0] = size[1] = draw(st.sampled_from([str(SMALL_MEMORY), *HUGE]))
     elif defect == "id":
@@ -688,10 +702,10 @@ def edge_list_files(draw):
         u, v = draw(st.integers(0, 6)), draw(st.integers(0, 6))
         weight_text = draw(st.sampled_from(REALS)) if weighted else None
         extra = draw(st.sampled_from([None, None, None, "x", "3"])) if weighted else None
-        rows.append([spell_id(draw, u + base), spell_id(draw, v + base), weight_text, extra,
-                     u, v])  # fmt: skip
-    defect = draw(st.sampled_from(["none"] * 4 + ["id", "base", "weight", "one field",
-                                                  "carriage return"]))  # fmt: skip
+        rows.append([spell_id(draw, u + base), spell_id(draw, v + base), weight_text, extra, u, v])
+    defect = draw(
+        st.sampled_from(["none"] * 4 + ["id", "base", "weight", "one field", "carriage return"])
+    )
     bad = draw(st.integers(0, count - 1))
     if defect == "id":
         rows[bad][draw(st.integers(0, 1))] = draw(st.sampled_from(EDGE_BAD_IDS))
@@ -881,8 +895,9 @@ def test_skew_symmetric_and_hermitian(tmp_path):
     expected = {(1, 0): 5.0, (0, 1): -5.0, (2, 0): -1.5, (0, 2): 1.5}
     assert edge_weights(graph) == expected
     matrix = scipy.io.mmread(tmp_path / "k.mtx").tocoo()  # the same matrix
-    assert edge_weights(graph) == dict(zip(zip(matrix.row.tolist(), matrix.col.tolist()),
-                                           matrix.data.tolist()))  # fmt: skip
+    assert edge_weights(graph) == dict(
+        zip(zip(matrix.row.tolist(), matrix.col.tolist()), matrix.data.tolist())
+    )
     hermitian = HEADER.replace(b"general", b"hermitian") + b"3 3 2\n2 1 5\n3 3 1\n"
     graph = read_mtx(write(tmp_path, "h.mtx", hermitian), backend="numpy")
     assert not graph.directed and edge_weights(graph) == {(1, 0): 5.0, (0, 1): 5.0, (2, 2): 1.0}

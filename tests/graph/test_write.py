@@ -27,13 +27,18 @@ def test_round_trip(tmp_path_factory, case):
 
 
 def test_header_symmetric_lower_triangle_and_comment(tmp_path):
-    graph = bg.Graph.from_edges([0, 1, 2], [1, 2, 2], num_vertices=4, directed=False,
-                                backend="numpy")  # fmt: skip
+    graph = bg.Graph.from_edges(
+        [0, 1, 2], [1, 2, 2], num_vertices=4, directed=False, backend="numpy"
+    )
     path = tmp_path / "g.mtx"
     bg.write_mtx(graph, path, comment="two lines\nof comment")
     lines = path.read_text().splitlines()
-    assert lines[:4] == ["%%MatrixMarket matrix coordinate pattern symmetric", "% two lines",
-                         "% of comment", "4 4 3"]  # fmt: skip
+    assert lines[:4] == [
+        "%%MatrixMarket matrix coordinate pattern symmetric",
+        "% two lines",
+        "% of comment",
+        "4 4 3",
+    ]
     assert sorted(lines[4:]) == ["2 1", "3 2", "3 3"]  # row >= column, the self-loop once
 
 
@@ -44,8 +49,9 @@ def test_weights_print_exactly_and_briefly(tmp_path):
     bg.write_mtx(graph, path)
     body = path.read_text().splitlines()[2:]
     assert body[0] == "1 2 17"
-    np.testing.assert_array_equal(bg.read_mtx(path, backend="numpy").weights.astype(np.float32),
-                                  graph.weights)  # fmt: skip
+    np.testing.assert_array_equal(
+        bg.read_mtx(path, backend="numpy").weights.astype(np.float32), graph.weights
+    )
     weights64 = np.array([0.1, 1 / 3, np.inf])
     graph = bg.Graph.from_edges([0, 1, 2], [1, 2, 0], weights64, backend="numpy")
     bg.write_mtx(graph, path)

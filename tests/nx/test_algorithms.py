@@ -16,8 +16,9 @@ LABELS = ["a", ("t", 1), 2.5, True, frozenset({3}), "b", 10, -1]
 @st.composite
 def labelled_graphs(draw, directed=None, max_vertices=18, max_edges=50):
     """A networkx graph with arbitrary node labels in a shuffled node order."""
-    n, src, dst, weight, directed = draw(edge_lists(max_vertices=max_vertices,
-                                                    max_edges=max_edges, directed=directed))  # fmt: skip
+    n, src, dst, weight, directed = draw(
+        edge_lists(max_vertices=max_vertices, max_edges=max_edges, directed=directed)
+    )
     G = to_networkx(n, src, dst, weight, directed)
     order = list(G)
     random.Random(draw(st.integers(0, 2**16))).shuffle(order)

@@ -55,8 +55,9 @@ def test_get_info_imports_no_bspgraph():
         "('bspgraph', 'numpy', 'networkx')) or 0)"
     )
     environment = dict(os.environ, PYTHONPATH=str(ROOT))
-    done = subprocess.run([sys.executable, "-c", code], env=environment, capture_output=True,
-                          text=True, timeout=60)  # fmt: skip
+    done = subprocess.run(
+        [sys.executable, "-c", code], env=environment, capture_output=True, text=True, timeout=60
+    )
     assert done.returncode == 0, done.stderr
 
 

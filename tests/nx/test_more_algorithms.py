@@ -228,8 +228,10 @@ def test_graph_reversed_undirected_subgraph_match_networkx(seed):
     keep = sorted(rng.sample(range(20), 8))
     sub = nx.convert_node_labels_to_integers(G.subgraph(keep), ordering="sorted")
     assert edges(graph.subgraph(keep[::-1])) == edges(bg.Graph.from_networkx(sub))
-    assert np.array_equal(bg.bfs(graph.reversed(), 0, direction="pull").depth,
-                          bg.bfs(graph.reversed(), 0, direction="push").depth)  # fmt: skip
+    assert np.array_equal(
+        bg.bfs(graph.reversed(), 0, direction="pull").depth,
+        bg.bfs(graph.reversed(), 0, direction="push").depth,
+    )
     rank = bg.pagerank(graph, weighted=False).rank
     assert dict(enumerate(rank.tolist())) == approx(nx.pagerank(G, weight=None))
 

@@ -44,10 +44,18 @@ def test_paths_are_shortest_paths(G, data):
         nx.single_source_shortest_path(G, source, cutoff)
     )  # networkx's paths exactly
     for weight in (None, "weight"):
-        _same_paths(G, bnx.shortest_path(G, source, weight=weight),
-                    nx.shortest_path(G, source, weight=weight), weight)  # fmt: skip
-        _same_paths(G, bnx.shortest_path(G, target=target, weight=weight),
-                    nx.shortest_path(G, target=target, weight=weight), weight)  # fmt: skip
+        _same_paths(
+            G,
+            bnx.shortest_path(G, source, weight=weight),
+            nx.shortest_path(G, source, weight=weight),
+            weight,
+        )
+        _same_paths(
+            G,
+            bnx.shortest_path(G, target=target, weight=weight),
+            nx.shortest_path(G, target=target, weight=weight),
+            weight,
+        )
         try:
             expected = nx.shortest_path(G, source, target, weight=weight)
         except nx.NetworkXNoPath:
@@ -61,8 +69,12 @@ def test_paths_are_shortest_paths(G, data):
     expected_lengths, expected_paths = nx.single_source_dijkstra(G, source, cutoff=cutoff)
     assert lengths == expected_lengths
     _same_paths(G, paths, expected_paths, "weight")
-    _same_paths(G, bnx.single_source_dijkstra_path(G, source),
-                nx.single_source_dijkstra_path(G, source), "weight")  # fmt: skip
+    _same_paths(
+        G,
+        bnx.single_source_dijkstra_path(G, source),
+        nx.single_source_dijkstra_path(G, source),
+        "weight",
+    )
     if target in expected_lengths:
         length, path = bnx.single_source_dijkstra(G, source, target)
         assert length == nx.dijkstra_path_length(G, source, target)

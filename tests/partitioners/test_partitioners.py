@@ -171,8 +171,9 @@ def test_report_rejects_bad_owners():
         report(graph, np.array([0, 1, 2]), 2)
 
 
-@given(graphs(min_vertices=0, max_vertices=20, max_edges=50), st.integers(1, 6),
-       st.sampled_from(NAMES))  # fmt: skip
+@given(
+    graphs(min_vertices=0, max_vertices=20, max_edges=50), st.integers(1, 6), st.sampled_from(NAMES)
+)
 def test_any_graph_any_parts(pair, parts, name):
     """A valid owner array, what each partitioner promises of it, and a report that counts
     the partition as networkx's graph of the same edges does."""

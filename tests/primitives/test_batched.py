@@ -44,8 +44,9 @@ def test_betweenness_batches_are_networkx(case, scaling, batch, data):
         options["seed"] = data.draw(st.integers(0, 1000), label="seed")
     result = bg.betweenness_centrality(graph, batch=batch, **options)
     expected = nx.betweenness_centrality(nx_graph, **options)
-    np.testing.assert_allclose(result.centrality, as_array(expected, graph.num_vertices, -1.0),
-                               rtol=1e-9, atol=1e-12)  # fmt: skip
+    np.testing.assert_allclose(
+        result.centrality, as_array(expected, graph.num_vertices, -1.0), rtol=1e-9, atol=1e-12
+    )
 
 
 def test_betweenness_sample_is_networkx_for_every_kind_of_seed():
@@ -67,8 +68,9 @@ def test_closeness_is_networkx(case, wf_improved, batch):
     graph, nx_graph = case
     result = bg.closeness_centrality(graph, wf_improved=wf_improved, batch=batch)
     expected = nx.closeness_centrality(nx_graph, wf_improved=wf_improved)
-    np.testing.assert_allclose(result.centrality, as_array(expected, graph.num_vertices, -1.0),
-                               rtol=1e-12)  # fmt: skip
+    np.testing.assert_allclose(
+        result.centrality, as_array(expected, graph.num_vertices, -1.0), rtol=1e-12
+    )
 
 
 @given(graphs(), batches, st.data())
@@ -96,7 +98,7 @@ def test_harmonic_is_networkx(case, batch, data):
         (lambda g: bg.betweenness_centrality(g, k=0), "at least one"),
         (lambda g: bg.harmonic_centrality(g, [5]), r"nbunch=5\): vertex 5 out of range"),
     ],
-)  # fmt: skip
+)
 def test_batched_primitives_refuse_bad_input(call, message):
     graph = bg.Graph.from_edges([0, 1], [1, 2], backend="numpy")
     with pytest.raises(ValueError, match=message):
@@ -155,16 +157,22 @@ def test_closeness_lifts():
 
 
 @examples(10)
-@given(graphs(max_vertices=12, max_edges=30), st.integers(2, 5), batches,
-       st.sampled_from(bg.testing.COMMUNICATORS))  # fmt: skip
+@given(
+    graphs(max_vertices=12, max_edges=30),
+    st.integers(2, 5),
+    batches,
+    st.sampled_from(bg.testing.COMMUNICATORS),
+)
 def test_batched_betweenness_on_devices_is_networkx(case, devices, batch, communicator):
     graph, nx_graph = case
     k = max(1, graph.num_vertices // 2)
-    result = bg.betweenness_centrality(graph, k=k, seed=1, batch=batch, devices=devices,
-                                       communicator=communicator, check=True)  # fmt: skip
+    result = bg.betweenness_centrality(
+        graph, k=k, seed=1, batch=batch, devices=devices, communicator=communicator, check=True
+    )
     expected = nx.betweenness_centrality(nx_graph, k=k, seed=1)
-    np.testing.assert_allclose(result.centrality, as_array(expected, graph.num_vertices, -1.0),
-                               rtol=1e-9, atol=1e-12)  # fmt: skip
+    np.testing.assert_allclose(
+        result.centrality, as_array(expected, graph.num_vertices, -1.0), rtol=1e-9, atol=1e-12
+    )
 
 
 def test_batched_primitives_on_each_backend(backend):

@@ -47,17 +47,17 @@ def test_bc_literal_cases():
     karate = nx.karate_club_graph()
     expected = as_array(nx.betweenness_centrality(karate), 34, 0)
     for batch, runs in ((1, 34), (None, 1), (5, 7)):  # one source a run; all; 7 batches
-        result = bg.betweenness_centrality(bg.Graph.from_networkx(karate, backend="numpy"),
-                                           batch=batch)  # fmt: skip
+        result = bg.betweenness_centrality(
+            bg.Graph.from_networkx(karate, backend="numpy"), batch=batch
+        )
         np.testing.assert_allclose(result.centrality, expected)
         assert result.stats.iterations > runs * 2  # both phases of every run, summed
 
 
 @pytest.mark.parametrize(
     "sources, message",
-    [([], "at least one"), ([1, 1], "distinct"), ([9], "range"), (2, "k="),
-     ([[0, 1]], "sequence")],
-)  # fmt: skip
+    [([], "at least one"), ([1, 1], "distinct"), ([9], "range"), (2, "k="), ([[0, 1]], "sequence")],
+)
 def test_bc_rejects_bad_sources(sources, message):
     graph = bg.Graph.from_edges([0, 1], [1, 2], backend="numpy")
     with pytest.raises(ValueError, match=message):

@@ -65,8 +65,10 @@ def test_cc_dense_graphs_sample_first(directed, seed):
     result = bg.connected_components(graph)
     np.testing.assert_array_equal(result.labels, expected_labels(nx_graph))
     assert result.stats.iterations == 2  # one sampled superstep, one over every other edge
-    for run in ({"devices": 3, "partitioner": "random"},
-                {"devices": 2, "partitioner": "edge_balanced", "communicator": "butterfly"}):  # fmt: skip
+    for run in (
+        {"devices": 3, "partitioner": "random"},
+        {"devices": 2, "partitioner": "edge_balanced", "communicator": "butterfly"},
+    ):
         labels = bg.connected_components(graph, **run).labels
         np.testing.assert_array_equal(labels, expected_labels(nx_graph))
 
@@ -104,8 +106,9 @@ def _rmat(scale, edge_factor, directed):
     src = np.repeat(np.arange(graph.num_vertices), np.diff(graph.forward.offsets))
     dst = graph.forward.indices
     keep = src < dst
-    return bg.Graph.from_edges(src[keep], dst[keep], num_vertices=graph.num_vertices,
-                               directed=True, backend="numpy")  # fmt: skip
+    return bg.Graph.from_edges(
+        src[keep], dst[keep], num_vertices=graph.num_vertices, directed=True, backend="numpy"
+    )
 
 
 def _nx_of(graph):
@@ -151,10 +154,14 @@ def test_cc_lifts():
     runs (the contract: every changed label returned; ``previous`` is scratch, written
     anywhere), on small graphs of both kinds and on dense ones that sample first."""
     dense = [
-        bg.Graph.from_edges(*np.random.default_rng(seed).integers(0, 40, (2, 500)), num_vertices=48,
-                            directed=directed, backend="numpy")
+        bg.Graph.from_edges(
+            *np.random.default_rng(seed).integers(0, 40, (2, 500)),
+            num_vertices=48,
+            directed=directed,
+            backend="numpy",
+        )
         for seed, directed in ((1, False), (2, True))
-    ]  # fmt: skip
+    ]
     assert all(cc_sampled(graph) for graph in dense)
     run = lambda graph, **r: bg.connected_components(graph, **r).labels  # noqa: E731
     bg.testing.assert_lifts(run, max_examples=8)

@@ -58,9 +58,14 @@ def test_pagerank_raises_convergence_error():
 
 @pytest.mark.parametrize(
     "personalization, message",
-    [({7: 1.0}, "out of range"), ([1.0, 2.0], "shape"), ([0.0, 0.0, 0.0], "not all zero"),
-     ([np.inf, 1.0, 1.0], "finite"), ({0: np.nan}, "finite")],
-)  # fmt: skip
+    [
+        ({7: 1.0}, "out of range"),
+        ([1.0, 2.0], "shape"),
+        ([0.0, 0.0, 0.0], "not all zero"),
+        ([np.inf, 1.0, 1.0], "finite"),
+        ({0: np.nan}, "finite"),
+    ],
+)
 def test_pagerank_rejects_bad_personalization(personalization, message):
     graph = bg.Graph.from_edges([0, 1], [1, 2], backend="numpy")
     with pytest.raises(ValueError, match=message):
@@ -75,12 +80,18 @@ def test_pagerank_rejects_negative_weights():
 
 @pytest.mark.parametrize(
     "options, message",
-    [({"alpha": 2.0}, r"alpha=2.0\): expected a damping factor in \[0, 1\]"),
-     ({"alpha": -0.1}, "alpha=-0.1"), ({"alpha": float("nan")}, "alpha=nan"),
-     ({"alpha": "0.85"}, "alpha='0.85'.*a number"), ({"tol": -1.0}, "tol=-1.0"),
-     ({"tol": float("inf")}, "tol=inf"), ({"tol": True}, "tol=True"),
-     ({"max_iter": -3}, "max_iter=-3"), ({"max_iter": 10.0}, "max_iter=10.0")],
-)  # fmt: skip
+    [
+        ({"alpha": 2.0}, r"alpha=2.0\): expected a damping factor in \[0, 1\]"),
+        ({"alpha": -0.1}, "alpha=-0.1"),
+        ({"alpha": float("nan")}, "alpha=nan"),
+        ({"alpha": "0.85"}, "alpha='0.85'.*a number"),
+        ({"tol": -1.0}, "tol=-1.0"),
+        ({"tol": float("inf")}, "tol=inf"),
+        ({"tol": True}, "tol=True"),
+        ({"max_iter": -3}, "max_iter=-3"),
+        ({"max_iter": 10.0}, "max_iter=10.0"),
+    ],
+)
 def test_pagerank_rejects_bad_options(options, message):
     """A damping factor outside [0, 1] gave negative "ranks" (alpha=2), silently; a negative
     tolerance ran to max_iter and reported non-convergence."""

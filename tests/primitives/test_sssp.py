@@ -57,8 +57,11 @@ def test_sssp_on_parts_of_a_grid_runs_each_region_in_few_supersteps(devices):
 
     graph = bg.generators.grid(48, 48, weights=True, backend="numpy")
     source = 48 * 20 + 7
-    expected = as_array(nx.single_source_dijkstra_path_length(graph.to_networkx(), source),
-                        graph.num_vertices, np.inf)  # fmt: skip
+    expected = as_array(
+        nx.single_source_dijkstra_path_length(graph.to_networkx(), source),
+        graph.num_vertices,
+        np.inf,
+    )
     banded = bg.sssp(graph, source, devices=devices, partitioner="edge_balanced")
     np.testing.assert_allclose(banded.distance, expected)
     assert len(banded.stats.supersteps) <= 8 * devices
@@ -92,8 +95,9 @@ def test_sssp_lifts_with_every_part_running_ahead(monkeypatch):
     def distances(graph, **run):
         return bg.sssp(graph, 0, **run).distance if graph.num_vertices else np.zeros(0)
 
-    bg.testing.assert_lifts(distances, bg.testing.graphs(weighted=True), devices=range(2, 6),
-                            max_examples=12)  # fmt: skip
+    bg.testing.assert_lifts(
+        distances, bg.testing.graphs(weighted=True), devices=range(2, 6), max_examples=12
+    )
     assert any(ran)  # parts ran ahead
 
 
@@ -127,8 +131,9 @@ def test_sssp_parents_form_a_shortest_path_tree(case, data):
 
 
 def test_sssp_parents_through_zero_weight_cycles():
-    graph = bg.Graph.from_edges([0, 1, 2, 1, 3], [1, 2, 1, 3, 0], [0.0, 0.0, 0.0, 2.0, 0.0],
-                                backend="numpy")  # fmt: skip
+    graph = bg.Graph.from_edges(
+        [0, 1, 2, 1, 3], [1, 2, 1, 3, 0], [0.0, 0.0, 0.0, 2.0, 0.0], backend="numpy"
+    )
     result = bg.sssp(graph, 0, parents=True)
     assert result.distance.tolist() == [0.0, 0.0, 0.0, 2.0]
     assert result.parent.tolist() == [-1, 0, 1, 1]

@@ -75,12 +75,15 @@ def advance(
     if direction == "pull" and candidates is None:
         raise ValueError("advance(direction='pull'): pull needs candidates (a bool mask)")
     if isinstance(candidates, str) and candidates not in ("all", "functor"):
-        raise ValueError(f"advance(candidates={candidates!r}): expected a bool mask, a "
-                         "function returning one, 'all' or 'functor'")  # fmt: skip
+        raise ValueError(
+            f"advance(candidates={candidates!r}): expected a bool mask, a "
+            "function returning one, 'all' or 'functor'"
+        )
     functor = isinstance(candidates, str) and candidates == "functor"
     if functor and not hasattr(op, "candidates"):
-        raise ValueError(f"advance(candidates='functor'): {type(op).__name__} has no "
-                         "candidates(graph)")  # fmt: skip
+        raise ValueError(
+            f"advance(candidates='functor'): {type(op).__name__} has no candidates(graph)"
+        )
     exit_first = getattr(op, "early_exit", False) if early_exit is None else early_exit
     if direction == "auto" and candidates is not None and exit_first and frontier.pulled_from:
         direction = "pull" if stays_pulled(graph, frontier) else "push"
@@ -89,8 +92,9 @@ def advance(
         if candidates is None or frontier_edges * BETA < graph.cost_degrees()[2]:
             direction = "push"  # a light frontier: pull would scan most in-edges for nothing
     if direction == "auto" and candidate_edges is not None:  # counted by the caller: no pass
-        direction = choose_direction(graph, frontier, candidates, frontier_edges, exit_first,
-                                     candidate_edges)  # fmt: skip
+        direction = choose_direction(
+            graph, frontier, candidates, frontier_edges, exit_first, candidate_edges
+        )
     if direction != "push" and callable(candidates):
         candidates = candidates()
     if direction == "auto":
@@ -137,8 +141,10 @@ def _inside_share(graph) -> float:
 
     def share():
         indices, owned = graph.indices, graph.context.owned
-        inside = sum(int(graph.backend.count(owned[indices[at : at + SHARE_CHUNK]]))
-                     for at in range(0, indices.shape[0], SHARE_CHUNK))  # fmt: skip
+        inside = sum(
+            int(graph.backend.count(owned[indices[at : at + SHARE_CHUNK]]))
+            for at in range(0, indices.shape[0], SHARE_CHUNK)
+        )
         return inside / max(indices.shape[0], 1)
 
     return graph.cached(("inside share",), share)
@@ -186,8 +192,14 @@ def stays_pulled(graph, frontier: Frontier) -> bool:
     return size >= frontier.pulled_from or size * BACK_BETA > graph.num_vertices
 
 
-def choose_direction(graph, frontier: Frontier, candidates, frontier_edges=None,
-                     early_exit: bool = True, candidate_edges: int | None = None) -> str:  # fmt: skip
+def choose_direction(
+    graph,
+    frontier: Frontier,
+    candidates,
+    frontier_edges=None,
+    early_exit: bool = True,
+    candidate_edges: int | None = None,
+) -> str:
     """Beamer's rule: "pull" when the frontier's out-edges exceed the candidates' (a bool mask,
     or "all") in-edges / alpha (ALPHA on the GPU, SCAN_ALPHA for a pull without early exit,
     HOST_ALPHA where the backend's pull scans whole lists: ``Backend.scans_whole_lists``);

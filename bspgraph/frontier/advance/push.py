@@ -27,8 +27,10 @@ def run(graph, frontier: Frontier, op, *, unique: bool) -> Frontier:
     if total == 0:
         return Frontier.empty(graph)
     if total == graph.num_edges:  # every edge: the cached COO rows replace the search
-        kept = [_every_edge(graph, op, lo, min(lo + CHUNK_EDGES, total))
-                for lo in range(0, total, CHUNK_EDGES)]  # fmt: skip
+        kept = [
+            _every_edge(graph, op, lo, min(lo + CHUNK_EDGES, total))
+            for lo in range(0, total, CHUNK_EDGES)
+        ]
     else:
         kept = [
             _expand(graph, op, ids[lo:hi], starts[lo:hi], degrees[lo:hi])
