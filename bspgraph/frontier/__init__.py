@@ -21,6 +21,7 @@ level in one sparse product (:mod:`bspgraph.frontier.lanes`).
 from . import functors
 from .advance import advance, count_out_edges, many_out_edges
 from .frontier import Frontier, read_counts
+from .host import prepare_levels
 from .kernels import level_limits
 from .lanes import advance_lanes, advance_pairs, reduce_lanes, reduce_pairs
 from .operators import compute, filter, flatten, link, link_pairs, neighbor_reduce  # noqa: A004
@@ -40,6 +41,7 @@ __all__ = [
     "link_pairs",
     "many_out_edges",
     "neighbor_reduce",
+    "prepare_levels",
     "read_counts",
     "reduce_lanes",
     "reduce_pairs",

@@ -14,7 +14,7 @@ from ..backend import row_positions as positions
 from .advance import count_out_edges
 from .advance.push import DENSE_RATIO, _chunks, rows_of
 from .frontier import Frontier
-from .kernels import MAX_LEVELS, level_limits, startable
+from .kernels import MAX_LEVELS, SHORT_ROW, level_limits, startable
 from .operators import owned_range, range_rows
 
 NUMBA = f"{__package__}._numba"  # the numba kernels (import numba: optional)
@@ -82,7 +82,9 @@ def visit_levels(graph, frontier, depth, value, parent) -> Frontier | None:
     of the GPU's (:func:`kernels.visit_levels`: the same levels become supersteps); None
     without numba or when ``frontier`` is too large to start."""
     kernel = graph.backend.accelerated(NUMBA, "visit_levels")
-    if kernel is None or not startable(graph, frontier):
+    if kernel is None:
+        return _every_level(graph, frontier, depth, value, parent)
+    if not startable(graph, frontier):
         return None
     null = graph.indices[:0] if parent is None else parent
     found, edges, sizes = kernel(
@@ -99,6 +101,78 @@ def visit_levels(graph, frontier, depth, value, parent) -> Frontier | None:
     out = Frontier.from_ids(graph, found, out_edges=int(edges))
     out.passed, out.passed_edges = tuple(sizes[:-1].tolist()), None  # (levels' edges not kept)
     return out
+
+
+def _every_level(graph, frontier, depth, value, parent) -> Frontier | None:
+    """``functors.visit_unvisited`` from a one-vertex ``frontier`` through every level at once,
+    without numba: scipy's breadth-first order (one pass in C) gives each vertex's level and a
+    parent, on a graph whose out-lists are all short (SHORT_ROW: a road network's or a mesh's
+    thousands of light levels, where a pull never pays). An unvisited vertex ``k`` levels from
+    the frontier vertex has depth ``value - 1 + k`` (any path from the frontier into it is at
+    least that long), and its BFS parent is the frontier vertex or unvisited. Depths (and
+    parents) written; the last level returned with the sizes of those before it, as a
+    levels kernel returns it. None elsewhere (the level-by-level path)."""
+    if len(frontier) != 1 or not _short_rows(graph):
+        return None
+    from scipy.sparse.csgraph import breadth_first_order
+
+    start = int(frontier.ids[0])
+    row = graph.indices[graph.offsets[start] : graph.offsets[start + 1]]
+    if not (depth[row] == np.iinfo(depth.dtype).max).any():  # (the last level's end)
+        return Frontier.empty(graph)
+    order, tree = breadth_first_order(_pattern(graph), start, directed=True,
+                                      return_predecessors=True)  # fmt: skip
+    level = _levels_of(graph, order, tree)
+    fresh = depth[order] == np.iinfo(depth.dtype).max
+    order, level = order[fresh], level[fresh]
+    if not order.size:
+        return Frontier.empty(graph)
+    depth[order] = level + (value - 1)
+    if parent is not None:
+        parent[order] = tree[order]
+    sizes = np.bincount(level)[1:]  # levels 1, 2, ...: each holds fresh vertices
+    last = order[level == sizes.size].astype(graph.indices.dtype, copy=False)
+    out = Frontier.from_ids(graph, last, out_edges=int(graph.cost_degrees()[0][last].sum()))
+    out.passed, out.passed_edges = tuple(sizes[:-1].tolist()), None
+    return out
+
+
+def prepare_levels(graph) -> None:
+    """Build what ``visit_unvisited``'s repeated advance reads on NumPy without numba, once
+    per graph: on a graph whose out-lists are all short, the scipy pattern that
+    :func:`_every_level` traverses."""
+    if graph.backend.name == "numpy" and _short_rows(graph):
+        _pattern(graph)
+
+
+def _short_rows(graph) -> bool:
+    """Whether no out-list is longer than SHORT_ROW (read once per graph)."""
+    degrees = graph.cost_degrees()[0]
+    return graph.cached(("short rows",), lambda: not degrees.shape[0]
+                        or int(degrees.max()) <= SHORT_ROW)  # fmt: skip
+
+
+def _pattern(graph):
+    """The graph's out-lists as a scipy CSR matrix of ones (kept with the graph)."""
+    import scipy.sparse as sp
+
+    n, entries = graph.num_vertices, int(graph.indices.shape[0])
+    return graph.cached(("scipy pattern",), lambda: sp.csr_array(
+        (np.ones(entries), graph.indices, graph.offsets), shape=(n, n)))  # fmt: skip
+
+
+def _levels_of(graph, order, tree) -> np.ndarray:
+    """Each vertex of a breadth-first ``order``'s level (0 for the first), from its parents
+    (``tree``): the order lists the levels one after another, each vertex after its parent's
+    earlier siblings, so the parents' positions never decrease and each level ends where the
+    next level's parents do."""
+    position = np.empty(graph.num_vertices, dtype=np.intp)
+    position[order] = np.arange(order.size)
+    parents = position[tree[order[1:]]]  # of positions 1, 2, ...: non-decreasing
+    ends = [1]
+    while ends[-1] < order.size:
+        ends.append(1 + int(np.searchsorted(parents, ends[-1])))
+    return np.repeat(np.arange(len(ends)), np.diff([0, *ends]))
 
 
 @fused.register("relax_min", "numpy", "repeat")

@@ -92,6 +92,7 @@ class BFS(Primitive):
     def prepare(self, graph):
         super().prepare(graph)
         fr.level_limits(graph)  # the most a repeated advance (GPU) takes on
+        fr.prepare_levels(graph)  # (NumPy: what every level at once traverses)
 
 
 class BatchedBFS(Primitive):

@@ -413,3 +413,39 @@ def test_lane_pairs_equal_the_products_over_the_lanes(light, monkeypatch):
     assert np.array_equal(sums, dense[want_rows, want_lanes])
     reduced = fr.reduce_lanes(graph, values, frontier)
     assert np.array_equal(fr.reduce_pairs(graph, values, rows, lanes_of), reduced[rows, lanes_of])
+
+
+@examples(40)
+@given(
+    st.integers(1, 40),
+    st.lists(st.tuples(st.integers(0, 39), st.integers(0, 39)), max_size=90),
+    st.booleans(),
+    st.booleans(),
+    st.data(),
+)
+def test_every_level_at_once_on_short_rows_equals_level_by_level(n, pairs, directed, parents,
+                                                                 data):  # fmt: skip
+    """On NumPy without numba, a BFS from one vertex of a graph whose out-lists are all short
+    runs every level in one call (scipy's breadth-first order): the depths are networkx's, each
+    parent sits one level up along an edge, and the supersteps' frontiers are the levels."""
+    from bspgraph.frontier import host
+
+    pairs = [(u % n, v % n) for u, v in pairs]
+    src = np.array([u for u, _ in pairs], dtype=np.int64)
+    dst = np.array([v for _, v in pairs], dtype=np.int64)
+    graph = bg.Graph.from_edges(src, dst, num_vertices=n, directed=directed, backend="numpy")
+    source = data.draw(st.integers(0, n - 1), label="source")
+    if not host._short_rows(graph):
+        return
+    run = bg.bfs(graph, source, parents=parents, direction="push", backend="numpy")
+    g = nx.DiGraph() if directed else nx.Graph()
+    g.add_nodes_from(range(n))
+    g.add_edges_from(pairs)
+    hops = nx.single_source_shortest_path_length(g, source)
+    np.testing.assert_array_equal(run.depth, [hops.get(v, -1) for v in range(n)])
+    if parents:
+        for v in np.flatnonzero(run.depth > 0):
+            assert g.has_edge(int(run.parent[v]), int(v))
+            assert run.depth[run.parent[v]] == run.depth[v] - 1
+    levels = np.bincount([d for d in hops.values() if d > 0]).tolist()[1:]
+    assert [s.frontier for s in run.stats.supersteps] == [*levels, 0]
