@@ -120,8 +120,9 @@ def _every_level(graph, frontier, depth, value, parent) -> Frontier | None:
     row = graph.indices[graph.offsets[start] : graph.offsets[start + 1]]
     if not (depth[row] == np.iinfo(depth.dtype).max).any():  # (the last level's end)
         return Frontier.empty(graph)
-    order, tree = breadth_first_order(_pattern(graph), start, directed=True,
-                                      return_predecessors=True)  # fmt: skip
+    order, tree = breadth_first_order(
+        _pattern(graph), start, directed=True, return_predecessors=True
+    )
     level = _levels_of(graph, order, tree)
     fresh = depth[order] == np.iinfo(depth.dtype).max
     order, level = order[fresh], level[fresh]
@@ -137,28 +138,36 @@ def _every_level(graph, frontier, depth, value, parent) -> Frontier | None:
     return out
 
 
-def prepare_levels(graph) -> None:
-    """Build what ``visit_unvisited``'s repeated advance reads on NumPy without numba, once
-    per graph: on a graph whose out-lists are all short, the scipy pattern that
-    :func:`_every_level` traverses."""
+def prepare_levels(graph, weighted: bool = False) -> None:
+    """Build what a repeated advance reads on NumPy, once per graph: on a graph whose
+    out-lists are all short, the scipy matrix that :func:`_every_level` (BFS) or, with
+    ``weighted``, :func:`_every_distance` (SSSP) traverses."""
     if graph.backend.name == "numpy" and _short_rows(graph):
-        _pattern(graph)
+        _pattern(graph, weighted)
 
 
 def _short_rows(graph) -> bool:
     """Whether no out-list is longer than SHORT_ROW (read once per graph)."""
     degrees = graph.cost_degrees()[0]
-    return graph.cached(("short rows",), lambda: not degrees.shape[0]
-                        or int(degrees.max()) <= SHORT_ROW)  # fmt: skip
+    return graph.cached(
+        ("short rows",), lambda: not degrees.shape[0] or int(degrees.max()) <= SHORT_ROW
+    )
 
 
-def _pattern(graph):
-    """The graph's out-lists as a scipy CSR matrix of ones (kept with the graph)."""
+def _pattern(graph, weighted: bool = False):
+    """The graph's out-lists as a scipy CSR matrix of ones, or of its weights with
+    ``weighted`` on a weighted graph (kept with the graph)."""
     import scipy.sparse as sp
 
     n, entries = graph.num_vertices, int(graph.indices.shape[0])
-    return graph.cached(("scipy pattern",), lambda: sp.csr_array(
-        (np.ones(entries), graph.indices, graph.offsets), shape=(n, n)))  # fmt: skip
+    weights = graph.weights if weighted else None
+    return graph.cached(
+        ("scipy pattern", weights is not None),
+        lambda: sp.csr_array(
+            (np.ones(entries) if weights is None else weights, graph.indices, graph.offsets),
+            shape=(n, n),
+        ),
+    )
 
 
 def _levels_of(graph, order, tree) -> np.ndarray:
@@ -183,7 +192,9 @@ def relax_levels(graph, frontier, distance, every_level: bool = False) -> Fronti
     levels lowered, each once. None on one device or when ``frontier`` is too large (its
     out-edges counted here when its producer did not: a pass over its ids)."""
     max_vertices, max_edges = level_limits(graph)
-    if not every_level or len(frontier) > max_vertices:  # (then no count of its out-edges)
+    if not every_level:
+        return _every_distance(graph, frontier, distance)
+    if len(frontier) > max_vertices:  # (then no count of its out-edges)
         return None
     count_out_edges(graph, frontier)  # (kept as frontier.out_edges)
     if not startable(graph, frontier):
@@ -202,6 +213,48 @@ def relax_levels(graph, frontier, distance, every_level: bool = False) -> Fronti
     if not lowered:
         return Frontier.empty(graph)
     return Frontier.from_ids(graph, graph.backend.unique(np.concatenate(lowered)))
+
+
+def _every_distance(graph, frontier, distance) -> Frontier | None:
+    """``functors.relax_min`` from a one-vertex ``frontier`` to every vertex at once, on one
+    device: scipy's Dijkstra from it (one pass in C) lowers each vertex ``v`` to
+    ``distance[s] + dist(s, v)`` where that is less. Where every other vertex's out-edges are
+    relaxed already (no later bucket: ``advance(repeat=True)``), every edge is relaxed
+    afterwards: the distances are final, and an empty frontier comes back, the lowered
+    vertices counted as one level passed. On a graph whose out-lists are all short (a road
+    network's or a mesh's thousands of light supersteps) with positive weights (scipy reads an
+    explicit 0 as no edge); None elsewhere."""
+    if len(frontier) != 1 or not _short_rows(graph) or graph.weight_range()[0] <= 0:
+        return None
+    from scipy.sparse.csgraph import dijkstra
+
+    start = int(frontier.ids[0])
+    found, tree = dijkstra(
+        _pattern(graph, weighted=True), directed=True, indices=start, return_predecessors=True
+    )
+    candidate = (found + distance[start]).astype(distance.dtype, copy=False)
+    lowered = np.flatnonzero(candidate < distance)
+    distance[lowered] = candidate[lowered]
+    sizes = np.bincount(_tree_levels(graph, start, tree)[lowered])
+    out = Frontier.empty(graph)
+    out.passed, out.passed_edges = tuple(sizes[sizes > 0].tolist()), None
+    return out
+
+
+def _tree_levels(graph, start: int, tree) -> np.ndarray:
+    """Each vertex's hops from ``start`` in the shortest-path tree ``tree`` (scipy's
+    predecessors; 0 where unreached): the rounds a level-synchronous relaxation takes to
+    reach it, counted as the supersteps that one call passed through."""
+    import scipy.sparse as sp
+    from scipy.sparse.csgraph import breadth_first_order
+
+    n = graph.num_vertices
+    children = np.flatnonzero(tree >= 0)
+    pattern = sp.csr_array((np.ones(children.size), (tree[children], children)), shape=(n, n))
+    order = breadth_first_order(pattern, start, directed=True, return_predecessors=False)
+    hops = np.zeros(n, dtype=np.intp)
+    hops[order] = _levels_of(graph, order, tree)
+    return hops
 
 
 @fused.register("relax_min", "numpy", "push")

@@ -72,6 +72,7 @@ class SSSP(Primitive):
     def prepare(self, graph):
         super().prepare(graph)
         fr.level_limits(graph)  # the most a repeated advance (GPU) takes on
+        fr.prepare_levels(graph, weighted=True)  # (NumPy: what every distance at once reads)
         graph.weight_range()
 
 

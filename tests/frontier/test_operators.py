@@ -423,8 +423,7 @@ def test_lane_pairs_equal_the_products_over_the_lanes(light, monkeypatch):
     st.booleans(),
     st.data(),
 )
-def test_every_level_at_once_on_short_rows_equals_level_by_level(n, pairs, directed, parents,
-                                                                 data):  # fmt: skip
+def test_every_level_at_once_on_short_rows_equals_level_by_level(n, pairs, directed, parents, data):
     """On NumPy without numba, a BFS from one vertex of a graph whose out-lists are all short
     runs every level in one call (scipy's breadth-first order): the depths are networkx's, each
     parent sits one level up along an edge, and the supersteps' frontiers are the levels."""
@@ -449,3 +448,38 @@ def test_every_level_at_once_on_short_rows_equals_level_by_level(n, pairs, direc
             assert run.depth[run.parent[v]] == run.depth[v] - 1
     levels = np.bincount([d for d in hops.values() if d > 0]).tolist()[1:]
     assert [s.frontier for s in run.stats.supersteps] == [*levels, 0]
+
+
+@examples(40)
+@given(
+    st.integers(1, 40),
+    st.lists(st.tuples(st.integers(0, 39), st.integers(0, 39), st.integers(1, 9)), max_size=90),
+    st.booleans(),
+    st.data(),
+)
+def test_every_distance_at_once_on_short_rows_equals_networkx(n, edges, directed, data):
+    """On NumPy, SSSP from one vertex of a graph whose out-lists are all short and whose
+    weights are positive takes every distance in one call (scipy's Dijkstra): networkx's
+    distances, and the supersteps count the shortest-path tree's levels (every reached vertex
+    once)."""
+    from bspgraph.frontier import host
+
+    edges = [(u % n, v % n, w) for u, v, w in edges]
+    src, dst, weight = (
+        np.array([e[k] for e in edges], dtype=t) for k, t in enumerate((np.int64, np.int64, float))
+    )
+    graph = bg.Graph.from_edges(
+        src, dst, weight, num_vertices=n, directed=directed, backend="numpy"
+    )
+    source = data.draw(st.integers(0, n - 1), label="source")
+    if not host._short_rows(graph):
+        return
+    run = bg.sssp(graph, source, backend="numpy")
+    g = nx.DiGraph() if directed else nx.Graph()
+    g.add_nodes_from(range(n))
+    for u, v, w in edges:  # duplicates merge into the lightest
+        if not g.has_edge(u, v) or g[u][v]["weight"] > w:
+            g.add_edge(u, v, weight=w)
+    want = nx.single_source_dijkstra_path_length(g, source)
+    np.testing.assert_array_equal(run.distance, [want.get(v, np.inf) for v in range(n)])
+    assert sum(s.frontier for s in run.stats.supersteps) == len(want) - 1
