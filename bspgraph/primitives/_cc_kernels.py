@@ -28,6 +28,9 @@ def link(backend, parent, offsets, indices, rows=None) -> None:
     parent) is its tree's least id; a root is joined under a smaller vertex. NumPy: rounds
     that flatten the trees and hook each root under the least root across an entry, until
     none is apart (:func:`_hook_rounds`; CuPy: :func:`link_rows`)."""
+    if rows is None and _trees_apart(parent):  # every vertex its own tree: components
+        _components(parent, offsets, indices)
+        return
     if rows is None:  # every row: its id once per entry, the entries as they are, over the
         # rows from the first to the last that holds entries (a part's own range)
         first = int(np.searchsorted(offsets, offsets[0], side="right")) - 1
@@ -40,6 +43,25 @@ def link(backend, parent, offsets, indices, rows=None) -> None:
     degrees = offsets[rows + 1] - starts
     segment, position = backend.row_entries(starts, degrees, int(degrees.sum()))
     _hook_rounds(backend, parent, rows[segment], indices[position])
+
+
+def _trees_apart(parent) -> bool:
+    """Whether every vertex is its own root (the forest before any link)."""
+    return bool((parent == np.arange(parent.shape[0], dtype=parent.dtype)).all())
+
+
+def _components(parent, offsets, indices) -> None:
+    """:func:`link` over every row of a forest of single vertices, in one pass of scipy's
+    (weakly) connected components: each vertex's parent becomes its component's least id."""
+    import scipy.sparse as sp
+    from scipy.sparse.csgraph import connected_components
+
+    n = parent.shape[0]
+    edges = sp.csr_array((np.ones(indices.shape[0]), indices, offsets), shape=(n, n))
+    count, component = connected_components(edges, directed=True, connection="weak")
+    least = np.full(count, n, dtype=parent.dtype)
+    np.minimum.at(least, component, np.arange(n, dtype=parent.dtype))
+    parent[...] = least[component]
 
 
 @fused.register("link_pairs", "numpy", "step")
