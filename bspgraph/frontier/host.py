@@ -182,9 +182,15 @@ def _levels_of(graph, order, tree) -> np.ndarray:
     position = np.empty(graph.num_vertices, dtype=np.intp)
     position[order] = np.arange(order.size)
     parents = position[tree[order[1:]]]  # of positions 1, 2, ...: non-decreasing
+    # a level that ends at position e is followed by one that ends at 1 + (the parents
+    # before e): one table for every e, then a walk of a step a level
+    following = np.empty(order.size + 1, dtype=np.intp)
+    following[0] = 1
+    np.cumsum(np.bincount(parents, minlength=order.size)[: order.size], out=following[1:])
+    following[1:] += 1
     ends = [1]
     while ends[-1] < order.size:
-        ends.append(1 + int(np.searchsorted(parents, ends[-1])))
+        ends.append(int(following[ends[-1]]))
     return np.repeat(np.arange(len(ends)), np.diff([0, *ends]))
 
 
