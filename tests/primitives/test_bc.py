@@ -1,6 +1,7 @@
 """Betweenness centrality against networkx: all sources, sampled sources, every scaling."""
 
 import random
+import types
 
 import networkx as nx
 import numpy as np
@@ -76,3 +77,21 @@ def test_bc_says_when_path_counts_overflow_float64(devices):
     graph = bg.Graph.from_edges(src, dst, directed=False, backend="numpy")
     with pytest.raises(bg.PathCountOverflow, match=r"from source 0, vertex 3072 \(depth 2048\)"):
         bg.betweenness_centrality(graph, [0], devices=devices, partitioner="random")
+
+
+def test_betweenness_over_processes_on_a_large_graph_warns_of_the_open_bug():
+    """Over MPI or NCCL ranks past the largest graph checked (rmat22) the answer is not
+    trusted (wrong at rmat25 on two H200s): a RuntimeWarning says so; in one process, none."""
+    import warnings
+
+    from bspgraph.primitives import bc
+
+    large = types.SimpleNamespace(num_vertices=bc.CHECKED_OVER_PROCESSES + 1)
+    for transport in ("nccl", "mpi", types.SimpleNamespace(distributed=True)):
+        with pytest.warns(RuntimeWarning, match="open bug"):
+            bc._warn_over_processes(large, transport)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        bc._warn_over_processes(large, None)
+        bc._warn_over_processes(large, "local")
+        bc._warn_over_processes(types.SimpleNamespace(num_vertices=100), "nccl")
