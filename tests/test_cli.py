@@ -1,37 +1,17 @@
 """The ``bspgraph`` command, run as a user runs it: a subprocess, its stdout, stderr and status."""
 
 import json
-import os
 import random
 import shlex
-import subprocess
 import sys
-from pathlib import Path
 
 import networkx as nx
 import numpy as np
 import pytest
+from command_line import GRAPHS, bspgraph, needs_graphs
 
 import bspgraph as bg
 from bspgraph import cli
-
-ROOT = Path(__file__).resolve().parent.parent
-
-
-def bspgraph(*args, env=None):
-    """Run ``python -m bspgraph.cli ARGS`` from the repository root; the CompletedProcess."""
-    environment = dict(os.environ, **(env or {}))
-    environment["PYTHONPATH"] = os.pathsep.join(
-        filter(None, [str(ROOT), environment.get("PYTHONPATH")])
-    )
-    return subprocess.run(
-        [sys.executable, "-m", "bspgraph.cli", *map(str, args)],
-        capture_output=True,
-        text=True,
-        cwd=ROOT,
-        env=environment,
-        timeout=300,
-    )
 
 
 def ok(*args, **kwargs):
@@ -333,8 +313,6 @@ def test_usage_errors_exit_2(args, capsys):
 
 
 # --- files as a user has them (issue 28) -----------------------------------------------------------
-GRAPHS = ROOT.parent / "shared" / "graphs"
-needs_graphs = pytest.mark.skipif(not GRAPHS.is_dir(), reason=f"{GRAPHS} is absent")
 
 
 @needs_graphs

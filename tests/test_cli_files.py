@@ -2,36 +2,14 @@
 
 import csv
 import json
-import os
 import shlex
-import subprocess
-import sys
 from pathlib import Path
 
 import networkx as nx
 import pytest
+from command_line import GRAPHS, bspgraph, needs_graphs
 
 from bspgraph import cli
-
-ROOT = Path(__file__).resolve().parent.parent
-GRAPHS = ROOT.parent / "shared" / "graphs"
-needs_graphs = pytest.mark.skipif(not GRAPHS.is_dir(), reason=f"{GRAPHS} is absent")
-
-
-def bspgraph(*args, env=None):
-    """``python -m bspgraph.cli ARGS`` in a subprocess (stdout and stderr piped)."""
-    environment = dict(os.environ, **(env or {}))
-    environment["PYTHONPATH"] = os.pathsep.join(
-        filter(None, [str(ROOT), environment.get("PYTHONPATH")])
-    )
-    return subprocess.run(
-        [sys.executable, "-m", "bspgraph.cli", *map(str, args)],
-        capture_output=True,
-        text=True,
-        cwd=ROOT,
-        env=environment,
-        timeout=300,
-    )
 
 
 def call(capsys, *args):
