@@ -301,10 +301,22 @@ def test_a_backend_given_always_wins(a_gpu, monkeypatch):
     assert select.choose(None, graph) == ("numpy", "$BSPGRAPH_BACKEND=numpy")
 
 
-def test_a_graph_on_the_gpu_stays_there(a_gpu):
-    on_gpu = SimpleNamespace(backend=SimpleNamespace(on_host=False, name="cupy"), num_edges=10)
-    name, reason = select.choose(None, on_gpu)
-    assert name == "cupy" and "lives on cupy" in reason
+def test_a_graph_on_a_gpu_stays_on_that_gpu():
+    """The choice is the graph's own backend, device and all: a graph on GPU 1 (an MPI or
+    NCCL rank's) is not run, nor are a driver's arrays made, on GPU 0."""
+    gpu1 = SimpleNamespace(on_host=False, name="cupy", device=1)
+    chosen, reason = select.choose(None, SimpleNamespace(backend=gpu1, num_edges=10))
+    assert chosen is gpu1 and "lives on cupy" in reason
+
+
+@pytest.mark.gpu
+def test_the_cupy_backend_defaults_to_the_current_gpu():
+    cupy = pytest.importorskip("cupy")
+    if bg.backend.gpu_count() < 2:
+        pytest.skip("needs two GPUs")
+    with cupy.cuda.Device(1):
+        assert bg.get_backend("cupy").device == 1
+    assert bg.get_backend("cupy").device == cupy.cuda.runtime.getDevice()
 
 
 def test_without_a_gpu_the_choice_says_so(monkeypatch):

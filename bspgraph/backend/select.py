@@ -52,8 +52,8 @@ def choose(name: str | Backend | None, graph, *, by_size: bool = True) -> tuple[
       than SMALL_GRAPH_EDGES edges (a GPU call would be launch-bound); CuPy otherwise.
 
     Without ``by_size`` (several devices) the graph is not looked at: CuPy when a GPU is
-    usable. Returns the name (or the Backend given) to pass to :func:`get_backend`, and the
-    reason.
+    usable. Returns the name (or the Backend given, or the graph's own) to pass to
+    :func:`get_backend`, and the reason.
     """
     if isinstance(name, Backend):
         return name, f"backend={name.name!r} given"
@@ -64,8 +64,8 @@ def choose(name: str | Backend | None, graph, *, by_size: bool = True) -> tuple[
     if not by_size:
         return ("cupy", "a GPU is usable") if gpu_count() else ("numpy", "no GPU usable")
     own = getattr(graph, "backend", None)
-    if own is not None and not own.on_host:
-        return own.name, f"the graph lives on {own.name} (backend=None keeps it there)"
+    if own is not None and not own.on_host:  # the Backend itself: its device, not device 0
+        return own, f"the graph lives on {own.name} (backend=None keeps it there)"
     edges = int(graph.num_edges)
     if gpu_count() == 0:
         return "numpy", "no GPU usable"
@@ -86,7 +86,8 @@ def backend_for(name: str | Backend | None, graph, device: int | None = None) ->
 
 def get_backend(name: str | Backend | None = None, device: int | None = None) -> Backend:
     """The backend called ``name`` ("numpy", "cupy"), or $BSPGRAPH_BACKEND, or CuPy when a GPU is
-    usable. Without a graph to go by: a run of a graph (``enact``) chooses by its size as
+    usable, on GPU ``device`` (None: CuPy's current device, which a transport sets to its
+    rank's GPU). Without a graph to go by: a run of a graph (``enact``) chooses by its size as
     well (:func:`choose`).
 
     Raises
@@ -109,7 +110,7 @@ def get_backend(name: str | Backend | None = None, device: int | None = None) ->
         return NumpyBackend(np)
     cupy = _import_cupy(required=True)
     count = gpu_count()
-    device = 0 if device is None else int(device)
+    device = cupy.cuda.runtime.getDevice() if device is None else int(device)  # CuPy's current
     if not 0 <= device < count:
         raise DeviceError(f"backend 'cupy': GPU {device} asked for, {count} usable")
     return CupyBackend(cupy, device)

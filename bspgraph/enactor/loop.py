@@ -95,7 +95,9 @@ def enact(
         return result, stats
     started, paid = time.perf_counter(), clock.paid()
     name, reason = choose(backend, graph)
-    target = get_backend(name, device_ids[0])
+    target = get_backend(name)  # a graph on a GPU stays there, unless devices= says otherwise
+    if devices is not None:
+        target = target.on_device(device_ids[0])
     memory.check(primitive, graph, target)  # before any copy: OutOfDeviceMemory, not a CUDA OOM
     with target.activate():
         graph = graph.to(target)
