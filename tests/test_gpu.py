@@ -1140,3 +1140,36 @@ def test_a_copy_is_one_device_copy_and_marks_time_the_work_between():
         big *= 1.0001  # queued work, not waited for
     seconds = gpu.seconds_between(start, gpu.mark())
     assert 0 < seconds < 10
+
+
+def test_betweenness_runs_a_deep_graphs_light_levels_several_to_a_launch(monkeypatch):
+    """On a grid and a path (hundreds of light levels) betweenness on the GPU equals NumPy's,
+    with the same supersteps and frontier sizes, its levels run by the levels kernels (path
+    counts one source at a time or a batch at once, a batch's dependencies) in fewer launches
+    than supersteps."""
+    from bspgraph.backend import fused
+
+    launches = {}
+    for name in ("count_paths", "count_lane_paths", "lane_dependencies"):
+        kernel = fused.lookup(name, "cupy", "repeat")
+
+        def counted(*args, kernel=kernel, name=name):
+            launches[name] = launches.get(name, 0) + 1
+            return kernel(*args)
+
+        monkeypatch.setitem(fused.REGISTRY, (name, "cupy", "repeat"), counted)
+    path = bg.Graph.from_edges(
+        np.arange(199), np.arange(1, 200), num_vertices=201, directed=False, backend="numpy"
+    )
+    for host, sources in (
+        (bg.generators.grid(30, 30, backend="numpy"), [0, 31, 450, 899]),
+        (path, [0, 100, 150]),
+    ):  # (a vertex on its own: 200)
+        for batch in (None, 1):
+            expected = bg.betweenness_centrality(host, sources=sources, batch=batch)
+            got = bg.betweenness_centrality(host.to("cupy"), sources=sources, batch=batch)
+            np.testing.assert_allclose(to_host(got.centrality), expected.centrality, rtol=1e-9)
+            sizes = [s.frontier for s in got.stats.supersteps]
+            assert sizes == [s.frontier for s in expected.stats.supersteps]
+    assert set(launches) == {"count_paths", "count_lane_paths", "lane_dependencies"}
+    assert launches["lane_dependencies"] == 2  # a launch a batched run: every level light

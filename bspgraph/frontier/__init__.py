@@ -23,7 +23,7 @@ from .advance import advance, count_out_edges, many_out_edges
 from .frontier import Frontier, read_counts
 from .host import prepare_levels
 from .kernels import level_limits
-from .lanes import advance_lanes, advance_pairs, reduce_lanes, reduce_pairs
+from .lanes import advance_lanes, advance_pairs, reduce_lanes, reduce_pairs, repeat_levels
 from .operators import compute, filter, flatten, link, link_pairs, neighbor_reduce  # noqa: A004
 
 __all__ = [
@@ -45,4 +45,5 @@ __all__ = [
     "read_counts",
     "reduce_lanes",
     "reduce_pairs",
+    "repeat_levels",
 ]

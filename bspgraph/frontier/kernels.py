@@ -11,6 +11,7 @@ functor's test and an atomic update; the single winner of each vertex appends it
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 
 import numpy as np
@@ -244,27 +245,19 @@ extern "C" __global__ void visited_bits(const DEPTH* depth, long long n, DEPTH v
 # Level after level in one cooperative launch (Merrill et al. ran small frontiers in one
 # block; one block was too slow here: 68 us a level of a 4,096-wide grid's frontier). Every
 # block stays resident; a warp takes 32 frontier vertices, a row of 32 or more out-edges read
-# by the whole warp in turn, a shorter one by its lane; an edge the functor's WIN(u, v, e)
+# by the whole warp in turn, a shorter one by its lane; an edge the functor's WIN
 # keeps appends v to the other half of `queue` (one atomic per group of lanes); a grid-wide
 # barrier ends the level (written here: the cooperative_groups header cost 1.3-1.9 s of NVRTC
 # time a kernel), and every thread reads the same counters (level % 3: a counter is
 # reset a level before its next use, a level after its last read) and takes the same
 # decision: go on while the frontier holds at most max_vertices vertices and max_edges
 # out-edges. result: levels run, the last frontier's size, its out-edges, its offset in
-# `queue`, then every level's size, then every level's out-edges. FUNCTOR_PARAMS and NEXT_LEVEL come with WIN.
-_LEVELS = r"""
-// A warp's lanes that won an edge append their vertices with one atomic.
-__device__ __forceinline__ void append(ID v, ID* out, unsigned long long* found,
-                                       const DEG* cost_degree, unsigned long long& edges) {
-  const unsigned winners = __activemask();
-  const int lane = threadIdx.x & 31, leader = __ffs(winners) - 1;
-  unsigned long long at = 0;
-  if (lane == leader) at = atomicAdd(found, (unsigned long long)__popc(winners));
-  at = __shfl_sync(winners, at, leader);
-  out[at + __popc(winners & ((1u << lane) - 1))] = v;
-  edges += cost_degree[v];
-}
-
+# `queue`, then every level's size, then every level's out-edges. FUNCTOR_PARAMS and NEXT_LEVEL
+# come with WIN(item, u, v, e). The queue holds ITEMs: vertices, or where the functor defines
+# ITEM, ROW and TARGET, what else stands for a vertex of the frontier (a batch's (vertex, lane)
+# pair as one index, vertex * lanes + lane): ROW(item) is its vertex, TARGET(item, v) the item
+# an edge of that vertex to v reaches.
+GRID_BARRIER = r"""
 // Every block waits here for every other (resident: the launch is cooperative). barrier[0]
 // counts the blocks arrived, barrier[1] the barriers passed; the last block to arrive resets
 // the count and lets the others go.
@@ -285,9 +278,29 @@ __device__ __forceinline__ void grid_barrier(unsigned int* barrier) {
   }
   __syncthreads();
 }
+"""
+LEVELS = (
+    GRID_BARRIER
+    + r"""
+#ifndef ITEM
+#define ITEM ID
+#define ROW(item) (item)
+#define TARGET(item, v) (v)
+#endif
+// A warp's lanes that won an edge append their items with one atomic (v: the item's vertex).
+__device__ __forceinline__ void append(ITEM item, ID v, ITEM* out, unsigned long long* found,
+                                       const DEG* cost_degree, unsigned long long& edges) {
+  const unsigned winners = __activemask();
+  const int lane = threadIdx.x & 31, leader = __ffs(winners) - 1;
+  unsigned long long at = 0;
+  if (lane == leader) at = atomicAdd(found, (unsigned long long)__popc(winners));
+  at = __shfl_sync(winners, at, leader);
+  out[at + __popc(winners & ((1u << lane) - 1))] = item;
+  edges += cost_degree[v];
+}
 
-extern "C" __global__ void levels(const ID* ids, long long n_frontier, const OFF* offsets,
-    const ID* indices, const DEG* cost_degree, ID* queue, long long n, long long max_vertices,
+extern "C" __global__ void levels(const ITEM* ids, long long n_frontier, const OFF* offsets,
+    const ID* indices, const DEG* cost_degree, ITEM* queue, long long n, long long max_vertices,
     long long max_edges, long long max_levels, unsigned long long* counters, long long* result,
     FUNCTOR_PARAMS) {
   const bool first_thread = blockIdx.x == 0 && threadIdx.x == 0;
@@ -295,9 +308,9 @@ extern "C" __global__ void levels(const ID* ids, long long n_frontier, const OFF
   const int lane = threadIdx.x & 31;
   const long long warp = (blockIdx.x * (long long)blockDim.x + threadIdx.x) >> 5;
   const long long warps = ((long long)gridDim.x * blockDim.x) >> 5;
-  const ID* current = ids;
+  const ITEM* current = ids;
   long long count = n_frontier, level = 0;
-  ID* out = queue;
+  ITEM* out = queue;
   for (;;) {
     unsigned long long* found = counters + 2 * (level % 3);  // found, then out-edges
     if (first_thread) {
@@ -307,22 +320,26 @@ extern "C" __global__ void levels(const ID* ids, long long n_frontier, const OFF
     unsigned long long edges = 0;
     for (long long first = warp * 32; first < count; first += warps * 32) {  // warp-uniform
       OFF start = 0, end = 0;
+      ITEM item = 0;
       ID u = 0;
-      if (first + lane < count) { u = current[first + lane]; start = offsets[u]; end = offsets[u + 1]; }
+      if (first + lane < count) {
+        item = current[first + lane]; u = ROW(item); start = offsets[u]; end = offsets[u + 1];
+      }
       for (unsigned long_rows = __ballot_sync(full, end - start >= 32); long_rows;
            long_rows &= long_rows - 1) {
         const int owner = __ffs(long_rows) - 1;
         const OFF row_end = __shfl_sync(full, end, owner);
+        const ITEM row_item = __shfl_sync(full, item, owner);
         const ID row = __shfl_sync(full, u, owner);
         for (OFF e = __shfl_sync(full, start, owner) + lane; e < row_end; e += 32) {
           const ID v = indices[e];
-          if (WIN(row, v, e)) append(v, out, found, cost_degree, edges);
+          if (WIN(row_item, row, v, e)) append(TARGET(row_item, v), v, out, found, cost_degree, edges);
         }
       }
       if (end - start < 32)
         for (OFF e = start; e < end; ++e) {
           const ID v = indices[e];
-          if (WIN(u, v, e)) append(v, out, found, cost_degree, edges);
+          if (WIN(item, u, v, e)) append(TARGET(item, v), v, out, found, cost_degree, edges);
         }
     }
     add_block_sum(edges, found + 1);
@@ -344,11 +361,12 @@ extern "C" __global__ void levels(const ID* ids, long long n_frontier, const OFF
   }
 }
 """
+)
 _VISIT_LEVELS = (
     HELPERS
     + r"""
 #define FUNCTOR_PARAMS DEPTH* depth, DEPTH value, ID* parent
-#define WIN(u, v, e) claim(u, v, depth, value, parent)
+#define WIN(item, u, v, e) claim(u, v, depth, value, parent)
 #define NEXT_LEVEL value += 1
 __device__ __forceinline__ bool claim(ID u, ID v, DEPTH* depth, DEPTH value, ID* parent) {
   if (!(depth[v] > value && atomicMin(&depth[v], value) > value)) return false;
@@ -356,7 +374,7 @@ __device__ __forceinline__ bool claim(ID u, ID v, DEPTH* depth, DEPTH value, ID*
   return true;
 }
 """
-    + _LEVELS
+    + LEVELS
 )
 LEVEL_VERTICES = 1 << 15  # the largest frontier a repeated advance takes on ...
 LEVEL_EDGES = 1 << 17  # ... and its most out-edges
@@ -375,13 +393,23 @@ def level_limits(graph) -> tuple[int, int]:
     from .advance import ALPHA
 
     def limits():
-        degrees, _, edges = graph.cost_degrees()
-        longest = int(graph.backend.largest(degrees)) if degrees.shape[0] else 0
+        edges = graph.cost_degrees()[2]
         vertices, most = WIDE_LEVELS
         wide = (vertices, max(min(most, edges // ALPHA), LEVEL_EDGES))
-        return wide if longest <= SHORT_ROW else (LEVEL_VERTICES, LEVEL_EDGES)
+        return wide if short_rows(graph) else (LEVEL_VERTICES, LEVEL_EDGES)
 
     return graph.cached("level limits", limits)
+
+
+def short_rows(graph) -> bool:
+    """Whether no out-list is longer than SHORT_ROW (a road network, a mesh; read once per
+    graph): a thread may read a whole row in a levels kernel."""
+
+    def short():
+        degrees = graph.cost_degrees()[0]
+        return (int(graph.backend.largest(degrees)) if degrees.shape[0] else 0) <= SHORT_ROW
+
+    return graph.cached("short rows", short)
 
 
 @fused.register("visit_unvisited", "cupy", "repeat")
@@ -422,24 +450,44 @@ def _levels(graph, frontier, kernel, *functor_args) -> Frontier:
     :func:`level_limits`, up to MAX_LEVELS; one host read after it. The last level's
     frontier comes back with the sizes and out-edges of those before it
     (``Frontier.passed``, ``Frontier.passed_edges``)."""
-    cp, ids = graph.xp, frontier.ids
-    n = graph.num_vertices
-    queue = cp.empty(2 * n, dtype=graph.indices.dtype)
+    ids = frontier.ids.astype(graph.indices.dtype, copy=False)  # the kernel's ID
+    run = run_levels(graph, ids, graph.num_vertices, kernel, *functor_args)
+    out = Frontier.from_ids(graph, run.last, out_edges=run.out_edges)
+    out.passed, out.passed_edges = run.sizes[:-1], run.edges[:-1]
+    return out
+
+
+@dataclasses.dataclass
+class LevelsRun:
+    """What a levels kernel did: the last level's items (a view of its queue) and their
+    out-edges, and every level's size and out-edges, the last included."""
+
+    last: object
+    out_edges: int
+    sizes: tuple[int, ...]
+    edges: tuple[int, ...]
+
+
+def run_levels(graph, items, capacity: int, kernel, *functor_args) -> LevelsRun:
+    """Launch a levels kernel (:data:`LEVELS`) from ``items`` (vertices, or a functor's
+    ITEMs: their dtype is the queue's), with room for ``capacity`` items a level, one resident
+    block an SM; one host read after it."""
+    cp = graph.xp
+    queue = cp.empty(2 * capacity, dtype=items.dtype)
     counters = cp.zeros(7, dtype=cp.uint64)  # 3 x (found, edges), the barrier
     result = cp.empty(4 + 2 * MAX_LEVELS, dtype=cp.int64)
-    blocks = _multiprocessors(cp)  # one resident block an SM
     max_vertices, max_edges = level_limits(graph)
     kernel(
-        (blocks,),
+        (multiprocessors(cp),),
         (512,),
         (
-            ids,
-            np.int64(ids.size),
+            items,
+            np.int64(items.size),
             graph.offsets,
             graph.indices,
             graph.cost_degrees()[0],
             queue,
-            np.int64(n),
+            np.int64(capacity),
             np.int64(max_vertices),
             np.int64(max_edges),
             np.int64(MAX_LEVELS),
@@ -449,10 +497,12 @@ def _levels(graph, frontier, kernel, *functor_args) -> Frontier:
         ),
     )
     levels, count, out_edges, at, *counted = result.get().tolist()  # one read
-    out = Frontier.from_ids(graph, queue[at : at + count], out_edges=out_edges)
-    out.passed = tuple(counted[: levels - 1])
-    out.passed_edges = tuple(counted[MAX_LEVELS : MAX_LEVELS + levels - 1])
-    return out
+    return LevelsRun(
+        queue[at : at + count],
+        out_edges,
+        tuple(counted[:levels]),
+        tuple(counted[MAX_LEVELS : MAX_LEVELS + levels]),
+    )
 
 
 _VISIT_PULL = (
@@ -580,7 +630,7 @@ def _expected_edges(graph, ids) -> int:
 
 
 @functools.cache
-def _multiprocessors(cupy) -> int:
+def multiprocessors(cupy) -> int:
     """The current GPU's SM count (read once: ``Device().attributes`` reads every attribute)."""
     return cupy.cuda.Device().attributes["MultiProcessorCount"]
 
@@ -588,7 +638,7 @@ def _multiprocessors(cupy) -> int:
 def _resident_blocks(cupy) -> int:
     """Blocks of 256 threads that fill the current GPU once (a floor for a launch whose edge
     count the host does not know)."""
-    return 8 * _multiprocessors(cupy)
+    return 8 * multiprocessors(cupy)
 
 
 @fused.register("visit_unvisited", "cupy", "push")
@@ -682,8 +732,8 @@ _RELAX_LEVELS = (
     + r"""
 #define FUNCTOR_PARAMS const DIST* weights, DIST* distance, int* queued_at, int stamp, \
     ID* changed, unsigned long long* changed_tally
-#define WIN(u, v, e) relax(u, v, e, weights, distance, queued_at, stamp, changed, changed_tally, \
-                           cost_degree)
+#define WIN(item, u, v, e) relax(u, v, e, weights, distance, queued_at, stamp, changed, \
+                                 changed_tally, cost_degree)
 #define NEXT_LEVEL stamp += 1
 // queued once a level; with ``changed`` (not null), each vertex the launch lowers is also listed
 // there once (its first stamp), and counted with its out-edges in ``changed_tally``
@@ -701,7 +751,7 @@ __device__ __forceinline__ bool relax(ID u, ID v, OFF e, const DIST* weights, DI
   return last != stamp;
 }
 """
-    + _LEVELS
+    + LEVELS
 )
 
 

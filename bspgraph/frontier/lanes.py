@@ -189,6 +189,16 @@ def reduce_pairs(graph, values, rows, lanes):
     return out
 
 
+def repeat_levels(graph, functor, *args) -> Frontier | None:
+    """A batch's light levels, several supersteps in one call: ``functor.fused_repeat(graph,
+    *args)`` (a kernel for the backend, or None), on one device only (on a part among several
+    each level travels, a superstep each). The last level's frontier, the sizes of the levels
+    before it as ``passed``; None where it does not apply."""
+    if not graph.context.global_view:
+        return None
+    return functor.fused_repeat(graph, *args)
+
+
 def prepare(graph, direction: str, dtype=None) -> None:
     """Build what the batched operators' products over every out- (or in-) list read, once
     per graph: for ``dtype`` values, or (None) for the counts in which :func:`advance_lanes`

@@ -1,6 +1,10 @@
-"""Betweenness centrality's forward step: the ``count_paths`` functor (Brandes' path counts, the
-``plus_times`` semiring into the next level) and its fused CuPy push, registered as
-("count_paths", "cupy", "push")."""
+"""Betweenness centrality's kernels: the ``count_paths`` functor (Brandes' path counts, the
+``plus_times`` semiring into the next level) with its fused CuPy push and repeat, registered as
+("count_paths", "cupy", "push" / "repeat"); for a batch (a lane a source), light levels several
+to a cooperative launch: path counts forward (:class:`count_lane_paths`, ("count_lane_paths",
+"cupy", "repeat")) and dependencies back (:class:`lane_dependencies`, ("lane_dependencies",
+"cupy", "repeat")), where a deep graph's levels (a road network's thousands) would otherwise
+cost a superstep's launches each."""
 
 from __future__ import annotations
 
@@ -12,9 +16,17 @@ from ..frontier.functors import Functor
 from ..frontier.kernels import (
     APPEND_AND_FINISH,
     FOR_EACH_EDGE,
+    GRID_BARRIER,
     HELPERS,
+    LEVELS,
+    MAX_LEVELS,
     SCANS,
     launch_push,
+    level_limits,
+    multiprocessors,
+    run_levels,
+    short_rows,
+    startable,
     typed_kernel,
 )
 
@@ -38,6 +50,9 @@ class count_paths(Functor):  # noqa: N801
 
     def fused_push(self, graph, ids):
         return self.fused_call(graph, "push", ids, self.depth, self.value, self.sigma)
+
+    def fused_repeat(self, graph, frontier):  # levels value, value + 1, ... at once
+        return self.fused_call(graph, "repeat", frontier, self.depth, self.value, self.sigma)
 
 
 _COUNT_PATHS = (
@@ -86,3 +101,229 @@ def count_push(graph, ids, depth, value, sigma) -> Frontier:
         sigma,
         out_bound=graph.num_vertices,
     )
+
+
+# One more level's path counts, for a vertex (ITEM = ID) or a batch's (vertex, lane) pair
+# (ITEM = long long: vertex * width + lane): the item a thread's edge reaches is kept by the
+# one thread whose swap sets its depth, and every edge into it from this level adds the
+# source's count (all final: counted in the level before, behind the grid barrier).
+_COUNT_PATH = r"""
+__device__ __forceinline__ bool count_path(long long from, long long to, DEPTH* depth,
+                                           DEPTH value, DEPTH unset, double* sigma) {
+  const DEPTH seen = depth[to] > value ? compare_swap(&depth[to], unset, value) : depth[to];
+  if (seen != unset && seen != value) return false;
+  atomicAdd(&sigma[to], sigma[from]);
+  return seen == unset;
+}
+"""
+_COUNT_PATHS_LEVELS = (
+    HELPERS
+    + COMPARE_SWAP
+    + _COUNT_PATH
+    + r"""
+#define FUNCTOR_PARAMS DEPTH* depth, DEPTH value, DEPTH unset, double* sigma
+#define WIN(item, u, v, e) count_path(u, v, depth, value, unset, sigma)
+#define NEXT_LEVEL value += 1
+"""
+    + LEVELS
+)
+# A batch's pairs: a vertex newly reached in some lane is counted once a level (its stamp).
+_COUNT_LANE_PATHS_LEVELS = (
+    HELPERS
+    + COMPARE_SWAP
+    + _COUNT_PATH
+    + r"""
+#define ITEM long long
+#define ROW(item) ((ID)((item) / width))
+#define TARGET(item, v) ((long long)(v) * width + (item) % width)
+#define FUNCTOR_PARAMS long long width, DEPTH* depth, DEPTH value, DEPTH unset, double* sigma, \
+    int* stamps, unsigned long long* rows
+#define WIN(item, u, v, e) count_lane_path(item, v, width, depth, value, unset, sigma, stamps, \
+                                           rows + level)
+#define NEXT_LEVEL value += 1
+__device__ __forceinline__ bool count_lane_path(long long item, ID v, long long width,
+    DEPTH* depth, DEPTH value, DEPTH unset, double* sigma, int* stamps,
+    unsigned long long* rows) {
+  if (!count_path(item, (long long)v * width + item % width, depth, value, unset, sigma))
+    return false;
+  if (atomicExch(&stamps[v], (int)value) != (int)value) atomicAdd(rows, 1ull);
+  return true;
+}
+"""
+    + LEVELS
+)
+
+
+def _count_kernel(graph, source: str, depth):
+    return typed_kernel(
+        graph.xp,
+        source,
+        "levels",
+        cooperative=True,
+        id=graph.indices.dtype,
+        off=graph.offsets.dtype,
+        depth=depth.dtype,
+        deg=graph.cost_degrees()[0].dtype,
+    )
+
+
+@fused.register("count_paths", "cupy", "repeat")
+def count_levels(graph, frontier, depth, value, sigma) -> Frontier | None:
+    """Fused push of :class:`count_paths`, repeated level after level in one cooperative
+    launch while the levels stay light (:func:`~bspgraph.frontier.kernels.level_limits`)."""
+    if not startable(graph, frontier):
+        return None
+    kind = depth.dtype.type
+    ids = frontier.ids.astype(graph.indices.dtype, copy=False)
+    kernel = _count_kernel(graph, _COUNT_PATHS_LEVELS, depth)
+    args = depth, kind(value), kind(np.iinfo(depth.dtype).max), sigma
+    run = run_levels(graph, ids, graph.num_vertices, kernel, *args)
+    out = Frontier.from_ids(graph, run.last, out_edges=run.out_edges)
+    out.passed, out.passed_edges = run.sizes[:-1], run.edges[:-1]
+    return out
+
+
+class count_lane_paths:  # noqa: N801 (a functor, named as the one-source one)
+    """:class:`count_paths` for a batch held as ``(row, lane)`` pairs (``depth`` and ``sigma``
+    rows of lanes): light levels from the pairs at ``value - 1``, several in one launch."""
+
+    name = "count_lane_paths"
+
+    def __init__(self, depth, sigma, value: int):
+        self.depth, self.sigma, self.value = depth, sigma, value
+
+    def fused_repeat(self, graph, rows, lanes):
+        kernel = fused.lookup(self.name, graph.backend, "repeat")
+        return None if kernel is None else kernel(graph, rows, lanes, self)
+
+
+QUEUE_BYTES = 1 << 30  # the most a batch's pair queue takes (two levels of every pair)
+
+
+@fused.register("count_lane_paths", "cupy", "repeat")
+def count_lane_levels(graph, rows, lanes, counting: count_lane_paths) -> Frontier | None:
+    """The pairs' levels in one cooperative launch while they stay light: the last level's
+    rows, the distinct rows of each level before it as ``passed``; None where the first
+    level is heavy or every pair's queue would take more than QUEUE_BYTES."""
+    depth, sigma, xp = counting.depth, counting.sigma, graph.xp
+    n, width = graph.num_vertices, int(depth.shape[1])
+    max_vertices, max_edges = level_limits(graph)
+    if not 0 < rows.shape[0] <= max_vertices or 16 * n * width > QUEUE_BYTES:
+        return None
+    if int(graph.backend.total(graph.cost_degrees()[0][rows])) > max_edges:
+        return None
+    items = rows.astype(np.int64) * width + lanes
+    kind = depth.dtype.type
+    stamps = xp.zeros(n, dtype=np.int32)  # the level that last counted a vertex
+    distinct = xp.zeros(MAX_LEVELS, dtype=np.uint64)  # a level's vertices newly reached
+    kernel = _count_kernel(graph, _COUNT_LANE_PATHS_LEVELS, depth)
+    args = np.int64(width), depth, kind(counting.value), kind(np.iinfo(depth.dtype).max), sigma
+    run = run_levels(graph, items, n * width, kernel, *args, stamps, distinct)
+    sizes = distinct[: len(run.sizes)].get().tolist()  # (the launch's second read)
+    out = Frontier.from_ids(graph, graph.backend.unique(run.last // width).astype(rows.dtype))
+    out.passed, out.passed_edges = tuple(sizes[:-1]), None
+    return out
+
+
+# Dependencies from level `top` down to `bottom`, a grid barrier between levels: each pair
+# (v, j) of a level sums (1 + delta) / sigma over its out-edges into lane j's level below
+# (the pairs of a level are rows[bounds[l]:bounds[l + 1]], lanes beside them); each level's
+# distinct vertices counted in rows[l] (its pairs are in vertex order).
+_DEPENDENCY_LEVELS = (
+    GRID_BARRIER
+    + r"""
+extern "C" __global__ void dependency_levels(const ID* rows, const long long* lanes,
+    const long long* bounds, long long top, long long bottom, long long width,
+    const OFF* offsets, const ID* indices, const DEPTH* depth, const double* sigma,
+    double* delta, unsigned long long* distinct, unsigned int* barrier) {
+  const long long stride = (long long)gridDim.x * blockDim.x;
+  for (long long level = top; level >= bottom; --level) {
+    const long long lo = bounds[level], hi = bounds[level + 1];
+    unsigned long long count = 0;
+    for (long long k = lo + blockIdx.x * (long long)blockDim.x + threadIdx.x; k < hi;
+         k += stride) {
+      const ID v = rows[k];
+      const long long j = lanes[k];
+      double sum = 0.0;
+      for (OFF e = offsets[v]; e < offsets[v + 1]; ++e) {
+        const long long below = (long long)indices[e] * width + j;
+        if (depth[below] == (DEPTH)(level + 1)) sum += (1.0 + delta[below]) / sigma[below];
+      }
+      const long long at = (long long)v * width + j;
+      delta[at] = sigma[at] * sum;
+      if (k == lo || rows[k - 1] != v) ++count;
+    }
+    if (count) atomicAdd(&distinct[level], count);
+    grid_barrier(barrier);
+  }
+}
+"""
+)
+
+
+class lane_dependencies:  # noqa: N801 (a functor)
+    """Brandes' dependencies of a batch, level after level down from a level: ``delta`` of
+    the pairs of ``levels`` (:class:`~bspgraph.primitives.bc_batched_backward.Levels`)."""
+
+    name = "lane_dependencies"
+
+    def __init__(self, levels, depth, sigma, delta):
+        self.levels, self.depth, self.sigma, self.delta = levels, depth, sigma, delta
+
+    def fused_repeat(self, graph, top: int):
+        kernel = fused.lookup(self.name, graph.backend, "repeat")
+        return None if kernel is None else kernel(graph, top, self)
+
+
+@fused.register("lane_dependencies", "cupy", "repeat")
+def dependency_levels(graph, top: int, accumulating: lane_dependencies) -> Frontier | None:
+    """Levels ``top``, ``top - 1``, ... down to the first (level 1: the sources' own are
+    none) or to the last light one, in one cooperative launch: the last level's rows, the
+    distinct rows of each level before it as ``passed``; None where level ``top`` is heavy or
+    some out-list is long (a thread reads a pair's whole list)."""
+    levels = accumulating.levels
+    bounds = levels.bounds
+    max_vertices, _ = level_limits(graph)
+    if top < 1 or not short_rows(graph):
+        return None
+    bottom = top
+    while bottom > 1 and bounds[bottom] - bounds[bottom - 1] <= max_vertices:
+        bottom -= 1  # (level bottom - 1 light too)
+    if bounds[top + 1] - bounds[top] > max_vertices:
+        return None
+    cp, depth = graph.xp, accumulating.depth
+    kernel = typed_kernel(
+        cp,
+        _DEPENDENCY_LEVELS,
+        "dependency_levels",
+        cooperative=True,
+        id=graph.indices.dtype,
+        off=graph.offsets.dtype,
+        depth=depth.dtype,
+    )
+    distinct = cp.zeros(top + 1, dtype=cp.uint64)
+    barrier = cp.zeros(2, dtype=cp.uint32)
+    kernel(
+        (multiprocessors(cp),),
+        (512,),
+        (
+            levels.rows,
+            levels.lanes.astype(np.int64, copy=False),
+            levels.device_bounds,
+            np.int64(top),
+            np.int64(bottom),
+            np.int64(depth.shape[1]),
+            graph.offsets,
+            graph.indices,
+            depth,
+            accumulating.sigma,
+            accumulating.delta,
+            distinct,
+            barrier,
+        ),
+    )
+    sizes = distinct.get().tolist()[bottom : top + 1][::-1]  # top first: the supersteps' order
+    rows = levels.rows[bounds[bottom] : bounds[bottom + 1]]
+    out = Frontier.from_ids(graph, graph.backend.unique(rows))
+    out.passed, out.passed_edges = tuple(sizes[:-1]), None
+    return out

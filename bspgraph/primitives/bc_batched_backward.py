@@ -7,6 +7,7 @@ import numpy as np
 from .. import frontier as fr
 from ..enactor import Primitive, State
 from ..frontier import lanes
+from ._bc_kernels import lane_dependencies
 
 
 class BatchedBackward(Primitive):
@@ -35,6 +36,10 @@ class BatchedBackward(Primitive):
     def step(self, graph, frontier, state, iteration):
         level = self.options["deepest"] - 1 - iteration
         levels = self.levels[graph.context.device]
+        accumulating = lane_dependencies(levels, state.depth, state.sigma, state.delta)
+        done = fr.repeat_levels(graph, accumulating, level)  # light levels, several at once
+        if done is not None:
+            return done
         rows, lanes = levels.pairs(level + 1)  # every device's: their dependencies arrived
         share = levels.share  # (1 + delta) / sigma at the level below, 0 elsewhere
         share[rows, lanes] = (1 + state.delta[rows, lanes]) / state.sigma[rows, lanes]
@@ -51,12 +56,14 @@ class BatchedBackward(Primitive):
     def prepare(self, graph):
         super().prepare(graph)
         lanes.prepare(graph, "out", np.float64)  # a heavy level's dependencies
+        fr.level_limits(graph)  # the most a launch of light levels takes on
 
 
 class Levels:
     """The ``(row, lane)`` pairs of each level of a batch's ``depth`` (``V x b``, unset: the
     dtype's largest), found in one stable sort of the depths (a radix sort where they fit
-    16 bits); ``share``, a scratch ``V x b`` of zeros."""
+    16 bits): level ``l``'s are ``rows[bounds[l]:bounds[l + 1]]`` and the lanes beside them
+    (``device_bounds``: the same on the device); ``share``, a scratch ``V x b`` of zeros."""
 
     def __init__(self, graph, depth, deepest: int):
         xp, width = graph.xp, int(depth.shape[1])
@@ -65,7 +72,8 @@ class Levels:
         order = xp.argsort(keys, kind="stable")  # a level's pairs in (row, lane) order
         self.rows = (order // width).astype(graph.indices.dtype)
         self.lanes = order % width
-        self.bounds = xp.searchsorted(keys[order], xp.arange(deepest + 3)).tolist()
+        bounds = xp.searchsorted(keys[order], xp.arange(deepest + 3))
+        self.bounds, self.device_bounds = bounds.tolist(), bounds.astype(np.int64)
         self.owned = graph.context.owned  # a bool per vertex on a part, else None
         self.share = xp.zeros(depth.shape, dtype=np.float64)
 

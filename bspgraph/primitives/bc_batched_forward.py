@@ -8,13 +8,15 @@ from .. import frontier as fr
 from ..enactor import Primitive, State
 from ..frontier import lanes
 from ._batch import lane_edges
+from ._bc_kernels import count_lane_paths
 
 
 class BatchedForward(Primitive):
     """:class:`Forward` from ``lanes`` sources at once: ``depth`` and ``sigma`` are rows of
     lanes, and a level's path counts for the whole batch are one operator call on its
     ``(row, lane)`` pairs (:func:`~bspgraph.frontier.advance_pairs`: the frontier's ``sigma``
-    times the adjacency matrix, kept where the lane is unvisited)."""
+    times the adjacency matrix, kept where the lane is unvisited); light levels, several in
+    one launch where the backend has the kernel (:class:`~._bc_kernels.count_lane_paths`)."""
 
     state = (
         State("depth", "vertex", init="max", unset=-1, lanes="lanes"),
@@ -34,6 +36,10 @@ class BatchedForward(Primitive):
         xp, ids = graph.xp, frontier.ids
         at, lanes = xp.nonzero(state.depth[ids] == iteration)  # the level's (row, lane) pairs
         rows = ids[at]
+        counting = count_lane_paths(state.depth, state.sigma, iteration + 1)
+        reached = fr.repeat_levels(graph, counting, rows, lanes)  # light levels, several at once
+        if reached is not None:
+            return reached
         # plus.times over the level's edges: the path counts of the pairs it reaches
         rows, lanes, paths = fr.advance_pairs(
             graph, rows, lanes, state.sigma[rows, lanes], state.sigma.shape[1]
@@ -50,3 +56,4 @@ class BatchedForward(Primitive):
     def prepare(self, graph):
         super().prepare(graph)
         lanes.prepare(graph, "in", np.float64)  # a dense level's path counts
+        fr.level_limits(graph)  # the most a launch of light levels takes on

@@ -32,7 +32,7 @@ class Forward(Primitive):
             state.depth[reached], state.sigma[reached] = iteration + 1, paths[hit]
             return fr.Frontier.from_ids(graph, reached)
         count = count_paths(state.depth, state.sigma, iteration + 1, graph.backend)
-        return fr.advance(graph, frontier, count, unique=True, direction="push")
+        return fr.advance(graph, frontier, count, unique=True, direction="push", repeat=True)
 
     def traversed_edges(self, graph, state):
         unset = np.iinfo(state.depth.dtype).max
@@ -41,6 +41,7 @@ class Forward(Primitive):
     def prepare(self, graph):
         super().prepare(graph)
         graph.cost_degrees()  # a heavy level's pull reads the in-edges
+        fr.level_limits(graph)  # the most a repeated advance (GPU) takes on
 
 
 def _heavy(graph, frontier) -> bool:
