@@ -271,6 +271,31 @@ def roads(name: str, text: str) -> Run:
     return Run(head["device"], head["date"], head["commit"], head["command"], table, notes)
 
 
+def roads_gpu(name: str, text: str) -> Run:
+    """benchmarks.roads_gpu: a row a graph and algorithm, against the base checkout."""
+    head = _match(
+        r"^# (?P<device>.+?), CuPy [\d.]+, (?P<date>\d{4}-\d\d-\d\d), code of "
+        r"(?P<commit>\w+) against (?P<base>\w+): (?P<command>.+)$",
+        text,
+        "header",
+        name,
+    )
+    rows = [
+        list(found.groups())
+        for found in re.finditer(
+            r"^  (\S+) (\S+): ([\d.]+) ms \(base ([\d.]+) ms, ([\d.]+x)\), (\d+) supersteps$",
+            text,
+            re.MULTILINE,
+        )
+    ]
+    if not rows:
+        raise ValueError(f"benchmarks/data/{name}: no rows")
+    header = ["graph", "algorithm", "ms (whole call)", f"ms at {head['base']}", "speed-up"]
+    table = _table([*header, "supersteps"], rows, right_from=2)
+    notes = _comments(text)[1:]
+    return Run(head["device"], head["date"], head["commit"], head["command"], table, notes)
+
+
 @dataclass(frozen=True)
 class Topic:
     title: str
@@ -283,6 +308,7 @@ TOPICS = (
     Topic("Several GPUs", "x2-nccl-rmat25-h200-3fdac7a.txt", several_gpus),
     Topic("CPU", "cpu-rmat18-gates-96be475.txt", cpu),
     Topic("Roads and meshes (CPU)", "cpu-roads-709b009.txt", roads),
+    Topic("Roads and meshes (one GPU)", "h200-roads-8060327.txt", roads_gpu),
     Topic("Files", "io-cpu-a55ce57.txt", files),
     Topic("Many sources", "many-sources-h100-1dddd7f.txt", many_sources),
     Topic("First minute", "cold-start-h100-337cdd2.txt", first_minute),
