@@ -1146,11 +1146,11 @@ def test_betweenness_runs_a_deep_graphs_light_levels_several_to_a_launch(monkeyp
     """On a grid and a path (hundreds of light levels) betweenness on the GPU equals NumPy's,
     with the same supersteps and frontier sizes, its levels run by the levels kernels (path
     counts one source at a time or a batch at once, a batch's dependencies) in fewer launches
-    than supersteps."""
+    than supersteps; closeness (a batched BFS) too."""
     from bspgraph.backend import fused
 
     launches = {}
-    for name in ("count_paths", "count_lane_paths", "lane_dependencies"):
+    for name in ("count_paths", "visit_lanes", "lane_dependencies"):
         kernel = fused.lookup(name, "cupy", "repeat")
 
         def counted(*args, kernel=kernel, name=name):
@@ -1171,5 +1171,9 @@ def test_betweenness_runs_a_deep_graphs_light_levels_several_to_a_launch(monkeyp
             np.testing.assert_allclose(to_host(got.centrality), expected.centrality, rtol=1e-9)
             sizes = [s.frontier for s in got.stats.supersteps]
             assert sizes == [s.frontier for s in expected.stats.supersteps]
-    assert set(launches) == {"count_paths", "count_lane_paths", "lane_dependencies"}
+    grid = bg.generators.grid(30, 30, backend="numpy")  # a batched BFS's levels (closeness)
+    expected = bg.closeness_centrality(grid).centrality
+    got = bg.closeness_centrality(grid.to("cupy")).centrality
+    np.testing.assert_allclose(to_host(got), expected, rtol=1e-12)
+    assert set(launches) == {"count_paths", "visit_lanes", "lane_dependencies"}
     assert launches["lane_dependencies"] == 2  # a launch a batched run: every level light

@@ -150,3 +150,19 @@ def relax_pull(graph, in_frontier, candidates, distance) -> Frontier:
     mask = xp.zeros(n, dtype=bool)
     mask[window] = improved
     return Frontier.from_mask(graph, mask)
+
+
+class visit_lanes(Functor):  # noqa: N801
+    """A batch's next level, held as ``(row, lane)`` pairs (``depth`` rows of lanes): each
+    pair an edge reaches that no level reached before takes depth ``value``; with ``sigma``
+    (rows of lanes too), every edge into a pair of that level adds its source pair's count
+    (Brandes' path counts). Only fused: light levels several to a launch (:meth:`fused_repeat`
+    from the pairs at ``value - 1``: ``frontier.repeat_levels``)."""
+
+    name = "visit_lanes"
+
+    def __init__(self, depth, value: int, sigma=None):
+        self.depth, self.value, self.sigma = depth, value, sigma
+
+    def fused_repeat(self, graph, rows, lanes):
+        return self.fused_call(graph, "repeat", rows, lanes, self.depth, self.value, self.sigma)

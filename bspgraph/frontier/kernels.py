@@ -16,7 +16,7 @@ import functools
 
 import numpy as np
 
-from ..backend import BLOCK_SUM, C_TYPES, compile_kernel, fused
+from ..backend import BLOCK_SUM, C_TYPES, COMPARE_SWAP, compile_kernel, fused
 from .frontier import Frontier
 from .operators import owned_range
 
@@ -415,7 +415,7 @@ def short_rows(graph) -> bool:
 @fused.register("visit_unvisited", "cupy", "repeat")
 def visit_levels(graph, frontier, depth, value, parent) -> Frontier | None:
     """Fused push of :class:`functors.visit_unvisited`, repeated: ``value``, ``value + 1``, ...
-    level after level in one cooperative launch (see :func:`_levels`)."""
+    level after level in one cooperative launch (see :func:`levels_from`)."""
     if not startable(graph, frontier):
         return None
     kernel = typed_kernel(
@@ -428,7 +428,7 @@ def visit_levels(graph, frontier, depth, value, parent) -> Frontier | None:
         depth=depth.dtype,
         deg=graph.cost_degrees()[0].dtype,
     )
-    return _levels(
+    return levels_from(
         graph,
         frontier,
         kernel,
@@ -445,7 +445,7 @@ def startable(graph, frontier) -> bool:
     return edges is not None and edges <= max_edges and 0 < len(frontier) <= max_vertices
 
 
-def _levels(graph, frontier, kernel, *functor_args) -> Frontier:
+def levels_from(graph, frontier, kernel, *functor_args) -> Frontier:
     """Run a levels kernel from ``frontier`` (:func:`startable`) while frontiers stay within
     :func:`level_limits`, up to MAX_LEVELS; one host read after it. The last level's
     frontier comes back with the sizes and out-edges of those before it
@@ -758,7 +758,7 @@ __device__ __forceinline__ bool relax(ID u, ID v, OFF e, const DIST* weights, DI
 @fused.register("relax_min", "cupy", "repeat")
 def relax_levels(graph, frontier, distance, every_level: bool = False) -> Frontier | None:
     """Fused push of :class:`functors.relax_min`, repeated from its own output level after
-    level in one cooperative launch (see :func:`_levels`). With ``every_level``, the frontier
+    level in one cooperative launch (see :func:`levels_from`). With ``every_level``, the frontier
     returned is every vertex the launch lowered, each once, its out-edges counted (read when
     first asked for), not the last level's."""
     if not startable(graph, frontier):
@@ -780,10 +780,12 @@ def relax_levels(graph, frontier, distance, every_level: bool = False) -> Fronti
     queued = cp.zeros(graph.num_vertices, dtype=cp.int32)  # the level stamp a vertex last got
     if not every_level:
         null = np.uintp(0)
-        return _levels(graph, frontier, kernel, weights, distance, queued, np.int32(1), null, null)
+        return levels_from(
+            graph, frontier, kernel, weights, distance, queued, np.int32(1), null, null
+        )
     changed = cp.empty(graph.num_vertices, dtype=graph.indices.dtype)
     tally = cp.zeros(2, dtype=cp.uint64)
-    _levels(graph, frontier, kernel, weights, distance, queued, np.int32(1), changed, tally)
+    levels_from(graph, frontier, kernel, weights, distance, queued, np.int32(1), changed, tally)
     return Frontier.listed(graph, changed, tally)
 
 
@@ -805,3 +807,86 @@ def relax_push(graph, ids, distance) -> Frontier:
     )
     queued = cp.zeros(graph.num_vertices, dtype=cp.int32)
     return launch_push(graph, kernel, ids, weights, distance, queued, out_bound=graph.num_vertices)
+
+
+# One more level's path count, for a vertex or a batch's (vertex, lane) pair (items, as the
+# levels kernel holds them): the item an edge reaches is kept by the one thread whose swap
+# sets its depth, and (with ``sigma``) every edge into it from this level adds the source's
+# count (final: counted in the level before, behind the grid barrier). Brandes' forward step.
+COUNT_PATH = r"""
+__device__ __forceinline__ bool count_path(long long from, long long to, DEPTH* depth,
+                                           DEPTH value, DEPTH unset, double* sigma) {
+  const DEPTH seen = depth[to] > value ? compare_swap(&depth[to], unset, value) : depth[to];
+  if (seen != unset && seen != value) return false;
+  if (sigma) atomicAdd(&sigma[to], sigma[from]);
+  return seen == unset;
+}
+"""
+# A batch held as (vertex, lane) pairs: a vertex newly reached in some lane is counted once a
+# level (its stamp), so that a level's size is its vertices, as a superstep's frontier holds.
+_VISIT_LANES_LEVELS = (
+    HELPERS
+    + COMPARE_SWAP
+    + COUNT_PATH
+    + r"""
+#define ITEM long long
+#define ROW(item) ((ID)((item) / width))
+#define TARGET(item, v) ((long long)(v) * width + (item) % width)
+#define FUNCTOR_PARAMS long long width, DEPTH* depth, DEPTH value, DEPTH unset, double* sigma, \
+    int* stamps, unsigned long long* rows
+#define WIN(item, u, v, e) visit_lane(item, v, width, depth, value, unset, sigma, stamps, \
+                                      rows + level)
+#define NEXT_LEVEL value += 1
+__device__ __forceinline__ bool visit_lane(long long item, ID v, long long width, DEPTH* depth,
+    DEPTH value, DEPTH unset, double* sigma, int* stamps, unsigned long long* rows) {
+  if (!count_path(item, (long long)v * width + item % width, depth, value, unset, sigma))
+    return false;
+  if (atomicExch(&stamps[v], (int)value) != (int)value) atomicAdd(rows, 1ull);
+  return true;
+}
+"""
+    + LEVELS
+)
+QUEUE_BYTES = 1 << 30  # the most a batch's pair queue takes (two levels of every pair)
+
+
+def levels_kernel(graph, source: str, depth):
+    """The levels kernel of ``source`` (:data:`LEVELS` with a functor) for ``graph``'s dtypes."""
+    return typed_kernel(
+        graph.xp,
+        source,
+        "levels",
+        cooperative=True,
+        id=graph.indices.dtype,
+        off=graph.offsets.dtype,
+        depth=depth.dtype,
+        deg=graph.cost_degrees()[0].dtype,
+    )
+
+
+@fused.register("visit_lanes", "cupy", "repeat")
+def visit_lane_levels(graph, rows, lanes, depth, value, sigma) -> Frontier | None:
+    """Fused :class:`functors.visit_lanes` from the pairs ``(rows, lanes)``, repeated level
+    after level in one cooperative launch while the levels stay light: the last level's rows,
+    the vertices of each level before it as ``passed``; None where the first level is heavy
+    or every pair's queue would take more than QUEUE_BYTES."""
+    xp, n, width = graph.xp, graph.num_vertices, int(depth.shape[1])
+    max_vertices, max_edges = level_limits(graph)
+    if not 0 < rows.shape[0] <= max_vertices or 16 * n * width > QUEUE_BYTES:
+        return None
+    if int(graph.backend.total(graph.cost_degrees()[0][rows])) > max_edges:
+        return None
+    items = rows.astype(np.int64) * width + lanes
+    kind = depth.dtype.type
+    stamps = xp.zeros(n, dtype=np.int32)  # the level that last counted a vertex
+    distinct = xp.zeros(MAX_LEVELS, dtype=np.uint64)  # each level's vertices
+    kernel = levels_kernel(graph, _VISIT_LANES_LEVELS, depth)
+    null = np.uintp(0)
+    args = np.int64(width), depth, kind(value), kind(np.iinfo(depth.dtype).max)
+    run = run_levels(
+        graph, items, n * width, kernel, *args, null if sigma is None else sigma, stamps, distinct
+    )
+    sizes = distinct[: len(run.sizes)].get().tolist()  # (the launch's second read)
+    out = Frontier.from_ids(graph, graph.backend.unique(run.last // width).astype(rows.dtype))
+    out.passed, out.passed_edges = tuple(sizes[:-1]), None
+    return out

@@ -1,10 +1,9 @@
 """Betweenness centrality's kernels: the ``count_paths`` functor (Brandes' path counts, the
 ``plus_times`` semiring into the next level) with its fused CuPy push and repeat, registered as
-("count_paths", "cupy", "push" / "repeat"); for a batch (a lane a source), light levels several
-to a cooperative launch: path counts forward (:class:`count_lane_paths`, ("count_lane_paths",
-"cupy", "repeat")) and dependencies back (:class:`lane_dependencies`, ("lane_dependencies",
-"cupy", "repeat")), where a deep graph's levels (a road network's thousands) would otherwise
-cost a superstep's launches each."""
+("count_paths", "cupy", "push" / "repeat"), and a batch's dependencies back, light levels
+several to a cooperative launch (:class:`lane_dependencies`, ("lane_dependencies", "cupy",
+"repeat")), where a deep graph's levels (a road network's thousands) would otherwise cost a
+superstep's launches each (a batch's path counts forward: ``functors.visit_lanes``)."""
 
 from __future__ import annotations
 
@@ -15,16 +14,17 @@ from ..frontier.frontier import Frontier
 from ..frontier.functors import Functor
 from ..frontier.kernels import (
     APPEND_AND_FINISH,
+    COUNT_PATH,
     FOR_EACH_EDGE,
     GRID_BARRIER,
     HELPERS,
     LEVELS,
-    MAX_LEVELS,
     SCANS,
     launch_push,
     level_limits,
+    levels_from,
+    levels_kernel,
     multiprocessors,
-    run_levels,
     short_rows,
     startable,
     typed_kernel,
@@ -103,23 +103,10 @@ def count_push(graph, ids, depth, value, sigma) -> Frontier:
     )
 
 
-# One more level's path counts, for a vertex (ITEM = ID) or a batch's (vertex, lane) pair
-# (ITEM = long long: vertex * width + lane): the item a thread's edge reaches is kept by the
-# one thread whose swap sets its depth, and every edge into it from this level adds the
-# source's count (all final: counted in the level before, behind the grid barrier).
-_COUNT_PATH = r"""
-__device__ __forceinline__ bool count_path(long long from, long long to, DEPTH* depth,
-                                           DEPTH value, DEPTH unset, double* sigma) {
-  const DEPTH seen = depth[to] > value ? compare_swap(&depth[to], unset, value) : depth[to];
-  if (seen != unset && seen != value) return false;
-  atomicAdd(&sigma[to], sigma[from]);
-  return seen == unset;
-}
-"""
 _COUNT_PATHS_LEVELS = (
     HELPERS
     + COMPARE_SWAP
-    + _COUNT_PATH
+    + COUNT_PATH
     + r"""
 #define FUNCTOR_PARAMS DEPTH* depth, DEPTH value, DEPTH unset, double* sigma
 #define WIN(item, u, v, e) count_path(u, v, depth, value, unset, sigma)
@@ -127,44 +114,6 @@ _COUNT_PATHS_LEVELS = (
 """
     + LEVELS
 )
-# A batch's pairs: a vertex newly reached in some lane is counted once a level (its stamp).
-_COUNT_LANE_PATHS_LEVELS = (
-    HELPERS
-    + COMPARE_SWAP
-    + _COUNT_PATH
-    + r"""
-#define ITEM long long
-#define ROW(item) ((ID)((item) / width))
-#define TARGET(item, v) ((long long)(v) * width + (item) % width)
-#define FUNCTOR_PARAMS long long width, DEPTH* depth, DEPTH value, DEPTH unset, double* sigma, \
-    int* stamps, unsigned long long* rows
-#define WIN(item, u, v, e) count_lane_path(item, v, width, depth, value, unset, sigma, stamps, \
-                                           rows + level)
-#define NEXT_LEVEL value += 1
-__device__ __forceinline__ bool count_lane_path(long long item, ID v, long long width,
-    DEPTH* depth, DEPTH value, DEPTH unset, double* sigma, int* stamps,
-    unsigned long long* rows) {
-  if (!count_path(item, (long long)v * width + item % width, depth, value, unset, sigma))
-    return false;
-  if (atomicExch(&stamps[v], (int)value) != (int)value) atomicAdd(rows, 1ull);
-  return true;
-}
-"""
-    + LEVELS
-)
-
-
-def _count_kernel(graph, source: str, depth):
-    return typed_kernel(
-        graph.xp,
-        source,
-        "levels",
-        cooperative=True,
-        id=graph.indices.dtype,
-        off=graph.offsets.dtype,
-        depth=depth.dtype,
-        deg=graph.cost_degrees()[0].dtype,
-    )
 
 
 @fused.register("count_paths", "cupy", "repeat")
@@ -174,55 +123,10 @@ def count_levels(graph, frontier, depth, value, sigma) -> Frontier | None:
     if not startable(graph, frontier):
         return None
     kind = depth.dtype.type
-    ids = frontier.ids.astype(graph.indices.dtype, copy=False)
-    kernel = _count_kernel(graph, _COUNT_PATHS_LEVELS, depth)
-    args = depth, kind(value), kind(np.iinfo(depth.dtype).max), sigma
-    run = run_levels(graph, ids, graph.num_vertices, kernel, *args)
-    out = Frontier.from_ids(graph, run.last, out_edges=run.out_edges)
-    out.passed, out.passed_edges = run.sizes[:-1], run.edges[:-1]
-    return out
-
-
-class count_lane_paths:  # noqa: N801 (a functor, named as the one-source one)
-    """:class:`count_paths` for a batch held as ``(row, lane)`` pairs (``depth`` and ``sigma``
-    rows of lanes): light levels from the pairs at ``value - 1``, several in one launch."""
-
-    name = "count_lane_paths"
-
-    def __init__(self, depth, sigma, value: int):
-        self.depth, self.sigma, self.value = depth, sigma, value
-
-    def fused_repeat(self, graph, rows, lanes):
-        kernel = fused.lookup(self.name, graph.backend, "repeat")
-        return None if kernel is None else kernel(graph, rows, lanes, self)
-
-
-QUEUE_BYTES = 1 << 30  # the most a batch's pair queue takes (two levels of every pair)
-
-
-@fused.register("count_lane_paths", "cupy", "repeat")
-def count_lane_levels(graph, rows, lanes, counting: count_lane_paths) -> Frontier | None:
-    """The pairs' levels in one cooperative launch while they stay light: the last level's
-    rows, the distinct rows of each level before it as ``passed``; None where the first
-    level is heavy or every pair's queue would take more than QUEUE_BYTES."""
-    depth, sigma, xp = counting.depth, counting.sigma, graph.xp
-    n, width = graph.num_vertices, int(depth.shape[1])
-    max_vertices, max_edges = level_limits(graph)
-    if not 0 < rows.shape[0] <= max_vertices or 16 * n * width > QUEUE_BYTES:
-        return None
-    if int(graph.backend.total(graph.cost_degrees()[0][rows])) > max_edges:
-        return None
-    items = rows.astype(np.int64) * width + lanes
-    kind = depth.dtype.type
-    stamps = xp.zeros(n, dtype=np.int32)  # the level that last counted a vertex
-    distinct = xp.zeros(MAX_LEVELS, dtype=np.uint64)  # a level's vertices newly reached
-    kernel = _count_kernel(graph, _COUNT_LANE_PATHS_LEVELS, depth)
-    args = np.int64(width), depth, kind(counting.value), kind(np.iinfo(depth.dtype).max), sigma
-    run = run_levels(graph, items, n * width, kernel, *args, stamps, distinct)
-    sizes = distinct[: len(run.sizes)].get().tolist()  # (the launch's second read)
-    out = Frontier.from_ids(graph, graph.backend.unique(run.last // width).astype(rows.dtype))
-    out.passed, out.passed_edges = tuple(sizes[:-1]), None
-    return out
+    kernel = levels_kernel(graph, _COUNT_PATHS_LEVELS, depth)
+    return levels_from(
+        graph, frontier, kernel, depth, kind(value), kind(np.iinfo(depth.dtype).max), sigma
+    )
 
 
 # Dependencies from level `top` down to `bottom`, a grid barrier between levels: each pair

@@ -8,7 +8,6 @@ from .. import frontier as fr
 from ..enactor import Primitive, State
 from ..frontier import lanes
 from ._batch import lane_edges
-from ._bc_kernels import count_lane_paths
 
 
 class BatchedForward(Primitive):
@@ -16,7 +15,7 @@ class BatchedForward(Primitive):
     lanes, and a level's path counts for the whole batch are one operator call on its
     ``(row, lane)`` pairs (:func:`~bspgraph.frontier.advance_pairs`: the frontier's ``sigma``
     times the adjacency matrix, kept where the lane is unvisited); light levels, several in
-    one launch where the backend has the kernel (:class:`~._bc_kernels.count_lane_paths`)."""
+    one launch where the backend has the kernel (``functors.visit_lanes``)."""
 
     state = (
         State("depth", "vertex", init="max", unset=-1, lanes="lanes"),
@@ -36,7 +35,7 @@ class BatchedForward(Primitive):
         xp, ids = graph.xp, frontier.ids
         at, lanes = xp.nonzero(state.depth[ids] == iteration)  # the level's (row, lane) pairs
         rows = ids[at]
-        counting = count_lane_paths(state.depth, state.sigma, iteration + 1)
+        counting = fr.functors.visit_lanes(state.depth, iteration + 1, state.sigma)
         reached = fr.repeat_levels(graph, counting, rows, lanes)  # light levels, several at once
         if reached is not None:
             return reached

@@ -113,6 +113,10 @@ class BatchedBFS(Primitive):
     def step(self, graph, frontier, state, iteration):
         xp, ids = graph.xp, frontier.ids
         at, lanes = xp.nonzero(state.depth[ids] == iteration)  # the level's (row, lane) pairs
+        visiting = fr.functors.visit_lanes(state.depth, iteration + 1)
+        reached = fr.repeat_levels(graph, visiting, ids[at], lanes)  # light levels, at once
+        if reached is not None:
+            return reached
         rows, lanes, _ = fr.advance_pairs(
             graph, ids[at], lanes, xp.ones(at.shape[0], np.float32), state.depth.shape[1]
         )  # (paths: any reaches)
@@ -127,6 +131,7 @@ class BatchedBFS(Primitive):
     def prepare(self, graph):
         super().prepare(graph)
         lanes.prepare(graph, "in")  # a dense level's product
+        fr.level_limits(graph)  # the most a launch of light levels takes on
 
 
 register_preparation("bfs", lambda graph: BFS().prepare(graph))
