@@ -1,4 +1,4 @@
-"""The filter, compute, neighbor-reduce and link operators."""
+"""The filter, compute, near-far, neighbor-reduce and link operators."""
 
 from __future__ import annotations
 
@@ -25,6 +25,48 @@ def compute(graph, frontier: Frontier | str, fn) -> None:
         fn(graph.owned_ids())
     else:
         fn(frontier.ids)
+
+
+def near_far(graph, frontier: Frontier, values, delta="auto") -> tuple[Frontier, Frontier]:
+    """Gunrock's near and far piles (delta-stepping's buckets): the members of ``frontier``
+    whose ``values`` lie within ``delta`` of its smallest value, and the others (empty when
+    there are none). ``delta``: a width; None puts every member in the near pile; "auto" is
+    :func:`bucket_width`, the operator's choice. Any width gives a label-correcting step
+    (Bellman-Ford) the same answer: the far pile is relaxed from in a later superstep."""
+    if delta == "auto":
+        delta = bucket_width(graph)
+    if delta is None or len(frontier) <= 1:
+        return frontier, Frontier.empty(graph)
+    ids = frontier.ids
+    held = values[ids]
+    near = held <= graph.backend.smallest(held) + delta
+    if bool(graph.backend.all(near)):
+        return frontier, Frontier.empty(graph)
+    xp = graph.xp
+    return (
+        Frontier.from_ids(graph, ids[xp.flatnonzero(near)]),
+        Frontier.from_ids(graph, ids[xp.flatnonzero(~near)]),
+    )
+
+
+def bucket_width(graph) -> float | None:
+    """:func:`near_far`'s "auto" width: 4 x mean weight / mean degree (Meyer and Sanders' 1/d
+    for weights in [0, 1]; the factor 4 trades re-relaxations for supersteps, fit on R-MAT
+    and grids), kept with the graph; None (no buckets) where a superstep costs more than the
+    relaxations buckets save: on a GPU (``Backend.costly_supersteps``) or on one device of
+    several."""
+    if graph.backend.costly_supersteps or not graph.context.global_view:
+        return None
+
+    def width() -> float:
+        edges = graph.cost_degrees()[2]
+        if edges == 0:
+            return 0.0
+        weights = graph.weights
+        mean = 1.0 if weights is None else float(graph.backend.total(weights)) / weights.shape[0]
+        return 4 * mean * graph.num_vertices / edges
+
+    return graph.cached(("bucket width",), width)
 
 
 def neighbor_reduce(
