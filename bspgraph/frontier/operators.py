@@ -84,15 +84,16 @@ def neighbor_reduce(
     ``u -> v`` that ``graph`` holds (``v -> u`` with ``direction="in"``), times the edge's weight
     when ``weighted`` (a "sum" only); the identity (the dtype's largest value, or 0) where there
     are none. With ``frontier``: for its vertices only, in ``frontier.ids`` order. With
-    ``sources`` (a sum of floats): over the edges to ``v`` in ``sources`` only.
+    ``sources`` (a sum of floats): over the edges to ``v`` in ``sources`` only (say, the only
+    vertices whose values changed), pushed from them where that is cheaper and right.
 
     Gunrock's neighbor-reduce, GraphBLAS's ``A min.second values`` or ``A plus.times values``:
     a sum of floats is one sparse product (scipy.sparse; on CuPy the row reduction of
     ``Backend.spmv``, or cuSPARSE for a push), a min one gather per edge and a segmented
     reduction; no functor is called per edge. The product is taken over the
     fewest edges: the frontier's rows (a pull), the sources' edges (a push: the product with
-    the transpose of their rows), or every row when either holds most edges. On one device of
-    several a push reads only the sources it owns: its sums are partial, to be added up.
+    the transpose of their rows; only where the graph holds every vertex's lists, so not on
+    one device's part of several), or every row when either holds most edges.
     With ``sample`` (k >= 1, every row, no ``frontier`` or ``sources``): over the first k
     edges of each list only (Afforest's neighbour sampling; built once per graph, cached).
     """
@@ -112,7 +113,10 @@ def neighbor_reduce(
         if not floats:
             raise ValueError("neighbor_reduce(sources=...): sums of floats only")
         across = graph.reverse if direction == "out" else graph.forward  # v's rows list the u
-        pushed = backend.entries_in(across.offsets, sources.ids)
+        # a push reads the sources' lists: only where the graph holds every vertex's (a part
+        # holds its own vertices' only, and its sums would miss the edges held elsewhere)
+        whole = graph.context.owned is None
+        pushed = backend.entries_in(across.offsets, sources.ids) if whole else rows
         if pushed < rows and pushed * ROWS_SHARE <= total:  # push: the sources' edges
             ids = sources.ids  # their rows first: the data of only their entries is built
             offsets, indices, weights = backend.csr_rows(
