@@ -137,6 +137,7 @@ def _enact_one(primitive, graph, params, result_device=False, check=False):
     state = allocate(primitive, graph)
     contract = contract_of(primitive, state)  # ContractError now, not on several devices later
     frontier = primitive.init_frontier(graph, state, **params)
+    frontier.edges_before = 0  # no frontier was advanced from before it
     iteration = 0
     done = primitive.converged(graph, frontier, state, iteration)
     while not done:

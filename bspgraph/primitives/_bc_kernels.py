@@ -1,6 +1,6 @@
 """Betweenness centrality's forward step: the ``count_paths`` functor (Brandes' path counts, the
-``plus_times`` semiring into the next level) and its fused CuPy push, registered as
-("count_paths", "cupy", "push")."""
+``plus_times`` semiring into the next level), its fused CuPy push, registered as
+("count_paths", "cupy", "push"), and its pull, one sparse product on either backend."""
 
 from __future__ import annotations
 
@@ -17,15 +17,18 @@ from ..frontier.kernels import (
     launch_push,
     typed_kernel,
 )
+from ..frontier.operators import neighbor_reduce
 
 
 class count_paths(Functor):  # noqa: N801
     """Brandes' forward step into level ``value``: each ``dst`` not reached before (depth
     ``value`` or more) gets depth ``value`` and adds ``sigma[src]`` to ``sigma[dst]``, the
     ``plus_times`` semiring on the edges into the next level; keep those ``dst``. Path counts
-    are whole numbers, exact in float64 up to 2^53 in any order of the additions."""
+    are whole numbers, exact in float64 up to 2^53 in any order of the additions. Pulled
+    (a heavy level), one sparse product: :func:`count_pull`."""
 
     name = "count_paths"
+    pull_is_product = True
 
     def __init__(self, depth, sigma, value: int, backend):
         self.depth, self.sigma, self.value, self.backend = depth, sigma, value, backend
@@ -36,8 +39,38 @@ class count_paths(Functor):  # noqa: N801
         self.backend.scatter_add(self.sigma, dst[on_path], self.sigma[src[on_path]])
         return on_path
 
+    def candidates(self, graph):
+        """The vertices not reached before (depth above ``value``): a pull's candidates."""
+        return self.depth > self.value
+
     def fused_push(self, graph, ids):
         return self.fused_call(graph, "push", ids, self.depth, self.value, self.sigma)
+
+    def fused_pull(self, graph, in_frontier, candidates):
+        return self.fused_call(
+            graph, "pull", in_frontier, candidates, self.depth, self.value, self.sigma
+        )
+
+
+@fused.register("count_paths", ("numpy", "cupy"), "pull")
+def count_pull(graph, in_frontier, candidates, depth, value, sigma) -> Frontier:
+    """:class:`count_paths` pulled: the path counts of every vertex not reached before (or of
+    ``candidates``) in one sparse product with the frontier's (``in_frontier``) ``sigma``
+    (:func:`~bspgraph.frontier.neighbor_reduce`: over their in-edges, or pushed over the
+    frontier's out-edges where those are fewer); those it reaches get depth ``value``."""
+    unvisited = Frontier.from_mask(graph, depth > value if candidates is None else candidates)
+    paths = neighbor_reduce(
+        graph,
+        sigma,
+        "sum",
+        direction="in",
+        frontier=unvisited,
+        sources=Frontier.from_mask(graph, in_frontier),
+    )
+    hit = graph.xp.flatnonzero(paths > 0)
+    reached = unvisited.ids[hit]
+    depth[reached], sigma[reached] = value, paths[hit]
+    return Frontier.from_ids(graph, reached)
 
 
 _COUNT_PATHS = (
