@@ -421,12 +421,16 @@ def _formats(messages) -> list[int]:
 def _converged(primitive, each, shared: bool, devices, frontiers, states, iteration: int) -> dict:
     """Each device's ``converged``; with ``every_vertex`` in one memory (``shared``), the first
     device's for all: it reads only scalars, combined alike on every device (one read of
-    PageRank's L1 change a superstep, not one a part)."""
+    PageRank's L1 change a superstep, not one a part). A vote to halt (``votes_to_halt``)
+    holds once the device's frontier is empty too: then nothing is left to send to it."""
     if shared and primitive.every_vertex:
         first = next(iter(devices))
         done = primitive.converged(devices[first], frontiers[first], states[first], iteration)
         return dict.fromkeys(devices, done)
-    return each(primitive.converged, devices, frontiers, states, iteration)
+    votes = each(primitive.converged, devices, frontiers, states, iteration)
+    if not primitive.votes_to_halt:
+        return votes
+    return {d: vote and not frontiers[d] for d, vote in votes.items()}
 
 
 def _exchange(

@@ -149,6 +149,7 @@ def _enact_one(primitive, graph, params, result_device=False, check=False):
         sizes = (*frontier.passed, len(frontier))  # a repeated advance ran several levels
         iteration += len(sizes)
         # the stop test reads what the step computed: the superstep ends when it has read it
+        # (a vote to halt ends the run: on one device no message can arrive)
         done = primitive.converged(graph, frontier, state, iteration)
         seconds = time.perf_counter() - step_started - _paid_since(step_paid)
         seconds /= len(sizes)  # shared out evenly

@@ -1,5 +1,5 @@
 """Frontiers and the operators on them: advance, filter, compute, near_far, neighbor_reduce,
-link, link_pairs, flatten.
+link, link_pairs, link_replaced, flatten.
 
 A functor is a plain function of whole arrays, written with the array module so one body runs
 on NumPy and CuPy. An advance functor maps ``(src, dst, eid, weight)`` to a keep-mask (None: keep
@@ -30,6 +30,7 @@ from .operators import (
     flatten,
     link,
     link_pairs,
+    link_replaced,
     near_far,
     neighbor_reduce,
 )
@@ -47,6 +48,7 @@ __all__ = [
     "level_limits",
     "link",
     "link_pairs",
+    "link_replaced",
     "many_out_edges",
     "near_far",
     "neighbor_reduce",

@@ -272,6 +272,34 @@ def link_pairs(graph, parent, a, b) -> None:
     kernel(graph.backend, parent, a, b)
 
 
+def link_replaced(graph, parent, previous, frontier: Frontier) -> bool:
+    """Union-find after a min combine: link the pairs ``(previous[v], parent[v])`` at the
+    vertices ``v`` whose pointer the combine replaced since the last step (another device's
+    smaller pointer won), where ``v`` was not a root: ``v`` left that tree for another, and
+    the link joins the two again (a root that moves takes its tree along, which stays hung
+    from it). ``previous``: the pointers as the last step left them (:func:`flatten`'s
+    ``since``); it takes the new ones. The replaced vertices are in ``frontier`` (a combine
+    changes no other): found through its ids when it holds few, else by comparing the two
+    arrays whole (one streaming pass, no gather). Whether any pair was linked: never on one
+    device, where no combine runs (nothing to look for: no pass)."""
+    if graph.context.global_view:
+        return False
+    if frontier.wide:
+        replaced = graph.backend.nonzero(previous != parent, parent.dtype)
+    else:
+        ids = graph.backend.index(frontier.ids)
+        replaced = ids.take(graph.xp.flatnonzero(previous.take(ids) != parent.take(ids)))
+    if replaced.shape[0] == 0:
+        return False
+    tails, heads = previous.take(replaced), parent.take(replaced)
+    previous[replaced] = heads
+    moved = graph.xp.flatnonzero(tails != replaced)  # not a root: split from its tree
+    if moved.shape[0] == 0:
+        return False
+    link_pairs(graph, parent, tails.take(moved), heads.take(moved))
+    return True
+
+
 def flatten(graph, parent, since=None) -> Frontier | None:
     """Pointer jumping: every vertex of the forest ``parent`` (``parent[x] <= x``, a root its
     own parent) pointed straight at its root, so that every tree is a star. The "flatten"
