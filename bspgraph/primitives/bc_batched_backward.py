@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import frontier as fr
+from ..backend import backend_of, to_host
 from ..enactor import Primitive, State
 from ..frontier import lanes
 
@@ -13,13 +14,16 @@ class BatchedBackward(Primitive):
     """:class:`Backward` for ``lanes`` sources at once: a level's dependencies for the whole
     batch are one operator call on its ``(row, lane)`` pairs
     (:func:`~bspgraph.frontier.reduce_pairs`: the adjacency matrix times ``(1 + delta) /
-    sigma`` of the level below). The pairs of every level are listed once, at the start
-    (:class:`Levels`), so that a level reads its own pairs and those below, not every vertex."""
+    sigma`` of the level below). The pairs are put in level order once, at the start
+    (``order``; option ``bounds``, from :func:`level_bounds`, says where each level's
+    begin), so that a level reads its own pairs and those below, not every vertex."""
 
     state = (
         State("depth", "vertex", output=False, lanes="lanes"),
         State("sigma", "float64", output=False, lanes="lanes"),
         State("delta", "float64", lanes="lanes"),
+        State("share", "float64", output=False, lanes="lanes"),  # (1 + delta) / sigma, below
+        State("order", "int64", output=False, lanes="lanes"),  # the pairs, level after level
     )
     communicate = {"delta": "replace"}
     params = {"depth": "per_vertex", "sigma": "per_vertex"}
@@ -28,52 +32,41 @@ class BatchedBackward(Primitive):
     def init_frontier(self, graph, state, *, depth, sigma):
         state.depth[...] = graph.backend.asarray(depth)
         state.sigma[...] = graph.backend.asarray(sigma)
-        self.levels = getattr(self, "levels", {})  # per device: the pairs of every level
-        self.levels[graph.context.device] = Levels(graph, state.depth, self.options["deepest"])
+        # one stable sort of the depths (a radix sort where they fit 16 bits), unset last
+        key = np.uint16 if len(self.options["bounds"]) < 1 << 16 else np.uint64
+        order = graph.xp.argsort(state.depth.ravel().astype(key), kind="stable")
+        state.order[...] = order.reshape(state.order.shape)
         return fr.Frontier.empty(graph)  # the deepest level's dependencies are 0: final
 
     def step(self, graph, frontier, state, iteration):
-        level = self.options["deepest"] - 1 - iteration
-        levels = self.levels[graph.context.device]
-        rows, lanes = levels.pairs(level + 1)  # every device's: their dependencies arrived
-        share = levels.share  # (1 + delta) / sigma at the level below, 0 elsewhere
-        share[rows, lanes] = (1 + state.delta[rows, lanes]) / state.sigma[rows, lanes]
-        below = rows, lanes
-        rows, lanes = levels.pairs(level, owned=True)  # this device's own pairs of the level
-        sums = fr.reduce_pairs(graph, share, rows, lanes)  # plus.times over their out-edges
+        level = len(self.options["bounds"]) - 3 - iteration  # from the one above the deepest
+        below = _pairs(state, self.options["bounds"], level + 1)  # dependencies final
+        state.share[below] = (1 + state.delta[below]) / state.sigma[below]
+        rows, lanes = _pairs(state, self.options["bounds"], level)
+        sums = fr.reduce_pairs(graph, state.share, rows, lanes)  # plus.times over out-edges
         state.delta[rows, lanes] = state.sigma[rows, lanes] * sums
-        share[below] = 0.0
+        state.share[below] = 0.0
         return fr.Frontier.from_ids(graph, graph.backend.unique(rows))  # final: they travel
 
     def converged(self, graph, frontier, state, iteration):
-        return self.options["deepest"] - 1 - iteration < 1  # level 0 holds the sources
+        return len(self.options["bounds"]) - 3 - iteration < 1  # level 0 holds the sources
 
     def prepare(self, graph):
         super().prepare(graph)
         lanes.prepare(graph, "out", np.float64)  # a heavy level's dependencies
 
 
-class Levels:
-    """The ``(row, lane)`` pairs of each level of a batch's ``depth`` (``V x b``, unset: the
-    dtype's largest), found in one stable sort of the depths (a radix sort where they fit
-    16 bits); ``share``, a scratch ``V x b`` of zeros."""
+def level_bounds(depth) -> tuple[int, ...]:
+    """:class:`BatchedBackward`'s ``bounds`` for a batch's ``depth`` (``V x b``, -1 where
+    unreached): ``bounds[L]`` pairs lie above level ``L``, and the last entry counts every
+    reached pair (one pass over the depths, one read)."""
+    sizes = to_host(backend_of(depth).xp.bincount((depth + 1).ravel()))[1:]
+    return (0, *np.cumsum(sizes).tolist())
 
-    def __init__(self, graph, depth, deepest: int):
-        xp, width = graph.xp, int(depth.shape[1])
-        key_type = np.uint16 if deepest + 1 < 1 << 16 else np.int64
-        keys = xp.minimum(depth.ravel(), deepest + 1).astype(key_type)  # unset: past the last
-        order = xp.argsort(keys, kind="stable")  # a level's pairs in (row, lane) order
-        self.rows = (order // width).astype(graph.indices.dtype)
-        self.lanes = order % width
-        self.bounds = xp.searchsorted(keys[order], xp.arange(deepest + 3)).tolist()
-        self.owned = graph.context.owned  # a bool per vertex on a part, else None
-        self.share = xp.zeros(depth.shape, dtype=np.float64)
 
-    def pairs(self, level: int, owned: bool = False):
-        """The pairs at ``level`` (only those of rows this device owns, with ``owned``)."""
-        lo, hi = self.bounds[level], self.bounds[level + 1]
-        rows, lanes = self.rows[lo:hi], self.lanes[lo:hi]
-        if owned and self.owned is not None:
-            mine = self.owned[rows]
-            rows, lanes = rows[mine], lanes[mine]
-        return rows, lanes
+def _pairs(state, bounds, level: int):
+    """The ``(rows, lanes)`` of the pairs at ``level``: ``state.order``'s entries from
+    ``bounds[level]`` to ``bounds[level + 1]``."""
+    at = state.order.ravel()[bounds[level] : bounds[level + 1]]
+    width = state.order.shape[1]
+    return (at // width).astype(state.depth.dtype), at % width
