@@ -237,7 +237,7 @@ def choose_direction(
     """Beamer's rule: "pull" when the frontier's out-edges exceed the candidates' (a bool mask,
     or "all") in-edges / alpha (ALPHA on the GPU, SCAN_ALPHA for a pull without early exit,
     HOST_ALPHA where the backend's pull scans whole lists: ``Backend.scans_whole_lists``);
-    ``candidate_edges``, when counted already, those in-edges, spares the pass over them."""
+    ``candidate_edges``: those in-edges, where counted already (no pass over them)."""
     if frontier_edges is None:
         frontier_edges = count_out_edges(graph, frontier)
     if candidate_edges is None and isinstance(candidates, str):  # "all": every in-edge
