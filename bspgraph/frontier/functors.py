@@ -78,9 +78,9 @@ class visit_unvisited(Functor):  # noqa: N801 (a functor named like a function, 
     def fused_push(self, graph, ids):
         return self.fused_call(graph, "push", ids, self.depth, self.value, self.parent)
 
-    def fused_pull(self, graph, in_frontier, candidates):
+    def fused_pull(self, graph, frontier, candidates):
         return self.fused_call(
-            graph, "pull", in_frontier, candidates, self.depth, self.value, self.parent
+            graph, "pull", frontier.mask, candidates, self.depth, self.value, self.parent
         )
 
     def fused_repeat(self, graph, frontier):  # levels value, value + 1, ... at once
@@ -124,10 +124,10 @@ class relax_min(Functor):  # noqa: N801
             return None
         return self.fused_call(graph, "repeat", frontier, self.distance, every_level)
 
-    def fused_pull(self, graph, in_frontier, candidates):
+    def fused_pull(self, graph, frontier, candidates):
         if self.parent is not None:
             return None
-        return self.fused_call(graph, "pull", in_frontier, candidates, self.distance)
+        return self.fused_call(graph, "pull", frontier.mask, candidates, self.distance)
 
 
 @fused.register("relax_min", ("numpy", "cupy"), "pull")

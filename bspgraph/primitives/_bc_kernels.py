@@ -46,26 +46,21 @@ class count_paths(Functor):  # noqa: N801
     def fused_push(self, graph, ids):
         return self.fused_call(graph, "push", ids, self.depth, self.value, self.sigma)
 
-    def fused_pull(self, graph, in_frontier, candidates):
+    def fused_pull(self, graph, frontier, candidates):
         return self.fused_call(
-            graph, "pull", in_frontier, candidates, self.depth, self.value, self.sigma
+            graph, "pull", frontier, candidates, self.depth, self.value, self.sigma
         )
 
 
 @fused.register("count_paths", ("numpy", "cupy"), "pull")
-def count_pull(graph, in_frontier, candidates, depth, value, sigma) -> Frontier:
+def count_pull(graph, frontier, candidates, depth, value, sigma) -> Frontier:
     """:class:`count_paths` pulled: the path counts of every vertex not reached before (or of
-    ``candidates``) in one sparse product with the frontier's (``in_frontier``) ``sigma``
+    ``candidates``) in one sparse product with the ``frontier``'s ``sigma``
     (:func:`~bspgraph.frontier.neighbor_reduce`: over their in-edges, or pushed over the
     frontier's out-edges where those are fewer); those it reaches get depth ``value``."""
     unvisited = Frontier.from_mask(graph, depth > value if candidates is None else candidates)
     paths = neighbor_reduce(
-        graph,
-        sigma,
-        "sum",
-        direction="in",
-        frontier=unvisited,
-        sources=Frontier.from_mask(graph, in_frontier),
+        graph, sigma, "sum", direction="in", frontier=unvisited, sources=frontier
     )
     hit = graph.xp.flatnonzero(paths > 0)
     reached = unvisited.ids[hit]
