@@ -186,10 +186,16 @@ def advance_pairs(graph, rows, lanes, values, width: int):
 
 
 def reduce_pairs(graph, values, rows, lanes):
-    """For each pair ``(rows[k], lanes[k])``, the sum of ``values[v, lanes[k]]`` over the
-    out-edges ``rows[k] -> v`` that ``graph`` holds (0 without edges here): the pairs'
-    :func:`reduce_lanes`. A light level gathers its edges' terms and sums them row by row; a
-    heavy one is one product over the lanes of its distinct rows."""
+    """The pairs' :func:`reduce_lanes`: ``(rows, lanes, sums)``, for each pair ``(rows[k],
+    lanes[k])`` whose row this device answers for (every row on one device; on one device
+    of several, the rows it owns: it holds their out-lists), in their order, the sum of
+    ``values[v, lanes[k]]`` over the out-edges ``rows[k] -> v`` (0 for a row without any).
+    A light level gathers its edges' terms and sums them row by row; a heavy one is one
+    product over the lanes of its distinct rows."""
+    owned = graph.context.owned
+    if owned is not None:
+        mine = owned[rows]
+        rows, lanes = rows[mine], lanes[mine]
     xp, n = graph.xp, graph.num_vertices
     offsets = graph.forward.offsets
     starts = offsets[rows]
@@ -197,18 +203,18 @@ def reduce_pairs(graph, values, rows, lanes):
     total = int(graph.backend.total(degrees)) if rows.shape[0] else 0
     out = xp.zeros(rows.shape[0], dtype=values.dtype)
     if not total:
-        return out
+        return rows, lanes, out
     if graph.backend.costly_supersteps or total * LIGHT_SHARE > n:
         ids = graph.backend.unique(rows)
         sums = reduce_lanes(graph, values, Frontier.from_ids(graph, ids))
-        return sums[xp.searchsorted(ids, rows), lanes]
+        return rows, lanes, sums[xp.searchsorted(ids, rows), lanes]
     pair = xp.arange(rows.shape[0])
     src, dst, _ = graph.backend.expand(pair, starts, degrees, graph.indices)
     held = xp.flatnonzero(degrees)
     first = xp.zeros(total, dtype=bool)
     first[(xp.cumsum(degrees) - degrees)[held]] = True  # each pair's edges, pair after pair
     out[held] = graph.backend.reduce_runs(values[dst, lanes[src]], first, "sum", np.int64)
-    return out
+    return rows, lanes, out
 
 
 def width(backend, graph, count: int) -> int:

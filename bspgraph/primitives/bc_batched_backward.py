@@ -15,27 +15,29 @@ class BatchedBackward(Primitive):
     batch are one operator call on its ``(row, lane)`` pairs
     (:func:`~bspgraph.frontier.reduce_pairs`: the adjacency matrix times ``(1 + delta) /
     sigma`` of the level below). The pairs are put in level order once, at the start
-    (``order``; option ``bounds``, from :func:`level_bounds`, says where each level's
-    begin), so that a level reads its own pairs and those below, not every vertex."""
+    (``rows``, ``columns``; option ``bounds``, from :func:`level_bounds`, says where each
+    level's begin), so that a level reads its own pairs and those below, not every vertex."""
 
     state = (
-        State("depth", "vertex", output=False, lanes="lanes"),
         State("sigma", "float64", output=False, lanes="lanes"),
         State("delta", "float64", lanes="lanes"),
         State("share", "float64", output=False, lanes="lanes"),  # (1 + delta) / sigma, below
-        State("order", "int64", output=False, lanes="lanes"),  # the pairs, level after level
+        State("rows", "vertex", output=False, lanes="lanes"),  # every pair, level after level:
+        State("columns", "int64", output=False, lanes="lanes"),  # its row and its lane
     )
     communicate = {"delta": "replace"}
     params = {"depth": "per_vertex", "sigma": "per_vertex"}
     needs_all = True  # a vertex reads the dependencies of its successors, owned or not
 
     def init_frontier(self, graph, state, *, depth, sigma):
-        state.depth[...] = graph.backend.asarray(depth)
         state.sigma[...] = graph.backend.asarray(sigma)
+        depth = graph.backend.asarray(depth)
         # one stable sort of the depths (a radix sort where they fit 16 bits), unset last
         key = np.uint16 if len(self.options["bounds"]) < 1 << 16 else np.uint64
-        order = graph.xp.argsort(state.depth.ravel().astype(key), kind="stable")
-        state.order[...] = order.reshape(state.order.shape)
+        order = graph.xp.argsort(depth.ravel().astype(key), kind="stable")
+        width = depth.shape[1]
+        state.rows.ravel()[...] = order // width
+        state.columns.ravel()[...] = order % width
         return fr.Frontier.empty(graph)  # the deepest level's dependencies are 0: final
 
     def step(self, graph, frontier, state, iteration):
@@ -43,8 +45,8 @@ class BatchedBackward(Primitive):
         below = _pairs(state, self.options["bounds"], level + 1)  # dependencies final
         state.share[below] = (1 + state.delta[below]) / state.sigma[below]
         rows, lanes = _pairs(state, self.options["bounds"], level)
-        sums = fr.reduce_pairs(graph, state.share, rows, lanes)  # plus.times over out-edges
-        state.delta[rows, lanes] = state.sigma[rows, lanes] * sums
+        rows, lanes, sums = fr.reduce_pairs(graph, state.share, rows, lanes)  # plus.times
+        state.delta[rows, lanes] = state.sigma[rows, lanes] * sums  # over the out-edges
         state.share[below] = 0.0
         return fr.Frontier.from_ids(graph, graph.backend.unique(rows))  # final: they travel
 
@@ -65,8 +67,7 @@ def level_bounds(depth) -> tuple[int, ...]:
 
 
 def _pairs(state, bounds, level: int):
-    """The ``(rows, lanes)`` of the pairs at ``level``: ``state.order``'s entries from
-    ``bounds[level]`` to ``bounds[level + 1]``."""
-    at = state.order.ravel()[bounds[level] : bounds[level + 1]]
-    width = state.order.shape[1]
-    return (at // width).astype(state.depth.dtype), at % width
+    """The ``(rows, lanes)`` of the pairs at ``level``: those of ``state.rows`` and
+    ``state.columns`` from ``bounds[level]`` to ``bounds[level + 1]``."""
+    at = slice(bounds[level], bounds[level + 1])
+    return state.rows.ravel()[at], state.columns.ravel()[at]
