@@ -20,7 +20,10 @@ The contract, in full (docs/writing-a-primitive.md walks through it with an exam
 5. ``converged`` runs on every device after the scalars are combined; the run stops when it
    holds on every device (the default, "the frontier is empty", then means: everywhere).
    With ``every_vertex`` it reads only scalars, so where every device's state is in one
-   memory it runs once, on the first device, for all.
+   memory it runs once, on the first device, for all. With ``votes_to_halt`` it is a vote
+   (Pregel's): the run stops once every device has voted and every frontier is empty, so
+   that no message is left to arrive; on one device, at the vote. After voting, a step
+   changes state only in answer to its frontier (what arrived).
 """
 
 from __future__ import annotations
@@ -93,6 +96,8 @@ class Primitive(abc.ABC):
     says the step works on every vertex its device owns whatever its frontier, and
     ``converged`` reads only scalars (a power iteration: PageRank): on several devices every
     superstep then gets ``Frontier.all``, and the enactor builds no frontier from what arrived.
+    ``votes_to_halt`` makes ``converged`` a vote to halt: "this device's own work is done;
+    only what other devices send can change its state" (rule 5).
 
     ``params`` says what each ``init_frontier`` parameter holds: "id" (a vertex id, or a
     sequence or array of them), "per_vertex" (an array whose first axis is the vertices; a
@@ -112,6 +117,7 @@ class Primitive(abc.ABC):
     needs_all: bool = False
     replicate_graph: bool = False
     every_vertex: bool = False
+    votes_to_halt: bool = False
     params: dict[str, str] | None = None
     reduces_every_list: bool = False
 

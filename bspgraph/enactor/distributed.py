@@ -169,6 +169,8 @@ def _enact(
             frontiers,
         )
         read_counts(frontiers.values())
+    for frontier in frontiers.values():  # no frontier was advanced from before these
+        frontier.edges_before = 0
     bases = each(functools.partial(_bases, contract), devices, states)
     packed = any(packer is not None for packer in packers.values())
     iteration, joined, marks = 0, False, []
@@ -315,6 +317,8 @@ def _enact(
         traffic = traffic.settled()
         if any(frontier.is_dense for frontier in frontiers.values()):
             frontiers = each(_few_as_ids, devices, frontiers)
+        for d in local:  # it goes on from the step's output
+            frontiers[d].edges_before = outputs[d].edges_before
         union = (
             each(_union_edges, devices, frontiers, outputs, dict(enumerate(received)))
             if primitive.needs_all
@@ -417,12 +421,16 @@ def _formats(messages) -> list[int]:
 def _converged(primitive, each, shared: bool, devices, frontiers, states, iteration: int) -> dict:
     """Each device's ``converged``; with ``every_vertex`` in one memory (``shared``), the first
     device's for all: it reads only scalars, combined alike on every device (one read of
-    PageRank's L1 change a superstep, not one a part)."""
+    PageRank's L1 change a superstep, not one a part). A vote to halt (``votes_to_halt``)
+    holds once the device's frontier is empty too: then nothing is left to send to it."""
     if shared and primitive.every_vertex:
         first = next(iter(devices))
         done = primitive.converged(devices[first], frontiers[first], states[first], iteration)
         return dict.fromkeys(devices, done)
-    return each(primitive.converged, devices, frontiers, states, iteration)
+    votes = each(primitive.converged, devices, frontiers, states, iteration)
+    if not primitive.votes_to_halt:
+        return votes
+    return {d: vote and not frontiers[d] for d, vote in votes.items()}
 
 
 def _exchange(
@@ -866,8 +874,10 @@ def _next_frontier_marked(
 
 
 def _stepped(primitive, iteration: int, graph, frontier: Frontier, state) -> Frontier:
-    """The primitive's step; its output's size, where not known, counted on the device for
-    :func:`read_counts` to read with every part's."""
+    """The primitive's step (on a ``partial`` frontier, this device's share only, unless it
+    ``needs_all``: advance will not pull from it); its output's size, where not known,
+    counted on the device for :func:`read_counts` to read with every part's."""
+    frontier.partial = not primitive.needs_all
     output = primitive.step(graph, frontier, state, iteration)
     output.defer_counts()
     return output

@@ -139,6 +139,7 @@ def _enact_one(primitive, graph, params, result_device=False, check=False):
     state = allocate(primitive, graph)
     contract = contract_of(primitive, state)  # ContractError now, not on several devices later
     frontier = primitive.init_frontier(graph, state, **params)
+    frontier.edges_before = 0  # no frontier was advanced from before it
     iteration = 0
     done = primitive.converged(graph, frontier, state, iteration)
     while not done:
@@ -150,6 +151,7 @@ def _enact_one(primitive, graph, params, result_device=False, check=False):
         sizes = (*frontier.passed, len(frontier))  # a repeated advance ran several levels
         iteration += len(sizes)
         # the stop test reads what the step computed: the superstep ends when it has read it
+        # (a vote to halt ends the run: on one device no message can arrive)
         done = primitive.converged(graph, frontier, state, iteration)
         seconds = time.perf_counter() - step_started - _paid_since(step_paid)
         seconds /= len(sizes)  # shared out evenly

@@ -1,5 +1,5 @@
-"""Frontiers and the operators on them: advance, filter, compute, neighbor_reduce, link,
-link_pairs, flatten.
+"""Frontiers and the operators on them: advance, filter, compute, near_far, neighbor_reduce,
+link, link_pairs, link_replaced, flatten.
 
 A functor is a plain function of whole arrays, written with the array module so one body runs
 on NumPy and CuPy. An advance functor maps ``(src, dst, eid, weight)`` to a keep-mask (None: keep
@@ -24,7 +24,16 @@ from .frontier import Frontier, read_counts
 from .host import prepare_levels
 from .kernels import level_limits
 from .lanes import advance_lanes, advance_pairs, reduce_lanes, reduce_pairs, repeat_levels
-from .operators import compute, filter, flatten, link, link_pairs, neighbor_reduce  # noqa: A004
+from .operators import (
+    compute,
+    filter,  # noqa: A004 (Gunrock's name; call as fr.filter)
+    flatten,
+    link,
+    link_pairs,
+    link_replaced,
+    near_far,
+    neighbor_reduce,
+)
 
 __all__ = [
     "Frontier",
@@ -39,7 +48,9 @@ __all__ = [
     "level_limits",
     "link",
     "link_pairs",
+    "link_replaced",
     "many_out_edges",
+    "near_far",
     "neighbor_reduce",
     "prepare_levels",
     "read_counts",

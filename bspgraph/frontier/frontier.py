@@ -18,6 +18,11 @@ class Frontier:
     through before this one (each a superstep) and their out-edges (None where not counted),
     the size of the frontier an early-exit pull made this one from, and whether every member
     is a vertex this device owns (a pull on a part whose in-lists are its own vertices').
+    ``edges_before``: the out-edges of the frontiers that a traversal of a visit-once functor
+    advanced from before this one (0 on a run's first frontier, set by the enactor; advance
+    adds its input's; None where one was not counted). ``partial``: the enactor's mark of a
+    frontier that is only this device's share of the run's (several devices, a primitive
+    without ``needs_all``): advance never pulls from it.
     ``at_most`` bounds the size while it is counted on the device (the enactor's, from the
     step's input: it chooses messages and paths, never sizes a buffer). A GPU kernel's count of the members and
     their out-edges may stay on the device until the size, ids or out-edges are first asked
@@ -39,6 +44,8 @@ class Frontier:
         "pulled_from",
         "owned_only",
         "at_most",
+        "edges_before",
+        "partial",
     )
 
     def __init__(self, num_vertices: int, backend, *, ids=None, mask=None, out_edges=None):
@@ -56,6 +63,8 @@ class Frontier:
         self.at_most: int | None = None  # the most members, while the size is on the device
         self.pulled_from: int | None = None  # an early-exit pull: its input's size (kept by
         # the enactor on several devices only where every device pulled from one frontier)
+        self.edges_before: int | None = None  # a visit-once traversal's edges so far
+        self.partial = False  # this device's share only of the run's frontier
 
     @classmethod
     def from_ids(cls, graph, ids, *, out_edges: int | None = None) -> Frontier:

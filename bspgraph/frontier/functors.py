@@ -25,10 +25,15 @@ from .operators import gathered, owned_range, range_rows
 
 class Functor:
     """A named functor with optional fused kernels: ``name`` keys the registry, ``early_exit``
-    says whether a pull may stop a candidate at its first kept edge."""
+    says whether a pull may stop a candidate at its first kept edge, ``visits_once`` that its
+    candidates are the vertices no frontier of its traversal has held (a BFS's: advance then
+    counts the edges it leaves), ``pull_is_product`` that its pull is a sparse product over
+    the fewer of a level's edges (never dearer than its push on a heavy level)."""
 
     name: str
     early_exit = False
+    visits_once = False
+    pull_is_product = False
     # Its repeated levels (``fused_repeat``) stay right on one part of a graph among several:
     # each level only lowers values that the enactor combines by min, and a value another
     # device lowers later is relaxed from again (label-correcting, as Bellman-Ford is).
@@ -54,6 +59,7 @@ class visit_unvisited(Functor):  # noqa: N801 (a functor named like a function, 
 
     name = "visit_unvisited"
     early_exit = True
+    visits_once = True
 
     def __init__(self, depth, value: int, parent=None):
         self.depth, self.value, self.parent = depth, value, parent
@@ -72,9 +78,9 @@ class visit_unvisited(Functor):  # noqa: N801 (a functor named like a function, 
     def fused_push(self, graph, ids):
         return self.fused_call(graph, "push", ids, self.depth, self.value, self.parent)
 
-    def fused_pull(self, graph, in_frontier, candidates):
+    def fused_pull(self, graph, frontier, candidates):
         return self.fused_call(
-            graph, "pull", in_frontier, candidates, self.depth, self.value, self.parent
+            graph, "pull", frontier.mask, candidates, self.depth, self.value, self.parent
         )
 
     def fused_repeat(self, graph, frontier):  # levels value, value + 1, ... at once
@@ -118,10 +124,10 @@ class relax_min(Functor):  # noqa: N801
             return None
         return self.fused_call(graph, "repeat", frontier, self.distance, every_level)
 
-    def fused_pull(self, graph, in_frontier, candidates):
+    def fused_pull(self, graph, frontier, candidates):
         if self.parent is not None:
             return None
-        return self.fused_call(graph, "pull", in_frontier, candidates, self.distance)
+        return self.fused_call(graph, "pull", frontier.mask, candidates, self.distance)
 
 
 @fused.register("relax_min", ("numpy", "cupy"), "pull")

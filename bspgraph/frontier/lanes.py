@@ -29,6 +29,28 @@ import numpy as np
 
 from .frontier import Frontier
 
+# V x b entries of an array of lanes without a GPU's free memory to go by: a float64 array in
+# a 2-core CPU's cache (email-Eu-core, every source: 256 lanes 0.095 s, 1,005 lanes 0.13 s)
+LANE_ENTRIES = 1 << 18
+GPU_BYTES_PER_ENTRY = 192  # with one: about 70 bytes of lanes and temporaries an entry, x 2.7
+MAX_LANES = 1024
+# Where a superstep is cheap (NumPy), a batch's products over every edge of a level cost more
+# than one source's traversal beyond this many edges (2 cores, betweenness of 32 sampled
+# sources: rmat13, 213k edges, 0.12 s batched against 0.15 one at a time; rmat14, 426k edges,
+# 0.28 against 0.23; rmat16, 0.29 against 0.19): bigger graphs run one source at a time.
+CHEAP_STEP_EDGES = 1 << 18
+# A graph whose vertices average at most DEEP_DEGREE out-edges (a road network: 2.1, a grid:
+# 4) is taken as deep: hundreds or thousands of levels, each a few vertices a source. There one
+# source costs about as many supersteps as a whole batch (its levels are held as (row, lane)
+# pairs: a level costs its pairs' edges, not V x b), so every size runs batched, as wide as
+# DEEP_LANE_BYTES of lanes hold (LANE_BYTES_PER_ENTRY each: depth, sigma, delta and a
+# scratch). luxembourg_osm (114,599 vertices), betweenness from 20 sources on 2 cores: 77.9 s
+# at the two lanes LANE_ENTRIES gave, 1.9 s as one batch of 20.
+DEEP_DEGREE = 8
+DEEP_LANE_BYTES = 1 << 28
+LANE_BYTES_PER_ENTRY = 32
+
+
 # A level whose pairs' rows hold at most num_vertices / LIGHT_SHARE out-edges moves along
 # those edges only (where a superstep is cheap: NumPy), with no pass over the V x b lanes:
 # luxembourg_osm's levels from 20 sources are a few hundred pairs of 114,599 x 20.
@@ -164,10 +186,16 @@ def advance_pairs(graph, rows, lanes, values, width: int):
 
 
 def reduce_pairs(graph, values, rows, lanes):
-    """For each pair ``(rows[k], lanes[k])``, the sum of ``values[v, lanes[k]]`` over the
-    out-edges ``rows[k] -> v`` that ``graph`` holds (0 without edges here): the pairs'
-    :func:`reduce_lanes`. A light level gathers its edges' terms and sums them row by row; a
-    heavy one is one product over the lanes of its distinct rows."""
+    """The pairs' :func:`reduce_lanes`: ``(rows, lanes, sums)``, for each pair ``(rows[k],
+    lanes[k])`` whose row this device answers for (every row on one device; on one device
+    of several, the rows it owns: it holds their out-lists), in their order, the sum of
+    ``values[v, lanes[k]]`` over the out-edges ``rows[k] -> v`` (0 for a row without any).
+    A light level gathers its edges' terms and sums them row by row; a heavy one is one
+    product over the lanes of its distinct rows."""
+    owned = graph.context.owned
+    if owned is not None:
+        mine = owned[rows]
+        rows, lanes = rows[mine], lanes[mine]
     xp, n = graph.xp, graph.num_vertices
     offsets = graph.forward.offsets
     starts = offsets[rows]
@@ -175,18 +203,36 @@ def reduce_pairs(graph, values, rows, lanes):
     total = int(graph.backend.total(degrees)) if rows.shape[0] else 0
     out = xp.zeros(rows.shape[0], dtype=values.dtype)
     if not total:
-        return out
+        return rows, lanes, out
     if graph.backend.costly_supersteps or total * LIGHT_SHARE > n:
         ids = graph.backend.unique(rows)
         sums = reduce_lanes(graph, values, Frontier.from_ids(graph, ids))
-        return sums[xp.searchsorted(ids, rows), lanes]
+        return rows, lanes, sums[xp.searchsorted(ids, rows), lanes]
     pair = xp.arange(rows.shape[0])
     src, dst, _ = graph.backend.expand(pair, starts, degrees, graph.indices)
     held = xp.flatnonzero(degrees)
     first = xp.zeros(total, dtype=bool)
     first[(xp.cumsum(degrees) - degrees)[held]] = True  # each pair's edges, pair after pair
     out[held] = graph.backend.reduce_runs(values[dst, lanes[src]], first, "sum", np.int64)
-    return out
+    return rows, lanes, out
+
+
+def width(backend, graph, count: int) -> int:
+    """How many of ``count`` traversals a batched run of ``graph`` on ``backend`` takes at
+    once: as many lanes as fit, ``LANE_ENTRIES`` entries of ``V x b`` on the CPU or a
+    ``GPU_BYTES_PER_ENTRY``-th of the free memory on a GPU, at most ``MAX_LANES`` and
+    ``count``. Where supersteps are cheap (``backend.costly_supersteps`` False: NumPy), a
+    deep graph (at most ``DEEP_DEGREE`` out-edges a vertex on average) takes as many as
+    ``DEEP_LANE_BYTES`` hold, at any size, and another with more than ``CHEAP_STEP_EDGES``
+    edges 1 (one traversal at a time: few, heavy levels, each pushed or pulled by the
+    one-source cost model)."""
+    free = backend.free_bytes()
+    entries = LANE_ENTRIES if free is None else free // GPU_BYTES_PER_ENTRY
+    if not backend.costly_supersteps and graph.num_edges <= DEEP_DEGREE * graph.num_vertices:
+        entries = DEEP_LANE_BYTES // LANE_BYTES_PER_ENTRY  # deep: batched whatever its size
+    elif not backend.costly_supersteps and graph.num_edges > CHEAP_STEP_EDGES:
+        return 1
+    return int(max(1, min(MAX_LANES, max(count, 1), entries // max(graph.num_vertices, 1))))
 
 
 def repeat_levels(graph, functor, *args) -> Frontier | None:

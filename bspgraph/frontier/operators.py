@@ -1,4 +1,4 @@
-"""The filter, compute, neighbor-reduce and link operators."""
+"""The filter, compute, near-far, neighbor-reduce and link operators."""
 
 from __future__ import annotations
 
@@ -27,6 +27,48 @@ def compute(graph, frontier: Frontier | str, fn) -> None:
         fn(frontier.ids)
 
 
+def near_far(graph, frontier: Frontier, values, delta="auto") -> tuple[Frontier, Frontier]:
+    """Gunrock's near and far piles (delta-stepping's buckets): the members of ``frontier``
+    whose ``values`` lie within ``delta`` of its smallest value, and the others (empty when
+    there are none). ``delta``: a width; None puts every member in the near pile; "auto" is
+    :func:`bucket_width`, the operator's choice. Any width gives a label-correcting step
+    (Bellman-Ford) the same answer: the far pile is relaxed from in a later superstep."""
+    if delta == "auto":
+        delta = bucket_width(graph)
+    if delta is None or len(frontier) <= 1:
+        return frontier, Frontier.empty(graph)
+    ids = frontier.ids
+    held = values[ids]
+    near = held <= graph.backend.smallest(held) + delta
+    if bool(graph.backend.all(near)):
+        return frontier, Frontier.empty(graph)
+    xp = graph.xp
+    return (
+        Frontier.from_ids(graph, ids[xp.flatnonzero(near)]),
+        Frontier.from_ids(graph, ids[xp.flatnonzero(~near)]),
+    )
+
+
+def bucket_width(graph) -> float | None:
+    """:func:`near_far`'s "auto" width: 4 x mean weight / mean degree (Meyer and Sanders' 1/d
+    for weights in [0, 1]; the factor 4 trades re-relaxations for supersteps, fit on R-MAT
+    and grids), kept with the graph; None (no buckets) where a superstep costs more than the
+    relaxations buckets save: on a GPU (``Backend.costly_supersteps``) or on one device of
+    several."""
+    if graph.backend.costly_supersteps or not graph.context.global_view:
+        return None
+
+    def width() -> float:
+        edges = graph.cost_degrees()[2]
+        if edges == 0:
+            return 0.0
+        weights = graph.weights
+        mean = 1.0 if weights is None else float(graph.backend.total(weights)) / weights.shape[0]
+        return 4 * mean * graph.num_vertices / edges
+
+    return graph.cached(("bucket width",), width)
+
+
 def neighbor_reduce(
     graph,
     values,
@@ -42,15 +84,16 @@ def neighbor_reduce(
     ``u -> v`` that ``graph`` holds (``v -> u`` with ``direction="in"``), times the edge's weight
     when ``weighted`` (a "sum" only); the identity (the dtype's largest value, or 0) where there
     are none. With ``frontier``: for its vertices only, in ``frontier.ids`` order. With
-    ``sources`` (a sum of floats): over the edges to ``v`` in ``sources`` only.
+    ``sources`` (a sum of floats): over the edges to ``v`` in ``sources`` only (say, the only
+    vertices whose values changed), pushed from them where that is cheaper and right.
 
     Gunrock's neighbor-reduce, GraphBLAS's ``A min.second values`` or ``A plus.times values``:
     a sum of floats is one sparse product (scipy.sparse; on CuPy the row reduction of
     ``Backend.spmv``, or cuSPARSE for a push), a min one gather per edge and a segmented
     reduction; no functor is called per edge. The product is taken over the
     fewest edges: the frontier's rows (a pull), the sources' edges (a push: the product with
-    the transpose of their rows), or every row when either holds most edges. On one device of
-    several a push reads only the sources it owns: its sums are partial, to be added up.
+    the transpose of their rows; only where the graph holds every vertex's lists, so not on
+    one device's part of several), or every row when either holds most edges.
     With ``sample`` (k >= 1, every row, no ``frontier`` or ``sources``): over the first k
     edges of each list only (Afforest's neighbour sampling; built once per graph, cached).
     """
@@ -70,7 +113,10 @@ def neighbor_reduce(
         if not floats:
             raise ValueError("neighbor_reduce(sources=...): sums of floats only")
         across = graph.reverse if direction == "out" else graph.forward  # v's rows list the u
-        pushed = backend.entries_in(across.offsets, sources.ids)
+        # a push reads the sources' lists: only where the graph holds every vertex's (a part
+        # holds its own vertices' only, and its sums would miss the edges held elsewhere)
+        whole = graph.context.owned is None
+        pushed = backend.entries_in(across.offsets, sources.ids) if whole else rows
         if pushed < rows and pushed * ROWS_SHARE <= total:  # push: the sources' edges
             ids = sources.ids  # their rows first: the data of only their entries is built
             offsets, indices, weights = backend.csr_rows(
@@ -224,6 +270,34 @@ def link_pairs(graph, parent, a, b) -> None:
             f"link_pairs: no union-find kernel registered for backend {graph.backend.name!r}"
         )
     kernel(graph.backend, parent, a, b)
+
+
+def link_replaced(graph, parent, previous, frontier: Frontier) -> bool:
+    """Union-find after a min combine: link the pairs ``(previous[v], parent[v])`` at the
+    vertices ``v`` whose pointer the combine replaced since the last step (another device's
+    smaller pointer won), where ``v`` was not a root: ``v`` left that tree for another, and
+    the link joins the two again (a root that moves takes its tree along, which stays hung
+    from it). ``previous``: the pointers as the last step left them (:func:`flatten`'s
+    ``since``); it takes the new ones. The replaced vertices are in ``frontier`` (a combine
+    changes no other): found through its ids when it holds few, else by comparing the two
+    arrays whole (one streaming pass, no gather). Whether any pair was linked: never on one
+    device, where no combine runs (nothing to look for: no pass)."""
+    if graph.context.global_view:
+        return False
+    if frontier.wide:
+        replaced = graph.backend.nonzero(previous != parent, parent.dtype)
+    else:
+        ids = graph.backend.index(frontier.ids)
+        replaced = ids.take(graph.xp.flatnonzero(previous.take(ids) != parent.take(ids)))
+    if replaced.shape[0] == 0:
+        return False
+    tails, heads = previous.take(replaced), parent.take(replaced)
+    previous[replaced] = heads
+    moved = graph.xp.flatnonzero(tails != replaced)  # not a root: split from its tree
+    if moved.shape[0] == 0:
+        return False
+    link_pairs(graph, parent, tails.take(moved), heads.take(moved))
+    return True
 
 
 def flatten(graph, parent, since=None) -> Frontier | None:

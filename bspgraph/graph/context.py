@@ -1,4 +1,4 @@
-"""The run context: what the enactor tells operators and primitives about the run on a device."""
+"""The run context: what the enactor tells operators about the run on a device."""
 
 from __future__ import annotations
 
@@ -9,8 +9,9 @@ from typing import Any
 @dataclass(frozen=True, eq=False)
 class RunContext:
     """The run as one device sees it (Gunrock's context): set by the enactor on each device's
-    part of the graph (``graph.context``), read by operators and primitives, so that neither
-    asks how the graph was cut.
+    part of the graph (``graph.context``), read by operators, so that none asks how the graph
+    was cut; primitives never read it (a primitive on one device does not know that others
+    exist).
 
     ``owned``: a bool mask of the vertices whose edges and results this device holds (None:
     every vertex); ``parts``: the devices of the run; ``device``: this one's index among them;

@@ -395,6 +395,7 @@ def edge_betweenness_centrality(G, k=None, normalized=True, weight=None, seed=No
     from ..enactor import enact
     from ..primitives._batch import batch_width, batches
     from ..primitives.bc import BatchedBackward, BatchedForward
+    from ..primitives.bc_batched_backward import level_bounds
 
     G = _backend_graph(G)
     n, graph = len(G), G.graph()
@@ -409,7 +410,7 @@ def edge_betweenness_centrality(G, k=None, normalized=True, weight=None, seed=No
         forward, _ = enact(BatchedForward(lanes=len(batch)), graph, sources=batch)
         depth, sigma = forward["depth"], forward["sigma"]
         backward, _ = enact(
-            BatchedBackward(lanes=len(batch), deepest=int(depth.max())),
+            BatchedBackward(lanes=len(batch), bounds=level_bounds(depth)),
             graph,
             depth=depth,
             sigma=sigma,

@@ -1,9 +1,10 @@
 """Betweenness centrality's kernels: the ``count_paths`` functor (Brandes' path counts, the
 ``plus_times`` semiring into the next level) with its fused CuPy push and repeat, registered as
-("count_paths", "cupy", "push" / "repeat"), and a batch's dependencies back, light levels
-several to a cooperative launch (:class:`lane_dependencies`, ("lane_dependencies", "cupy",
-"repeat")), where a deep graph's levels (a road network's thousands) would otherwise cost a
-superstep's launches each (a batch's path counts forward: ``functors.visit_lanes``)."""
+("count_paths", "cupy", "push" / "repeat"), and its pull, one sparse product on either backend;
+and a batch's dependencies back, light levels several to a cooperative launch
+(:class:`lane_dependencies`, ("lane_dependencies", "cupy", "repeat")), where a deep graph's
+levels (a road network's thousands) would otherwise cost a superstep's launches each (a batch's
+path counts forward: ``functors.visit_lanes``)."""
 
 from __future__ import annotations
 
@@ -29,15 +30,18 @@ from ..frontier.kernels import (
     startable,
     typed_kernel,
 )
+from ..frontier.operators import neighbor_reduce
 
 
 class count_paths(Functor):  # noqa: N801
     """Brandes' forward step into level ``value``: each ``dst`` not reached before (depth
     ``value`` or more) gets depth ``value`` and adds ``sigma[src]`` to ``sigma[dst]``, the
     ``plus_times`` semiring on the edges into the next level; keep those ``dst``. Path counts
-    are whole numbers, exact in float64 up to 2^53 in any order of the additions."""
+    are whole numbers, exact in float64 up to 2^53 in any order of the additions. Pulled
+    (a heavy level), one sparse product: :func:`count_pull`."""
 
     name = "count_paths"
+    pull_is_product = True
 
     def __init__(self, depth, sigma, value: int, backend):
         self.depth, self.sigma, self.value, self.backend = depth, sigma, value, backend
@@ -48,11 +52,36 @@ class count_paths(Functor):  # noqa: N801
         self.backend.scatter_add(self.sigma, dst[on_path], self.sigma[src[on_path]])
         return on_path
 
+    def candidates(self, graph):
+        """The vertices not reached before (depth above ``value``): a pull's candidates."""
+        return self.depth > self.value
+
     def fused_push(self, graph, ids):
         return self.fused_call(graph, "push", ids, self.depth, self.value, self.sigma)
 
     def fused_repeat(self, graph, frontier):  # levels value, value + 1, ... at once
         return self.fused_call(graph, "repeat", frontier, self.depth, self.value, self.sigma)
+
+    def fused_pull(self, graph, frontier, candidates):
+        return self.fused_call(
+            graph, "pull", frontier, candidates, self.depth, self.value, self.sigma
+        )
+
+
+@fused.register("count_paths", ("numpy", "cupy"), "pull")
+def count_pull(graph, frontier, candidates, depth, value, sigma) -> Frontier:
+    """:class:`count_paths` pulled: the path counts of every vertex not reached before (or of
+    ``candidates``) in one sparse product with the ``frontier``'s ``sigma``
+    (:func:`~bspgraph.frontier.neighbor_reduce`: over their in-edges, or pushed over the
+    frontier's out-edges where those are fewer); those it reaches get depth ``value``."""
+    unvisited = Frontier.from_mask(graph, depth > value if candidates is None else candidates)
+    paths = neighbor_reduce(
+        graph, sigma, "sum", direction="in", frontier=unvisited, sources=frontier
+    )
+    hit = graph.xp.flatnonzero(paths > 0)
+    reached = unvisited.ids[hit]
+    depth[reached], sigma[reached] = value, paths[hit]
+    return Frontier.from_ids(graph, reached)
 
 
 _COUNT_PATHS = (
@@ -129,33 +158,39 @@ def count_levels(graph, frontier, depth, value, sigma) -> Frontier | None:
     )
 
 
-# Dependencies from level `top` down to `bottom`, a grid barrier between levels: each pair
-# (v, j) of a level sums (1 + delta) / sigma over its out-edges into lane j's level below
-# (the pairs of a level are rows[bounds[l]:bounds[l + 1]], lanes beside them); each level's
-# distinct vertices counted in rows[l] (its pairs are in vertex order).
+# Dependencies from level `top` down to `bottom`, grid barriers between the passes: the pairs
+# of level l + 1 put (1 + delta) / sigma in `share` (those of l + 2 put 0 back), then each pair
+# (v, j) of level l sums `share` over its out-edges in lane j, times its sigma. A level's pairs
+# are rows[bounds[l]:bounds[l + 1]], lanes beside them, in vertex order: its distinct vertices
+# are counted in distinct[l]. `share` is all 0 again at the end.
 _DEPENDENCY_LEVELS = (
     GRID_BARRIER
     + r"""
-extern "C" __global__ void dependency_levels(const ID* rows, const long long* lanes,
+extern "C" __global__ void dependency_levels(const ROW* rows, const long long* lanes,
     const long long* bounds, long long top, long long bottom, long long width,
-    const OFF* offsets, const ID* indices, const DEPTH* depth, const double* sigma,
-    double* delta, unsigned long long* distinct, unsigned int* barrier) {
+    const OFF* offsets, const ID* indices, const double* sigma, double* delta, double* share,
+    unsigned long long* distinct, unsigned int* barrier) {
+  const long long first = blockIdx.x * (long long)blockDim.x + threadIdx.x;
   const long long stride = (long long)gridDim.x * blockDim.x;
-  for (long long level = top; level >= bottom; --level) {
+  for (long long level = top; level >= bottom - 1; --level) {
+    if (level + 2 < top + 2)  // the level below the last one summed: back to 0
+      for (long long k = bounds[level + 2] + first; k < bounds[level + 3]; k += stride)
+        share[(long long)rows[k] * width + lanes[k]] = 0.0;
+    if (level >= bottom)
+      for (long long k = bounds[level + 1] + first; k < bounds[level + 2]; k += stride) {
+        const long long at = (long long)rows[k] * width + lanes[k];
+        share[at] = (1.0 + delta[at]) / sigma[at];
+      }
+    grid_barrier(barrier);
+    if (level < bottom) return;
     const long long lo = bounds[level], hi = bounds[level + 1];
     unsigned long long count = 0;
-    for (long long k = lo + blockIdx.x * (long long)blockDim.x + threadIdx.x; k < hi;
-         k += stride) {
-      const ID v = rows[k];
-      const long long j = lanes[k];
+    for (long long k = lo + first; k < hi; k += stride) {
+      const long long v = rows[k], j = lanes[k];
       double sum = 0.0;
-      for (OFF e = offsets[v]; e < offsets[v + 1]; ++e) {
-        const long long below = (long long)indices[e] * width + j;
-        if (depth[below] == (DEPTH)(level + 1)) sum += (1.0 + delta[below]) / sigma[below];
-      }
-      const long long at = (long long)v * width + j;
-      delta[at] = sigma[at] * sum;
-      if (k == lo || rows[k - 1] != v) ++count;
+      for (OFF e = offsets[v]; e < offsets[v + 1]; ++e) sum += share[(long long)indices[e] * width + j];
+      delta[v * width + j] = sigma[v * width + j] * sum;
+      if (k == lo || rows[k - 1] != rows[k]) ++count;
     }
     if (count) atomicAdd(&distinct[level], count);
     grid_barrier(barrier);
@@ -166,13 +201,15 @@ extern "C" __global__ void dependency_levels(const ID* rows, const long long* la
 
 
 class lane_dependencies:  # noqa: N801 (a functor)
-    """Brandes' dependencies of a batch, level after level down from a level: ``delta`` of
-    the pairs of ``levels`` (:class:`~bspgraph.primitives.bc_batched_backward.Levels`)."""
+    """Brandes' dependencies of a batch, level after level down from a level: the ``delta``
+    of the pairs in :class:`~bspgraph.primitives.bc_batched_backward.BatchedBackward`'s
+    ``state`` (``rows``, ``columns``: every pair, level after level; ``bounds``: where each
+    level begins), through its scratch ``share``."""
 
     name = "lane_dependencies"
 
-    def __init__(self, levels, depth, sigma, delta):
-        self.levels, self.depth, self.sigma, self.delta = levels, depth, sigma, delta
+    def __init__(self, state, bounds):
+        self.state, self.bounds = state, bounds
 
     def fused_repeat(self, graph, top: int):
         kernel = fused.lookup(self.name, graph.backend, "repeat")
@@ -185,49 +222,45 @@ def dependency_levels(graph, top: int, accumulating: lane_dependencies) -> Front
     none) or to the last light one, in one cooperative launch: the last level's rows, the
     distinct rows of each level before it as ``passed``; None where level ``top`` is heavy or
     some out-list is long (a thread reads a pair's whole list)."""
-    levels = accumulating.levels
-    bounds = levels.bounds
+    state, bounds = accumulating.state, accumulating.bounds
     max_vertices, _ = level_limits(graph)
-    if top < 1 or not short_rows(graph):
+    if top < 1 or not short_rows(graph) or bounds[top + 1] - bounds[top] > max_vertices:
         return None
     bottom = top
     while bottom > 1 and bounds[bottom] - bounds[bottom - 1] <= max_vertices:
         bottom -= 1  # (level bottom - 1 light too)
-    if bounds[top + 1] - bounds[top] > max_vertices:
-        return None
-    cp, depth = graph.xp, accumulating.depth
+    cp = graph.xp
+    rows, lanes = state.rows.ravel(), state.columns.ravel()
     kernel = typed_kernel(
         cp,
         _DEPENDENCY_LEVELS,
         "dependency_levels",
         cooperative=True,
+        row=rows.dtype,
         id=graph.indices.dtype,
         off=graph.offsets.dtype,
-        depth=depth.dtype,
     )
     distinct = cp.zeros(top + 1, dtype=cp.uint64)
-    barrier = cp.zeros(2, dtype=cp.uint32)
     kernel(
         (multiprocessors(cp),),
         (512,),
         (
-            levels.rows,
-            levels.lanes.astype(np.int64, copy=False),
-            levels.device_bounds,
+            rows,
+            lanes.astype(np.int64, copy=False),
+            cp.asarray(bounds, dtype=cp.int64),
             np.int64(top),
             np.int64(bottom),
-            np.int64(depth.shape[1]),
+            np.int64(state.delta.shape[1]),
             graph.offsets,
             graph.indices,
-            depth,
-            accumulating.sigma,
-            accumulating.delta,
+            state.sigma,
+            state.delta,
+            state.share,
             distinct,
-            barrier,
+            cp.zeros(2, dtype=cp.uint32),
         ),
     )
     sizes = distinct.get().tolist()[bottom : top + 1][::-1]  # top first: the supersteps' order
-    rows = levels.rows[bounds[bottom] : bounds[bottom + 1]]
-    out = Frontier.from_ids(graph, graph.backend.unique(rows))
+    out = Frontier.from_ids(graph, graph.backend.unique(rows[bounds[bottom] : bounds[bottom + 1]]))
     out.passed, out.passed_edges = tuple(sizes[:-1]), None
     return out

@@ -17,7 +17,7 @@ from ..frontier.operators import prepare_reduction
 from ..graph.graph import register_preparation
 from ._batch import batch_width, batches, checked_sources, sampled_sources
 from .bc_backward import Backward
-from .bc_batched_backward import BatchedBackward
+from .bc_batched_backward import BatchedBackward, level_bounds
 from .bc_batched_forward import BatchedForward
 from .bc_forward import Forward
 
@@ -37,7 +37,7 @@ def _prepare(graph) -> None:
         Forward(),
         Backward(deepest=1),
         BatchedForward(lanes=2),
-        BatchedBackward(lanes=2, deepest=1),
+        BatchedBackward(lanes=2),
     ):
         primitive.prepare(graph)
     prepare_reduction(graph, "in")
@@ -186,9 +186,8 @@ def _batched(graph, sources, width, endpoints, run):
         )
         depth = forward["depth"]
         _check_counts(forward, batch)
-        deepest = int(depth.max())
         backward, backward_stats = enact(
-            BatchedBackward(lanes=len(batch), deepest=deepest),
+            BatchedBackward(lanes=len(batch), bounds=level_bounds(depth)),
             graph,
             depth=depth,
             sigma=forward["sigma"],

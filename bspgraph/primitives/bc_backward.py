@@ -25,22 +25,16 @@ class Backward(Primitive):
         return _at_depth(graph, state, self.options["deepest"])  # delta 0: final already
 
     def step(self, graph, frontier, state, iteration):
-        deepest = self.options["deepest"]  # plus.times over the out-edges into the level below
-        # the level below: the frontier itself on one device (on several, what changed there)
-        below = (
-            frontier if graph.context.global_view else _at_depth(graph, state, deepest - iteration)
-        )
+        # plus.times over the out-edges into the level below: the frontier (the level the
+        # last superstep returned; what arrived since changed only its dependencies)
+        below = frontier.ids
         share = graph.xp.zeros(graph.num_vertices)  # (1 + delta) / sigma, there only
-        share[below.ids] = (1 + state.delta[below.ids]) / state.sigma[below.ids]
-        level = _at_depth(graph, state, deepest - 1 - iteration)  # the same on every device
-        ids = level.ids  # a vertex's out-edges are on its owner: elsewhere its sum is 0, replaced
+        share[below] = (1 + state.delta[below]) / state.sigma[below]
+        level = _at_depth(graph, state, self.options["deepest"] - 1 - iteration)
+        ids = level.ids  # (where the graph holds no out-edge of a vertex, its sum is 0)
         state.delta[ids] = state.sigma[ids] * fr.neighbor_reduce(
-            graph,
-            share,
-            "sum",
-            frontier=level,
-            sources=below if graph.context.global_view else None,
-        )  # one device: a push from ``below`` when its edges are fewer
+            graph, share, "sum", frontier=level, sources=frontier
+        )  # only the level below has shares: pushed from it where its edges are fewer
         return level  # their dependencies are final: the enactor sends them
 
     def converged(self, graph, frontier, state, iteration):

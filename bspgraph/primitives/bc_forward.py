@@ -22,17 +22,9 @@ class Forward(Primitive):
         return fr.Frontier.from_ids(graph, [source])
 
     def step(self, graph, frontier, state, iteration):
-        if _heavy(graph, frontier):  # one device, a heavy level: path counts in one product
-            unvisited = fr.Frontier.from_mask(graph, state.depth > iteration + 1)
-            paths = fr.neighbor_reduce(
-                graph, state.sigma, "sum", direction="in", frontier=unvisited, sources=frontier
-            )
-            hit = graph.xp.flatnonzero(paths > 0)
-            reached = unvisited.ids[hit]
-            state.depth[reached], state.sigma[reached] = iteration + 1, paths[hit]
-            return fr.Frontier.from_ids(graph, reached)
         count = count_paths(state.depth, state.sigma, iteration + 1, graph.backend)
-        return fr.advance(graph, frontier, count, unique=True, direction="push", repeat=True)
+        # a heavy level is pulled: its path counts in one sparse product (count_paths)
+        return fr.advance(graph, frontier, count, unique=True, candidates="functor", repeat=True)
 
     def traversed_edges(self, graph, state):
         unset = np.iinfo(state.depth.dtype).max
@@ -42,9 +34,3 @@ class Forward(Primitive):
         super().prepare(graph)
         graph.cost_degrees()  # a heavy level's pull reads the in-edges
         fr.level_limits(graph)  # the most a repeated advance (GPU) takes on
-
-
-def _heavy(graph, frontier) -> bool:
-    """On one device (others do not see every depth), whether the level's out-edges are many
-    (:func:`bspgraph.frontier.many_out_edges`): then a sparse product beats a functor called on each edge."""
-    return graph.context.global_view and fr.many_out_edges(graph, frontier)

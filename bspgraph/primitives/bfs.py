@@ -45,26 +45,12 @@ class BFS(Primitive):
 
     def init_frontier(self, graph, state, *, source):
         state.depth[source] = 0
-        # The traversed edges are the frontiers' out-edges, summed as their producers (or the
-        # enactor's tally) counted them: ``counted[device]`` holds those of every frontier
-        # stepped there so far (None once one is not known). Where the direction is chosen
-        # (auto: every update goes to every device), every device's frontier is the level.
-        self.counted = getattr(self, "counted", {})
-        self.counted[graph.context.device] = 0
         return fr.Frontier.from_ids(graph, [source])
 
     def step(self, graph, frontier, state, iteration):
-        direction = self.options.get("direction", "auto")
-        if direction == "auto":  # the direction test's count, kept as frontier.out_edges
-            fr.count_out_edges(graph, frontier)
-        counted = self.counted[graph.context.device]
-        if counted is not None:
-            counted = None if frontier.out_edges is None else counted + frontier.out_edges
         visit = fr.functors.visit_unvisited(state.depth, iteration + 1, state.parent)
-        unreached = None  # undirected: the in-edges of the unvisited are the edges not counted
-        if counted is not None and not graph.directed:
-            unreached = graph.cost_degrees()[2] - counted
-        reached = fr.advance(
+        direction = self.options.get("direction", "auto")
+        return fr.advance(
             graph,
             frontier,
             visit,
@@ -72,20 +58,9 @@ class BFS(Primitive):
             candidates="functor",
             direction=direction,
             repeat=True,
-            candidate_edges=unreached,
         )
-        if counted is not None:  # the levels a repeated advance passed through
-            levels = reached.passed_edges
-            counted = None if levels is None else counted + sum(levels)
-        self.counted[graph.context.device] = counted
-        return reached
 
     def traversed_edges(self, graph, state):
-        """The out-edges of the reached vertices: as counted during the run on one device, else
-        one pass over the depths."""
-        counted = getattr(self, "counted", {}).get(graph.context.device)
-        if graph.context.global_view and counted is not None:
-            return counted
         unset = np.iinfo(state.depth.dtype).max
         return graph.backend.total_below(graph.out_degree(), state.depth, unset)
 

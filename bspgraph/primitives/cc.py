@@ -29,6 +29,7 @@ class CC(Primitive):
     )
     communicate = {"labels": "min"}
     needs_all = True  # linking writes, and pointer jumping reads, any vertex's label
+    votes_to_halt = True  # once every edge is linked, only labels that arrive change any
     pull_kind = None  # it links along lists, never pulls (memory.estimate)
 
     def init_frontier(self, graph, state):
@@ -50,10 +51,10 @@ class CC(Primitive):
         if iteration < sampled:
             _link(graph, labels, sample=SAMPLE)
         elif iteration > sampled:
-            _link_replaced(graph, state, frontier)
+            fr.link_replaced(graph, labels, state.previous, frontier)
         elif sampled:
             largest = _most_common(graph, labels)  # before the pairs: the same on every device
-            if _link_replaced(graph, state, frontier):
+            if fr.link_replaced(graph, labels, state.previous, frontier):
                 fr.flatten(graph, labels)
             _link(graph, labels, frontier=_outside(graph, labels, largest))
         else:
@@ -61,11 +62,9 @@ class CC(Primitive):
         return fr.flatten(graph, labels, since=state.previous)  # the labels this step changed
 
     def converged(self, graph, frontier, state, iteration):
-        """After the superstep that linked along every edge: at once on one device (its
-        union-find saw every edge), else when no label changed (another device's links
-        arrive as smaller labels)."""
-        done = iteration > _sampled_supersteps(graph)
-        return done and (graph.context.global_view or not frontier)
+        """A vote to halt after the superstep that linked along every edge: union-find has
+        seen them all (labels that arrive then are linked as pairs until none changes one)."""
+        return iteration > _sampled_supersteps(graph)
 
     def traversed_edges(self, graph, state):
         return graph.num_edges
@@ -94,34 +93,6 @@ def _link(graph, labels, *, frontier=None, sample=None) -> None:
     fr.link(graph, labels, frontier=frontier, sample=sample)
     if graph.directed:
         fr.link(graph, labels, direction="in", frontier=frontier, sample=sample)
-
-
-def _link_replaced(graph, state, frontier) -> bool:
-    """Link the pairs ``(previous[v], labels[v])`` at the vertices ``v`` whose label the
-    combine replaced since the last step (another device's smaller label won), where ``v``
-    was not a root: that rejoins the tree ``v`` left to the one it joined (a root that moves
-    takes its tree along, which stays hung from it). Those vertices are in the ``frontier``
-    (the combine changes no other): found through its ids when it holds few, else by
-    comparing the two arrays whole (one streaming pass, no gather). ``previous`` then holds
-    the labels as the step found them. Whether any pair was linked (never on one device,
-    where no combine runs: nothing to look for)."""
-    previous, labels = state.previous, state.labels
-    if graph.context.global_view:
-        return False
-    if frontier.wide:
-        replaced = graph.backend.nonzero(previous != labels, labels.dtype)
-    else:
-        ids = graph.backend.index(frontier.ids)
-        replaced = ids.take(graph.xp.flatnonzero(previous.take(ids) != labels.take(ids)))
-    if replaced.shape[0] == 0:
-        return False
-    tails, heads = previous.take(replaced), labels.take(replaced)
-    previous[replaced] = heads
-    moved = graph.xp.flatnonzero(tails != replaced)  # not a root: split from its tree
-    if moved.shape[0] == 0:
-        return False
-    fr.link_pairs(graph, labels, tails.take(moved), heads.take(moved))
-    return True
 
 
 def _outside(graph, labels, vertex: int):

@@ -11,7 +11,7 @@ from .. import frontier as fr
 from ..backend import to_host
 from ..enactor import Follow, Primitive, State, Stats, enact
 from ..exceptions import DistanceOverflow
-from ..frontier.operators import prepare_reduction
+from ..frontier.operators import bucket_width, prepare_reduction
 from ..graph.graph import register_preparation
 
 
@@ -28,11 +28,11 @@ class SSSPResult:
 
 class SSSP(Primitive):
     """Frontier Bellman-Ford, ordered as delta-stepping: a superstep relaxes the frontier's
-    vertices within ``delta`` of its smallest distance and keeps the rest for later, so few
-    vertices are relaxed before their distance is final (option ``delta``: a width, None to
-    relax them all, or "auto", the default: :func:`_bucket_width` on one NumPy device, None
-    on CuPy or several devices, where supersteps are the cost). Option ``parents``: also keep
-    a shortest-path predecessor of each vertex, travelling with its distance."""
+    vertices within ``delta`` of its smallest distance and keeps the rest for later
+    (:func:`~bspgraph.frontier.near_far`), so few vertices are relaxed before their distance
+    is final (option ``delta``: a width, None to relax them all, or "auto", the default: the
+    operator's choice). Option ``parents``: also keep a shortest-path predecessor of each
+    vertex, travelling with its distance."""
 
     state = (
         State("distance", "weight", init="inf"),
@@ -46,21 +46,11 @@ class SSSP(Primitive):
 
     def init_frontier(self, graph, state, *, source):
         state.distance[source] = 0
-        self.delta = self.options.get("delta", "auto")
-        if self.delta == "auto":  # on GPUs or several devices a superstep costs more
-            several = graph.backend.costly_supersteps or not graph.context.global_view
-            self.delta = None if several else _bucket_width(graph)
         return fr.Frontier.from_ids(graph, [source])
 
     def step(self, graph, frontier, state, iteration):
-        near, later, delta = frontier, fr.Frontier.empty(graph), self.delta
-        if delta is not None and len(frontier) > 1:
-            ids = frontier.ids
-            distance = state.distance[ids]
-            close = distance <= graph.backend.smallest(distance) + delta  # the lightest bucket
-            if not bool(graph.backend.all(close)):
-                near = fr.Frontier.from_ids(graph, ids[graph.xp.flatnonzero(close)])
-                later = fr.Frontier.from_ids(graph, ids[graph.xp.flatnonzero(~close)])
+        delta = self.options.get("delta", "auto")
+        near, later = fr.near_far(graph, frontier, state.distance, delta)
         relax = fr.functors.relax_min(state.distance, graph.backend, state.parent)
         # a pull's candidates: any vertex may improve (the same on every device)
         improved = fr.advance(graph, near, relax, unique=True, candidates="all", repeat=not later)
@@ -74,6 +64,7 @@ class SSSP(Primitive):
         fr.level_limits(graph)  # the most a repeated advance (GPU) takes on
         fr.prepare_levels(graph, weighted=True)  # (NumPy: what every distance at once reads)
         graph.weight_range()
+        bucket_width(graph)  # near_far's (where it buckets)
 
 
 def _prepare(graph) -> None:
@@ -135,18 +126,3 @@ def _may_overflow(graph) -> bool:
         return False
     largest = float(np.finfo(graph.weights.dtype).max)
     return graph.weight_range()[1] * max(graph.num_vertices - 1, 1) >= largest
-
-
-def _bucket_width(graph) -> float:
-    """Delta-stepping's bucket width: 4 x mean weight / mean degree (Meyer and Sanders' 1/d for
-    weights in [0, 1]; the factor 4 trades re-relaxations for supersteps, fit on R-MAT and
-    grids). Any width gives the same distances."""
-    edges = graph.cost_degrees()[2]
-    if edges == 0:
-        return 0.0
-    mean = (
-        1.0
-        if graph.weights is None
-        else float(graph.backend.total(graph.weights)) / max(int(graph.weights.shape[0]), 1)
-    )
-    return 4 * mean * graph.num_vertices / edges

@@ -32,7 +32,6 @@ def advance(
     early_exit: bool | None = None,
     output: Literal["vertices", "none"] = "vertices",
     repeat: bool = False,
-    candidate_edges: int | None = None,
 ) -> Frontier:
     """Visit the edges leaving ``frontier``; return the frontier of destinations ``op`` keeps.
 
@@ -41,9 +40,15 @@ def advance(
     ``candidates`` (a bool mask of the vertices whose state may still change, a function
     returning one, called only when pull is considered, "all": every vertex, whose in-edges
     the cost model counts without a pass, or "functor": those of ``op.candidates(graph)``,
-    which a fused pull tests itself, with no mask) scan its in-edges for frontier members. ``direction="auto"`` picks pull by Beamer's cost model when
-    ``candidates`` is given and the frontier's out-edges exceed ``num_edges / BETA``; after
-    an early-exit pull it pulls again by the frontier's size alone (:func:`stays_pulled`).
+    which a fused pull tests itself, with no mask) scan its in-edges for frontier members.
+    ``direction="auto"`` picks pull by Beamer's cost model when ``candidates`` is given and
+    the frontier's out-edges exceed ``num_edges / BETA`` (a functor whose pull is a product,
+    ``op.pull_is_product``, is then pulled without the test); after an early-exit pull it
+    pulls again by the frontier's size alone (:func:`stays_pulled`). It never pulls from a
+    ``partial`` frontier (one device's share of the run's: the other members are elsewhere).
+    A visit-once functor (``op.visits_once``: BFS's) keeps count of the edges its traversal
+    has advanced along (``Frontier.edges_before``): on an undirected graph its candidates'
+    in-edges are the rest, and the test makes no pass over them.
     Pull stops a candidate at its first kept edge when ``early_exit``
     (default: ``op.early_exit``, else False), and always returns distinct vertices; push returns
     distinct vertices when ``unique`` (advance and filter fused). With ``output="none"`` the
@@ -55,16 +60,13 @@ def advance(
     (each a superstep to the caller). On a part of a graph among several only a
     label-correcting functor repeats (``relax_min``, also on NumPy there), and returns every
     vertex its levels changed: the levels of a part's own region in one superstep.
-    ``candidate_edges``: the candidates' in-edges, when the caller keeps that count (BFS on
-    one device, undirected: the edges not yet reached); the direction test then makes no pass
-    over them, and the candidates are built only for a pull.
 
     Raises
     ------
     ValueError
-        An unknown ``direction``, ``direction="pull"`` without ``candidates``,
-        ``candidates`` a string other than "all" and "functor", or "functor" for a functor
-        without ``candidates``.
+        An unknown ``direction``, ``direction="pull"`` without ``candidates`` or from a
+        ``partial`` frontier, ``candidates`` a string other than "all" and "functor", or
+        "functor" for a functor without ``candidates``.
     """
     if direction not in DIRECTIONS:
         raise ValueError(f"advance(direction={direction!r}): expected one of {DIRECTIONS}")
@@ -74,6 +76,11 @@ def advance(
         op = _Discard(op)
     if direction == "pull" and candidates is None:
         raise ValueError("advance(direction='pull'): pull needs candidates (a bool mask)")
+    if direction == "pull" and frontier.partial:
+        raise ValueError(
+            "advance(direction='pull'): the frontier is this device's share of the run's "
+            "only; a primitive that pulls declares needs_all, so that every device sees it all"
+        )
     if isinstance(candidates, str) and candidates not in ("all", "functor"):
         raise ValueError(
             f"advance(candidates={candidates!r}): expected a bool mask, a "
@@ -84,16 +91,22 @@ def advance(
         raise ValueError(
             f"advance(candidates='functor'): {type(op).__name__} has no candidates(graph)"
         )
+    traced = direction == "auto" and getattr(op, "visits_once", False)  # its edges counted
     exit_first = getattr(op, "early_exit", False) if early_exit is None else early_exit
+    if frontier.partial:
+        direction = "push"
     if direction == "auto" and candidates is not None and exit_first and frontier.pulled_from:
         direction = "pull" if stays_pulled(graph, frontier) else "push"
     if direction == "auto":
         frontier_edges = 0 if candidates is None else count_out_edges(graph, frontier)
         if candidates is None or frontier_edges * BETA < graph.cost_degrees()[2]:
             direction = "push"  # a light frontier: pull would scan most in-edges for nothing
-    if direction == "auto" and candidate_edges is not None:  # counted by the caller: no pass
+        elif getattr(op, "pull_is_product", False):
+            direction = "pull"  # a product over the fewer edges: never dearer than a push
+    unvisited = _unvisited_edges(graph, frontier, op) if direction == "auto" else None
+    if unvisited is not None:  # counted: no pass over the candidates
         direction = choose_direction(
-            graph, frontier, candidates, frontier_edges, exit_first, candidate_edges
+            graph, frontier, candidates, frontier_edges, exit_first, unvisited
         )
     if direction != "push" and callable(candidates):
         candidates = candidates()
@@ -110,7 +123,28 @@ def advance(
         result = _repeated(graph, frontier, op) if repeat else None
         if result is None:  # no kernel, or too large a frontier to start
             result = push.run(graph, frontier, op, unique=unique)
-    return Frontier.empty(graph) if output == "none" else result
+    if output == "none":
+        return Frontier.empty(graph)
+    if traced:
+        result.edges_before = _edges_through(graph, frontier, result)
+    return result
+
+
+def _unvisited_edges(graph, frontier: Frontier, op) -> int | None:
+    """The in-edges of a visit-once functor's candidates, on an undirected graph whose
+    traversal has kept count: every edge but those of the vertices its frontiers held (this
+    one's and ``edges_before``); else None."""
+    if graph.directed or not getattr(op, "visits_once", False) or frontier.edges_before is None:
+        return None
+    return graph.cost_degrees()[2] - frontier.edges_before - count_out_edges(graph, frontier)
+
+
+def _edges_through(graph, frontier: Frontier, result: Frontier) -> int | None:
+    """``result``'s ``edges_before``: ``frontier``'s, its out-edges and those of the levels a
+    repeated advance passed through (None where one is not counted)."""
+    if frontier.edges_before is None or result.passed_edges is None:
+        return None
+    return frontier.edges_before + count_out_edges(graph, frontier) + sum(result.passed_edges)
 
 
 def _repeated(graph, frontier: Frontier, op) -> Frontier | None:
@@ -203,7 +237,7 @@ def choose_direction(
     """Beamer's rule: "pull" when the frontier's out-edges exceed the candidates' (a bool mask,
     or "all") in-edges / alpha (ALPHA on the GPU, SCAN_ALPHA for a pull without early exit,
     HOST_ALPHA where the backend's pull scans whole lists: ``Backend.scans_whole_lists``);
-    ``candidate_edges``, when the caller counted those in-edges, spares the pass over them."""
+    ``candidate_edges``: those in-edges, where counted already (no pass over them)."""
     if frontier_edges is None:
         frontier_edges = count_out_edges(graph, frontier)
     if candidate_edges is None and isinstance(candidates, str):  # "all": every in-edge

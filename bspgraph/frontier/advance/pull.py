@@ -15,19 +15,20 @@ def run(graph, frontier: Frontier, op, *, candidates, early_exit: bool) -> Front
     and ``dst`` a candidate (``candidates``: a bool mask, "all", or "functor": those of
     ``op.candidates(graph)``); return the candidates with a kept edge (a dense frontier).
 
-    A fused pull takes the mask, or None for "all" and "functor": it tests the functor's own
-    condition on every vertex (``visit_unvisited``: unvisited), with no mask built. With
+    A fused pull takes the frontier and the candidates' mask, or None for "all" and
+    "functor": it tests the functor's own condition on every vertex (``visit_unvisited``:
+    unvisited), with no mask built. With
     ``early_exit`` a candidate stops at its first kept edge, as in Beamer's bottom-up step:
     the first EARLY_ROUNDS in-edges are tried one per round, then the rest in one pass.
     """
     xp, reverse = graph.xp, graph.reverse
-    in_frontier = frontier.mask
     fused = getattr(op, "fused_pull", None)
     if fused is not None and early_exit == op.early_exit:
         own = None if isinstance(candidates, str) else candidates
-        reached = fused(graph, in_frontier, own)  # None: no kernel on this backend
+        reached = fused(graph, frontier, own)  # None: no kernel on this backend
         if reached is not None:
             return reached
+    in_frontier = frontier.mask
     if isinstance(candidates, str):  # "all" or "functor"
         every = candidates == "all"
         candidates = xp.ones(graph.num_vertices, dtype=bool) if every else op.candidates(graph)
