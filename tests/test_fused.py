@@ -43,6 +43,8 @@ def test_the_kernels_of_one_algorithm_register_beside_it():
         ("close_wedges", "cupy", "step"),
         ("count_paths", "cupy", "push"),
         ("damped_update", "cupy", "step"),
+        ("damped_update", "numpy", "step"),
+        ("damped_update", "numpy", "pull"),
         ("visit_unvisited", "cupy", "repeat"),
         ("relax_min", "cupy", "repeat"),
         ("relax_min", "numpy", "repeat"),

@@ -57,11 +57,17 @@ def _components(parent, offsets, indices) -> None:
     from scipy.sparse.csgraph import connected_components
 
     n = parent.shape[0]
-    edges = sp.csr_array((np.ones(indices.shape[0]), indices, offsets), shape=(n, n))
+    ones = np.broadcast_to(1.0, indices.shape)  # a view: no E ones written (grid1000: 5 ms)
+    edges = sp.csr_array((ones, indices, offsets), shape=(n, n))
     count, component = connected_components(edges, directed=True, connection="weak")
+    if count == 1:  # a connected graph (a road network, a mesh): 0 is the least id
+        parent[...] = 0
+        return
+    # (NumPy 2's ufunc.at: on rmat18's sample, 262K vertices, 1.1 ms with the gather; a
+    # scatter in reverse order checked afterwards 1.4, np.unique's first indices 5.6)
     least = np.full(count, n, dtype=parent.dtype)
     np.minimum.at(least, component, np.arange(n, dtype=parent.dtype))
-    parent[...] = least[component]
+    parent[...] = least.take(component)
 
 
 @fused.register("link_pairs", "numpy", "step")

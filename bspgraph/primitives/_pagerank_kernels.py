@@ -1,13 +1,19 @@
-"""PageRank's vertex step: the ``damped_update`` functor and its fused CuPy kernel, registered
-as ("damped_update", "cupy", "step")."""
+"""PageRank's vertex step: the ``damped_update`` functor, its fused CuPy kernel, registered as
+("damped_update", "cupy", "step"), and its NumPy kernels: the step in cache-sized chunks
+("damped_update", "numpy", "step") and a pull of the rank through the transition matrix
+("damped_update", "numpy", "pull"), which leaves no contributions to publish."""
 
 from __future__ import annotations
 
 import numpy as np
 
-from ..backend import BLOCK_SUM, STREAM_BLOCKS, fused
+from .. import frontier as fr
+from ..backend import BLOCK_SUM, STREAM_BLOCKS, fused, while_alive
 from ..frontier.functors import Functor
 from ..frontier.kernels import typed_kernel
+from ..frontier.operators import gathered
+
+CHUNK = 1 << 15  # vertices NumPy's step takes at once: its temporaries stay in cache
 
 
 class damped_update(Functor):  # noqa: N801
@@ -16,8 +22,10 @@ class damped_update(Functor):  # noqa: N801
     1 - alpha) * teleport`` and ``error`` = the L1 change of ``rank``. Then, with or without it
     (the start vector), each vertex publishes ``contribution = rank * scale`` and ``dangling``
     becomes the rank held by sinks, ``sum(rank * sink)``. ``teleport``: an array, or a float
-    when uniform; ``error`` and ``dangling`` are 0-d arrays. Returns the rank array: ``rank``
-    updated in place, or on a GPU a new one (one fused pass, 3x faster than in place)."""
+    when uniform; ``error`` and ``dangling`` are 0-d arrays; ``contribution`` None: none
+    published (the pull reads the rank: :func:`pull_rank`). Returns the rank array: ``rank``
+    updated in place, or with a fused kernel a new one (on a GPU one pass, 3x faster than in
+    place; on NumPy ``pulled`` itself)."""
 
     name = "damped_update"
 
@@ -53,7 +61,8 @@ class damped_update(Functor):  # noqa: N801
             self.error[...] = graph.backend.total(graph.xp.abs(change, out=change))
             self.rank[mine] = pulled
         rank = self.rank[mine]
-        self.contribution[mine] = rank * self.scale[mine]
+        if self.contribution is not None:
+            self.contribution[mine] = rank * self.scale[mine]
         # (not BLAS's dot product: its threads spin)
         self.dangling[...] = graph.backend.total(rank * self.sink[mine])
         return self.rank
@@ -156,3 +165,64 @@ def fused_update(graph, pulled, rank, contribution, scale, sink, teleport, error
     totals = typed_kernel(cp, _DAMPED_UPDATE, "damped_totals", id=graph.indices.dtype)
     totals((1,), (256,), (sums, np.int32(blocks), np.int32(pulled is not None), error, dangling))
     return next_rank
+
+
+@fused.register("damped_update", "numpy", "step")
+def update_in_chunks(
+    graph, pulled, rank, contribution, scale, sink, teleport, error, dangling, alpha
+):
+    """:class:`damped_update` over a whole graph (None on a device's part: the generic path),
+    CHUNK vertices at a time, so that no temporary is the size of the graph: the new rank is
+    written over ``pulled`` and returned. On grid1000, 5.3 ms a step against the generic 9.5;
+    2.6 without contributions to publish. The sinks' ids are kept while ``sink`` lives (it does
+    not change during a run)."""
+    if graph.context.owned is not None:
+        return None
+    if pulled is not None:
+        jump = alpha * float(dangling) + (1 - alpha)
+        spare = np.empty(min(CHUNK, graph.num_vertices))
+        change = 0.0
+        for first in range(0, graph.num_vertices, CHUNK):
+            chunk = slice(first, first + CHUNK)
+            new = pulled[chunk]
+            temporary = spare[: new.shape[0]]
+            new *= alpha
+            if isinstance(teleport, float):
+                new += jump * teleport
+            else:
+                new += np.multiply(teleport[chunk], jump, out=temporary)
+            change += np.abs(np.subtract(new, rank[chunk], out=temporary), out=temporary).sum()
+            if contribution is not None:
+                np.multiply(new, scale[chunk], out=contribution[chunk])
+        error[...] = change
+        rank = pulled
+    elif contribution is not None:
+        np.multiply(rank, scale, out=contribution)
+    sinks = while_alive(sink, ("sink ids",), lambda: np.flatnonzero(sink))
+    dangling[...] = rank.take(sinks).sum()
+    return rank
+
+
+@fused.register("damped_update", "numpy", "pull")
+def pull_rank(graph, rank, weighted: bool):
+    """What each vertex of a whole graph pulls, its in-neighbours' ``rank * scale``, as one
+    product of ``rank`` with :func:`transition`: no contributions are published first."""
+    indices, values = gathered(graph, "in", rank)
+    offsets = graph.reverse.offsets
+    return graph.backend.spmv(offsets, indices, transition(graph, weighted), values, len(rank))
+
+
+def transition(graph, weighted: bool):
+    """For each in-edge ``u -> v``, in the in-lists' order: ``w_uv / out_weight(u)`` (``w_uv``
+    1 unweighted), 0 where the out-weight is 0: the random walk's transition matrix, as
+    PageRank's ``scale`` weighs it, transposed. Kept with the graph."""
+
+    def build():
+        xp, lists = graph.xp, graph.reverse
+        ones = xp.ones(graph.num_vertices)
+        out_weight = fr.neighbor_reduce(graph, ones, "sum", direction="out", weighted=weighted)
+        scale = 1.0 / xp.where(out_weight == 0, xp.inf, out_weight)
+        weights = lists.weights if weighted else None
+        return graph.backend.edge_values(lists.indices, weights, np.float64) * scale[lists.indices]
+
+    return graph.cached(("transition", weighted), build)

@@ -120,3 +120,27 @@ def test_pagerank_takes_the_ends_of_its_ranges():
             bg.pagerank(graph, **options)
         with pytest.raises(nx.PowerIterationFailedConvergence):
             nx.pagerank(cycle, **options)
+
+
+@pytest.mark.parametrize("personalized", [False, True])
+@pytest.mark.parametrize("weighted", [False, True])
+def test_numpy_kernels_match_the_generic_step(monkeypatch, personalized, weighted):
+    """NumPy's kernels (the step in chunks, the pull of the rank through the transition
+    matrix, without contributions) give the generic step's ranks: a directed graph with sinks,
+    zero-weight edges and more vertices than a chunk."""
+    from bspgraph.backend import fused
+    from bspgraph.primitives import _pagerank_kernels
+
+    monkeypatch.setattr(_pagerank_kernels, "CHUNK", 64)
+    rng = np.random.default_rng(5)
+    src, dst = rng.integers(0, 300, 900), rng.integers(0, 300, 900)
+    weights = rng.integers(0, 3, 900).astype(float)  # some 0: vertices of out-weight 0
+    graph = bg.Graph.from_edges(src, dst, weights, num_vertices=300, backend="numpy")
+    personalization = rng.random(300) if personalized else None
+    run = {"personalization": personalization, "weighted": weighted, "tol": 1e-12}
+    fast = bg.pagerank(graph, **run)
+    for direction in ("step", "pull"):
+        monkeypatch.delitem(fused.REGISTRY, ("damped_update", "numpy", direction))
+    generic = bg.pagerank(graph, **run)
+    assert fast.stats.iterations == generic.stats.iterations
+    np.testing.assert_allclose(fast.rank, generic.rank, rtol=1e-12, atol=0)
