@@ -1145,8 +1145,8 @@ def test_a_copy_is_one_device_copy_and_marks_time_the_work_between():
 def test_betweenness_runs_a_deep_graphs_light_levels_several_to_a_launch(monkeypatch):
     """On a grid and a path (hundreds of light levels) betweenness on the GPU equals NumPy's,
     with the same supersteps and frontier sizes, its levels run by the levels kernels (path
-    counts one source at a time or a batch at once, a batch's dependencies) in fewer launches
-    than supersteps; closeness (a batched BFS) too."""
+    counts and dependencies, one source at a time or a batch at once) in fewer launches than
+    supersteps; closeness (a batched BFS) too."""
     from bspgraph.backend import fused
 
     launches = {}
@@ -1176,4 +1176,5 @@ def test_betweenness_runs_a_deep_graphs_light_levels_several_to_a_launch(monkeyp
     got = bg.closeness_centrality(grid.to("cupy")).centrality
     np.testing.assert_allclose(to_host(got), expected, rtol=1e-12)
     assert set(launches) == {"count_paths", "visit_lanes", "lane_dependencies"}
-    assert launches["lane_dependencies"] == 2  # a launch a batched run: every level light
+    backward_runs = 2 + 4 + 3  # a batch a graph, and a run a source with batch=1
+    assert launches["lane_dependencies"] == backward_runs  # every level light: one launch each

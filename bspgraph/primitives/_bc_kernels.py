@@ -161,8 +161,8 @@ def count_levels(graph, frontier, depth, value, sigma) -> Frontier | None:
 # Dependencies from level `top` down to `bottom`, grid barriers between the passes: the pairs
 # of level l + 1 put (1 + delta) / sigma in `share` (those of l + 2 put 0 back), then each pair
 # (v, j) of level l sums `share` over its out-edges in lane j, times its sigma. A level's pairs
-# are rows[bounds[l]:bounds[l + 1]], lanes beside them, in vertex order: its distinct vertices
-# are counted in distinct[l]. `share` is all 0 again at the end.
+# are rows[bounds[l]:bounds[l + 1]], lanes beside them (null: one source, lane 0), in vertex
+# order: its distinct vertices are counted in distinct[l]. `share` is all 0 again at the end.
 _DEPENDENCY_LEVELS = (
     GRID_BARRIER
     + r"""
@@ -175,10 +175,10 @@ extern "C" __global__ void dependency_levels(const ROW* rows, const long long* l
   for (long long level = top; level >= bottom - 1; --level) {
     if (level + 2 < top + 2)  // the level below the last one summed: back to 0
       for (long long k = bounds[level + 2] + first; k < bounds[level + 3]; k += stride)
-        share[(long long)rows[k] * width + lanes[k]] = 0.0;
+        share[(long long)rows[k] * width + (lanes ? lanes[k] : 0)] = 0.0;
     if (level >= bottom)
       for (long long k = bounds[level + 1] + first; k < bounds[level + 2]; k += stride) {
-        const long long at = (long long)rows[k] * width + lanes[k];
+        const long long at = (long long)rows[k] * width + (lanes ? lanes[k] : 0);
         share[at] = (1.0 + delta[at]) / sigma[at];
       }
     grid_barrier(barrier);
@@ -186,7 +186,7 @@ extern "C" __global__ void dependency_levels(const ROW* rows, const long long* l
     const long long lo = bounds[level], hi = bounds[level + 1];
     unsigned long long count = 0;
     for (long long k = lo + first; k < hi; k += stride) {
-      const long long v = rows[k], j = lanes[k];
+      const long long v = rows[k], j = lanes ? lanes[k] : 0;
       double sum = 0.0;
       for (OFF e = offsets[v]; e < offsets[v + 1]; ++e) sum += share[(long long)indices[e] * width + j];
       delta[v * width + j] = sigma[v * width + j] * sum;
@@ -201,15 +201,16 @@ extern "C" __global__ void dependency_levels(const ROW* rows, const long long* l
 
 
 class lane_dependencies:  # noqa: N801 (a functor)
-    """Brandes' dependencies of a batch, level after level down from a level: the ``delta``
-    of the pairs in :class:`~bspgraph.primitives.bc_batched_backward.BatchedBackward`'s
-    ``state`` (``rows``, ``columns``: every pair, level after level; ``bounds``: where each
-    level begins), through its scratch ``share``."""
+    """Brandes' dependencies, level after level down from a level, of one source (1-D
+    ``sigma``, ``delta`` and ``share``) or a batch (rows of lanes): every vertex or pair in
+    level order (``rows``, and for a batch ``lanes``; ``bounds``: where each level begins),
+    through the scratch ``share`` (all 0 before and after)."""
 
     name = "lane_dependencies"
 
-    def __init__(self, state, bounds):
-        self.state, self.bounds = state, bounds
+    def __init__(self, bounds, rows, lanes, sigma, delta, share):
+        self.bounds, self.rows, self.lanes = bounds, rows, lanes
+        self.sigma, self.delta, self.share = sigma, delta, share
 
     def fused_repeat(self, graph, top: int):
         kernel = fused.lookup(self.name, graph.backend, "repeat")
@@ -222,15 +223,14 @@ def dependency_levels(graph, top: int, accumulating: lane_dependencies) -> Front
     none) or to the last light one, in one cooperative launch: the last level's rows, the
     distinct rows of each level before it as ``passed``; None where level ``top`` is heavy or
     some out-list is long (a thread reads a pair's whole list)."""
-    state, bounds = accumulating.state, accumulating.bounds
+    bounds, rows, lanes = accumulating.bounds, accumulating.rows, accumulating.lanes
     max_vertices, _ = level_limits(graph)
     if top < 1 or not short_rows(graph) or bounds[top + 1] - bounds[top] > max_vertices:
         return None
     bottom = top
     while bottom > 1 and bounds[bottom] - bounds[bottom - 1] <= max_vertices:
         bottom -= 1  # (level bottom - 1 light too)
-    cp = graph.xp
-    rows, lanes = state.rows.ravel(), state.columns.ravel()
+    cp, delta = graph.xp, accumulating.delta
     kernel = typed_kernel(
         cp,
         _DEPENDENCY_LEVELS,
@@ -246,16 +246,16 @@ def dependency_levels(graph, top: int, accumulating: lane_dependencies) -> Front
         (512,),
         (
             rows,
-            lanes.astype(np.int64, copy=False),
+            np.uintp(0) if lanes is None else lanes.astype(np.int64, copy=False),
             cp.asarray(bounds, dtype=cp.int64),
             np.int64(top),
             np.int64(bottom),
-            np.int64(state.delta.shape[1]),
+            np.int64(1 if delta.ndim == 1 else delta.shape[1]),
             graph.offsets,
             graph.indices,
-            state.sigma,
-            state.delta,
-            state.share,
+            accumulating.sigma,
+            delta,
+            accumulating.share,
             distinct,
             cp.zeros(2, dtype=cp.uint32),
         ),

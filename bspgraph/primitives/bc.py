@@ -35,7 +35,7 @@ def _prepare(graph) -> None:
     products of its heavy levels over every list build lazily."""
     for primitive in (
         Forward(),
-        Backward(deepest=1),
+        Backward(bounds=(0, 1, 1)),
         BatchedForward(lanes=2),
         BatchedBackward(lanes=2),
     ):
@@ -160,9 +160,8 @@ def _one_by_one(graph, sources, width, endpoints, run):
         forward, forward_stats = enact(Forward(), graph, source=source, result_device=True, **run)
         reached = forward["depth"] >= 0
         _check_counts(forward, [source])
-        deepest = int(forward["depth"].max())
         backward, backward_stats = enact(
-            Backward(deepest=deepest),
+            Backward(bounds=level_bounds(forward["depth"])),
             graph,
             depth=forward["depth"],
             sigma=forward["sigma"],

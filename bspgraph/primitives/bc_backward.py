@@ -2,45 +2,62 @@
 
 from __future__ import annotations
 
+import numpy as np
+
 from .. import frontier as fr
 from ..enactor import Primitive, State
+from ._bc_kernels import lane_dependencies
 
 
 class Backward(Primitive):
     """Dependencies from the deepest level up: ``delta[v] = sum of sigma[v] / sigma[w] *
-    (1 + delta[w])`` over the edges ``v -> w`` with ``depth[w] = depth[v] + 1``."""
+    (1 + delta[w])`` over the edges ``v -> w`` with ``depth[w] = depth[v] + 1``. The vertices
+    are put in level order once, at the start (``rows``; option ``bounds``, from
+    :func:`~bspgraph.primitives.bc_batched_backward.level_bounds`, says where each level
+    begins), so that a level reads its own vertices and those below, not every vertex."""
 
     state = (
-        State("depth", "int64", output=False),
         State("sigma", "float64", output=False),
         State("delta", "float64"),
+        State("share", "float64", output=False),  # (1 + delta) / sigma, at the level below
+        State("rows", "vertex", output=False),  # every vertex, level after level
     )
     communicate = {"delta": "replace"}
     params = {"depth": "per_vertex", "sigma": "per_vertex"}
     needs_all = True  # a vertex reads the dependencies of its successors, owned or not
 
     def init_frontier(self, graph, state, *, depth, sigma):
-        state.depth[...] = graph.backend.asarray(depth)
         state.sigma[...] = graph.backend.asarray(sigma)
-        return _at_depth(graph, state, self.options["deepest"])  # delta 0: final already
+        depth = graph.backend.asarray(depth)  # one stable sort (radix within 16 bits), unset last
+        key = np.uint16 if len(self.options["bounds"]) < 1 << 16 else np.uint64
+        state.rows[...] = graph.xp.argsort(depth.astype(key), kind="stable")
+        return _level(graph, state, self.options["bounds"], len(self.options["bounds"]) - 2)
 
     def step(self, graph, frontier, state, iteration):
+        bounds = self.options["bounds"]
+        level = len(bounds) - 3 - iteration  # from the one above the deepest
+        accumulating = lane_dependencies(
+            bounds, state.rows, None, state.sigma, state.delta, state.share
+        )
+        done = fr.repeat_levels(graph, accumulating, level)  # light levels, several at once
+        if done is not None:
+            return done
         # plus.times over the out-edges into the level below: the frontier (the level the
         # last superstep returned; what arrived since changed only its dependencies)
         below = frontier.ids
-        share = graph.xp.zeros(graph.num_vertices)  # (1 + delta) / sigma, there only
-        share[below] = (1 + state.delta[below]) / state.sigma[below]
-        level = _at_depth(graph, state, self.options["deepest"] - 1 - iteration)
-        ids = level.ids  # (where the graph holds no out-edge of a vertex, its sum is 0)
+        state.share[below] = (1 + state.delta[below]) / state.sigma[below]
+        here = _level(graph, state, bounds, level)
+        ids = here.ids  # (where the graph holds no out-edge of a vertex, its sum is 0)
         state.delta[ids] = state.sigma[ids] * fr.neighbor_reduce(
-            graph, share, "sum", frontier=level, sources=frontier
+            graph, state.share, "sum", frontier=here, sources=frontier
         )  # only the level below has shares: pushed from it where its edges are fewer
-        return level  # their dependencies are final: the enactor sends them
+        state.share[below] = 0.0
+        return here  # their dependencies are final: the enactor sends them
 
     def converged(self, graph, frontier, state, iteration):
-        return self.options["deepest"] - 1 - iteration < 1  # level 0 is the source: no delta
+        return len(self.options["bounds"]) - 3 - iteration < 1  # level 0: the source, no delta
 
 
-def _at_depth(graph, state, depth: int):
-    """The vertices at ``depth`` (the source is at 0), in id order."""
-    return fr.Frontier.from_mask(graph, state.depth == depth)
+def _level(graph, state, bounds, level: int):
+    """The vertices at ``level`` (the source is at 0), in id order."""
+    return fr.Frontier.from_ids(graph, state.rows[bounds[level] : bounds[level + 1]])

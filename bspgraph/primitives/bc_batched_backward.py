@@ -43,7 +43,14 @@ class BatchedBackward(Primitive):
 
     def step(self, graph, frontier, state, iteration):
         level = len(self.options["bounds"]) - 3 - iteration  # from the one above the deepest
-        accumulating = lane_dependencies(state, self.options["bounds"])
+        accumulating = lane_dependencies(
+            self.options["bounds"],
+            state.rows.ravel(),
+            state.columns.ravel(),
+            state.sigma,
+            state.delta,
+            state.share,
+        )
         done = fr.repeat_levels(graph, accumulating, level)  # light levels, several at once
         if done is not None:
             return done
