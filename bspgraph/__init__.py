@@ -2,7 +2,7 @@
 
 from . import comm, frontier, partitioners, testing
 from .backend import get_backend
-from .enactor import Primitive, Scalar, State, Stats, combiners, enact
+from .enactor import Cluster, Primitive, Scalar, State, Stats, cluster, combiners, enact
 from .exceptions import (
     BspgraphError,
     CommunicationError,
@@ -12,6 +12,7 @@ from .exceptions import (
     DistanceOverflow,
     GraphFormatError,
     PathCountOverflow,
+    WorkerError,
 )
 from .graph import Graph, generators, load_npz, read_edgelist, read_mtx, save_npz
 from .graph.write import write_mtx
@@ -35,6 +36,7 @@ from .warmup import warmup
 
 __all__ = [
     "BspgraphError",
+    "Cluster",
     "CommunicationError",
     "ContractError",
     "ConvergenceError",
@@ -47,8 +49,10 @@ __all__ = [
     "Scalar",
     "State",
     "Stats",
+    "WorkerError",
     "betweenness_centrality",
     "bfs",
+    "cluster",
     "combiners",
     "comm",
     "connected_components",

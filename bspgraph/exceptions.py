@@ -28,6 +28,11 @@ class CommunicationError(BspgraphError, RuntimeError):
     """A transport peer failed or disagreed; raised on every rank, never a hang."""
 
 
+class WorkerError(CommunicationError):
+    """A worker of a cluster (``bg.cluster``) failed or died: the call ended on every worker,
+    and the message names the rank, its device and the cause."""
+
+
 class ConvergenceError(BspgraphError, RuntimeError):
     """An iterative primitive did not reach its tolerance within its iteration limit."""
 

@@ -3,11 +3,12 @@ several (partition, exchange, combine) by the contract in :mod:`.contract`.
 
 ``contract`` (what a primitive declares), ``combiners`` (how values from several devices
 combine), ``state`` (allocation and gathering), ``stats``, ``loop`` (``enact`` and the one-device
-loop), ``layout`` (cuts and parts), ``distributed`` (the superstep on P devices), ``checks``
+loop), ``cluster`` (worker processes for runs from one call; ``running``: where a context's runs go), ``layout`` (cuts and parts), ``distributed`` (the superstep on P devices), ``checks``
 (a checked run).
 """
 
 from . import combiners
+from .cluster import Cluster, cluster
 from .combiners import Add, Combiner, Follow, Max, Min, Replace
 from .contract import Primitive, Scalar, State
 from .layout import distribute
@@ -17,6 +18,7 @@ from .stats import Stats, Superstep, watching
 
 __all__ = [
     "Add",
+    "Cluster",
     "Combiner",
     "Follow",
     "Max",
@@ -28,6 +30,7 @@ __all__ = [
     "Stats",
     "Superstep",
     "allocate",
+    "cluster",
     "combiners",
     "distribute",
     "enact",

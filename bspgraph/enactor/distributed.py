@@ -117,12 +117,15 @@ def _enact(
 ):
     pattern = comm.get(communicator or "selective")
     started = time.perf_counter()
-    owner, devices, relabelling = _parts(primitive, graph, transport, backends, partitioner, seed)
+    owner, devices, relabelling, built = _parts(
+        primitive, graph, transport, backends, partitioner, seed
+    )
+    setup_seconds = time.perf_counter() - started if built else 0.0  # 0: a graph cut before
     if transport.distributed:  # also a barrier: the run's clock starts with every process
         transport.agree("run", _run_fingerprint(primitive, graph, owner, pattern, backends, params))
     if relabelling is not None:  # the run is in run ids: each part one id range
         params = relabelling.params(primitive, params)
-    stats = Stats(devices=transport.size, setup_seconds=time.perf_counter() - started)
+    stats = Stats(devices=transport.size, setup_seconds=setup_seconds)
     started = time.perf_counter()
     local = transport.local
     gpus = list(dict.fromkeys(backends[d] for d in local))  # each device once (parts share)

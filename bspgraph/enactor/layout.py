@@ -17,8 +17,9 @@ from .relabel import Relabelling
 
 
 def _parts(primitive, graph, transport, backends, partitioner, seed):
-    """``owner``, the subgraph of each local device and the run's :class:`Relabelling` (None:
-    the caller's ids): cut here, or by :func:`distribute`.
+    """``owner``, the subgraph of each local device, the run's :class:`Relabelling` (None:
+    the caller's ids) and whether anything was built (False: the graph's cut and parts from
+    an earlier run): cut here, or by :func:`distribute`.
 
     A cut whose parts are not id ranges (random, biased, metis) is relabelled, for a primitive
     that declares its ``params``, so that each part is one range (owned slices, dense blocks);
@@ -37,7 +38,7 @@ def _parts(primitive, graph, transport, backends, partitioner, seed):
             tuple((d, backends[d].name, backends[d].device) for d in transport.local),
         )
         if key in graph.cache:  # the same cut on the same devices: built once per graph
-            return graph.cache[key]
+            return (*graph.cache[key], False)
         host = graph.to("numpy")
         owner = cutter(host, transport.size, seed=seed)
         relabelling = Relabelling.of(owner, host.indices.dtype) if relabel else None
@@ -76,7 +77,7 @@ def _parts(primitive, graph, transport, backends, partitioner, seed):
         devices = {part.device: graph.to(backends[part.device])}
     if part is None:
         graph.cache[key] = owner, devices, relabelling
-    return owner, devices, relabelling
+    return owner, devices, relabelling, True
 
 
 @dataclass(frozen=True, eq=False)

@@ -15,6 +15,7 @@ from ..backend import choose, clock, get_backend
 from .checks import Reference, Watch, snapshot, verify
 from .contract import Primitive, contract_of
 from .relabel import check_declarations
+from .running import current as current_cluster
 from .state import allocate, gather
 from .stats import Stats, Superstep, told
 
@@ -31,6 +32,7 @@ def enact(
     transport=None,
     result_device: bool = False,
     check: bool = False,
+    cluster=None,
     **params: Any,
 ) -> tuple[dict[str, np.ndarray], Stats]:
     """Run ``primitive`` on ``graph`` until it converges; return host state arrays and stats.
@@ -54,7 +56,9 @@ def enact(
     and on several devices fails a run that takes more than max(4 x the one-device run's
     supersteps, 64): the one-device count is found by a one-device run once the run has gone
     on for long, or given by a :class:`~bspgraph.enactor.checks.Reference` as ``check``
-    (which a checked one-device run fills in).
+    (which a checked one-device run fills in). ``cluster`` (a :class:`~.cluster.Cluster`, or
+    the one of an enclosing ``with bg.cluster(P)``) runs it on the cluster's workers, one
+    process a device, as ``mpiexec -n P`` would, and returns rank 0's result.
 
     Raises
     ------
@@ -65,6 +69,20 @@ def enact(
         names the state that kept changing, and where devices disagree with a vertex's owner).
     """
     _check_params(primitive, params)
+    cluster = cluster or current_cluster()
+    if cluster is not None:  # every worker runs it, one rank a device
+        return cluster.enact(
+            primitive,
+            graph,
+            devices=devices,
+            partitioner=partitioner,
+            communicator=communicator,
+            backend=backend,
+            seed=seed,
+            result_device=result_device,
+            check=check,
+            **params,
+        )
     device_ids = _device_ids(devices)
     if (
         len(device_ids) > 1
@@ -177,6 +195,7 @@ RUN_OPTIONS = (
     "transport",
     "check",
     "result_device",
+    "cluster",
 )
 
 

@@ -1,0 +1,313 @@
+"""Every device from one Python call: worker processes, a device each, started once and kept.
+
+``bg.cluster(P)`` starts an MPI job of P ranks with ``mpiexec``, each rank a worker of a Dask
+scheduler in this process (:mod:`distributed`, as cuGraph's multi-GPU path drives its workers
+through Dask). A run on the cluster is the run ``mpiexec -n P`` makes: every worker calls
+:func:`~bspgraph.enactor.enact` with the transport of its rank (NCCL on GPUs, one per rank;
+MPI on NumPy), and rank 0's whole result comes back here. A worker keeps each graph it was
+sent (by a token this process gives the graph) and its cut, so that a second call on the same
+graph sends nothing and sets nothing up (``stats.setup_seconds`` 0).
+
+Faults end the call on every worker with one :class:`~bspgraph.exceptions.WorkerError` and
+never hang: a worker that raises ends its MPI job (the transport aborts every rank), a worker
+that dies ends it too (``mpiexec`` stops the others); this process sees the job end or the
+error arrive, stops what is left, and names the rank, its device and the cause. The next call
+starts new workers.
+
+Use it as a context, in which every run goes to it::
+
+    with bg.cluster(2, backend="numpy") as workers:
+        depth = bg.bfs(G, 0).depth
+
+or pass it to a run (``bg.bfs(G, 0, cluster=workers)``) and close it when done. It needs the
+``engine`` extra (:mod:`distributed`) and the ``mpi`` one (mpi4py and MPICH's ``mpiexec``).
+"""
+
+from __future__ import annotations
+
+import contextvars
+import itertools
+import logging
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+import weakref
+
+from ..exceptions import DeviceError, WorkerError
+from .loop import enact
+from .running import RUNNER
+
+START_TIMEOUT = 120.0  # seconds for P workers to join the scheduler
+POLL_SECONDS = 0.002  # how often a run looks at its workers and their job
+KEPT_GRAPHS = 4  # graphs a worker keeps (the least recently sent one goes first)
+
+
+def cluster(workers: int, *, backend: str | None = None) -> Cluster:
+    """Start ``workers`` worker processes, one a device (GPUs ``0 .. workers - 1`` of this
+    machine on CuPy, CPU processes on NumPy), for runs from this process; see
+    :class:`Cluster`."""
+    return Cluster(workers, backend=backend)
+
+
+class Cluster:
+    """``size`` workers, one MPI rank and one device each, driven from this process.
+
+    Parameters
+    ----------
+    workers : int
+        The number of devices (ranks).
+    backend : str, optional
+        "numpy" or "cupy" (default: CuPy where a GPU is usable). On CuPy, rank r drives
+        GPU r of its node and the ranks meet over NCCL when each has its own GPU, else over
+        MPI.
+
+    Raises
+    ------
+    DeviceError
+        ``mpiexec`` or the ``distributed`` package is missing, or the workers did not start.
+    """
+
+    def __init__(self, workers: int, *, backend: str | None = None):
+        if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
+            raise ValueError(f"cluster(workers={workers!r}): expected a count >= 1")
+        self.size, self.backend = workers, backend
+        self._client = self._scheduler = self._job = self._log = self._exit = None
+        self._ranks: list[str] = []  # each rank's worker address
+        self._pids: dict[int, int] = {}  # each worker's process id: its rank
+        self._tokens: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+        self._held: set[int] = set()  # the tokens of the graphs the workers hold
+        self._numbers = itertools.count()
+        self._context: list[contextvars.Token] = []
+        self._start()
+
+    def __repr__(self) -> str:
+        state = "running" if self._job is not None else "stopped"
+        return f"Cluster(workers={self.size}, backend={self.backend!r}, {state})"
+
+    def __enter__(self) -> Cluster:
+        self._context.append(RUNNER.set(self))
+        return self
+
+    def __exit__(self, *exc) -> None:
+        RUNNER.reset(self._context.pop())
+        self.close()
+
+    def enact(self, primitive, graph, **run) -> tuple[dict, object]:
+        """:func:`~bspgraph.enactor.enact` of ``primitive`` on ``graph`` on every worker, its
+        ``run`` options as given (``devices``: None or this cluster's size); rank 0's result
+        (host arrays, or on this process's device with ``result_device``) and stats."""
+        devices = run.pop("devices", None)
+        if devices not in (None, self.size) and not (
+            isinstance(devices, list) and len(devices) == self.size
+        ):
+            raise DeviceError(
+                f"devices={devices!r}: the cluster has {self.size} workers, a device each"
+            )
+        backend = run.pop("backend", None)
+        if backend not in (None, self.backend):
+            raise DeviceError(f"backend={backend!r}: the cluster runs on {self.backend!r}")
+        if self._job is None:  # stopped by a fault, or closed: new workers
+            self._start()
+        on_device = run.pop("result_device", False)
+        token = self._token(graph)
+        sent = None if token in self._held else self._client.scatter(graph, broadcast=True)
+        futures = [
+            self._client.submit(
+                _run_on_worker,
+                token,
+                sent,
+                primitive,
+                self.backend,
+                run,
+                workers=[address],
+                allow_other_workers=False,
+                pure=False,
+            )
+            for address in self._ranks
+        ]
+        result, stats = self._wait(futures)[0]
+        self._held.add(token)
+        if on_device:
+            from ..backend import get_backend
+
+            target = get_backend(self.backend)
+            result = {
+                name: target.asarray(value) if getattr(value, "ndim", 0) else value
+                for name, value in result.items()
+            }
+        return result, stats
+
+    def close(self) -> None:
+        """Stop the workers and the scheduler (a later run starts new ones)."""
+        self._stop()
+        if self._client is not None:
+            self._client.close()
+            self._scheduler.close()
+            self._client = self._scheduler = None
+
+    # --- internals ------------------------------------------------------------------------------
+    def _start(self) -> None:
+        """The scheduler (once), then the workers' MPI job; each worker's rank."""
+        mpiexec = shutil.which("mpiexec")
+        if mpiexec is None:
+            raise DeviceError("bg.cluster needs mpiexec: pip install 'bspgraph[mpi]'")
+        if self._client is None:
+            try:
+                from distributed import Client, LocalCluster
+            except ImportError as error:
+                raise DeviceError(
+                    "bg.cluster needs Dask's distributed: pip install 'bspgraph[engine]'"
+                ) from error
+            self._scheduler = LocalCluster(
+                n_workers=0,
+                processes=False,
+                protocol="tcp",
+                host="127.0.0.1",
+                scheduler_port=0,
+                dashboard_address=":0",  # (none asked for: a free port, not 8787)
+                silence_logs=logging.ERROR,
+            )
+            self._client = Client(self._scheduler)
+        self._log = tempfile.TemporaryFile()  # the job's output, read when it fails
+        env = {**os.environ, "DASK_LOGGING__DISTRIBUTED": "error"}
+        self._job = subprocess.Popen(
+            [mpiexec, "-n", str(self.size), sys.executable, "-m", "distributed.cli.dask_worker"]
+            + [self._scheduler.scheduler_address, "--nthreads", "1", "--no-nanny"]
+            + ["--no-dashboard"],
+            stdout=self._log,
+            stderr=subprocess.STDOUT,
+            env=env,
+            start_new_session=True,  # its own process group: stopped as a whole
+        )
+        started = time.monotonic()
+        while len(self._client.scheduler_info()["workers"]) < self.size:
+            if self._job.poll() is not None or time.monotonic() - started > START_TIMEOUT:
+                cause = self._cause()
+                self._stop()
+                raise DeviceError(f"bg.cluster: {self.size} workers did not start: {cause}")
+            time.sleep(0.05)
+        workers = list(self._client.scheduler_info()["workers"])
+        ranks = self._wait(
+            [
+                self._client.submit(_rank, workers=[w], allow_other_workers=False, pure=False)
+                for w in workers
+            ]
+        )
+        self._ranks = [address for _, address in sorted(zip(ranks, workers, strict=True))]
+        self._pids = {pid: rank for rank, pid in ranks}
+        self._held.clear()
+
+    def _wait(self, futures) -> list:
+        """The futures' results, once all are done; a WorkerError (every worker stopped) as
+        soon as one fails or the workers' job ends."""
+        while True:
+            states = [future.status for future in futures]
+            if all(state == "finished" for state in states):
+                return [future.result() for future in futures]
+            failed = next((f for f in futures if f.status == "error"), None)
+            if failed is not None:
+                error, rank = failed.exception(), futures.index(failed)
+                self._stop()
+                raise WorkerError(
+                    f"rank {rank} of {self.size} ({self._device(rank)}) failed: "
+                    f"{type(error).__name__}: {error}; every worker was stopped (the next run "
+                    "starts new ones)"
+                ) from error
+            if self._job.poll() is not None:
+                cause = self._cause()
+                self._stop()
+                raise WorkerError(
+                    f"the workers' MPI job ended (exit {self._exit}): {cause}; every worker "
+                    "was stopped (the next run starts new ones)"
+                )
+            time.sleep(POLL_SECONDS)
+
+    def _device(self, rank: int) -> str:
+        return f"GPU {rank}" if self.backend != "numpy" else f"CPU process {rank}"
+
+    def _cause(self) -> str:
+        """What the job printed about its failure: a rank's own line (it raised), or the
+        launcher's about the process that ended (its rank and device, from its pid), else
+        its last line."""
+        self._log.seek(0)
+        text = self._log.read().decode(errors="replace")
+        raised = re.search(r"rank \d+ of \d+ failed: .*", text)
+        if raised:
+            return raised.group(0).strip()
+        ended = re.search(r"PID (\d+) RUNNING", text)
+        how = re.search(r"EXIT STRING: (.*)", text) or re.search(r"(EXIT CODE: \d+)", text)
+        if ended and int(ended.group(1)) in self._pids:
+            rank = self._pids[int(ended.group(1))]
+            cause = how.group(1).strip().lower() if how else "no exit status"
+            return f"rank {rank} ({self._device(rank)}, pid {ended.group(1)}) ended: {cause}"
+        lines = [line for line in text.splitlines() if line.strip()]
+        return lines[-1].strip(" =") if lines else "no output"
+
+    def _stop(self) -> None:
+        """End the workers' job (the whole process group: a rank stuck in MPI too)."""
+        job, self._job = self._job, None
+        if job is None:
+            return
+        if job.poll() is None:
+            os.killpg(job.pid, signal.SIGKILL)
+        self._exit = job.wait()
+        self._log.close()
+        self._held.clear()
+        if self._client is not None:  # the scheduler forgets them
+            started = time.monotonic()
+            while self._client.scheduler_info()["workers"] and time.monotonic() - started < 10:
+                time.sleep(0.02)
+
+    def _token(self, graph) -> int:
+        """This cluster's number for ``graph`` (the workers' key for it)."""
+        token = self._tokens.get(graph)
+        if token is None:
+            token = self._tokens[graph] = next(self._numbers)
+        return token
+
+
+_HELD: dict = {}  # in a worker: its transport, and the graphs it was sent by token
+
+
+def _rank() -> tuple[int, int]:
+    """This worker's MPI rank and process id."""
+    from mpi4py import MPI
+
+    return MPI.COMM_WORLD.Get_rank(), os.getpid()
+
+
+def _run_on_worker(token: int, graph, primitive, backend, run: dict):
+    """In a worker: the run on its rank's transport (made once), ``graph`` kept under
+    ``token`` (None: sent before); rank 0's (result, stats)."""
+    transport = _HELD.get("transport")
+    if transport is None:
+        transport = _HELD["transport"] = _transport(backend)
+    graphs = _HELD.setdefault("graphs", {})
+    if graph is not None:
+        graphs.pop(token, None)
+        graphs[token] = graph
+        while len(graphs) > KEPT_GRAPHS:
+            graphs.pop(next(iter(graphs)))
+    result, stats = enact(primitive, graphs[token], transport=transport, **run)
+    return (result, stats) if transport.rank == 0 else None
+
+
+def _transport(backend):
+    """NCCL where the ranks are on GPUs and each has its own, else MPI."""
+    from mpi4py import MPI
+
+    from ..backend import gpu_count
+    from ..comm.mpi import MPITransport
+
+    if backend != "numpy" and gpu_count():
+        ranks_here = MPI.COMM_WORLD.Split_type(MPI.COMM_TYPE_SHARED).Get_size()
+        if ranks_here <= gpu_count():
+            from ..comm.nccl import NCCLTransport
+
+            return NCCLTransport()
+    return MPITransport(backend=backend)

@@ -1,0 +1,121 @@
+"""bg.cluster: runs from one Python call on worker processes, one a device (an MPI job of
+NumPy workers here, driven through Dask), equal to networkx; faults end a call with one error."""
+
+import os
+import signal
+import sys
+import time
+
+import networkx as nx
+import numpy as np
+import pytest
+
+import bspgraph as bg
+from bspgraph.enactor import Primitive, State
+
+distributed = pytest.importorskip("distributed")
+pytest.importorskip("mpi4py")
+pytestmark = pytest.mark.mpi
+
+import cloudpickle  # noqa: E402 (Dask's: the test primitives travel by value)
+
+cloudpickle.register_pickle_by_value(sys.modules[__name__])
+
+
+def _graph(n=60, seed=3):
+    """A connected-ish undirected graph with weights 1..9, a self-loop and a lone vertex."""
+    g = nx.gnm_random_graph(n, 3 * n, seed=seed)
+    rng = np.random.default_rng(seed)
+    for u, v in g.edges:
+        g.edges[u, v]["weight"] = int(rng.integers(1, 10))
+    g.add_edge(5, 5, weight=1)
+    g.add_node(n)
+    return g
+
+
+@pytest.fixture(scope="module")
+def workers():
+    cluster = bg.cluster(2, backend="numpy")
+    yield cluster
+    cluster.close()
+
+
+def _check_every_primitive(g, run):
+    graph = bg.Graph.from_networkx(g, weight="weight", backend="numpy")
+    depth = bg.bfs(graph, 0, **run).depth
+    hops = nx.single_source_shortest_path_length(g, 0)
+    assert all(depth[v] == hops.get(v, -1) for v in g)
+    distance = bg.sssp(graph, 0, **run).distance
+    lengths = nx.single_source_dijkstra_path_length(g, 0)
+    assert all(distance[v] == lengths[v] for v in lengths)
+    labels = bg.connected_components(graph, **run).labels
+    for component in nx.connected_components(g):
+        assert {int(labels[v]) for v in component} == {min(component)}
+    rank = bg.pagerank(graph, tol=1e-12, **run).rank
+    expected = nx.pagerank(g, weight="weight", tol=1e-12)
+    np.testing.assert_allclose(rank, [expected[v] for v in g], rtol=1e-6)
+    centrality = bg.betweenness_centrality(graph, k=6, seed=1, **run).centrality
+    expected = nx.betweenness_centrality(g, k=6, seed=1)
+    np.testing.assert_allclose(centrality, [expected[v] for v in g], rtol=1e-9, atol=1e-12)
+    simple = g.copy()  # (k-cores are of graphs without self-loops, in both)
+    simple.remove_edges_from(list(nx.selfloop_edges(simple)))
+    core = bg.core_number(bg.Graph.from_networkx(simple, backend="numpy"), **run).core
+    assert all(core[v] == k for v, k in nx.core_number(simple).items())
+
+
+def test_every_primitive_on_two_workers_equals_networkx(workers):
+    _check_every_primitive(_graph(), {"cluster": workers})  # (NaN: a sampled source, as nx)
+
+
+@pytest.mark.parametrize("size", [3, 4])
+def test_three_and_four_workers_equal_networkx(size):
+    with bg.cluster(size, backend="numpy"):  # every run in the block goes to the workers
+        _check_every_primitive(_graph(40, seed=size), {})
+
+
+def test_a_second_call_on_a_graph_sends_nothing_and_sets_nothing_up(workers, monkeypatch):
+    graph = bg.generators.rmat(9, 8, seed=4, backend="numpy")
+    first = bg.bfs(graph, 1, cluster=workers)
+    sent = []
+    scatter = workers._client.scatter
+    monkeypatch.setattr(
+        workers._client, "scatter", lambda *a, **k: sent.append(1) or scatter(*a, **k)
+    )
+    second = bg.bfs(graph, 1, cluster=workers)
+    assert first.stats.setup_seconds > 0 and second.stats.setup_seconds == 0 and not sent
+    assert np.array_equal(second.depth, bg.bfs(graph, 1, backend="numpy").depth)
+    assert second.stats.devices == 2
+
+
+class _Failing(Primitive):
+    """A BFS-like primitive whose step on device 1 raises, or kills its process, in superstep 1."""
+
+    state = (State("depth", "vertex", init="max", unset=-1),)
+    communicate = {"depth": "min"}
+
+    def init_frontier(self, graph, state, *, source):
+        state.depth[source] = 0
+        return bg.frontier.Frontier.from_ids(graph, [source])
+
+    def step(self, graph, frontier, state, iteration):
+        if graph.context.device == 1 and iteration == 1:  # (a test's planted fault)
+            if self.options["how"] == "kill":
+                os.kill(os.getpid(), signal.SIGKILL)
+            raise RuntimeError("planted fault")
+        visit = bg.frontier.functors.visit_unvisited(state.depth, iteration + 1)
+        return bg.frontier.advance(graph, frontier, visit)
+
+
+@pytest.mark.parametrize("how", ["raise", "kill"])
+def test_a_worker_that_fails_ends_the_call_with_one_error_and_the_next_starts_afresh(how):
+    graph = bg.generators.grid(8, 8, backend="numpy")
+    with bg.cluster(2, backend="numpy") as workers:
+        started = time.monotonic()
+        with pytest.raises(bg.WorkerError, match="rank 1|KILLED|signal") as failure:
+            bg.enact(_Failing(how=how), graph, source=0)
+        assert time.monotonic() - started < 5
+        if how == "raise":
+            assert "planted fault" in str(failure.value)
+        depth = bg.bfs(graph, 0).depth  # new workers
+        assert np.array_equal(depth, bg.bfs(graph, 0, backend="numpy").depth)
+        assert "running" in repr(workers)
