@@ -5,7 +5,7 @@ On a GPU every conversion of a device value to a Python one (``int``, ``float``,
 free, so a superstep can grow reads that only a GPU run would show. Here the arrays are a
 NumPy subclass, :class:`DeviceArray`, whose conversions are counted; a scalar that NumPy would
 return (an element, a reduction) stays a 0-d DeviceArray, as on CuPy. The backend has a GPU's
-traits (``costly_supersteps``), so the enactor takes the paths it takes on a GPU, and its
+capabilities (``costly_supersteps``), so the enactor takes the paths it takes on a GPU, and its
 methods that return a host integer (``masked_sum``, ``sum_at``, ``entries_in``, ``nonzero``
 without a count) count one read. Arrays made by NumPy directly (not through the backend's
 ``xp`` or methods) are not seen: the count is a floor.
@@ -21,13 +21,14 @@ unordered (or, without peer access, at an illegal address). So separate devices
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import sys
 from collections.abc import Iterator
 from typing import Any, ClassVar
 
 import numpy as np
 
-from .backend import NumpyBackend
+from .backend import Capabilities, NumpyBackend
 
 
 class Reads:
@@ -229,8 +230,9 @@ class CountingBackend(NumpyBackend):
     """NumPy with a GPU's costs on device ``device``: the enactor's paths of a GPU (each
     device a GPU of its own), every host read counted."""
 
-    costly_supersteps: ClassVar[bool] = True
-    virtual_devices: ClassVar[bool] = False
+    capabilities: ClassVar[Capabilities] = dataclasses.replace(
+        NumpyBackend.capabilities, costly_supersteps=True, virtual_devices=False
+    )
 
     def __init__(self, device: int | None = 0) -> None:
         super().__init__(XP, device)

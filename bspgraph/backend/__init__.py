@@ -4,11 +4,19 @@
 method) and the helpers its implementations share; ``numpy_backend`` and ``cupy_backend``
 implement it (the second with the CUDA kernels of ``cuda``); ``select`` finds one by name or
 by array; ``fused`` is the registry of fused kernels by (functor, backend, direction). Code
-above this package asks a backend's methods and traits, never which library it has.
+above this package asks a backend's methods and ``capabilities``, never which library it has.
 """
 
 from . import clock, fused
-from .base import Backend, identity, read_together, row_positions, to_host, while_alive
+from .base import (
+    Backend,
+    Capabilities,
+    identity,
+    read_together,
+    row_positions,
+    to_host,
+    while_alive,
+)
 from .cuda import (
     BLOCK_SUM,
     C_TYPES,
@@ -43,6 +51,7 @@ __all__ = [
     "STREAM_BLOCKS",
     "WARP_ROW",
     "Backend",
+    "Capabilities",
     "CupyBackend",
     "NumpyBackend",
     "backend_of",

@@ -17,11 +17,29 @@ _WHILE_ALIVE: dict = {}  # (id(source), what) -> (weak reference to source, what
 
 
 @dataclass(frozen=True)
+class Capabilities:
+    """What a kind of backend can do cheaply, read by the operators', primitives' and
+    enactor's cost models (and nothing else): one per backend class."""
+
+    on_host: bool  # arrays live in the host's memory (NumPy's)
+    virtual_devices: bool  # several devices are parts of this one process's memory
+    scans_whole_lists: bool  # a pull reads each candidate's whole in-list at about a push's
+    # cost per edge (vectorised), rather than a thread per candidate stopping early
+    costly_supersteps: bool  # a superstep (launches, a host read) costs more than the
+    # redundant work that fewer, larger supersteps do
+    dense_share: int  # the enactor sends dense messages (Slabs) in a superstep where
+    # V / dense_share or more vertices travel (benchmarks.multi_gpu --same-gpu)
+    lane_push_share: int  # a batched advance on one device pushes from the frontier rows when
+    # their out-edges are at most 1 / lane_push_share of all, else pulls over every in-list
+    # (benchmarks.many_sources)
+
+
+@dataclass(frozen=True)
 class Backend(ABC):
     """An array library and a device: ``xp`` is ``numpy`` or ``cupy``; ``device`` a GPU id or
     None. :class:`~bspgraph.backend.numpy_backend.NumpyBackend` and
     :class:`~bspgraph.backend.cupy_backend.CupyBackend` implement it; nothing above this
-    package asks which one it has: it asks the methods and traits below.
+    package asks which one it has: it asks the methods below and its ``capabilities``.
 
     Arrays passed in live on this backend's device; integer ids index ``num_vertices`` entries.
     The methods with a body here are the array module's own functions, which an
@@ -31,19 +49,8 @@ class Backend(ABC):
     xp: Any
     device: int | None = None
 
-    name: ClassVar[str]  # "numpy" or "cupy": the key of the fused-kernel registry
-    # Cost traits, read by the operators' and primitives' cost models:
-    scans_whole_lists: ClassVar[bool]  # a pull reads each candidate's whole in-list at about
-    # a push's cost per edge (vectorised), rather than a thread per candidate stopping early
-    costly_supersteps: ClassVar[bool]  # a superstep (launches, a host read) costs more than
-    # the redundant work that fewer, larger supersteps do
-    virtual_devices: ClassVar[bool]  # several devices are parts of this one process's memory
-    dense_share: ClassVar[int]  # the enactor sends dense messages (Slabs) in a superstep
-    # where V / dense_share or more vertices travel (benchmarks.multi_gpu --same-gpu)
-    on_host: ClassVar[bool]  # arrays live in the host's memory (NumPy's)
-    lane_push_share: ClassVar[int]  # a batched advance on one device pushes from the frontier
-    # rows when their out-edges are at most 1 / lane_push_share of all, else pulls over every
-    # in-list (benchmarks.many_sources)
+    name: ClassVar[str]  # "numpy" or "cupy": the key of the kernel registry (``fused``)
+    capabilities: ClassVar[Capabilities]  # what the cost models read (fixed per kind)
 
     def __repr__(self) -> str:
         return f"Backend({self.name!r}, device={self.device})"

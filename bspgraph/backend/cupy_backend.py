@@ -10,7 +10,7 @@ import numpy as np
 
 from ..exceptions import DeviceError
 from . import cuda
-from .base import Backend
+from .base import Backend, Capabilities
 
 
 class CupyBackend(Backend):
@@ -22,12 +22,14 @@ class CupyBackend(Backend):
     """
 
     name: ClassVar[str] = "cupy"
-    scans_whole_lists: ClassVar[bool] = False
-    costly_supersteps: ClassVar[bool] = True
-    virtual_devices: ClassVar[bool] = False
-    dense_share: ClassVar[int] = 8
-    on_host: ClassVar[bool] = False
-    lane_push_share: ClassVar[int] = 64
+    capabilities: ClassVar[Capabilities] = Capabilities(
+        on_host=False,
+        virtual_devices=False,
+        scans_whole_lists=False,
+        costly_supersteps=True,
+        dense_share=8,
+        lane_push_share=64,
+    )
 
     def on_device(self, device: int) -> CupyBackend:
         count = self.xp.cuda.runtime.getDeviceCount()

@@ -10,7 +10,7 @@ from typing import ClassVar
 
 import numpy as np
 
-from .base import Backend, row_positions, to_host, while_alive
+from .base import Backend, Capabilities, row_positions, to_host, while_alive
 
 ACCELERATE = os.environ.get("BSPGRAPH_NUMBA", "1") != "0"  # numba kernels where they win
 GATHER_CHUNK = 1 << 22  # entries gathered at once by gather_reduce
@@ -25,14 +25,17 @@ class NumpyBackend(Backend):
     """
 
     name: ClassVar[str] = "numpy"
-    scans_whole_lists: ClassVar[bool] = True
-    costly_supersteps: ClassVar[bool] = False
-    virtual_devices: ClassVar[bool] = True
-    # Slabs from V / 4 travelling vertices, not V: on rmat18, 4 parts, BFS auto 1.38x -> 1.29x
-    # and CC 4.1x -> 3.3x of one device's time (a Slab of min values is the column as it is)
-    dense_share: ClassVar[int] = 4
-    on_host: ClassVar[bool] = True
-    lane_push_share: ClassVar[int] = 4
+    capabilities: ClassVar[Capabilities] = Capabilities(
+        on_host=True,
+        virtual_devices=True,
+        scans_whole_lists=True,
+        costly_supersteps=False,
+        # Slabs from V / 4 travelling vertices, not V: on rmat18, 4 parts, BFS auto 1.38x ->
+        # 1.29x and CC 4.1x -> 3.3x of one device's time (a Slab of min values is the column
+        # as it is)
+        dense_share=4,
+        lane_push_share=4,
+    )
 
     def activate(self):
         return contextlib.nullcontext()

@@ -140,7 +140,7 @@ def _enact(
     # choosing for itself) where the pattern is direct and every part is one id range
     dense = pattern.dense and contract.dense and (shared or transport.wire and pattern.direct)
     blocks = _blocks(owner, devices, transport) if dense else None
-    dense, share = blocks is not None, backends[local[0]].dense_share
+    dense, share = blocks is not None, backends[local[0]].capabilities.dense_share
     # in one memory a package goes to its receivers unread, as views (Pieces): its counts are
     # read with the next frontiers'
     handed = shared and dense and pattern.direct and not transport.wire
@@ -155,7 +155,7 @@ def _enact(
     )
     # Messages chosen from the frontiers' out-edges, where a read waits for the device (a
     # GPU): Updates they make certain, and in one memory the Slabs they foretell
-    bounded = backends[local[0]].costly_supersteps
+    bounded = backends[local[0]].capabilities.costly_supersteps
     choose = functools.partial(
         _chosen_unread, primitive, contract, blocks, share, transport, shared and not transport.wire
     )
@@ -769,7 +769,7 @@ def _next_frontier(
         updates = [m if isinstance(m, Piece) else m.map(graph.backend.asarray) for m in inbox]
         return keyed.list(returned, keep, updates, stamp)
     inbox = _sized(inbox)
-    if graph.backend.costly_supersteps:  # marks in a mask: no compaction, one count
+    if graph.backend.capabilities.costly_supersteps:  # marks in a mask: no compaction, one count
         return _next_frontier_marked(primitive, contract, graph, state, bases, output, inbox)
     mine = output if primitive.needs_all or not len(output) else _owned_part(graph, output)
     arrived, touched = [], [output.ids] if len(output) else []
@@ -822,7 +822,7 @@ def _keyed(contract: Contract, graph, state):
     cost less than its passes (NumPy's virtual devices: only a backend that stands in for a
     GPU, ``costly_supersteps``, takes NumPy's)."""
     kernels = fused.lookup("keyed", graph.backend, "step")
-    if not graph.backend.costly_supersteps:
+    if not graph.backend.capabilities.costly_supersteps:
         kernels = None
     columns = None if kernels is None else keyed_columns(contract, state)
     if columns is None:

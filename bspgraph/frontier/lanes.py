@@ -78,7 +78,7 @@ def advance_lanes(graph, frontier: Frontier, values):
     Notes
     -----
     One product for the whole batch: over the frontier rows' edges (a push, ``A[rows]^T @
-    values``) when they are few (at most 1 / ``backend.lane_push_share`` of the edges) or when
+    values``) when they are few (at most 1 / ``backend.capabilities.lane_push_share`` of the edges) or when
     this device is one of several, else over every in-list, reading the frontier's rows only
     (a pull, :meth:`Backend.lane_sums` with the frontier's positions).
     """
@@ -93,7 +93,7 @@ def advance_lanes(graph, frontier: Frontier, values):
     values = values.astype(dtype, copy=False)  # cannot wrap (at most the largest in-degree)
     total = int(graph.forward.indices.shape[0])
     ids = frontier.ids
-    push_share = graph.backend.lane_push_share
+    push_share = graph.backend.capabilities.lane_push_share
     if not total or not len(frontier):
         out = xp.zeros((n, values.shape[1]), dtype=dtype)
     elif (
@@ -164,7 +164,7 @@ def advance_pairs(graph, rows, lanes, values, width: int):
     if not total:
         none = rows[:0]
         return none, none, values[:0]
-    if graph.backend.costly_supersteps or total * LIGHT_SHARE > n:
+    if graph.backend.capabilities.costly_supersteps or total * LIGHT_SHARE > n:
         ids = graph.backend.unique(rows)
         dense = xp.zeros((ids.shape[0], width), dtype=values.dtype)
         dense[xp.searchsorted(ids, rows), lanes] = values
@@ -204,7 +204,7 @@ def reduce_pairs(graph, values, rows, lanes):
     out = xp.zeros(rows.shape[0], dtype=values.dtype)
     if not total:
         return rows, lanes, out
-    if graph.backend.costly_supersteps or total * LIGHT_SHARE > n:
+    if graph.backend.capabilities.costly_supersteps or total * LIGHT_SHARE > n:
         ids = graph.backend.unique(rows)
         sums = reduce_lanes(graph, values, Frontier.from_ids(graph, ids))
         return rows, lanes, sums[xp.searchsorted(ids, rows), lanes]
@@ -221,16 +221,19 @@ def width(backend, graph, count: int) -> int:
     """How many of ``count`` traversals a batched run of ``graph`` on ``backend`` takes at
     once: as many lanes as fit, ``LANE_ENTRIES`` entries of ``V x b`` on the CPU or a
     ``GPU_BYTES_PER_ENTRY``-th of the free memory on a GPU, at most ``MAX_LANES`` and
-    ``count``. Where supersteps are cheap (``backend.costly_supersteps`` False: NumPy), a
+    ``count``. Where supersteps are cheap (``backend.capabilities.costly_supersteps`` False: NumPy), a
     deep graph (at most ``DEEP_DEGREE`` out-edges a vertex on average) takes as many as
     ``DEEP_LANE_BYTES`` hold, at any size, and another with more than ``CHEAP_STEP_EDGES``
     edges 1 (one traversal at a time: few, heavy levels, each pushed or pulled by the
     one-source cost model)."""
     free = backend.free_bytes()
     entries = LANE_ENTRIES if free is None else free // GPU_BYTES_PER_ENTRY
-    if not backend.costly_supersteps and graph.num_edges <= DEEP_DEGREE * graph.num_vertices:
+    if (
+        not backend.capabilities.costly_supersteps
+        and graph.num_edges <= DEEP_DEGREE * graph.num_vertices
+    ):
         entries = DEEP_LANE_BYTES // LANE_BYTES_PER_ENTRY  # deep: batched whatever its size
-    elif not backend.costly_supersteps and graph.num_edges > CHEAP_STEP_EDGES:
+    elif not backend.capabilities.costly_supersteps and graph.num_edges > CHEAP_STEP_EDGES:
         return 1
     return int(max(1, min(MAX_LANES, max(count, 1), entries // max(graph.num_vertices, 1))))
 

@@ -53,9 +53,9 @@ def bucket_width(graph) -> float | None:
     """:func:`near_far`'s "auto" width: 4 x mean weight / mean degree (Meyer and Sanders' 1/d
     for weights in [0, 1]; the factor 4 trades re-relaxations for supersteps, fit on R-MAT
     and grids), kept with the graph; None (no buckets) where a superstep costs more than the
-    relaxations buckets save: on a GPU (``Backend.costly_supersteps``) or on one device of
+    relaxations buckets save: on a GPU (``Capabilities.costly_supersteps``) or on one device of
     several."""
-    if graph.backend.costly_supersteps or not graph.context.global_view:
+    if graph.backend.capabilities.costly_supersteps or not graph.context.global_view:
         return None
 
     def width() -> float:

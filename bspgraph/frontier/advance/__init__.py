@@ -236,7 +236,7 @@ def choose_direction(
 ) -> str:
     """Beamer's rule: "pull" when the frontier's out-edges exceed the candidates' (a bool mask,
     or "all") in-edges / alpha (ALPHA on the GPU, SCAN_ALPHA for a pull without early exit,
-    HOST_ALPHA where the backend's pull scans whole lists: ``Backend.scans_whole_lists``);
+    HOST_ALPHA where the backend's pull scans whole lists: ``Capabilities.scans_whole_lists``);
     ``candidate_edges``: those in-edges, where counted already (no pass over them)."""
     if frontier_edges is None:
         frontier_edges = count_out_edges(graph, frontier)
@@ -244,7 +244,7 @@ def choose_direction(
         candidate_edges = graph.cost_degrees()[2]
     elif candidate_edges is None:
         candidate_edges = graph.backend.masked_sum(graph.cost_degrees()[1], candidates)
-    if graph.backend.scans_whole_lists:  # early exit saves nothing
+    if graph.backend.capabilities.scans_whole_lists:  # early exit saves nothing
         alpha = HOST_ALPHA
     else:
         alpha = ALPHA if early_exit else SCAN_ALPHA

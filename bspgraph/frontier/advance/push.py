@@ -45,7 +45,9 @@ def sources(graph, frontier: Frontier):
     only its own range's lists (``owned_range``), those in the range, where picking them costs
     no host read (the others have no out-edge here); else every member."""
     span = owned_range(graph)
-    if span is None or graph.backend.costly_supersteps:  # (a GPU: a compaction reads a count)
+    if (
+        span is None or graph.backend.capabilities.costly_supersteps
+    ):  # (a GPU: a compaction reads a count)
         return frontier.ids
     if frontier.is_dense:
         ids = graph.backend.nonzero(frontier.mask[span], graph.indices.dtype)
