@@ -35,7 +35,7 @@ from types import SimpleNamespace
 import numpy as np
 
 from .. import comm
-from ..backend import backend_of, fused, get_backend, read_together, to_host, while_alive
+from ..backend import backend_of, fused, get_backend, ops, read_together, to_host, while_alive
 from ..comm.message import Bits, Packed, Piece, Slab, Update
 from ..comm.transport import failing_together
 from ..exceptions import DeviceError
@@ -504,7 +504,7 @@ def _owned_mask(graph, frontier: Frontier):
     on the GPU)."""
     index = graph.owned_index()
     if isinstance(index, slice):
-        return graph.backend.within(frontier.mask, index)
+        return ops.within(graph.backend, frontier.mask, index)
     return frontier.mask & graph.context.owned
 
 

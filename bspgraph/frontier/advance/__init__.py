@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Literal
 
+from ...backend import ops
 from ..frontier import Frontier
 from ..operators import owned_range
 from . import pull, push
@@ -213,9 +214,9 @@ def count_out_edges(graph, frontier: Frontier) -> int:
     if frontier.out_edges is None:
         out_degree = graph.cost_degrees()[0]
         if frontier.is_dense:  # after a pull: no ids needed
-            frontier.out_edges = graph.backend.masked_sum(out_degree, frontier.mask)
+            frontier.out_edges = ops.masked_sum(graph.backend, out_degree, frontier.mask)
         else:
-            frontier.out_edges = graph.backend.sum_at(out_degree, frontier.ids)
+            frontier.out_edges = ops.sum_at(graph.backend, out_degree, frontier.ids)
     return frontier.out_edges
 
 
@@ -243,7 +244,7 @@ def choose_direction(
     if candidate_edges is None and isinstance(candidates, str):  # "all": every in-edge
         candidate_edges = graph.cost_degrees()[2]
     elif candidate_edges is None:
-        candidate_edges = graph.backend.masked_sum(graph.cost_degrees()[1], candidates)
+        candidate_edges = ops.masked_sum(graph.backend, graph.cost_degrees()[1], candidates)
     if graph.backend.capabilities.scans_whole_lists:  # early exit saves nothing
         alpha = HOST_ALPHA
     else:
