@@ -35,6 +35,7 @@ import numpy as np
 
 import bspgraph as bg
 import bspgraph.backend
+from bspgraph.backend import ops
 from bspgraph.enactor import enact
 from bspgraph.primitives.bc import _rescale
 from bspgraph.primitives.pagerank import PageRank
@@ -112,7 +113,7 @@ class Run:
         if impl not in self.impls and not (graphblas and "gb" in self.impls):
             return
         variants = [("gb-1t", 1), ("gb-nt", self.threads)] if graphblas else [(impl, None)]
-        accelerated = backend.accelerated("bspgraph.frontier._numba", "visit_push")
+        accelerated = ops.accelerated(backend, "bspgraph.frontier._numba", "visit_push")
         if impl == "bspgraph" and key[1] in ACCELERATED and accelerated is not None:
             variants.append(("bsp-no-numba", None))
         for name, threads in variants:

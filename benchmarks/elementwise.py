@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from bspgraph.backend import get_backend
+from bspgraph.backend import get_backend, ops
 
 from .row_reduce import mean_ms
 
@@ -27,7 +27,7 @@ def main() -> None:
     rows = [
         ("full int32", 4 * SIZE, lambda: cp.full(SIZE, 7, cp.int32),
          lambda: backend.full(SIZE, 7, np.int32)),
-        ("depth > 3", 5 * SIZE, lambda: depth > 3, lambda: backend.greater(depth, 3)),
+        ("depth > 3", 5 * SIZE, lambda: depth > 3, lambda: ops.greater(backend, depth, 3)),
         ("nonzero (5% set)", SIZE + 4 * count, lambda: cp.flatnonzero(mask),
          lambda: backend.nonzero(mask, np.int32, count)),
     ]  # fmt: skip

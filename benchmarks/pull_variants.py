@@ -4,7 +4,7 @@ that might keep the gathered values in L2, each checked against the row reductio
     PYTHONPATH=. python3 -m benchmarks.pull_variants [--scale 24]
 
 Variants (all on the in-lists renamed in degree order, as ``operators.gathered`` does):
-- ``as is``: ``Backend.spmv`` (the row reduction), float64 values, float32 weights;
+- ``as is``: ``ops.spmv`` (the row reduction), float64 values, float32 weights;
 - ``streamed``: the same kernel with the index and weight loads marked evict-first
   (``__ldcs``), so that the stream of entries does not push the values out of L2;
 - ``float32``: float32 values (half the bytes to keep in L2; an accuracy trade, not networkx's);
@@ -20,6 +20,7 @@ import statistics
 
 import bspgraph as bg
 import bspgraph.backend as backend_module
+from bspgraph.backend import ops
 from bspgraph.frontier import operators
 
 STREAMED_SOURCE = backend_module._ROW_REDUCE.replace(
@@ -72,7 +73,7 @@ def main() -> None:
     values32 = values.astype(cp.float32)
 
     def spmv(vals, offsets=rows.offsets, indices=renamed, weights=rows.weights):
-        return backend.spmv(offsets, indices, weights, vals, n)
+        return ops.spmv(backend, offsets, indices, weights, vals, n)
 
     expected = spmv(values)
     table = []

@@ -16,6 +16,7 @@ import time
 
 import bspgraph as bg
 import bspgraph.backend.cuda as backend_module
+from bspgraph.backend import ops
 
 WARP_ROWS = (8, 16, 32, 64)
 GRAPHS = {
@@ -52,11 +53,11 @@ def main() -> None:
         )
 
         def plus_times(rows=rows, rank=rank, backend=backend, n=n):
-            return backend.spmv(rows.offsets, rows.indices, None, rank, n)
+            return ops.spmv(backend, rows.offsets, rows.indices, None, rank, n)
 
         def min_plus(rows=rows, distance=distance, backend=backend):
-            return backend.gather_reduce(
-                distance, rows.offsets, rows.indices, "min", weights=rows.weights
+            return ops.gather_reduce(
+                backend, distance, rows.offsets, rows.indices, "min", weights=rows.weights
             )
 
         expected_sum, expected_min = plus_times(), min_plus()

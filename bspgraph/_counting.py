@@ -5,10 +5,10 @@ On a GPU every conversion of a device value to a Python one (``int``, ``float``,
 free, so a superstep can grow reads that only a GPU run would show. Here the arrays are a
 NumPy subclass, :class:`DeviceArray`, whose conversions are counted; a scalar that NumPy would
 return (an element, a reduction) stays a 0-d DeviceArray, as on CuPy. The backend has a GPU's
-traits (``costly_supersteps``), so the enactor takes the paths it takes on a GPU, and its
-methods that return a host integer (``masked_sum``, ``sum_at``, ``entries_in``, ``nonzero``
-without a count) count one read. Arrays made by NumPy directly (not through the backend's
-``xp`` or methods) are not seen: the count is a floor.
+capabilities (``costly_supersteps``), so the enactor takes the paths it takes on a GPU, and
+what returns a host integer (``nonzero`` without a count; ``ops.masked_sum``, ``ops.sum_at``,
+``ops.entries_in``, which convert a 0-d DeviceArray) counts one read. Arrays made by NumPy
+directly (not through the backend's ``xp`` or methods) are not seen: the count is a floor.
 
 Each array also belongs to a device, as on CuPy: an array is made on the device current (the
 backend's :meth:`~CountingBackend.activate`; 0 outside any), or the backend's for ``asarray``.
@@ -21,13 +21,14 @@ unordered (or, without peer access, at an illegal address). So separate devices
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import sys
 from collections.abc import Iterator
 from typing import Any, ClassVar
 
 import numpy as np
 
-from .backend import NumpyBackend
+from .backend import Capabilities, NumpyBackend
 
 
 class Reads:
@@ -229,8 +230,9 @@ class CountingBackend(NumpyBackend):
     """NumPy with a GPU's costs on device ``device``: the enactor's paths of a GPU (each
     device a GPU of its own), every host read counted."""
 
-    costly_supersteps: ClassVar[bool] = True
-    virtual_devices: ClassVar[bool] = False
+    capabilities: ClassVar[Capabilities] = dataclasses.replace(
+        NumpyBackend.capabilities, costly_supersteps=True, virtual_devices=False
+    )
 
     def __init__(self, device: int | None = 0) -> None:
         super().__init__(XP, device)
@@ -251,18 +253,6 @@ class CountingBackend(NumpyBackend):
 
     def count(self, mask):
         return on_device(np.int64(np.count_nonzero(mask)))
-
-    def masked_sum(self, values, mask) -> int:
-        READS.add()
-        return int(np.asarray(values)[np.asarray(mask)].sum(dtype=np.int64))
-
-    def sum_at(self, values, ids) -> int:
-        READS.add()
-        return int(np.asarray(values).take(np.asarray(ids)).sum(dtype=np.int64))
-
-    def entries_in(self, offsets, rows) -> int:
-        READS.add()
-        return super().entries_in(np.asarray(offsets), np.asarray(rows))
 
     def masked_total(self, values, mask=None, ids=None):
         return on_device(super().masked_total(values, mask, ids))  # no read: stays 0-d

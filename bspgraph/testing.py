@@ -252,7 +252,7 @@ def host_reads(
 ) -> HostReads:
     """Count the host reads of a run of ``primitive`` on ``devices`` parts, as a GPU makes them.
 
-    The run's arrays live on a NumPy backend with a GPU's traits whose every conversion of a
+    The run's arrays live on a NumPy backend with a GPU's capabilities whose every conversion of a
     device value to a Python one (``int``, ``bool``, ``item``, an index, a count the backend
     returns as a host integer) counts one read (``bspgraph._counting``); the transport counts
     its pickled collectives. Each step's output is left counted on the device, as a GPU's

@@ -22,6 +22,7 @@ import numpy as np
 
 import bspgraph as bg
 from bspgraph import frontier as fr
+from bspgraph.backend import ops
 
 
 class LabelPropagation(bg.Primitive):
@@ -72,12 +73,12 @@ def vote(graph, frontier, labels):
     keys, count = xp.unique(keys, return_counts=True)
     vertex, label = keys // n, keys % n
     best = xp.zeros(n, dtype=count.dtype)
-    backend.scatter_max(best, vertex, count)  # vertex repeats: a scatter, not an assignment
+    ops.scatter_max(backend, best, vertex, count)  # vertex repeats: a scatter, not an assignment
     top = count == best[vertex]
     happy = xp.zeros(n, dtype=bool)
     happy[vertex[top & (label == labels[vertex])]] = True  # every writer stores True
     largest = xp.full(n, -1, dtype=np.int64)
-    backend.scatter_max(largest, vertex[top], label[top])
+    ops.scatter_max(backend, largest, vertex[top], label[top])
     keep = happy | (largest < 0)  # no neighbours: a vertex keeps its own label
     return xp.where(keep, labels, largest).astype(labels.dtype), happy
 

@@ -1,5 +1,7 @@
 """Backend reductions on NumPy against plain Python loops (the CuPy side: tests/test_gpu.py)."""
 
+from types import SimpleNamespace
+
 import numpy as np
 import pytest
 import scipy.sparse
@@ -7,7 +9,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from strategies import examples
 
-from bspgraph.backend import get_backend
+from bspgraph.backend import fused, get_backend, ops
 
 HOST = get_backend("numpy")
 
@@ -31,7 +33,7 @@ def ragged_rows(draw):
 def test_gather_reduce_is_a_semiring_row_reduction(case, reduce, weighted):
     offsets, indices, values, weights = case
     weights = weights if weighted else None
-    got = HOST.gather_reduce(values, offsets, indices, reduce, weights=weights)
+    got = ops.gather_reduce(HOST, values, offsets, indices, reduce, weights=weights)
     for row in range(len(offsets) - 1):
         terms = []
         for e in range(offsets[row], offsets[row + 1]):
@@ -50,12 +52,12 @@ def test_spmv_reads_missing_weights_as_ones(case):
     rows = len(offsets) - 1
     ones = np.ones_like(weights)
     np.testing.assert_array_equal(
-        HOST.spmv(offsets, indices, None, values, rows),
-        HOST.spmv(offsets, indices, ones, values, rows),
+        ops.spmv(HOST, offsets, indices, None, values, rows),
+        ops.spmv(HOST, offsets, indices, ones, values, rows),
     )
     np.testing.assert_array_equal(
-        HOST.spmv(offsets, indices, weights, values, rows),
-        HOST.gather_reduce(values, offsets, indices, "sum", weights=weights),
+        ops.spmv(HOST, offsets, indices, weights, values, rows),
+        ops.gather_reduce(HOST, values, offsets, indices, "sum", weights=weights),
     )
 
 
@@ -71,16 +73,16 @@ def test_total_below_and_replace_match_a_loop(pairs, key_dtype):
     sentinel = np.inf if key_dtype is np.float64 else np.iinfo(key_dtype).max
     keys = np.array([sentinel if key == np.inf else key for _, key in pairs], dtype=key_dtype)
     expected = sum(int(value) for value, key in zip(values, keys) if key < sentinel)
-    assert HOST.total_below(values, keys, sentinel) == expected
+    assert ops.total_below(HOST, values, keys, sentinel) == expected
     replaced = keys.copy()
-    HOST.replace(replaced, sentinel, -1)
+    ops.replace(HOST, replaced, sentinel, -1)
     assert replaced.tolist() == [-1 if key == sentinel else key for key in keys.tolist()]
 
 
 @examples(30)
 @given(st.lists(st.integers(0, 19), max_size=40))
 def test_mask_of_marks_each_id(ids):
-    mask = HOST.mask_of(np.array(ids, dtype=np.int32), 20)
+    mask = ops.mask_of(HOST, np.array(ids, dtype=np.int32), 20)
     assert mask.dtype == bool
     assert np.flatnonzero(mask).tolist() == sorted(set(ids))
 
@@ -90,7 +92,7 @@ def test_mask_of_marks_each_id(ids):
 def test_where_at_is_where_then_gather(mask, data):
     values = np.arange(len(mask), dtype=np.float32) * 1.5
     index = np.array(data.draw(st.lists(st.integers(0, len(mask) - 1), max_size=30)), np.int32)
-    got = HOST.where_at(np.array(mask), values, np.inf, index)
+    got = ops.where_at(HOST, np.array(mask), values, np.inf, index)
     assert got.tolist() == [values[i] if mask[i] else np.inf for i in index.tolist()]
 
 
@@ -99,7 +101,7 @@ def test_where_at_is_where_then_gather(mask, data):
 def test_within_keeps_the_range_only(mask, data):
     start = data.draw(st.integers(0, len(mask)))
     stop = data.draw(st.integers(start, len(mask)))
-    got = HOST.within(np.array(mask, dtype=bool), slice(start, stop))
+    got = ops.within(HOST, np.array(mask, dtype=bool), slice(start, stop))
     assert got.tolist() == [start <= i < stop and m for i, m in enumerate(mask)]
 
 
@@ -110,12 +112,12 @@ def test_reductions_over_some_rows_pick_those_rows(case, reduce, data):
     offsets, indices, values, weights = case
     count = len(offsets) - 1
     rows = np.array(data.draw(st.lists(st.integers(0, count - 1), max_size=count)), np.int64)
-    whole = HOST.gather_reduce(values, offsets, indices, reduce, weights=weights)
-    picked = HOST.gather_reduce(values, offsets, indices, reduce, weights=weights, rows=rows)
+    whole = ops.gather_reduce(HOST, values, offsets, indices, reduce, weights=weights)
+    picked = ops.gather_reduce(HOST, values, offsets, indices, reduce, weights=weights, rows=rows)
     np.testing.assert_array_equal(picked, whole[rows])
-    product = HOST.spmv(offsets, indices, weights, values, count)
+    product = ops.spmv(HOST, offsets, indices, weights, values, count)
     np.testing.assert_array_equal(
-        HOST.spmv(offsets, indices, weights, values, count, rows), product[rows]
+        ops.spmv(HOST, offsets, indices, weights, values, count, rows), product[rows]
     )
 
 
@@ -123,26 +125,24 @@ def test_reductions_over_some_rows_pick_those_rows(case, reduce, data):
 def test_lane_sums_are_the_matrix_times_the_lanes(monkeypatch, share):
     """NumPy's lane products against a dense product: every row, some rows (whole-matrix and
     row-copy paths), and value rows through positions."""
-    from bspgraph.backend import base
-
-    monkeypatch.setattr(base, "ROWS_SHARE", share)
+    monkeypatch.setattr(ops, "ROWS_SHARE", share)
     rng = np.random.default_rng(2)
     dense = (rng.random((40, 30)) < 0.2).astype(np.float64)
     matrix = scipy.sparse.csr_matrix(dense)
     offsets, indices = matrix.indptr, matrix.indices
     values = rng.random((30, 5))
     backend = HOST
-    np.testing.assert_allclose(backend.lane_sums(offsets, indices, values), dense @ values)
+    np.testing.assert_allclose(ops.lane_sums(backend, offsets, indices, values), dense @ values)
     rows = np.array([3, 0, 17, 39])
     np.testing.assert_allclose(
-        backend.lane_sums(offsets, indices, values, rows=rows), (dense @ values)[rows]
+        ops.lane_sums(backend, offsets, indices, values, rows=rows), (dense @ values)[rows]
     )
     position = np.full(30, -1, dtype=np.int32)
     position[[2, 7, 11]] = [0, 1, 2]
     kept = np.zeros_like(values)
     kept[[2, 7, 11]] = values[:3]
     np.testing.assert_allclose(
-        backend.lane_sums(offsets, indices, values[:3], position=position), dense @ kept
+        ops.lane_sums(backend, offsets, indices, values[:3], position=position), dense @ kept
     )
 
 
@@ -190,6 +190,23 @@ def test_whole_array_reductions_of_nan():
 @examples(30)
 @given(st.lists(st.integers(0, 9), max_size=40), st.sampled_from([np.int32, np.int64]))
 def test_tally_counts_each_id(ids, dtype):
-    counts = HOST.tally(np.array(ids, dtype=dtype), 10)
+    counts = ops.tally(HOST, np.array(ids, dtype=dtype), 10)
     assert counts.dtype == np.int64
     assert counts.tolist() == [ids.count(k) for k in range(10)]
+
+
+REQUIRED = ["scatter_min", "scatter_max", "scatter_add", "spmv", "csr_rows", "reduce_rows"]
+REQUIRED += ["total_below", "segment_index", "expand", "unique", "reduce_runs"]
+
+
+@pytest.mark.parametrize("name", REQUIRED)
+def test_each_backend_registers_the_operations_without_a_generic_body(name):
+    for backend in ("numpy", "cupy"):
+        assert fused.lookup(name, backend, "op") is not None
+
+
+def test_an_operation_without_a_kernel_runs_its_generic_body_or_raises():
+    other = SimpleNamespace(name="other")  # a backend that registered nothing
+    assert ops.greater(other, np.arange(3), 1).tolist() == [False, False, True]
+    with pytest.raises(NotImplementedError, match="ops.unique: no kernel registered for 'other'"):
+        ops.unique(other, np.arange(3))

@@ -11,7 +11,7 @@ from strategies import as_array, examples, graphs
 
 import bspgraph as bg
 from bspgraph import frontier as fr
-from bspgraph.backend import to_host
+from bspgraph.backend import ops, to_host
 from bspgraph.frontier import count_out_edges
 from bspgraph.primitives._bc_kernels import count_paths
 
@@ -344,8 +344,8 @@ def test_segment_index_across_long_runs_of_empty_segments():
 
     counts = np.zeros(3_000_000, dtype=np.int64)
     counts[[0, 5, 6, 1_000_000, 2_999_999]] = [3, 1, 9, 2, 4]
-    expected = get_backend("numpy").segment_index(counts, int(counts.sum()))
-    result = get_backend("cupy").segment_index(cp.asarray(counts), int(counts.sum()))
+    expected = ops.segment_index(get_backend("numpy"), counts, int(counts.sum()))
+    result = ops.segment_index(get_backend("cupy"), cp.asarray(counts), int(counts.sum()))
     np.testing.assert_array_equal(result.get(), expected)
 
 
@@ -382,8 +382,9 @@ def test_row_reduce_equals_numpy(reduce, weighted, dtype, rows):
     values = rng.integers(-50, 50, 1000).astype(dtype)
     weights = rng.integers(1, 4, offsets[-1]).astype(dtype) if weighted else None
     host, gpu = get_backend("numpy"), get_backend("cupy")
-    expected = host.gather_reduce(values, offsets, indices, reduce, weights=weights)
-    result = gpu.gather_reduce(
+    expected = ops.gather_reduce(host, values, offsets, indices, reduce, weights=weights)
+    result = ops.gather_reduce(
+        gpu,
         cp.asarray(values),
         cp.asarray(offsets),
         cp.asarray(indices),
@@ -392,9 +393,10 @@ def test_row_reduce_equals_numpy(reduce, weighted, dtype, rows):
     )
     np.testing.assert_allclose(result.get(), expected, rtol=1e-6)
     some = rng.choice(offsets.size - 1, (offsets.size - 1) // 3, replace=False)  # any order
-    picked = host.gather_reduce(values, offsets, indices, reduce, weights=weights, rows=some)
+    picked = ops.gather_reduce(host, values, offsets, indices, reduce, weights=weights, rows=some)
     np.testing.assert_allclose(picked, expected[some], rtol=1e-6)  # NumPy: csr_rows
-    result = gpu.gather_reduce(
+    result = ops.gather_reduce(
+        gpu,
         cp.asarray(values),
         cp.asarray(offsets),
         cp.asarray(indices),
@@ -421,18 +423,18 @@ def test_lane_sums_equal_numpy(dtype, lanes, rows):
     values = rng.integers(0, 50, (1000, lanes)).astype(dtype)
     host, gpu = get_backend("numpy"), get_backend("cupy")
     d_offsets, d_indices = cp.asarray(offsets), cp.asarray(indices)
-    expected = host.lane_sums(offsets, indices, values)
-    result = gpu.lane_sums(d_offsets, d_indices, cp.asarray(values))
+    expected = ops.lane_sums(host, offsets, indices, values)
+    result = ops.lane_sums(gpu, d_offsets, d_indices, cp.asarray(values))
     np.testing.assert_allclose(result.get(), expected, rtol=1e-6)
     some = rng.choice(offsets.size - 1, (offsets.size - 1) // 3, replace=False)
-    result = gpu.lane_sums(d_offsets, d_indices, cp.asarray(values), rows=cp.asarray(some))
+    result = ops.lane_sums(gpu, d_offsets, d_indices, cp.asarray(values), rows=cp.asarray(some))
     np.testing.assert_allclose(result.get(), expected[some], rtol=1e-6)
     position = np.full(1000, -1, dtype=np.int32)
     picked = rng.choice(1000, 100, replace=False)
     position[picked] = np.arange(100, dtype=np.int32)
-    expected = host.lane_sums(offsets, indices, values[picked], position=position)
-    result = gpu.lane_sums(
-        d_offsets, d_indices, cp.asarray(values[picked]), position=cp.asarray(position)
+    expected = ops.lane_sums(host, offsets, indices, values[picked], position=position)
+    result = ops.lane_sums(
+        gpu, d_offsets, d_indices, cp.asarray(values[picked]), position=cp.asarray(position)
     )
     np.testing.assert_allclose(result.get(), expected, rtol=1e-6)
 
@@ -608,7 +610,7 @@ def test_where_at_equals_numpy(dtype, size):
     cupy = bg.backend.get_backend("cupy")
     for index_dtype in (np.int32, np.int64):
         index = rng.integers(0, size, size // 2).astype(index_dtype)
-        got = cupy.where_at(cupy.asarray(mask), cupy.asarray(values), 7, cupy.asarray(index))
+        got = ops.where_at(cupy, cupy.asarray(mask), cupy.asarray(values), 7, cupy.asarray(index))
         np.testing.assert_array_equal(got.get(), np.where(mask[index], values[index], 7))
 
 
@@ -616,7 +618,7 @@ def test_within_equals_numpy():
     mask = np.random.default_rng(9).random(1_000_003) < 0.5
     cupy = bg.backend.get_backend("cupy")
     for span in (slice(0, 0), slice(0, 1_000_003), slice(17, 500_001), slice(999_999, None)):
-        got = cupy.within(cupy.asarray(mask), span).get()
+        got = ops.within(cupy, cupy.asarray(mask), span).get()
         expected = np.zeros_like(mask)
         expected[span] = mask[span]
         np.testing.assert_array_equal(got, expected, err_msg=str(span))
@@ -629,11 +631,11 @@ def test_masked_sum_equals_numpy(dtype, size):
     values = rng.integers(0, 2**30, size).astype(dtype)
     mask = rng.random(values.size) < 0.3
     cupy = bg.backend.get_backend("cupy")
-    assert cupy.masked_sum(cupy.asarray(values), cupy.asarray(mask)) == int(values[mask].sum())
-    assert cupy.masked_sum(cupy.asarray(values[:0]), cupy.asarray(mask[:0])) == 0
+    assert ops.masked_sum(cupy, cupy.asarray(values), cupy.asarray(mask)) == int(values[mask].sum())
+    assert ops.masked_sum(cupy, cupy.asarray(values[:0]), cupy.asarray(mask[:0])) == 0
     ids = rng.integers(0, size, size // 3)
-    assert cupy.sum_at(cupy.asarray(values), cupy.asarray(ids)) == int(values[ids].sum())
-    assert cupy.sum_at(cupy.asarray(values), cupy.asarray(ids[:0])) == 0
+    assert ops.sum_at(cupy, cupy.asarray(values), cupy.asarray(ids)) == int(values[ids].sum())
+    assert ops.sum_at(cupy, cupy.asarray(values), cupy.asarray(ids[:0])) == 0
     for key_dtype, unset in [
         (np.int32, np.iinfo(np.int32).max),
         (np.float32, np.inf),
@@ -643,7 +645,7 @@ def test_masked_sum_equals_numpy(dtype, size):
         keys = rng.integers(0, 5, size).astype(key_dtype)
         keys[mask] = unset  # uint8: through a mask (no grid-stride kernel for it)
         reached = int(values[~mask].sum())
-        assert cupy.total_below(cupy.asarray(values), cupy.asarray(keys), unset) == reached
+        assert ops.total_below(cupy, cupy.asarray(values), cupy.asarray(keys), unset) == reached
     on_device = cupy.masked_total(cupy.asarray(values), mask=cupy.asarray(mask))  # no read
     at_ids = cupy.masked_total(cupy.asarray(values), ids=cupy.asarray(ids))
     assert on_device.shape == () and isinstance(on_device, cupy.xp.ndarray)
@@ -690,9 +692,9 @@ def test_grid_stride_passes_equal_numpy(size):
             cupy.full(size, value, dtype).get(), np.full(size, value, dtype)
         )
         values = rng.integers(0, 5, size).astype(dtype)
-        np.testing.assert_array_equal(cupy.greater(cupy.asarray(values), 2).get(), values > 2)
+        np.testing.assert_array_equal(ops.greater(cupy, cupy.asarray(values), 2).get(), values > 2)
         on_gpu, expected = cupy.asarray(values), values.copy()
-        cupy.replace(on_gpu, 3, 1)
+        ops.replace(cupy, on_gpu, 3, 1)
         expected[expected == 3] = 1
         np.testing.assert_array_equal(on_gpu.get(), expected)
     for density in (0.0, 0.001, 0.5, 1.0):
@@ -700,12 +702,12 @@ def test_grid_stride_passes_equal_numpy(size):
         expected = np.flatnonzero(mask)
         repeated = np.concatenate([expected, expected[::3]])  # duplicates: the same bit
         for dtype in (np.int32, np.int64, np.uint32):  # the last: CuPy's indexing
-            got = cupy.mask_of(cupy.asarray(repeated.astype(dtype)), size)
+            got = ops.mask_of(cupy, cupy.asarray(repeated.astype(dtype)), size)
             np.testing.assert_array_equal(got.get(), mask)
             # a kernel's list and its tally: the first count[0] only, read by the kernel
             listed = np.concatenate([repeated, np.flatnonzero(~mask)[:7]]).astype(dtype)
             tally = cupy.asarray(np.array([repeated.size, 0], dtype=np.uint64))
-            got = cupy.mask_of(cupy.asarray(listed), size, count=tally)
+            got = ops.mask_of(cupy, cupy.asarray(listed), size, count=tally)
             np.testing.assert_array_equal(got.get(), mask)
         for dtype, count in [(np.int32, int(mask.sum())), (np.int64, None)]:
             got = cupy.nonzero(cupy.asarray(mask), dtype, count)
@@ -995,7 +997,7 @@ def test_tally_equals_bincount(dtype, size):
         np.full(size, 7),
     ):
         ids = ids.astype(dtype)
-        got = gpu.tally(cp.asarray(ids), 1000)
+        got = ops.tally(gpu, cp.asarray(ids), 1000)
         assert got.dtype == np.int64
         np.testing.assert_array_equal(got.get(), np.bincount(ids, minlength=1000)[:1000])
 

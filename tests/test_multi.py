@@ -2,12 +2,15 @@
 communicator (NumPy, one process): the grid of tests/grid.py, one pytest parameter a cell; then
 the multi-device cases written out by hand."""
 
+import dataclasses
+
 import networkx as nx
 import numpy as np
 import pytest
 from grid import ROWS, cells, run_cell
 
 import bspgraph as bg
+from bspgraph.backend import NumpyBackend
 
 
 @pytest.mark.parametrize(("row", "partitioner", "communicator", "devices"), cells())
@@ -24,7 +27,8 @@ def test_dense_messages_in_every_superstep(row, partitioner, communicator, devic
     """Slabs whenever anything travels (the threshold lowered to one vertex): every combiner's
     neutral value, blocks that are slices (edge_balanced) or ids, one's own block (pulls,
     replace) and whole columns (CC's links) all give networkx's answer."""
-    monkeypatch.setattr("bspgraph.backend.numpy_backend.NumpyBackend.dense_share", 1 << 40)
+    capabilities = dataclasses.replace(NumpyBackend.capabilities, dense_share=1 << 40)
+    monkeypatch.setattr(NumpyBackend, "capabilities", capabilities)
     run_cell(row, partitioner, communicator, devices)
 
 
@@ -36,7 +40,8 @@ def test_dense_messages_in_every_superstep(row, partitioner, communicator, devic
 def test_next_frontier_marked_in_a_mask(row, partitioner, communicator, devices, monkeypatch):
     """The GPU's next frontier (returned and improved vertices marked in one mask, no
     compaction: a backend whose supersteps are costly) gives networkx's answer too."""
-    monkeypatch.setattr("bspgraph.backend.numpy_backend.NumpyBackend.costly_supersteps", True)
+    capabilities = dataclasses.replace(NumpyBackend.capabilities, costly_supersteps=True)
+    monkeypatch.setattr(NumpyBackend, "capabilities", capabilities)
     run_cell(row, partitioner, communicator, devices)
 
 

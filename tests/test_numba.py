@@ -7,7 +7,7 @@ from hypothesis import given
 from strategies import examples, graphs
 
 import bspgraph as bg
-from bspgraph.backend import fused, numpy_backend
+from bspgraph.backend import fused, numpy_backend, ops
 
 pytest.importorskip("numba")
 
@@ -26,8 +26,11 @@ def both(run):
 
 def test_accelerated_names_a_kernel_only_on_numpy_when_enabled():
     numpy, kernels = bg.get_backend("numpy"), "bspgraph.frontier._numba"
-    assert both(lambda: numpy.accelerated(kernels, "visit_push") is not None) == (True, False)
-    assert both(lambda: numpy.accelerated("bspgraph.no_such_module", "visit_push")) == (None, None)
+    assert both(lambda: ops.accelerated(numpy, kernels, "visit_push") is not None) == (True, False)
+    assert both(lambda: ops.accelerated(numpy, "bspgraph.no_such_module", "visit_push")) == (
+        None,
+        None,
+    )
 
 
 @examples(40)

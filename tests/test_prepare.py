@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import bspgraph as bg
-from bspgraph.backend import clock, select
+from bspgraph.backend import CupyBackend, clock, select
 from bspgraph.backend import cuda as cuda_module
 from bspgraph.frontier import operators
 from bspgraph.graph.graph import PREPARATIONS
@@ -304,7 +304,7 @@ def test_a_backend_given_always_wins(a_gpu, monkeypatch):
 def test_a_graph_on_a_gpu_stays_on_that_gpu():
     """The choice is the graph's own backend, device and all: a graph on GPU 1 (an MPI or
     NCCL rank's) is not run, nor are a driver's arrays made, on GPU 0."""
-    gpu1 = SimpleNamespace(on_host=False, name="cupy", device=1)
+    gpu1 = SimpleNamespace(capabilities=CupyBackend.capabilities, name="cupy", device=1)
     chosen, reason = select.choose(None, SimpleNamespace(backend=gpu1, num_edges=10))
     assert chosen is gpu1 and "lives on cupy" in reason
 

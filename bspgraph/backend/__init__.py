@@ -3,12 +3,22 @@
 ``base`` holds the :class:`Backend` protocol (an abstract base class with a docstring per
 method) and the helpers its implementations share; ``numpy_backend`` and ``cupy_backend``
 implement it (the second with the CUDA kernels of ``cuda``); ``select`` finds one by name or
-by array; ``fused`` is the registry of fused kernels by (functor, backend, direction). Code
-above this package asks a backend's methods and traits, never which library it has.
+by array; ``fused`` is the registry of kernels by (functor or operation, backend, direction);
+``ops`` the array operations beyond the Backend's thin interface, each a named kernel there
+(``ops.scatter_min(backend, ...)``). Code above this package asks a backend's methods, ``ops``
+and ``capabilities``, never which library it has.
 """
 
-from . import clock, fused
-from .base import Backend, identity, read_together, row_positions, to_host, while_alive
+from . import clock, fused, ops
+from .base import (
+    Backend,
+    Capabilities,
+    identity,
+    read_together,
+    row_positions,
+    to_host,
+    while_alive,
+)
 from .cuda import (
     BLOCK_SUM,
     C_TYPES,
@@ -43,6 +53,7 @@ __all__ = [
     "STREAM_BLOCKS",
     "WARP_ROW",
     "Backend",
+    "Capabilities",
     "CupyBackend",
     "NumpyBackend",
     "backend_of",
@@ -50,6 +61,7 @@ __all__ = [
     "clock",
     "compile_kernel",
     "fused",
+    "ops",
     "get_backend",
     "gpu_count",
     "hub_pieces",

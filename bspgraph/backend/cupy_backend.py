@@ -1,4 +1,5 @@
-"""The CuPy backend: one GPU, CuPy's arrays and the kernels of :mod:`.cuda`."""
+"""The CuPy backend: one GPU, CuPy's arrays, and its kernels of :mod:`.ops` (most of them
+launchers of the CUDA kernels of :mod:`.cuda`)."""
 
 from __future__ import annotations
 
@@ -9,8 +10,8 @@ from typing import ClassVar
 import numpy as np
 
 from ..exceptions import DeviceError
-from . import cuda
-from .base import Backend
+from . import cuda, fused, ops
+from .base import Backend, Capabilities
 
 
 class CupyBackend(Backend):
@@ -22,12 +23,14 @@ class CupyBackend(Backend):
     """
 
     name: ClassVar[str] = "cupy"
-    scans_whole_lists: ClassVar[bool] = False
-    costly_supersteps: ClassVar[bool] = True
-    virtual_devices: ClassVar[bool] = False
-    dense_share: ClassVar[int] = 8
-    on_host: ClassVar[bool] = False
-    lane_push_share: ClassVar[int] = 64
+    capabilities: ClassVar[Capabilities] = Capabilities(
+        on_host=False,
+        virtual_devices=False,
+        scans_whole_lists=False,
+        costly_supersteps=True,
+        dense_share=8,
+        lane_push_share=64,
+    )
 
     def on_device(self, device: int) -> CupyBackend:
         count = self.xp.cuda.runtime.getDeviceCount()
@@ -93,69 +96,17 @@ class CupyBackend(Backend):
             source.wait_event(copied)
         return moved
 
-    def scatter_min(self, target, index, values) -> None:
-        cuda.scatter(self.xp.minimum, "scatter_min", target, index, values)
-
-    def scatter_max(self, target, index, values) -> None:
-        cuda.scatter(self.xp.maximum, "scatter_max", target, index, values)
-
-    def scatter_add(self, target, index, values) -> None:
-        cuda.scatter(self.xp.add, "scatter_add", target, index, values)
-
     @property
     def sparse(self):
         import cupyx.scipy.sparse as sparse
 
         return sparse
 
-    def spmv(self, offsets, indices, weights, x, num_rows: int, rows=None):
-        """A warp per 32 rows (no atomics, a fixed order), read in place."""
-        return cuda.row_reduce(self.xp, "sum", offsets, indices, weights, x, num_rows, rows)
-
-    def lane_sums(self, offsets, indices, values, rows=None, position=None):
-        """A warp per row and 32 lanes over the row-major ``values`` (cuSPARSE's product
-        with a matrix of 387 lanes took 200 ms a level on rmat20), hubs in pieces."""
-        return cuda.lane_sums(self.xp, offsets, indices, values, rows, position)
-
-    def prepare_lanes(self, offsets, indices, num_columns: int, dtype) -> None:
-        cuda.hub_pieces(self.xp, offsets)
-
-    def prepare_rows(self, offsets) -> None:
-        """The pieces of the rows longer than ``cuda.LONG_ROW`` (a search over the rows), which
-        the row reductions and union-find's links read."""
-        cuda.hub_pieces(self.xp, offsets)
-
-    def csr_rows(self, offsets, indices, weights, rows, num_columns: int):
-        """Gathered edge-parallel; offsets in the input's dtype (cuSPARSE: int32)."""
-        xp = self.xp
-        starts = offsets[rows]
-        degrees = offsets[rows + 1] - starts
-        total = int(self.total(degrees)) if rows.shape[0] else 0
-        _, position = self.row_entries(starts, degrees, total)
-        sub = xp.concatenate([xp.zeros(1, dtype=np.int64), xp.cumsum(degrees, dtype=np.int64)])
-        picked = None if weights is None else weights[position]
-        return sub.astype(offsets.dtype), indices[position], picked  # cuSPARSE: int32
-
-    def gather_reduce(self, values, offsets, indices, reduce: str, weights=None, rows=None):
-        """32 rows a warp, long rows in pieces (as :meth:`spmv`), for the values a warp
-        shuffle moves; others (bool) by a scatter per row."""
-        if reduce in ("min", "sum") and values.dtype.str[1:] in cuda.SHUFFLED:
-            return cuda.row_reduce(
-                self.xp, reduce, offsets, indices, weights, values, int(offsets.shape[0]) - 1, rows
-            )
-        return super().gather_reduce(values, offsets, indices, reduce, weights, rows)
-
-    def _reduce_rows(self, out, values, offsets, indices, reduce, weights, weigh) -> None:
-        total = int(indices.shape[0])
-        segment = self.segment_index(self.xp.diff(offsets), total)
-        terms = values[indices] if weights is None else weigh(values[indices], weights)
-        (self.scatter_min if reduce == "min" else self.scatter_add)(out, segment, terms)
-
     # CuPy's own element-wise kernels (a thread an element, 128 a block) handle about 200 G
     # elements/s on an H200: near the bandwidth for float64 arithmetic over two or three arrays
     # (3-4 TB/s), but a 16.7M-entry int32 fill moves 0.8 TB/s (82 us) where a grid-stride loop
-    # moves 3.4 (20 us). full, greater and nonzero take the second: O(V) passes over one narrow
-    # array.
+    # moves 3.4 (20 us). full and nonzero (and the kernels greater, where_at, mask_of, tally and
+    # replace below) take the second: O(V) passes over one narrow array.
     def full(self, size: int, value, dtype):
         if np.dtype(dtype).str[1:] not in cuda.STREAMED:
             return super().full(size, value, dtype)
@@ -165,73 +116,9 @@ class CupyBackend(Backend):
         )
         return out
 
-    def greater(self, values, threshold):
-        if values.dtype.str[1:] not in cuda.STREAMED:
-            return super().greater(values, threshold)
-        out = self.xp.empty(values.shape[0], dtype=bool)
-        values = self.xp.ascontiguousarray(values)
-        cuda.stream(
-            self.xp,
-            cuda.GREATER,
-            "greater",
-            values.shape[0],
-            values,
-            values.dtype.type(threshold),
-            out,
-            T=cuda.c_type(values),
-        )
-        return out
-
-    def where_at(self, mask, values, other, index):
-        if values.dtype.str[1:] not in cuda.STREAMED or index.dtype.str[1:] not in ("i4", "i8"):
-            return super().where_at(mask, values, other, index)
-        out = self.xp.empty(index.shape[0], dtype=values.dtype)
-        cuda.stream(
-            self.xp,
-            cuda.WHERE_AT,
-            "where_at",
-            index.shape[0],
-            self.xp.ascontiguousarray(index),
-            self.xp.ascontiguousarray(mask, dtype=bool),
-            self.xp.ascontiguousarray(values),
-            values.dtype.type(other),
-            out,
-            T=cuda.c_type(values),
-            ID=cuda.c_type(index),
-        )
-        return out
-
     def nonzero(self, mask, dtype, count: int | None = None):
         mask = self.xp.ascontiguousarray(mask, dtype=bool)
         return cuda.nonzero(self.xp, mask, np.dtype(dtype), count)
-
-    def mask_of(self, ids, size: int, count=None):
-        """A memset and one pass over ``ids``, without CuPy's indexing machinery; the kernel
-        reads ``count`` itself (no host read)."""
-        if ids.dtype.str[1:] not in ("i4", "i8") or (
-            count is not None and count.dtype != np.uint64
-        ):
-            return super().mask_of(ids, size, count)
-        mask = self.xp.zeros(size, dtype=bool)
-        ids = self.xp.ascontiguousarray(ids)
-        cuda.stream(
-            self.xp,
-            cuda.MARK,
-            "mark",
-            ids.shape[0],
-            ids,
-            np.uintp(0) if count is None else count,
-            mask,
-            ID=cuda.c_type(ids),
-        )
-        return mask
-
-    def masked_sum(self, values, mask) -> int:
-        """One fused pass (no temporary, no compaction) in int64, one host read."""
-        return cuda.masked_sum(self.xp, values, mask=mask)
-
-    def sum_at(self, values, ids) -> int:
-        return cuda.masked_sum(self.xp, values, ids=ids)
 
     def masked_total(self, values, mask=None, ids=None):
         return cuda.masked_total(self.xp, values, mask=mask, ids=ids)
@@ -262,9 +149,6 @@ class CupyBackend(Backend):
             np.frombuffer(buffer, array.dtype, array.size, start).tolist()
             for array, start in zip(arrays, starts)
         ]
-
-    def total_below(self, values, keys, bound):
-        return cuda.masked_total(self.xp, values, keys=keys, bound=bound)
 
     # Whole-array reductions by one module of grid-wide kernels (cuda.reduce_all: two launches,
     # no atomics, no host read), for the dtypes of cuda.C_TYPES; others by CuPy's own.
@@ -298,61 +182,6 @@ class CupyBackend(Backend):
             )
         return cuda.reduce_all(self.xp, values, op)
 
-    def tally(self, ids, size: int):
-        """One pass of integer atomics (CuPy's bincount first tests ``(ids < 0).any()``, a
-        reduction, and reads ``ids.max()``: two host reads)."""
-        if ids.dtype.str[1:] not in ("i4", "i8"):
-            return super().tally(ids, size)
-        counts = self.xp.zeros(size, dtype=np.uint64)
-        ids = self.xp.ascontiguousarray(ids)
-        cuda.stream(self.xp, cuda.TALLY, "tally", ids.shape[0], ids, counts, ID=cuda.c_type(ids))
-        return counts.view(np.int64)
-
-    def replace(self, values, old, new) -> None:
-        """One pass, no mask, no host read."""
-        if values.dtype.str[1:] not in cuda.STREAMED or not values.flags.c_contiguous:
-            return super().replace(values, old, new)
-        kind = values.dtype.type
-        cuda.stream(
-            self.xp,
-            cuda.REPLACE,
-            "replace",
-            values.size,
-            values,
-            kind(old),
-            kind(new),
-            T=cuda.c_type(values),
-        )
-        return None
-
-    def segment_index(self, counts, total: int):
-        """A binary search of the inclusive scan per 8 slots."""
-        return cuda.segment_index(self.xp, self.xp.cumsum(counts, dtype=np.int64), total)
-
-    def expand(self, ids, starts, degrees, indices):
-        segment, position = self.row_entries(starts, degrees, int(self.total(degrees)))
-        return ids[segment], indices[position], position
-
-    def unique(self, ids):
-        return self.xp.unique(ids)
-
-    def reduce_runs(self, values, first, reduce: str, segment_dtype):
-        """Scatters by run (CuPy has no ``reduceat``)."""
-        xp = self.xp
-        segment = xp.cumsum(first, dtype=segment_dtype) - 1
-        count = int(segment[-1]) + 1
-        if reduce == "sum":
-            out = xp.zeros(count, dtype=values.dtype)
-            self.scatter_add(out, segment, values)
-            return out
-        number = ~xp.isnan(values)
-        out = xp.full(count, xp.inf, dtype=values.dtype)
-        self.scatter_min(out, segment[number], values[number])
-        has_number = xp.zeros(count, dtype=bool)
-        has_number[segment[number]] = True
-        out[~has_number] = xp.nan
-        return out
-
     def copy(self, array):
         """One device-to-device copy of the bytes (CuPy's ``copy`` launches an element-wise
         kernel: for a bool mask of 16.7M vertices, 83 us on an H200)."""
@@ -360,15 +189,6 @@ class CupyBackend(Backend):
             return array.copy()
         out = self.xp.empty_like(array)
         out.data.copy_from_device_async(array.data, array.nbytes)
-        return out
-
-    def within(self, mask, span: slice):
-        """A memset and one device-to-device copy of the range (no element-wise pass)."""
-        source = mask[span]
-        if not source.flags.c_contiguous:
-            return super().within(mask, span)
-        out = self.xp.zeros(mask.shape[0], dtype=bool)
-        out[span].data.copy_from_device_async(source.data, source.nbytes)
         return out
 
     def synchronize(self) -> None:
@@ -396,6 +216,222 @@ class CupyBackend(Backend):
                 return int(self.xp.get_default_memory_pool().free_bytes())
         except AttributeError:
             return 0
+
+
+@fused.register("scatter_min", "cupy", "op")
+def scatter_min(backend: Backend, target, index, values) -> None:
+    cuda.scatter(backend.xp.minimum, "scatter_min", target, index, values)
+
+
+@fused.register("scatter_max", "cupy", "op")
+def scatter_max(backend: Backend, target, index, values) -> None:
+    cuda.scatter(backend.xp.maximum, "scatter_max", target, index, values)
+
+
+@fused.register("scatter_add", "cupy", "op")
+def scatter_add(backend: Backend, target, index, values) -> None:
+    cuda.scatter(backend.xp.add, "scatter_add", target, index, values)
+
+
+@fused.register("spmv", "cupy", "op")
+def spmv(backend: Backend, offsets, indices, weights, x, num_rows: int, rows=None):
+    """A warp per 32 rows (no atomics, a fixed order), read in place."""
+    return cuda.row_reduce(backend.xp, "sum", offsets, indices, weights, x, num_rows, rows)
+
+
+@fused.register("lane_sums", "cupy", "op")
+def lane_sums(backend: Backend, offsets, indices, values, rows=None, position=None):
+    """A warp per row and 32 lanes over the row-major ``values`` (cuSPARSE's product
+    with a matrix of 387 lanes took 200 ms a level on rmat20), hubs in pieces."""
+    return cuda.lane_sums(backend.xp, offsets, indices, values, rows, position)
+
+
+@fused.register("prepare_lanes", "cupy", "op")
+def prepare_lanes(backend: Backend, offsets, indices, num_columns: int, dtype) -> None:
+    cuda.hub_pieces(backend.xp, offsets)
+
+
+@fused.register("prepare_rows", "cupy", "op")
+def prepare_rows(backend: Backend, offsets) -> None:
+    """The pieces of the rows longer than ``cuda.LONG_ROW`` (a search over the rows), which
+    the row reductions and union-find's links read."""
+    cuda.hub_pieces(backend.xp, offsets)
+
+
+@fused.register("csr_rows", "cupy", "op")
+def csr_rows(backend: Backend, offsets, indices, weights, rows, num_columns: int):
+    """Gathered edge-parallel; offsets in the input's dtype (cuSPARSE: int32)."""
+    xp = backend.xp
+    starts = offsets[rows]
+    degrees = offsets[rows + 1] - starts
+    total = int(backend.total(degrees)) if rows.shape[0] else 0
+    _, position = ops.row_entries(backend, starts, degrees, total)
+    sub = xp.concatenate([xp.zeros(1, dtype=np.int64), xp.cumsum(degrees, dtype=np.int64)])
+    picked = None if weights is None else weights[position]
+    return sub.astype(offsets.dtype), indices[position], picked  # cuSPARSE: int32
+
+
+@fused.register("gather_reduce", "cupy", "op")
+def gather_reduce(backend: Backend, values, offsets, indices, reduce: str, weights=None, rows=None):
+    """32 rows a warp, long rows in pieces (as :func:`spmv`), for the values a warp
+    shuffle moves; others (bool) by a scatter per row."""
+    if reduce in ("min", "sum") and values.dtype.str[1:] in cuda.SHUFFLED:
+        return cuda.row_reduce(
+            backend.xp, reduce, offsets, indices, weights, values, int(offsets.shape[0]) - 1, rows
+        )
+    return ops.gather_reduce.generic(backend, values, offsets, indices, reduce, weights, rows)
+
+
+@fused.register("reduce_rows", "cupy", "op")
+def reduce_rows(backend: Backend, out, values, offsets, indices, reduce, weights, weigh) -> None:
+    total = int(indices.shape[0])
+    segment = ops.segment_index(backend, backend.xp.diff(offsets), total)
+    terms = values[indices] if weights is None else weigh(values[indices], weights)
+    (ops.scatter_min if reduce == "min" else ops.scatter_add)(backend, out, segment, terms)
+
+
+@fused.register("greater", "cupy", "op")
+def greater(backend: Backend, values, threshold):
+    if values.dtype.str[1:] not in cuda.STREAMED:
+        return ops.greater.generic(backend, values, threshold)
+    out = backend.xp.empty(values.shape[0], dtype=bool)
+    values = backend.xp.ascontiguousarray(values)
+    cuda.stream(
+        backend.xp,
+        cuda.GREATER,
+        "greater",
+        values.shape[0],
+        values,
+        values.dtype.type(threshold),
+        out,
+        T=cuda.c_type(values),
+    )
+    return out
+
+
+@fused.register("where_at", "cupy", "op")
+def where_at(backend: Backend, mask, values, other, index):
+    if values.dtype.str[1:] not in cuda.STREAMED or index.dtype.str[1:] not in ("i4", "i8"):
+        return ops.where_at.generic(backend, mask, values, other, index)
+    out = backend.xp.empty(index.shape[0], dtype=values.dtype)
+    cuda.stream(
+        backend.xp,
+        cuda.WHERE_AT,
+        "where_at",
+        index.shape[0],
+        backend.xp.ascontiguousarray(index),
+        backend.xp.ascontiguousarray(mask, dtype=bool),
+        backend.xp.ascontiguousarray(values),
+        values.dtype.type(other),
+        out,
+        T=cuda.c_type(values),
+        ID=cuda.c_type(index),
+    )
+    return out
+
+
+@fused.register("mask_of", "cupy", "op")
+def mask_of(backend: Backend, ids, size: int, count=None):
+    """A memset and one pass over ``ids``, without CuPy's indexing machinery; the kernel
+    reads ``count`` itself (no host read)."""
+    if ids.dtype.str[1:] not in ("i4", "i8") or (count is not None and count.dtype != np.uint64):
+        return ops.mask_of.generic(backend, ids, size, count)
+    mask = backend.xp.zeros(size, dtype=bool)
+    ids = backend.xp.ascontiguousarray(ids)
+    cuda.stream(
+        backend.xp,
+        cuda.MARK,
+        "mark",
+        ids.shape[0],
+        ids,
+        np.uintp(0) if count is None else count,
+        mask,
+        ID=cuda.c_type(ids),
+    )
+    return mask
+
+
+@fused.register("total_below", "cupy", "op")
+def total_below(backend: Backend, values, keys, bound):
+    return cuda.masked_total(backend.xp, values, keys=keys, bound=bound)
+
+
+@fused.register("tally", "cupy", "op")
+def tally(backend: Backend, ids, size: int):
+    """One pass of integer atomics (CuPy's bincount first tests ``(ids < 0).any()``, a
+    reduction, and reads ``ids.max()``: two host reads)."""
+    if ids.dtype.str[1:] not in ("i4", "i8"):
+        return ops.tally.generic(backend, ids, size)
+    counts = backend.xp.zeros(size, dtype=np.uint64)
+    ids = backend.xp.ascontiguousarray(ids)
+    cuda.stream(backend.xp, cuda.TALLY, "tally", ids.shape[0], ids, counts, ID=cuda.c_type(ids))
+    return counts.view(np.int64)
+
+
+@fused.register("replace", "cupy", "op")
+def replace(backend: Backend, values, old, new) -> None:
+    """One pass, no mask, no host read."""
+    if values.dtype.str[1:] not in cuda.STREAMED or not values.flags.c_contiguous:
+        return ops.replace.generic(backend, values, old, new)
+    kind = values.dtype.type
+    cuda.stream(
+        backend.xp,
+        cuda.REPLACE,
+        "replace",
+        values.size,
+        values,
+        kind(old),
+        kind(new),
+        T=cuda.c_type(values),
+    )
+    return None
+
+
+@fused.register("segment_index", "cupy", "op")
+def segment_index(backend: Backend, counts, total: int):
+    """A binary search of the inclusive scan per 8 slots."""
+    return cuda.segment_index(backend.xp, backend.xp.cumsum(counts, dtype=np.int64), total)
+
+
+@fused.register("expand", "cupy", "op")
+def expand(backend: Backend, ids, starts, degrees, indices):
+    segment, position = ops.row_entries(backend, starts, degrees, int(backend.total(degrees)))
+    return ids[segment], indices[position], position
+
+
+@fused.register("unique", "cupy", "op")
+def unique(backend: Backend, ids):
+    return backend.xp.unique(ids)
+
+
+@fused.register("reduce_runs", "cupy", "op")
+def reduce_runs(backend: Backend, values, first, reduce: str, segment_dtype):
+    """Scatters by run (CuPy has no ``reduceat``)."""
+    xp = backend.xp
+    segment = xp.cumsum(first, dtype=segment_dtype) - 1
+    count = int(segment[-1]) + 1
+    if reduce == "sum":
+        out = xp.zeros(count, dtype=values.dtype)
+        ops.scatter_add(backend, out, segment, values)
+        return out
+    number = ~xp.isnan(values)
+    out = xp.full(count, xp.inf, dtype=values.dtype)
+    ops.scatter_min(backend, out, segment[number], values[number])
+    has_number = xp.zeros(count, dtype=bool)
+    has_number[segment[number]] = True
+    out[~has_number] = xp.nan
+    return out
+
+
+@fused.register("within", "cupy", "op")
+def within(backend: Backend, mask, span: slice):
+    """A memset and one device-to-device copy of the range (no element-wise pass)."""
+    source = mask[span]
+    if not source.flags.c_contiguous:
+        return ops.within.generic(backend, mask, span)
+    out = backend.xp.zeros(mask.shape[0], dtype=bool)
+    out[span].data.copy_from_device_async(source.data, source.nbytes)
+    return out
 
 
 _PINNED: list = []  # page-locked bytes for Backend.read and their address (one host thread)

@@ -1,4 +1,4 @@
-"""The registry of fused kernels, keyed by (functor or semiring name, backend name, direction).
+"""The registry of kernels, keyed by (functor, semiring or operation name, backend name, direction).
 
 A built-in functor has a generic, vectorised ``__call__`` that is right on every backend; a
 fused kernel does the same work in one pass where a backend has one. The module that holds
@@ -12,7 +12,8 @@ a kernel registers it where it defines it; an operator or functor asks for it by
 Directions: "push" (over a frontier's out-edges), "pull" (each candidate over its in-edges),
 "repeat" (push level after level from its own output; it returns None where it does not
 start) and "step" (a whole step of another shape: a vertex update, a union-find pass, an
-intersection). A kernel's signature is its name's business (the functor that calls it).
+intersection); "op" holds a backend's array operations, called through :mod:`.ops` (backend
+first). A kernel's signature is its name's business (the functor or operation that calls it).
 Registration happens on import; ``bspgraph`` imports every kernel module.
 """
 
@@ -20,7 +21,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-DIRECTIONS = ("push", "pull", "repeat", "step")
+DIRECTIONS = ("push", "pull", "repeat", "step", "op")
 REGISTRY: dict[tuple[str, str, str], Callable] = {}
 
 

@@ -1,4 +1,5 @@
-"""The NumPy backend: the host's arrays, scipy.sparse products, optional numba kernels."""
+"""The NumPy backend: the host's arrays, and its kernels of :mod:`.ops` (scipy.sparse products,
+``ufunc.at`` scatters, ``reduceat`` reductions, optional numba kernels)."""
 
 from __future__ import annotations
 
@@ -10,7 +11,8 @@ from typing import ClassVar
 
 import numpy as np
 
-from .base import Backend, row_positions, to_host, while_alive
+from . import fused, ops
+from .base import Backend, Capabilities, row_positions, to_host, while_alive
 
 ACCELERATE = os.environ.get("BSPGRAPH_NUMBA", "1") != "0"  # numba kernels where they win
 GATHER_CHUNK = 1 << 22  # entries gathered at once by gather_reduce
@@ -25,14 +27,17 @@ class NumpyBackend(Backend):
     """
 
     name: ClassVar[str] = "numpy"
-    scans_whole_lists: ClassVar[bool] = True
-    costly_supersteps: ClassVar[bool] = False
-    virtual_devices: ClassVar[bool] = True
-    # Slabs from V / 4 travelling vertices, not V: on rmat18, 4 parts, BFS auto 1.38x -> 1.29x
-    # and CC 4.1x -> 3.3x of one device's time (a Slab of min values is the column as it is)
-    dense_share: ClassVar[int] = 4
-    on_host: ClassVar[bool] = True
-    lane_push_share: ClassVar[int] = 4
+    capabilities: ClassVar[Capabilities] = Capabilities(
+        on_host=True,
+        virtual_devices=True,
+        scans_whole_lists=True,
+        costly_supersteps=False,
+        # Slabs from V / 4 travelling vertices, not V: on rmat18, 4 parts, BFS auto 1.38x ->
+        # 1.29x and CC 4.1x -> 3.3x of one device's time (a Slab of min values is the column
+        # as it is)
+        dense_share=4,
+        lane_push_share=4,
+    )
 
     def activate(self):
         return contextlib.nullcontext()
@@ -47,129 +52,11 @@ class NumpyBackend(Backend):
         """As intp: NumPy scatters through int32 ids about 1.7 times slower."""
         return ids.astype(np.intp, copy=False)
 
-    def scatter_min(self, target, index, values) -> None:
-        np.minimum.at(target, index, values)
-
-    def scatter_max(self, target, index, values) -> None:
-        np.maximum.at(target, index, values)
-
-    def scatter_add(self, target, index, values) -> None:
-        """A float sum over more than 64 indices by ``bincount`` (faster than ``add.at``)."""
-        if target.dtype.kind == "f" and target.ndim == 1 and len(index) > 64:
-            values = np.broadcast_to(values, np.shape(index))
-            target += np.bincount(index, weights=values, minlength=len(target))[: len(target)]
-        else:
-            np.add.at(target, index, values)
-
     @property
     def sparse(self):
         import scipy.sparse as sparse
 
         return sparse
-
-    def spmv(self, offsets, indices, weights, x, num_rows: int, rows=None):
-        """scipy.sparse's product; with ``rows``, of those rows copied (:meth:`csr_rows`)."""
-        if rows is not None:
-            offsets, indices, weights = self.csr_rows(offsets, indices, weights, rows, len(x))
-            num_rows = int(rows.shape[0])
-        data = self.edge_values(indices, weights, x.dtype)
-        return (
-            self.sparse.csr_matrix((data, indices, offsets), shape=(num_rows, int(x.shape[0]))) @ x
-        )
-
-    def prepare_product(self, offsets, indices, weights, dtype) -> None:
-        """The edge values as ``dtype`` (ones when unweighted), which scipy's product takes."""
-        self.prepare_rows(offsets)
-        self.edge_values(indices, weights, dtype)
-
-    def count_dtype(self, bound: int) -> np.dtype:
-        """uint16 while ``bound`` fits (scipy's products of 2-byte integers move half the bytes
-        of float32's: email-Eu-core, 1,005 lanes, 1.2 against 2.8 ms), else float32."""
-        return np.dtype(np.uint16) if bound < 1 << 16 else np.dtype(np.float32)
-
-    def csr_rows(self, offsets, indices, weights, rows, num_columns: int):
-        """A copy by scipy.sparse's row indexing (a C loop)."""
-        data = self.edge_values(indices, None, bool) if weights is None else weights
-        shape = (int(offsets.shape[0]) - 1, num_columns)
-        part = self.sparse.csr_matrix((data, indices, offsets), shape=shape)[rows]
-        return part.indptr, part.indices, None if weights is None else part.data
-
-    def _reduce_rows(self, out, values, offsets, indices, reduce, weights, weigh) -> None:
-        """Gathers and ``reduceat``s a few million entries at a time (temporaries that stay in
-        cache, no page faults)."""
-        ufunc = np.minimum if reduce == "min" else np.add
-        total = int(indices.shape[0])
-        rows = np.flatnonzero(np.diff(offsets))
-        starts = offsets[rows]
-        cuts = np.searchsorted(starts, np.arange(0, total, GATHER_CHUNK), side="left")
-        for lo, hi in zip(cuts.tolist(), [*cuts[1:].tolist(), rows.shape[0]]):
-            if hi > lo:
-                first, last = int(starts[lo]), int(offsets[rows[hi - 1] + 1])
-                gathered = np.take(values, indices[first:last])
-                if weights is not None:
-                    gathered = weigh(gathered, weights[first:last], dtype=values.dtype)
-                out[rows[lo:hi]] = ufunc.reduceat(gathered, starts[lo:hi] - first)
-
-    def masked_sum(self, values, mask) -> int:
-        """A product and a sum in int64 instead of a compaction (several times faster on a
-        random mask of a million vertices; a third faster than ``np.dot``, which also adds
-        in the values' dtype)."""
-        return int(np.multiply(values, mask).sum(dtype=np.int64))
-
-    def total_below(self, values, keys, bound):
-        return np.multiply(values, keys < bound).sum(dtype=np.int64)
-
-    def edge_values(self, indices, weights, dtype):
-        """A converted or filled array is cached (read-only) while its source array lives, so a
-        product per superstep does not redo O(E) work."""
-        if weights is not None and weights.dtype == np.dtype(dtype):
-            return weights
-
-        def filled():
-            values = Backend.edge_values(self, indices, weights, dtype)
-            values.flags.writeable = False
-            return values
-
-        source = indices if weights is None else weights
-        return while_alive(source, ("edge values", weights is None, np.dtype(dtype).str), filled)
-
-    def segment_index(self, counts, total: int):
-        return np.repeat(np.arange(len(counts)), counts)
-
-    def expand(self, ids, starts, degrees, indices):
-        """The ids repeated and the positions computed (no search); ``dst`` as intp (NumPy
-        indexes with it ~4x faster than with int32)."""
-        position = row_positions(starts, degrees)
-        return np.repeat(ids, degrees), indices[position].astype(np.intp), position
-
-    def mask_of(self, ids, size: int, count=None):
-        """With ``count``, its first ``count[0]`` ids picked as a kernel reads the count: on
-        the device, no host read."""
-        if count is not None:
-            leading = self.xp.arange(ids.shape[0]) < count[0]
-            ids = ids.take(self.nonzero(leading, np.intp, count=count[0]))
-        return super().mask_of(ids, size)
-
-    def unique(self, ids):
-        """A sort (NumPy 2's hashing ``unique`` is several times slower on the small arrays of
-        a traversal)."""
-        ids = np.sort(ids)
-        first = np.empty(ids.shape, dtype=bool)
-        first[:1] = True
-        np.not_equal(ids[1:], ids[:-1], out=first[1:])
-        return ids[first]
-
-    def reduce_runs(self, values, first, reduce: str, segment_dtype):
-        ufunc = np.fmin if reduce == "min" else np.add
-        return ufunc.reduceat(values, np.flatnonzero(first))
-
-    def accelerated(self, module: str, name: str):
-        """The numba kernel ``name`` of ``module`` (which imports numba), when numba is
-        installed and ``ACCELERATE`` is on ($BSPGRAPH_NUMBA != "0"); else None."""
-        if not ACCELERATE:
-            return None
-        kernels = _optional_module(module)
-        return None if kernels is None else getattr(kernels, name)
 
     def synchronize(self) -> None:
         return None
@@ -179,6 +66,149 @@ class NumpyBackend(Backend):
 
     def pooled_bytes(self) -> int:
         return 0
+
+
+@fused.register("scatter_min", "numpy", "op")
+def scatter_min(backend: Backend, target, index, values) -> None:
+    np.minimum.at(target, index, values)
+
+
+@fused.register("scatter_max", "numpy", "op")
+def scatter_max(backend: Backend, target, index, values) -> None:
+    np.maximum.at(target, index, values)
+
+
+@fused.register("scatter_add", "numpy", "op")
+def scatter_add(backend: Backend, target, index, values) -> None:
+    """A float sum over more than 64 indices by ``bincount`` (faster than ``add.at``)."""
+    if target.dtype.kind == "f" and target.ndim == 1 and len(index) > 64:
+        values = np.broadcast_to(values, np.shape(index))
+        target += np.bincount(index, weights=values, minlength=len(target))[: len(target)]
+    else:
+        np.add.at(target, index, values)
+
+
+@fused.register("spmv", "numpy", "op")
+def spmv(backend: Backend, offsets, indices, weights, x, num_rows: int, rows=None):
+    """scipy.sparse's product; with ``rows``, of those rows copied (:func:`csr_rows`)."""
+    if rows is not None:
+        offsets, indices, weights = ops.csr_rows(backend, offsets, indices, weights, rows, len(x))
+        num_rows = int(rows.shape[0])
+    data = ops.edge_values(backend, indices, weights, x.dtype)
+    shape = (num_rows, int(x.shape[0]))
+    return backend.sparse.csr_matrix((data, indices, offsets), shape=shape) @ x
+
+
+@fused.register("prepare_product", "numpy", "op")
+def prepare_product(backend: Backend, offsets, indices, weights, dtype) -> None:
+    """The edge values as ``dtype`` (ones when unweighted), which scipy's product takes."""
+    ops.prepare_rows(backend, offsets)
+    ops.edge_values(backend, indices, weights, dtype)
+
+
+@fused.register("count_dtype", "numpy", "op")
+def count_dtype(backend: Backend, bound: int) -> np.dtype:
+    """uint16 while ``bound`` fits (scipy's products of 2-byte integers move half the bytes of
+    float32's: email-Eu-core, 1,005 lanes, 1.2 against 2.8 ms), else float32."""
+    return np.dtype(np.uint16) if bound < 1 << 16 else np.dtype(np.float32)
+
+
+@fused.register("csr_rows", "numpy", "op")
+def csr_rows(backend: Backend, offsets, indices, weights, rows, num_columns: int):
+    """A copy by scipy.sparse's row indexing (a C loop)."""
+    data = ops.edge_values(backend, indices, None, bool) if weights is None else weights
+    shape = (int(offsets.shape[0]) - 1, num_columns)
+    part = backend.sparse.csr_matrix((data, indices, offsets), shape=shape)[rows]
+    return part.indptr, part.indices, None if weights is None else part.data
+
+
+@fused.register("reduce_rows", "numpy", "op")
+def reduce_rows(backend: Backend, out, values, offsets, indices, reduce, weights, weigh) -> None:
+    """Gathers and ``reduceat``s a few million entries at a time (temporaries that stay in
+    cache, no page faults)."""
+    ufunc = np.minimum if reduce == "min" else np.add
+    total = int(indices.shape[0])
+    rows = np.flatnonzero(np.diff(offsets))
+    starts = offsets[rows]
+    cuts = np.searchsorted(starts, np.arange(0, total, GATHER_CHUNK), side="left")
+    for lo, hi in zip(cuts.tolist(), [*cuts[1:].tolist(), rows.shape[0]]):
+        if hi > lo:
+            first, last = int(starts[lo]), int(offsets[rows[hi - 1] + 1])
+            gathered = np.take(values, indices[first:last])
+            if weights is not None:
+                gathered = weigh(gathered, weights[first:last], dtype=values.dtype)
+            out[rows[lo:hi]] = ufunc.reduceat(gathered, starts[lo:hi] - first)
+
+
+@fused.register("total_below", "numpy", "op")
+def total_below(backend: Backend, values, keys, bound):
+    return np.multiply(values, keys < bound).sum(dtype=np.int64)
+
+
+@fused.register("edge_values", "numpy", "op")
+def edge_values(backend: Backend, indices, weights, dtype):
+    """A converted or filled array is cached (read-only) while its source array lives, so a
+    product per superstep does not redo O(E) work."""
+    if weights is not None and weights.dtype == np.dtype(dtype):
+        return weights
+
+    def filled():
+        values = ops.edge_values.generic(backend, indices, weights, dtype)
+        values.flags.writeable = False
+        return values
+
+    source = indices if weights is None else weights
+    return while_alive(source, ("edge values", weights is None, np.dtype(dtype).str), filled)
+
+
+@fused.register("segment_index", "numpy", "op")
+def segment_index(backend: Backend, counts, total: int):
+    return np.repeat(np.arange(len(counts)), counts)
+
+
+@fused.register("expand", "numpy", "op")
+def expand(backend: Backend, ids, starts, degrees, indices):
+    """The ids repeated and the positions computed (no search); ``dst`` as intp (NumPy indexes
+    with it ~4x faster than with int32)."""
+    position = row_positions(starts, degrees)
+    return np.repeat(ids, degrees), indices[position].astype(np.intp), position
+
+
+@fused.register("mask_of", "numpy", "op")
+def mask_of(backend: Backend, ids, size: int, count=None):
+    """With ``count``, its first ``count[0]`` ids picked as a kernel reads the count: on the
+    device, no host read."""
+    if count is not None:
+        leading = backend.xp.arange(ids.shape[0]) < count[0]
+        ids = ids.take(backend.nonzero(leading, np.intp, count=count[0]))
+    return ops.mask_of.generic(backend, ids, size)
+
+
+@fused.register("unique", "numpy", "op")
+def unique(backend: Backend, ids):
+    """A sort (NumPy 2's hashing ``unique`` is several times slower on the small arrays of a
+    traversal)."""
+    ids = np.sort(ids)
+    first = np.empty(ids.shape, dtype=bool)
+    first[:1] = True
+    np.not_equal(ids[1:], ids[:-1], out=first[1:])
+    return ids[first]
+
+
+@fused.register("reduce_runs", "numpy", "op")
+def reduce_runs(backend: Backend, values, first, reduce: str, segment_dtype):
+    ufunc = np.fmin if reduce == "min" else np.add
+    return ufunc.reduceat(values, np.flatnonzero(first))
+
+
+@fused.register("accelerated", "numpy", "op")
+def accelerated(backend: Backend, module: str, name: str):
+    """The numba kernel ``name`` of ``module`` (which imports numba), when numba is installed
+    and ``ACCELERATE`` is on ($BSPGRAPH_NUMBA != "0"); else None."""
+    if not ACCELERATE:
+        return None
+    kernels = _optional_module(module)
+    return None if kernels is None else getattr(kernels, name)
 
 
 @functools.cache

@@ -64,7 +64,9 @@ def choose(name: str | Backend | None, graph, *, by_size: bool = True) -> tuple[
     if not by_size:
         return ("cupy", "a GPU is usable") if gpu_count() else ("numpy", "no GPU usable")
     own = getattr(graph, "backend", None)
-    if own is not None and not own.on_host:  # the Backend itself: its device, not device 0
+    if (
+        own is not None and not own.capabilities.on_host
+    ):  # the Backend itself: its device, not device 0
         return own, f"the graph lives on {own.name} (backend=None keeps it there)"
     edges = int(graph.num_edges)
     if gpu_count() == 0:

@@ -9,7 +9,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from ..backend import Backend, backend_of, read_together
+from ..backend import Backend, backend_of, ops, read_together
 from .message import Slab, Update
 from .transport import RoundStats, Transport
 
@@ -368,5 +368,5 @@ def key_counts(splits: Sequence[tuple[Update, Any]], count: int) -> list[list[in
     for update, keys in splits:
         backend = backend_of(update.ids)
         with backend.activate():
-            tallies.append((backend, backend.tally(keys, count)))
+            tallies.append((backend, ops.tally(backend, keys, count)))
     return read_together(tallies)

@@ -162,7 +162,7 @@ class MPITransport(Transport):
 
     def _device_backend(self, name) -> Backend:
         backend = get_backend(name)
-        if backend.virtual_devices:
+        if backend.capabilities.virtual_devices:
             return backend
         count = gpu_count()
         if count == 0:
@@ -173,7 +173,7 @@ class MPITransport(Transport):
         return backend
 
     def _to_device(self, message: Update | Slab) -> Update | Slab:
-        if self.backend.virtual_devices:  # arrays arrive in this process's memory
+        if self.backend.capabilities.virtual_devices:  # arrays arrive in this process's memory
             return message
         return message.map(self.backend.asarray)
 

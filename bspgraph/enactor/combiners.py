@@ -33,6 +33,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from ..backend import ops
 from ..exceptions import ContractError
 
 
@@ -97,7 +98,7 @@ class Combiner(abc.ABC):
 
 class _Best(Combiner):
     """The better value wins: ``wins(a, b)`` says where ``a`` beats ``b``; ``worst(dtype)`` is
-    the value every other beats; ``scatter`` names the backend's scatter that keeps the best."""
+    the value every other beats; ``scatter`` names the scatter of ``ops`` that keeps the best."""
 
     keyed = True
     reads_returned = False  # its dense message is the column as it is
@@ -134,7 +135,7 @@ class _Best(Combiner):
             if column.ndim == 1
             else backend.xp.full((count, *column.shape[1:]), worst, dtype=column.dtype)
         )
-        getattr(backend, self.scatter)(out, segment, column)
+        getattr(ops, self.scatter)(backend, out, segment, column)
         return out
 
 
@@ -204,7 +205,7 @@ class Add(Combiner):
 
     def merge(self, backend, column, segment, count, first, tied):
         out = backend.xp.zeros((count, *column.shape[1:]), dtype=column.dtype)
-        backend.scatter_add(out, segment, column if tied is None else column * tied)
+        ops.scatter_add(backend, out, segment, column if tied is None else column * tied)
         return out
 
 

@@ -35,7 +35,7 @@ from types import SimpleNamespace
 import numpy as np
 
 from .. import comm
-from ..backend import backend_of, fused, get_backend, read_together, to_host, while_alive
+from ..backend import backend_of, fused, get_backend, ops, read_together, to_host, while_alive
 from ..comm.message import Bits, Packed, Piece, Slab, Update
 from ..comm.transport import failing_together
 from ..exceptions import DeviceError
@@ -143,7 +143,7 @@ def _enact(
     # choosing for itself) where the pattern is direct and every part is one id range
     dense = pattern.dense and contract.dense and (shared or transport.wire and pattern.direct)
     blocks = _blocks(owner, devices, transport) if dense else None
-    dense, share = blocks is not None, backends[local[0]].dense_share
+    dense, share = blocks is not None, backends[local[0]].capabilities.dense_share
     # in one memory a package goes to its receivers unread, as views (Pieces): its counts are
     # read with the next frontiers'
     handed = shared and dense and pattern.direct and not transport.wire
@@ -158,7 +158,7 @@ def _enact(
     )
     # Messages chosen from the frontiers' out-edges, where a read waits for the device (a
     # GPU): Updates they make certain, and in one memory the Slabs they foretell
-    bounded = backends[local[0]].costly_supersteps
+    bounded = backends[local[0]].capabilities.costly_supersteps
     choose = functools.partial(
         _chosen_unread, primitive, contract, blocks, share, transport, shared and not transport.wire
     )
@@ -507,7 +507,7 @@ def _owned_mask(graph, frontier: Frontier):
     on the GPU)."""
     index = graph.owned_index()
     if isinstance(index, slice):
-        return graph.backend.within(frontier.mask, index)
+        return ops.within(graph.backend, frontier.mask, index)
     return frontier.mask & graph.context.owned
 
 
@@ -772,7 +772,7 @@ def _next_frontier(
         updates = [m if isinstance(m, Piece) else m.map(graph.backend.asarray) for m in inbox]
         return keyed.list(returned, keep, updates, stamp)
     inbox = _sized(inbox)
-    if graph.backend.costly_supersteps:  # marks in a mask: no compaction, one count
+    if graph.backend.capabilities.costly_supersteps:  # marks in a mask: no compaction, one count
         return _next_frontier_marked(primitive, contract, graph, state, bases, output, inbox)
     mine = output if primitive.needs_all or not len(output) else _owned_part(graph, output)
     arrived, touched = [], [output.ids] if len(output) else []
@@ -825,7 +825,7 @@ def _keyed(contract: Contract, graph, state):
     cost less than its passes (NumPy's virtual devices: only a backend that stands in for a
     GPU, ``costly_supersteps``, takes NumPy's)."""
     kernels = fused.lookup("keyed", graph.backend, "step")
-    if not graph.backend.costly_supersteps:
+    if not graph.backend.capabilities.costly_supersteps:
         kernels = None
     columns = None if kernels is None else keyed_columns(contract, state)
     if columns is None:

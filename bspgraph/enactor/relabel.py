@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..backend import backend_of
+from ..backend import backend_of, ops
 from ..backend.base import row_positions
 from ..exceptions import ContractError
 from ..graph.csr import CSR
@@ -121,7 +121,7 @@ class Relabelling:
                 values = xp.where(inside, renamed, values).astype(values.dtype, copy=False)
             elif holds == "least id":  # a class named by its least member: least caller id
                 least = backend.full(n, np.iinfo(values.dtype).max, values.dtype)
-                backend.scatter_min(least, values, order.astype(values.dtype, copy=False))
+                ops.scatter_min(backend, least, values, order.astype(values.dtype, copy=False))
                 values = xp.take(least, values)
             return xp.take(values, run_id, axis=0)
 

@@ -6,7 +6,7 @@ from types import SimpleNamespace
 
 import numpy as np
 
-from ..backend import backend_of, to_host
+from ..backend import backend_of, ops, to_host
 from ..exceptions import ContractError
 from .contract import Primitive, State
 
@@ -67,6 +67,6 @@ def gather(primitive: Primitive, state: SimpleNamespace, *, host: bool = True) -
         if spec.unset is not None and spec.init in ("max", "inf"):
             backend = backend_of(array)
             with backend.activate():  # on the array's device, before the copy
-                backend.replace(array, _initial_value(spec, array.dtype), spec.unset)
+                ops.replace(backend, array, _initial_value(spec, array.dtype), spec.unset)
         result[spec.name] = to_host(array) if host else array
     return result

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ..backend import read_together
+from ..backend import ops, read_together
 from ..graph.graph import index_dtype
 
 SPARSE_SHARE = 16  # a frontier of fewer than V / SPARSE_SHARE vertices is best held as ids
@@ -128,7 +128,7 @@ class Frontier:
             return parts[0] if parts else cls.empty(graph)
         if sum(len(f) for f in parts) * SPARSE_SHARE < graph.num_vertices:
             ids = graph.xp.concatenate([f.ids for f in parts])
-            return cls.from_ids(graph, graph.backend.unique(ids))
+            return cls.from_ids(graph, ops.unique(graph.backend, ids))
         dense = [f for f in parts if f.is_dense]
         mask = (
             graph.backend.copy(dense[0].mask)
@@ -164,11 +164,11 @@ class Frontier:
             listing = self.listing
             if listing is not None:
                 ids, count = listing
-                self._mask = self.backend.mask_of(ids, self.num_vertices, count=count)
+                self._mask = ops.mask_of(self.backend, ids, self.num_vertices, count=count)
                 return self._mask
             if self._counted is not None:
                 self._read_counts()
-            self._mask = self.backend.mask_of(self._ids, self.num_vertices)
+            self._mask = ops.mask_of(self.backend, self._ids, self.num_vertices)
         return self._mask
 
     @property

@@ -17,7 +17,7 @@ algorithm (betweenness's ``count_paths``, PageRank's ``damped_update``) lives be
 
 from __future__ import annotations
 
-from ..backend import fused
+from ..backend import fused, ops
 from . import host, kernels  # noqa: F401 (their import registers the fused kernels)
 from .frontier import Frontier
 from .operators import gathered, owned_range, range_rows
@@ -73,7 +73,7 @@ class visit_unvisited(Functor):  # noqa: N801 (a functor named like a function, 
 
     def candidates(self, graph):
         """The vertices this functor may still visit (``depth > value``): a pull's candidates."""
-        return graph.backend.greater(self.depth, self.value)
+        return ops.greater(graph.backend, self.depth, self.value)
 
     def fused_push(self, graph, ids):
         return self.fused_call(graph, "push", ids, self.depth, self.value, self.parent)
@@ -107,7 +107,7 @@ class relax_min(Functor):  # noqa: N801
     def __call__(self, src, dst, eid, weight):
         candidate = self.distance[src] + (1 if weight is None else weight)
         improved = candidate < self.distance[dst]
-        self.backend.scatter_min(self.distance, dst[improved], candidate[improved])
+        ops.scatter_min(self.backend, self.distance, dst[improved], candidate[improved])
         if self.parent is not None:  # the writers whose candidate won (any one of them)
             won = self.backend.xp.flatnonzero(improved)
             won = won[candidate[won] == self.distance[dst[won]]]
@@ -145,7 +145,7 @@ def relax_pull(graph, in_frontier, candidates, distance) -> Frontier:
     if span is not None:
         offsets, indices, weights = range_rows(graph, reverse, indices, weights, span)
     window = slice(0, n) if span is None else span
-    best = graph.backend.gather_reduce(offered, offsets, indices, "min", weights=weights)
+    best = ops.gather_reduce(graph.backend, offered, offsets, indices, "min", weights=weights)
     held = distance[window]
     improved = best < held
     if candidates is not None:  # (None: every vertex)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..backend import fused
+from ..backend import fused, ops
 from ..backend import row_positions as positions
 from .advance import count_out_edges
 from .advance.push import DENSE_RATIO, _chunks, rows_of
@@ -41,7 +41,7 @@ def visit_push(graph, ids, depth, value, parent) -> Frontier:
     edges = _tiny(graph, ids)
     if edges is not None:
         return _visit_tiny(graph, edges, depth, value, parent)
-    kernel = graph.backend.accelerated(NUMBA, "visit_push")
+    kernel = ops.accelerated(graph.backend, NUMBA, "visit_push")
     if kernel is not None:
         null = graph.indices[:0] if parent is None else parent
         found, edges = kernel(
@@ -76,7 +76,8 @@ def visit_push(graph, ids, depth, value, parent) -> Frontier:
     if dense:
         return Frontier.from_mask(graph, reached)
     return Frontier.from_ids(
-        graph, graph.backend.unique(reached[0] if len(reached) == 1 else np.concatenate(reached))
+        graph,
+        ops.unique(graph.backend, reached[0] if len(reached) == 1 else np.concatenate(reached)),
     )
 
 
@@ -85,7 +86,7 @@ def visit_levels(graph, frontier, depth, value, parent) -> Frontier | None:
     """``functors.visit_unvisited`` repeated level after level in one numba call, on the terms
     of the GPU's (:func:`kernels.visit_levels`: the same levels become supersteps); None
     without numba or when ``frontier`` is too large to start."""
-    kernel = graph.backend.accelerated(NUMBA, "visit_levels")
+    kernel = ops.accelerated(graph.backend, NUMBA, "visit_levels")
     if kernel is None:
         return _every_level(graph, frontier, depth, value, parent)
     if not startable(graph, frontier):
@@ -217,12 +218,12 @@ def relax_levels(graph, frontier, distance, every_level: bool = False) -> Fronti
         lowered.append(level.ids)
         if (
             len(level) > max_vertices
-            or graph.backend.sum_at(graph.cost_degrees()[0], level.ids) > max_edges
+            or ops.sum_at(graph.backend, graph.cost_degrees()[0], level.ids) > max_edges
         ):
             break
     if not lowered:
         return Frontier.empty(graph)
-    return Frontier.from_ids(graph, graph.backend.unique(np.concatenate(lowered)))
+    return Frontier.from_ids(graph, ops.unique(graph.backend, np.concatenate(lowered)))
 
 
 def _every_distance(graph, frontier, distance) -> Frontier | None:
@@ -296,7 +297,7 @@ def relax_push(graph, ids, distance) -> Frontier:
         improved.append(dst)
     dst = improved[0] if len(improved) == 1 else np.concatenate(improved)
     if dst.shape[0] * DENSE_RATIO < n:
-        return Frontier.from_ids(graph, graph.backend.unique(dst))
+        return Frontier.from_ids(graph, ops.unique(graph.backend, dst))
     mask = np.zeros(n, dtype=bool)
     mask[dst] = True
     return Frontier.from_mask(graph, mask)
@@ -324,7 +325,7 @@ def visit_pull(graph, in_frontier, candidates, depth, value, parent) -> Frontier
         offsets, indices = reverse.offsets, reverse.indices
         if span is not None:
             offsets, indices, _ = range_rows(graph, reverse, indices, None, span)
-        hits = graph.backend.spmv(offsets, indices, None, in_frontier, offsets.shape[0] - 1)
+        hits = ops.spmv(graph.backend, offsets, indices, None, in_frontier, offsets.shape[0] - 1)
         hits &= candidates
         ids = np.flatnonzero(hits)
         if span is not None:

@@ -16,7 +16,7 @@ import functools
 
 import numpy as np
 
-from ..backend import BLOCK_SUM, C_TYPES, COMPARE_SWAP, compile_kernel, fused
+from ..backend import BLOCK_SUM, C_TYPES, COMPARE_SWAP, compile_kernel, fused, ops
 from .frontier import Frontier
 from .operators import owned_range
 
@@ -887,6 +887,6 @@ def visit_lane_levels(graph, rows, lanes, depth, value, sigma) -> Frontier | Non
         graph, items, n * width, kernel, *args, null if sigma is None else sigma, stamps, distinct
     )
     sizes = distinct[: len(run.sizes)].get().tolist()  # (the launch's second read)
-    out = Frontier.from_ids(graph, graph.backend.unique(run.last // width).astype(rows.dtype))
+    out = Frontier.from_ids(graph, ops.unique(graph.backend, run.last // width).astype(rows.dtype))
     out.passed, out.passed_edges = tuple(sizes[:-1]), None
     return out

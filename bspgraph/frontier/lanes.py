@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..backend import ops
 from .frontier import Frontier
 
 # V x b entries of an array of lanes without a GPU's free memory to go by: a float64 array in
@@ -78,7 +79,7 @@ def advance_lanes(graph, frontier: Frontier, values):
     Notes
     -----
     One product for the whole batch: over the frontier rows' edges (a push, ``A[rows]^T @
-    values``) when they are few (at most 1 / ``backend.lane_push_share`` of the edges) or when
+    values``) when they are few (at most 1 / ``backend.capabilities.lane_push_share`` of the edges) or when
     this device is one of several, else over every in-list, reading the frontier's rows only
     (a pull, :meth:`Backend.lane_sums` with the frontier's positions).
     """
@@ -93,24 +94,24 @@ def advance_lanes(graph, frontier: Frontier, values):
     values = values.astype(dtype, copy=False)  # cannot wrap (at most the largest in-degree)
     total = int(graph.forward.indices.shape[0])
     ids = frontier.ids
-    push_share = graph.backend.lane_push_share
+    push_share = graph.backend.capabilities.lane_push_share
     if not total or not len(frontier):
         out = xp.zeros((n, values.shape[1]), dtype=dtype)
     elif (
         not graph.context.global_view
-        or graph.backend.entries_in(graph.forward.offsets, ids) * push_share <= total
+        or ops.entries_in(graph.backend, graph.forward.offsets, ids) * push_share <= total
     ):
-        offsets, indices, _ = graph.backend.csr_rows(
-            graph.forward.offsets, graph.forward.indices, None, ids, n
+        offsets, indices, _ = ops.csr_rows(
+            graph.backend, graph.forward.offsets, graph.forward.indices, None, ids, n
         )
-        data = graph.backend.edge_values(indices, None, dtype)
+        data = ops.edge_values(graph.backend, indices, None, dtype)
         out = graph.backend.sparse.csr_matrix((data, indices, offsets), shape=(len(ids), n)).T
         out = out @ values
     else:  # every in-list, reading the value rows of the frontier's in-neighbours only
         position = xp.full(n, -1, dtype=np.int32)
         position[ids] = xp.arange(len(ids), dtype=np.int32)
-        out = graph.backend.lane_sums(
-            graph.reverse.offsets, graph.reverse.indices, values, position=position
+        out = ops.lane_sums(
+            graph.backend, graph.reverse.offsets, graph.reverse.indices, values, position=position
         )
     return out > 0 if flags else out
 
@@ -129,8 +130,8 @@ def reduce_lanes(graph, values, frontier: Frontier):
         )
     if not int(graph.forward.indices.shape[0]) or not len(frontier):
         return graph.xp.zeros((len(frontier), values.shape[1]), dtype=values.dtype)
-    return graph.backend.lane_sums(
-        graph.forward.offsets, graph.forward.indices, values, rows=frontier.ids
+    return ops.lane_sums(
+        graph.backend, graph.forward.offsets, graph.forward.indices, values, rows=frontier.ids
     )
 
 
@@ -164,21 +165,21 @@ def advance_pairs(graph, rows, lanes, values, width: int):
     if not total:
         none = rows[:0]
         return none, none, values[:0]
-    if graph.backend.costly_supersteps or total * LIGHT_SHARE > n:
-        ids = graph.backend.unique(rows)
+    if graph.backend.capabilities.costly_supersteps or total * LIGHT_SHARE > n:
+        ids = ops.unique(graph.backend, rows)
         dense = xp.zeros((ids.shape[0], width), dtype=values.dtype)
         dense[xp.searchsorted(ids, rows), lanes] = values
         out = advance_lanes(graph, Frontier.from_ids(graph, ids), dense)
         reached, lane = xp.nonzero(out)
         return reached.astype(rows.dtype), lane, out[reached, lane]
     pair = xp.arange(rows.shape[0])
-    src, dst, _ = graph.backend.expand(pair, starts, degrees, graph.indices)
+    src, dst, _ = ops.expand(graph.backend, pair, starts, degrees, graph.indices)
     key = dst.astype(np.int64) * width + lanes[src]
     order = xp.argsort(key, kind="stable")  # a pair's terms in the order of the pairs
     key = key[order]
     first = xp.ones(key.shape[0], dtype=bool)
     first[1:] = key[1:] != key[:-1]
-    sums = graph.backend.reduce_runs(values[src[order]], first, "sum", np.int64)
+    sums = ops.reduce_runs(graph.backend, values[src[order]], first, "sum", np.int64)
     key = key[first]
     kept = xp.flatnonzero(sums)
     key, sums = key[kept], sums[kept]
@@ -204,16 +205,16 @@ def reduce_pairs(graph, values, rows, lanes):
     out = xp.zeros(rows.shape[0], dtype=values.dtype)
     if not total:
         return rows, lanes, out
-    if graph.backend.costly_supersteps or total * LIGHT_SHARE > n:
-        ids = graph.backend.unique(rows)
+    if graph.backend.capabilities.costly_supersteps or total * LIGHT_SHARE > n:
+        ids = ops.unique(graph.backend, rows)
         sums = reduce_lanes(graph, values, Frontier.from_ids(graph, ids))
         return rows, lanes, sums[xp.searchsorted(ids, rows), lanes]
     pair = xp.arange(rows.shape[0])
-    src, dst, _ = graph.backend.expand(pair, starts, degrees, graph.indices)
+    src, dst, _ = ops.expand(graph.backend, pair, starts, degrees, graph.indices)
     held = xp.flatnonzero(degrees)
     first = xp.zeros(total, dtype=bool)
     first[(xp.cumsum(degrees) - degrees)[held]] = True  # each pair's edges, pair after pair
-    out[held] = graph.backend.reduce_runs(values[dst, lanes[src]], first, "sum", np.int64)
+    out[held] = ops.reduce_runs(graph.backend, values[dst, lanes[src]], first, "sum", np.int64)
     return rows, lanes, out
 
 
@@ -221,16 +222,19 @@ def width(backend, graph, count: int) -> int:
     """How many of ``count`` traversals a batched run of ``graph`` on ``backend`` takes at
     once: as many lanes as fit, ``LANE_ENTRIES`` entries of ``V x b`` on the CPU or a
     ``GPU_BYTES_PER_ENTRY``-th of the free memory on a GPU, at most ``MAX_LANES`` and
-    ``count``. Where supersteps are cheap (``backend.costly_supersteps`` False: NumPy), a
+    ``count``. Where supersteps are cheap (``backend.capabilities.costly_supersteps`` False: NumPy), a
     deep graph (at most ``DEEP_DEGREE`` out-edges a vertex on average) takes as many as
     ``DEEP_LANE_BYTES`` hold, at any size, and another with more than ``CHEAP_STEP_EDGES``
     edges 1 (one traversal at a time: few, heavy levels, each pushed or pulled by the
     one-source cost model)."""
     free = backend.free_bytes()
     entries = LANE_ENTRIES if free is None else free // GPU_BYTES_PER_ENTRY
-    if not backend.costly_supersteps and graph.num_edges <= DEEP_DEGREE * graph.num_vertices:
+    if (
+        not backend.capabilities.costly_supersteps
+        and graph.num_edges <= DEEP_DEGREE * graph.num_vertices
+    ):
         entries = DEEP_LANE_BYTES // LANE_BYTES_PER_ENTRY  # deep: batched whatever its size
-    elif not backend.costly_supersteps and graph.num_edges > CHEAP_STEP_EDGES:
+    elif not backend.capabilities.costly_supersteps and graph.num_edges > CHEAP_STEP_EDGES:
         return 1
     return int(max(1, min(MAX_LANES, max(count, 1), entries // max(graph.num_vertices, 1))))
 
@@ -251,7 +255,7 @@ def prepare(graph, direction: str, dtype=None) -> None:
     adds up bools (batched searches)."""
     csr = graph.forward if direction == "out" else graph.reverse
     dtype = _count_dtype(graph) if dtype is None else dtype
-    graph.backend.prepare_lanes(csr.offsets, csr.indices, graph.num_vertices, dtype)
+    ops.prepare_lanes(graph.backend, csr.offsets, csr.indices, graph.num_vertices, dtype)
 
 
 def _count_dtype(graph):
@@ -261,4 +265,4 @@ def _count_dtype(graph):
         in_degree = graph.cost_degrees()[1]
         return int(graph.backend.largest(in_degree)) if in_degree.shape[0] else 0
 
-    return graph.backend.count_dtype(graph.cached("largest in-degree", largest))
+    return ops.count_dtype(graph.backend, graph.cached("largest in-degree", largest))

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..backend import fused, identity, to_host
+from ..backend import fused, identity, ops, to_host
 from ..backend.base import ROWS_SHARE
 from ..graph.graph import CSR
 from .frontier import Frontier
@@ -53,9 +53,9 @@ def bucket_width(graph) -> float | None:
     """:func:`near_far`'s "auto" width: 4 x mean weight / mean degree (Meyer and Sanders' 1/d
     for weights in [0, 1]; the factor 4 trades re-relaxations for supersteps, fit on R-MAT
     and grids), kept with the graph; None (no buckets) where a superstep costs more than the
-    relaxations buckets save: on a GPU (``Backend.costly_supersteps``) or on one device of
+    relaxations buckets save: on a GPU (``Capabilities.costly_supersteps``) or on one device of
     several."""
-    if graph.backend.costly_supersteps or not graph.context.global_view:
+    if graph.backend.capabilities.costly_supersteps or not graph.context.global_view:
         return None
 
     def width() -> float:
@@ -108,7 +108,7 @@ def neighbor_reduce(
     if weighted and not floats and csr.weights is not None:
         raise ValueError("neighbor_reduce(weighted=True): a weighted sum needs float values")
     total = csr.indices.shape[0]
-    rows = total if frontier is None else backend.entries_in(csr.offsets, frontier.ids)
+    rows = total if frontier is None else ops.entries_in(backend, csr.offsets, frontier.ids)
     if sources is not None:
         if not floats:
             raise ValueError("neighbor_reduce(sources=...): sums of floats only")
@@ -116,14 +116,19 @@ def neighbor_reduce(
         # a push reads the sources' lists: only where the graph holds every vertex's (a part
         # holds its own vertices' only, and its sums would miss the edges held elsewhere)
         whole = graph.context.owned is None
-        pushed = backend.entries_in(across.offsets, sources.ids) if whole else rows
+        pushed = ops.entries_in(backend, across.offsets, sources.ids) if whole else rows
         if pushed < rows and pushed * ROWS_SHARE <= total:  # push: the sources' edges
             ids = sources.ids  # their rows first: the data of only their entries is built
-            offsets, indices, weights = backend.csr_rows(
-                across.offsets, across.indices, across.weights if weighted else None, ids, n
+            offsets, indices, weights = ops.csr_rows(
+                backend,
+                across.offsets,
+                across.indices,
+                across.weights if weighted else None,
+                ids,
+                n,
             )
-            data = backend.edge_values(indices, weights, values.dtype)
-            out = backend.spmv_transposed(offsets, indices, data, values[ids], n)
+            data = ops.edge_values(backend, indices, weights, values.dtype)
+            out = ops.spmv_transposed(backend, offsets, indices, data, values[ids], n)
             return out if frontier is None else out[frontier.ids]
         values = graph.xp.where(sources.mask, values, 0)  # pull: the others count as 0
     weights = csr.weights if weighted else None
@@ -134,9 +139,9 @@ def neighbor_reduce(
         if span is not None:
             offsets, indices, weights = range_rows(graph, csr, indices, weights, span)
         out = (
-            backend.spmv(offsets, indices, weights, values, offsets.shape[0] - 1)
+            ops.spmv(backend, offsets, indices, weights, values, offsets.shape[0] - 1)
             if floats
-            else backend.gather_reduce(values, offsets, indices, reduce)
+            else ops.gather_reduce(backend, values, offsets, indices, reduce)
         )
         if span is not None:  # the other rows are empty: the identity (zeros: NumPy's are
             empty = identity(reduce, values.dtype)  # pages not written, a third faster)
@@ -151,8 +156,8 @@ def neighbor_reduce(
             out[span] = rows_out
         return out if frontier is None else out[frontier.ids]
     if floats:  # the frontier's rows, in place
-        return backend.spmv(csr.offsets, csr.indices, weights, values, n, rows=frontier.ids)
-    return backend.gather_reduce(values, csr.offsets, csr.indices, reduce, rows=frontier.ids)
+        return ops.spmv(backend, csr.offsets, csr.indices, weights, values, n, rows=frontier.ids)
+    return ops.gather_reduce(backend, values, csr.offsets, csr.indices, reduce, rows=frontier.ids)
 
 
 def owned_range(graph) -> slice | None:
@@ -372,7 +377,7 @@ def gathered(graph, direction: str, values, *, where=None, other=None):
     columns, indices = ordered
     if where is None:
         return indices, values[columns]
-    return indices, graph.backend.where_at(where, values, other, columns)
+    return indices, ops.where_at(graph.backend, where, values, other, columns)
 
 
 def _ordered_columns(graph, direction: str):
@@ -418,12 +423,14 @@ def prepare_reduction(
             graph.cache.pop(key, None)
         ordered = graph.cached(key, lambda: _order_columns(graph, direction))
         indices = indices if ordered is None else ordered[1]
-    graph.backend.prepare_rows(csr.offsets)  # a min reads the rows' pieces too
+    ops.prepare_rows(graph.backend, csr.offsets)  # a min reads the rows' pieces too
     if reduce == "sum":  # (the backend keeps what it builds with the arrays: a mark here)
         weights = csr.weights if weighted else None
         graph.cached(
             ("product", direction, np.dtype(dtype).str, weights is None),
-            lambda: graph.backend.prepare_product(csr.offsets, indices, weights, np.dtype(dtype)),
+            lambda: ops.prepare_product(
+                graph.backend, csr.offsets, indices, weights, np.dtype(dtype)
+            ),
         )
 
 
@@ -434,7 +441,7 @@ def _order_columns(graph, direction: str):
     if whole and (direction == "in" or not graph.directed):  # how often each is an entry:
         frequency = graph.cost_degrees()[0]  # its out-degree
     else:
-        frequency = graph.backend.tally(csr.indices, n)
+        frequency = ops.tally(graph.backend, csr.indices, n)
     if not entries or int(graph.backend.largest(frequency)) * n < SKEW * entries:
         return None
     # only the columns that are entries (not isolated vertices, not those no list of a
@@ -455,7 +462,7 @@ def _first_entries(graph, direction: str, k: int):
         degrees = xp.minimum(xp.diff(offsets), k)
         sampled = xp.zeros_like(offsets)
         xp.cumsum(degrees, out=sampled[1:])
-        _, position = graph.backend.row_entries(offsets[:-1], degrees, int(sampled[-1]))
+        _, position = ops.row_entries(graph.backend, offsets[:-1], degrees, int(sampled[-1]))
         weights = None if csr.weights is None else csr.weights[position]
         return CSR(sampled, csr.indices[position], weights)
 

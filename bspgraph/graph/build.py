@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..backend import Backend
+from ..backend import Backend, ops
 from .csr import CSR, Summary, csr_of_sorted, index_dtype
 
 MAX_VERTICES = 3_000_000_000  # the merge key src * n + dst must fit in int64
@@ -81,7 +81,7 @@ def build_owned(
         forward = key // max(num_vertices, 1) <= key % max(num_vertices, 1)
         merged = int(backend.count(~first & forward))
     if weight is not None and merged:  # the min (NaN-skipping) or sum of each run of copies
-        weight = backend.reduce_runs(weight, first, duplicates, index_dtype(int(first.size)))
+        weight = ops.reduce_runs(backend, weight, first, duplicates, index_dtype(int(first.size)))
     elif weight is not None:
         weight = weight[first]
     key = key[first]

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..backend import clock
+from ..backend import clock, ops
 
 INT32_MAX = np.iinfo(np.int32).max
 
@@ -47,7 +47,7 @@ class CSR:
         if self._rows is None:
             with clock.paying("prepare"):
                 degrees = backend.xp.diff(self.offsets)
-                self._rows = backend.segment_index(degrees, int(self.indices.shape[0])).astype(
+                self._rows = ops.segment_index(backend, degrees, int(self.indices.shape[0])).astype(
                     self.indices.dtype, copy=False
                 )
         return self._rows
@@ -58,7 +58,7 @@ def csr_of_sorted(src, dst, weight, num_vertices: int, backend) -> CSR:
     xp = backend.xp
     ids = index_dtype(num_vertices)
     offsets_dtype = index_dtype(int(dst.size))
-    counts = backend.tally(src, num_vertices)
+    counts = ops.tally(backend, src, num_vertices)
     offsets = xp.zeros(num_vertices + 1, dtype=offsets_dtype)
     offsets[1:] = xp.cumsum(counts)
     return CSR(offsets, dst.astype(ids), weight)

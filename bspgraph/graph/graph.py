@@ -7,7 +7,7 @@ from typing import Literal
 
 import numpy as np
 
-from ..backend import Backend, clock, get_backend, to_host
+from ..backend import Backend, clock, get_backend, ops, to_host
 from .context import RunContext
 from .csr import CSR, INT32_MAX, Summary, index_dtype, transpose
 
@@ -478,7 +478,7 @@ class Graph:
         dtype = index_dtype(count)
         indices = new_id[self.forward.indices[kept]].astype(dtype)
         offsets = xp.zeros(count + 1, dtype=index_dtype(int(indices.shape[0])))
-        offsets[1:] = xp.cumsum(self.backend.tally(new_id[rows[kept]], count))
+        offsets[1:] = xp.cumsum(ops.tally(self.backend, new_id[rows[kept]], count))
         weights = None if self.forward.weights is None else self.forward.weights[kept]
         return Graph(
             CSR(offsets, indices, weights), count, directed=self.directed, backend=self.backend

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..backend import COMPARE_SWAP, fused
+from ..backend import COMPARE_SWAP, fused, ops
 from ..frontier.frontier import Frontier
 from ..frontier.functors import Functor
 from ..frontier.kernels import (
@@ -49,7 +49,7 @@ class count_paths(Functor):  # noqa: N801
     def __call__(self, src, dst, eid, weight):
         on_path = self.depth[dst] >= self.value  # unvisited, or reached this superstep
         self.depth[dst[on_path]] = self.value
-        self.backend.scatter_add(self.sigma, dst[on_path], self.sigma[src[on_path]])
+        ops.scatter_add(self.backend, self.sigma, dst[on_path], self.sigma[src[on_path]])
         return on_path
 
     def candidates(self, graph):
@@ -261,6 +261,8 @@ def dependency_levels(graph, top: int, accumulating: lane_dependencies) -> Front
         ),
     )
     sizes = distinct.get().tolist()[bottom : top + 1][::-1]  # top first: the supersteps' order
-    out = Frontier.from_ids(graph, graph.backend.unique(rows[bounds[bottom] : bounds[bottom + 1]]))
+    out = Frontier.from_ids(
+        graph, ops.unique(graph.backend, rows[bounds[bottom] : bounds[bottom + 1]])
+    )
     out.passed, out.passed_edges = tuple(sizes[:-1]), None
     return out

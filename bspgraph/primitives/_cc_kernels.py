@@ -17,6 +17,7 @@ from ..backend import (
     compile_kernel,
     fused,
     hub_pieces,
+    ops,
 )
 
 
@@ -41,7 +42,7 @@ def link(backend, parent, offsets, indices, rows=None) -> None:
         return
     starts = offsets[rows]
     degrees = offsets[rows + 1] - starts
-    segment, position = backend.row_entries(starts, degrees, int(degrees.sum()))
+    segment, position = ops.row_entries(backend, starts, degrees, int(degrees.sum()))
     _hook_rounds(backend, parent, rows[segment], indices[position])
 
 
@@ -104,7 +105,7 @@ def _hook_rounds(backend, parent, tails, heads) -> None:
             return
         tails, heads = tails.take(apart), heads.take(apart)
         roots = roots[0].take(apart), roots[1].take(apart)
-        backend.scatter_min(parent, np.maximum(*roots), np.minimum(*roots))
+        ops.scatter_min(backend, parent, np.maximum(*roots), np.minimum(*roots))
 
 
 @fused.register("flatten", "numpy", "step")

@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import frontier as fr
-from ..backend import BLOCK_SUM, STREAM_BLOCKS, fused, while_alive
+from ..backend import BLOCK_SUM, STREAM_BLOCKS, fused, ops, while_alive
 from ..frontier.functors import Functor
 from ..frontier.kernels import typed_kernel
 from ..frontier.operators import gathered
@@ -209,7 +209,7 @@ def pull_rank(graph, rank, weighted: bool):
     product of ``rank`` with :func:`transition`: no contributions are published first."""
     indices, values = gathered(graph, "in", rank)
     offsets = graph.reverse.offsets
-    return graph.backend.spmv(offsets, indices, transition(graph, weighted), values, len(rank))
+    return ops.spmv(graph.backend, offsets, indices, transition(graph, weighted), values, len(rank))
 
 
 def transition(graph, weighted: bool):
@@ -223,6 +223,9 @@ def transition(graph, weighted: bool):
         out_weight = fr.neighbor_reduce(graph, ones, "sum", direction="out", weighted=weighted)
         scale = 1.0 / xp.where(out_weight == 0, xp.inf, out_weight)
         weights = lists.weights if weighted else None
-        return graph.backend.edge_values(lists.indices, weights, np.float64) * scale[lists.indices]
+        return (
+            ops.edge_values(graph.backend, lists.indices, weights, np.float64)
+            * scale[lists.indices]
+        )
 
     return graph.cached(("transition", weighted), build)

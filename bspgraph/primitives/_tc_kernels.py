@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..backend import c_type, compile_kernel, fused, row_positions
+from ..backend import c_type, compile_kernel, fused, ops, row_positions
 
 NUMBA = f"{__package__}._tc_numba"  # the numba kernel (imports numba: optional)
 WEDGE_ROWS = 64  # close_wedges on NumPy: rows per block ...
@@ -23,7 +23,7 @@ def close_wedges(backend, offsets, heads, ids):
     those blocks would hold too few wedges to cover their cost (the caller has its own path).
     (CuPy: :func:`intersect_lists`.)"""
     n = int(offsets.shape[0]) - 1
-    kernel = backend.accelerated(NUMBA, "close_wedges")
+    kernel = ops.accelerated(backend, NUMBA, "close_wedges")
     if kernel is not None:
         return kernel(offsets, heads, ids, n)
     rows = max(1, min(WEDGE_ROWS, WEDGE_BITMAP // max(n, 1)))
@@ -95,7 +95,7 @@ def intersect_lists(backend, offsets, heads, ids):
     total = int(backend.total(degrees)) if ids.shape[0] else 0
     tally = cupy.zeros(n, dtype=np.uint64)
     if total:
-        segment, edges = backend.row_entries(starts, degrees, total)
+        segment, edges = ops.row_entries(backend, starts, degrees, total)
         tails = ids.astype(np.int64)[segment]
         kernel = compile_kernel(cupy, _INTERSECT, "intersect_lists", ID=c_type(heads))
         blocks = min((total + 255) // 256, 1 << 16)

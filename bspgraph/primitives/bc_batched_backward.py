@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import frontier as fr
-from ..backend import backend_of, to_host
+from ..backend import backend_of, ops, to_host
 from ..enactor import Primitive, State
 from ..frontier import lanes
 from ._bc_kernels import lane_dependencies
@@ -60,7 +60,7 @@ class BatchedBackward(Primitive):
         rows, lanes, sums = fr.reduce_pairs(graph, state.share, rows, lanes)  # plus.times
         state.delta[rows, lanes] = state.sigma[rows, lanes] * sums  # over the out-edges
         state.share[below] = 0.0
-        return fr.Frontier.from_ids(graph, graph.backend.unique(rows))  # final: they travel
+        return fr.Frontier.from_ids(graph, ops.unique(graph.backend, rows))  # final: they travel
 
     def converged(self, graph, frontier, state, iteration):
         return len(self.options["bounds"]) - 3 - iteration < 1  # level 0 holds the sources

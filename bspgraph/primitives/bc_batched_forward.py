@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import frontier as fr
+from ..backend import ops
 from ..enactor import Primitive, State
 from ..frontier import lanes
 from ._batch import lane_edges
@@ -29,7 +30,7 @@ class BatchedForward(Primitive):
         ids = graph.backend.asarray(sources).astype(graph.indices.dtype, copy=False)
         lanes = graph.xp.arange(len(sources))
         state.depth[ids, lanes], state.sigma[ids, lanes] = 0, 1.0
-        return fr.Frontier.from_ids(graph, graph.backend.unique(ids))
+        return fr.Frontier.from_ids(graph, ops.unique(graph.backend, ids))
 
     def step(self, graph, frontier, state, iteration):
         xp, ids = graph.xp, frontier.ids
@@ -47,7 +48,7 @@ class BatchedForward(Primitive):
         rows, lanes = rows[new], lanes[new]
         state.depth[rows, lanes] = iteration + 1
         state.sigma[rows, lanes] = paths[new]
-        return fr.Frontier.from_ids(graph, graph.backend.unique(rows))
+        return fr.Frontier.from_ids(graph, ops.unique(graph.backend, rows))
 
     def traversed_edges(self, graph, state):
         return lane_edges(graph, state.depth)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import frontier as fr
+from ..backend import ops
 from ..enactor import Add, Primitive, State
 from ._bc_kernels import count_paths
 
@@ -28,7 +29,7 @@ class Forward(Primitive):
 
     def traversed_edges(self, graph, state):
         unset = np.iinfo(state.depth.dtype).max
-        return graph.backend.total_below(graph.out_degree(), state.depth, unset)
+        return ops.total_below(graph.backend, graph.out_degree(), state.depth, unset)
 
     def prepare(self, graph):
         super().prepare(graph)

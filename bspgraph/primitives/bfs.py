@@ -9,7 +9,7 @@ from typing import Literal
 import numpy as np
 
 from .. import frontier as fr
-from ..backend import backend_for, to_host
+from ..backend import backend_for, ops, to_host
 from ..enactor import Follow, Primitive, State, Stats, enact
 from ..frontier import lanes
 from ..graph.graph import register_preparation
@@ -62,7 +62,7 @@ class BFS(Primitive):
 
     def traversed_edges(self, graph, state):
         unset = np.iinfo(state.depth.dtype).max
-        return graph.backend.total_below(graph.out_degree(), state.depth, unset)
+        return ops.total_below(graph.backend, graph.out_degree(), state.depth, unset)
 
     def prepare(self, graph):
         super().prepare(graph)
@@ -83,7 +83,7 @@ class BatchedBFS(Primitive):
     def init_frontier(self, graph, state, *, sources):
         ids = graph.backend.asarray(sources).astype(graph.indices.dtype, copy=False)
         state.depth[ids, graph.xp.arange(len(sources))] = 0
-        return fr.Frontier.from_ids(graph, graph.backend.unique(ids))
+        return fr.Frontier.from_ids(graph, ops.unique(graph.backend, ids))
 
     def step(self, graph, frontier, state, iteration):
         xp, ids = graph.xp, frontier.ids
@@ -98,7 +98,7 @@ class BatchedBFS(Primitive):
         new = xp.flatnonzero(state.depth[rows, lanes] == np.iinfo(state.depth.dtype).max)
         rows = rows[new]
         state.depth[rows, lanes[new]] = iteration + 1
-        return fr.Frontier.from_ids(graph, graph.backend.unique(rows))
+        return fr.Frontier.from_ids(graph, ops.unique(graph.backend, rows))
 
     def traversed_edges(self, graph, state):
         return lane_edges(graph, state.depth)

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .. import frontier as fr
-from ..backend import to_host
+from ..backend import ops, to_host
 from ..enactor import Primitive, State, Stats, enact
 from ..frontier.operators import prepare_sample
 from ..graph.graph import register_preparation
@@ -79,7 +79,7 @@ class CC(Primitive):
             _has_edges(graph)  # the skip's
             lists += [graph.cache[("first entries", d, SAMPLE)] for d in directions]
         for csr in lists:  # union-find's links over every row
-            graph.backend.prepare_rows(csr.offsets)
+            ops.prepare_rows(graph.backend, csr.offsets)
 
 
 register_preparation("cc", lambda graph: CC().prepare(graph))

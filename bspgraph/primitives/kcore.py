@@ -7,6 +7,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .. import frontier as fr
+from ..backend import ops
 from ..enactor import Primitive, Scalar, State, Stats, enact
 from ..graph.graph import register_preparation
 
@@ -57,7 +58,7 @@ class KCore(Primitive):
         def lower(src, dst, eid, weight):  # dst repeats: a scatter, not an assignment
             left = core[dst] < 0
             lowered = dst[left]
-            backend.scatter_add(degree, lowered, graph.xp.full(lowered.shape, -1, np.int64))
+            ops.scatter_add(backend, degree, lowered, graph.xp.full(lowered.shape, -1, np.int64))
             return left
 
         lowered = fr.advance(graph, peel, lower, direction="push", unique=True)

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .. import frontier as fr
+from ..backend import ops
 from ..enactor import Primitive, Scalar, State, Stats, enact
 from ..frontier.operators import prepare_reduction
 from ..graph.graph import register_preparation
@@ -111,7 +112,7 @@ def _forward(graph, frontier, state):
     def spread(src, dst, eid, weight):  # dst repeats: a scatter-min
         offered = colour[src]
         lower = (offered < colour[dst]) & (labels[dst] == unset)
-        backend.scatter_min(colour, dst[lower], offered[lower])
+        ops.scatter_min(backend, colour, dst[lower], offered[lower])
         return lower
 
     return fr.advance(graph, frontier, spread, direction="push", unique=True)

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .. import frontier as fr
-from ..backend import to_host
+from ..backend import ops, to_host
 from ..enactor import Follow, Primitive, State, Stats, enact
 from ..exceptions import DistanceOverflow
 from ..frontier.operators import bucket_width, prepare_reduction
@@ -57,7 +57,7 @@ class SSSP(Primitive):
         return fr.Frontier.union(graph, improved, later) if later else improved  # (its levels)
 
     def traversed_edges(self, graph, state):
-        return graph.backend.total_below(graph.out_degree(), state.distance, np.inf)
+        return ops.total_below(graph.backend, graph.out_degree(), state.distance, np.inf)
 
     def prepare(self, graph):
         super().prepare(graph)

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .. import frontier as fr
-from ..backend import fused
+from ..backend import fused, ops
 from ..enactor import Primitive, State, Stats, enact
 from ..graph.graph import register_preparation
 from . import _tc_kernels  # noqa: F401 (registers the close_wedges kernels)
@@ -44,7 +44,7 @@ class TC(Primitive):
         if found is not None:
             state.triangles[...] += found
             return fr.Frontier.from_mask(graph, state.triangles > 0)
-        tails = graph.backend.segment_index(xp.diff(offsets), heads.shape[0])
+        tails = ops.segment_index(graph.backend, xp.diff(offsets), heads.shape[0])
         keys = tails.astype(np.int64) * n + heads  # the oriented edges, sorted
 
         def close(ids):  # wedges u -> v -> w of oriented edges; a triangle when u -> w exists
@@ -56,11 +56,11 @@ class TC(Primitive):
             closed = found < keys.shape[0]
             closed[closed] = keys[found[closed]] == key[closed]
             corners = xp.concatenate([u[closed], v[closed], w[closed]])
-            state.triangles[...] += graph.backend.tally(corners, n)
+            state.triangles[...] += ops.tally(graph.backend, corners, n)
 
         degree_up = xp.diff(offsets)
         wedges = xp.zeros(n, dtype=np.float64)  # the wedges u -> v -> w that each u opens
-        graph.backend.scatter_add(wedges, tails, degree_up[heads].astype(np.float64))
+        ops.scatter_add(graph.backend, wedges, tails, degree_up[heads].astype(np.float64))
         for batch in _batches(frontier, wedges, xp):  # bounded memory: WEDGE_BATCH at a time
             fr.compute(graph, batch, close)
         return fr.Frontier.from_mask(graph, state.triangles > 0)  # credited: their counts travel
@@ -104,9 +104,9 @@ def _oriented(graph):
 def _orient(graph):
     xp, n = graph.xp, graph.num_vertices
     rank = graph.out_degree().astype(np.int64) * n + xp.arange(n)  # a total order on vertices
-    src = graph.backend.segment_index(graph.out_degree(), graph.num_edges)
+    src = ops.segment_index(graph.backend, graph.out_degree(), graph.num_edges)
     up = rank[src] < rank[graph.indices]
-    counts = graph.backend.tally(src[up], n)
+    counts = ops.tally(graph.backend, src[up], n)
     offsets = xp.concatenate([xp.zeros(1, dtype=np.int64), xp.cumsum(counts)])
     return offsets, graph.indices[up]
 
@@ -115,7 +115,7 @@ def _expand(graph, offsets, heads, ids):
     """For each edge leaving ``ids`` in ``(offsets, heads)``: the position in ``ids``, the head."""
     starts, degrees = offsets[ids], offsets[ids + 1] - offsets[ids]
     total = int(graph.backend.total(degrees)) if degrees.shape[0] else 0
-    segment, slot = graph.backend.row_entries(starts, degrees, total)
+    segment, slot = ops.row_entries(graph.backend, starts, degrees, total)
     return segment, heads[slot]
 
 

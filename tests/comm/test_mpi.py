@@ -3,6 +3,7 @@ with every communicator equals networkx and the in-process run; faults end every
 within a bounded time; ranks started with different inputs are told so on every rank."""
 
 import contextlib
+import dataclasses
 import json
 import os
 import shutil
@@ -203,7 +204,8 @@ def in_process(communicator: str, ranks: int):
     if communicator == "selective":
         yield {"transport": WireLocal(ranks), "communicator": chosen}
         return
-    with mock.patch.object(NumpyBackend, "dense_share", 0):
+    capabilities = dataclasses.replace(NumpyBackend.capabilities, dense_share=0)
+    with mock.patch.object(NumpyBackend, "capabilities", capabilities):
         yield {"devices": ranks, "communicator": chosen}
 
 

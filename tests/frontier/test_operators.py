@@ -11,6 +11,7 @@ from strategies import examples, graphs
 
 import bspgraph as bg
 from bspgraph import frontier as fr
+from bspgraph.backend import ops
 
 
 @pytest.fixture
@@ -158,7 +159,7 @@ def test_candidates_all_is_every_vertex_counted_without_a_pass(direction, monkey
         distance[: graph.num_vertices // 2] = np.arange(graph.num_vertices // 2)
         relax = fr.functors.relax_min(distance, graph.backend)
         if isinstance(candidates, str):
-            monkeypatch.setattr(type(graph.backend), "masked_sum", None)  # no counting pass
+            monkeypatch.setattr(ops, "masked_sum", None)  # no counting pass
         out = fr.advance(graph, start, relax, direction=direction, candidates=candidates)
         results.append((out.ids.tolist(), distance.tolist()))
     assert results[0] == results[1]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Literal
 
+from ...backend import ops
 from ..frontier import Frontier
 from ..operators import owned_range
 from . import pull, push
@@ -213,9 +214,9 @@ def count_out_edges(graph, frontier: Frontier) -> int:
     if frontier.out_edges is None:
         out_degree = graph.cost_degrees()[0]
         if frontier.is_dense:  # after a pull: no ids needed
-            frontier.out_edges = graph.backend.masked_sum(out_degree, frontier.mask)
+            frontier.out_edges = ops.masked_sum(graph.backend, out_degree, frontier.mask)
         else:
-            frontier.out_edges = graph.backend.sum_at(out_degree, frontier.ids)
+            frontier.out_edges = ops.sum_at(graph.backend, out_degree, frontier.ids)
     return frontier.out_edges
 
 
@@ -236,15 +237,15 @@ def choose_direction(
 ) -> str:
     """Beamer's rule: "pull" when the frontier's out-edges exceed the candidates' (a bool mask,
     or "all") in-edges / alpha (ALPHA on the GPU, SCAN_ALPHA for a pull without early exit,
-    HOST_ALPHA where the backend's pull scans whole lists: ``Backend.scans_whole_lists``);
+    HOST_ALPHA where the backend's pull scans whole lists: ``Capabilities.scans_whole_lists``);
     ``candidate_edges``: those in-edges, where counted already (no pass over them)."""
     if frontier_edges is None:
         frontier_edges = count_out_edges(graph, frontier)
     if candidate_edges is None and isinstance(candidates, str):  # "all": every in-edge
         candidate_edges = graph.cost_degrees()[2]
     elif candidate_edges is None:
-        candidate_edges = graph.backend.masked_sum(graph.cost_degrees()[1], candidates)
-    if graph.backend.scans_whole_lists:  # early exit saves nothing
+        candidate_edges = ops.masked_sum(graph.backend, graph.cost_degrees()[1], candidates)
+    if graph.backend.capabilities.scans_whole_lists:  # early exit saves nothing
         alpha = HOST_ALPHA
     else:
         alpha = ALPHA if early_exit else SCAN_ALPHA

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ...backend import ops
 from ..frontier import Frontier
 from .push import kept
 
@@ -57,7 +58,7 @@ def run(graph, frontier: Frontier, op, *, candidates, early_exit: bool) -> Front
         position, dst = position[hit], reverse.rows(graph.backend)[hit]
         reached[_visit(graph, op, reverse.indices[position], dst, position)] = True
     elif total:
-        segment, position = graph.backend.row_entries(starts, degrees, total)
+        segment, position = ops.row_entries(graph.backend, starts, degrees, total)
         hit = xp.flatnonzero(in_frontier[reverse.indices[position]])
         position, dst = position[hit], active[segment[hit]]
         reached[_visit(graph, op, reverse.indices[position], dst, position)] = True

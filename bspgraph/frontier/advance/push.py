@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ...backend import ops
 from ..frontier import Frontier
 from ..operators import owned_range
 
@@ -45,7 +46,9 @@ def sources(graph, frontier: Frontier):
     only its own range's lists (``owned_range``), those in the range, where picking them costs
     no host read (the others have no out-edge here); else every member."""
     span = owned_range(graph)
-    if span is None or graph.backend.costly_supersteps:  # (a GPU: a compaction reads a count)
+    if (
+        span is None or graph.backend.capabilities.costly_supersteps
+    ):  # (a GPU: a compaction reads a count)
         return frontier.ids
     if frontier.is_dense:
         ids = graph.backend.nonzero(frontier.mask[span], graph.indices.dtype)
@@ -61,7 +64,7 @@ def rows_of(graph, ids):
 
 
 def _expand(graph, op, ids, starts, degrees):
-    src, dst, eid = graph.backend.expand(ids, starts, degrees, graph.indices)
+    src, dst, eid = ops.expand(graph.backend, ids, starts, degrees, graph.indices)
     weight = None if graph.weights is None else graph.weights[eid]
     return kept(dst, op(src, dst, eid, weight))
 
@@ -93,5 +96,5 @@ def _chunks(degrees, total: int, xp, chunk: int = CHUNK_EDGES):
 def dedupe(graph, ids) -> Frontier:
     """The frontier of the distinct ``ids``: sorted when few, a dense mask when many."""
     if ids.shape[0] * DENSE_RATIO < graph.num_vertices:
-        return Frontier.from_ids(graph, graph.backend.unique(ids))
-    return Frontier.from_mask(graph, graph.backend.mask_of(ids, graph.num_vertices))
+        return Frontier.from_ids(graph, ops.unique(graph.backend, ids))
+    return Frontier.from_mask(graph, ops.mask_of(graph.backend, ids, graph.num_vertices))
