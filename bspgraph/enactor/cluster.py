@@ -77,6 +77,7 @@ class Cluster:
             raise ValueError(f"cluster(workers={workers!r}): expected a count >= 1")
         self.size, self.backend = workers, backend
         self._client = self._scheduler = self._job = self._log = self._exit = None
+        self._finalizer = None
         self._ranks: list[str] = []  # each rank's worker address
         self._pids: dict[int, int] = {}  # each worker's process id: its rank
         self._tokens: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
@@ -178,12 +179,13 @@ class Cluster:
         self._job = subprocess.Popen(
             [mpiexec, "-n", str(self.size), sys.executable, "-m", "distributed.cli.dask_worker"]
             + [self._scheduler.scheduler_address, "--nthreads", "1", "--no-nanny"]
-            + ["--no-dashboard"],
+            + ["--no-dashboard", "--death-timeout", "60"],  # (this process gone: they go)
             stdout=self._log,
             stderr=subprocess.STDOUT,
             env=env,
             start_new_session=True,  # its own process group: stopped as a whole
         )
+        self._finalizer = weakref.finalize(self, _kill_group, self._job.pid)  # (at exit too)
         started = time.monotonic()
         while len(self._client.scheduler_info()["workers"]) < self.size:
             if self._job.poll() is not None or time.monotonic() - started > START_TIMEOUT:
@@ -254,7 +256,8 @@ class Cluster:
         if job is None:
             return
         if job.poll() is None:
-            os.killpg(job.pid, signal.SIGKILL)
+            _kill_group(job.pid)
+        self._finalizer.detach()
         self._exit = job.wait()
         self._log.close()
         self._held.clear()
@@ -269,6 +272,14 @@ class Cluster:
         if token is None:
             token = self._tokens[graph] = next(self._numbers)
         return token
+
+
+def _kill_group(pid: int) -> None:
+    """SIGKILL to the process group of ``pid`` (the workers' job), if it is still there."""
+    try:
+        os.killpg(pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
 
 
 _HELD: dict = {}  # in a worker: its transport, and the graphs it was sent by token
