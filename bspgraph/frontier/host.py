@@ -275,7 +275,7 @@ def _every_distance(graph, frontier, distance) -> Frontier | None:
     an empty frontier comes back, the lowered vertices counted by their level in the
     shortest-path tree (its hops from the start: the rounds a level-synchronous relaxation
     takes to reach them) as the levels passed. On a graph whose out-lists are all short (a
-    road network's or a mesh's thousands of light supersteps), unweighted or with positive
+    road network's or a mesh's thousands of light supersteps), unweighted, or with positive
     weights (scipy reads an explicit 0 as no edge) and up to EVERY_DISTANCE_VERTICES vertices;
     None elsewhere."""
     weighted = graph.weights is not None
