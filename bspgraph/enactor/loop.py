@@ -173,7 +173,7 @@ def _enact_one(primitive, graph, params, result_device=False, check=False):
         done = primitive.converged(graph, frontier, state, iteration)
         seconds = time.perf_counter() - step_started - _paid_since(step_paid)
         seconds /= len(sizes)  # shared out evenly
-        steps = [Superstep(size, seconds, vertices=size) for size in sizes]
+        steps = [Superstep(size, seconds, size) for size in sizes]  # (positional: faster)
         stats.supersteps.extend(steps)
         started += told(iteration, steps)  # the watchers' time is not the loop's
     graph.backend.synchronize()

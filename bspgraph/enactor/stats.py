@@ -28,31 +28,31 @@ class _Count:
         stats.__dict__[self.slot] = value
 
 
-@dataclass
+@dataclass(slots=True)  # (no per-record dict: a road's BFS keeps a thousand records)
 class Superstep:
-    """What one BSP superstep did: output frontier size, time, and communication (messages,
-    bytes and rounds over all devices; ``comm_seconds``, the time from the end of this
-    process's devices' step kernels to the end of the exchange on their own clocks (the
-    longest of its GPUs': packing, sending, receiving; taken without waiting in the loop);
-    ``sync_seconds``, its wall time in the superstep's collectives over processes, the scalars
-    and the stop test: mostly waiting for the slowest process; near 0 in one process);
-    ``formats``, what the devices' messages were: "ids" (vertex ids and values), "slab" (a
-    value for every vertex of a block) and "bits" (a vertex set and one value a column), each
-    named when some device sent one (empty on one device); ``vertices``, the distinct vertices
-    of the frontier over every device (``frontier`` counts a vertex once a device that holds
-    it): on one device its size, on several counted in checked runs (``check=True``), else
-    None. The levels of a repeated advance
-    (several supersteps in one launch) share its time evenly."""
+    """What one BSP superstep did: output frontier size, time, ``vertices``, the distinct
+    vertices of the frontier over every device (``frontier`` counts a vertex once a device
+    that holds it): on one device its size, on several counted in checked runs
+    (``check=True``), else None; and communication (messages, bytes and rounds over all
+    devices; ``comm_seconds``, the time from the end of this process's devices' step kernels
+    to the end of the exchange on their own clocks (the longest of its GPUs': packing,
+    sending, receiving; taken without waiting in the loop); ``sync_seconds``, its wall time in
+    the superstep's collectives over processes, the scalars and the stop test: mostly waiting
+    for the slowest process; near 0 in one process); ``formats``, what the devices' messages
+    were: "ids" (vertex ids and values), "slab" (a value for every vertex of a block) and
+    "bits" (a vertex set and one value a column), each named when some device sent one (empty
+    on one device). The levels of a repeated advance (several supersteps in one launch) share
+    its time evenly."""
 
     frontier: int
     seconds: float
+    vertices: int | None = None
     messages: int = 0
     bytes: int = 0
     rounds: int = 0
     comm_seconds: float = 0.0
     sync_seconds: float = 0.0
     formats: tuple[str, ...] = ()
-    vertices: int | None = None
 
 
 @dataclass

@@ -458,21 +458,22 @@ def test_every_level_at_once_on_short_rows_equals_level_by_level(n, pairs, direc
     st.integers(1, 40),
     st.lists(st.tuples(st.integers(0, 39), st.integers(0, 39), st.integers(1, 9)), max_size=90),
     st.booleans(),
+    st.booleans(),
     st.data(),
 )
-def test_every_distance_at_once_on_short_rows_equals_networkx(n, edges, directed, data):
+def test_every_distance_at_once_on_short_rows_equals_networkx(n, edges, directed, weighted, data):
     """On NumPy, SSSP from one vertex of a graph whose out-lists are all short and whose
-    weights are positive takes every distance in one call (scipy's Dijkstra): networkx's
-    distances, and the supersteps count the shortest-path tree's levels (every reached vertex
-    once)."""
+    weights are positive takes every distance in one call (scipy's Dijkstra; unweighted, its
+    breadth-first order): networkx's distances, and the supersteps count the shortest-path
+    tree's levels (every reached vertex once)."""
     from bspgraph.frontier import host
 
-    edges = [(u % n, v % n, w) for u, v, w in edges]
+    edges = [(u % n, v % n, w if weighted else 1) for u, v, w in edges]
     src, dst, weight = (
         np.array([e[k] for e in edges], dtype=t) for k, t in enumerate((np.int64, np.int64, float))
     )
     graph = bg.Graph.from_edges(
-        src, dst, weight, num_vertices=n, directed=directed, backend="numpy"
+        src, dst, weight if weighted else None, num_vertices=n, directed=directed, backend="numpy"
     )
     source = data.draw(st.integers(0, n - 1), label="source")
     if not host._short_rows(graph):
