@@ -27,7 +27,14 @@ def _graph(seed=4):
 
 def _cut(primitive, graph, parts, partitioner):
     backends = {d: get_backend("numpy") for d in range(parts)}
-    return _parts(primitive, graph, comm.Local(parts), backends, partitioner, 0)
+    return _parts(primitive, graph, comm.Local(parts), backends, partitioner, 0)[:3]
+
+
+def test_a_cut_is_built_once_a_graph():
+    _, graph = _graph()
+    backends = {d: get_backend("numpy") for d in range(3)}
+    built = [_parts(BFS(), graph, comm.Local(3), backends, "random", 0)[3] for _ in range(2)]
+    assert built == [True, False]
 
 
 @pytest.mark.parametrize("partitioner", SCATTERED)
