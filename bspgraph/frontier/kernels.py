@@ -418,20 +418,10 @@ def visit_levels(graph, frontier, depth, value, parent) -> Frontier | None:
     level after level in one cooperative launch (see :func:`levels_from`)."""
     if not startable(graph, frontier):
         return None
-    kernel = typed_kernel(
-        graph.xp,
-        _VISIT_LEVELS,
-        "levels",
-        cooperative=True,
-        id=graph.indices.dtype,
-        off=graph.offsets.dtype,
-        depth=depth.dtype,
-        deg=graph.cost_degrees()[0].dtype,
-    )
     return levels_from(
         graph,
         frontier,
-        kernel,
+        levels_kernel(graph, _VISIT_LEVELS, depth),
         depth,
         depth.dtype.type(value),
         np.uintp(0) if parent is None else parent,
