@@ -230,7 +230,11 @@ class Cluster:
             time.sleep(POLL_SECONDS)
 
     def _device(self, rank: int) -> str:
-        return f"GPU {rank}" if self.backend != "numpy" else f"CPU process {rank}"
+        """What rank ``rank`` drives, in words."""
+        from ..backend import gpu_count
+
+        on_gpu = self.backend == "cupy" or self.backend is None and gpu_count() > 0
+        return f"GPU {rank}" if on_gpu else f"CPU process {rank}"
 
     def _cause(self) -> str:
         """What the job printed about its failure: a rank's own line (it raised), or the
