@@ -203,6 +203,15 @@ def update_in_chunks(
     return rank
 
 
+def rank_pull(graph):
+    """The kernel of ``graph``'s backend that pulls the rank itself, through the transition
+    matrix (so that no contributions are published), on a whole graph; None on a device's part
+    or where the backend has none."""
+    if graph.context.owned is not None:
+        return None
+    return fused.lookup(damped_update.name, graph.backend, "pull")
+
+
 @fused.register("damped_update", "numpy", "pull")
 def pull_rank(graph, rank, weighted: bool):
     """What each vertex of a whole graph pulls, its in-neighbours' ``rank * scale``, as one

@@ -7,10 +7,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from .. import frontier as fr
-from ..backend import fused
 from ..enactor import Scalar, State, Stats, enact
 from ..graph.graph import register_preparation
-from ._pagerank_kernels import damped_update, transition
+from ._pagerank_kernels import damped_update, rank_pull, transition
 from .power import PowerIteration, checked_options, checked_weights, teleport
 
 
@@ -51,7 +50,7 @@ class PageRank(PowerIteration):
         )
         state.rank[mine] = 1.0 / graph.num_vertices
         self.uniform = float(teleport) if np.ndim(teleport) == 0 else None
-        self.pull_rank = _rank_pull(graph)  # None: the pull reads published contributions
+        self.pull_rank = rank_pull(graph)  # None: the pull reads published contributions
         return fr.Frontier.all(graph)
 
     def step(self, graph, frontier, state, iteration):
@@ -80,17 +79,8 @@ class PageRank(PowerIteration):
     def prepare(self, graph):
         super().prepare(graph)
         graph.weight_range()
-        if _rank_pull(graph):
+        if rank_pull(graph):
             transition(graph, self.weighted)
-
-
-def _rank_pull(graph):
-    """The kernel of ``graph``'s backend that pulls the rank itself, through the transition
-    matrix (so that no contributions are published), on a whole graph; None on a device's part
-    or where the backend has none."""
-    if graph.context.owned is not None:
-        return None
-    return fused.lookup(damped_update.name, graph.backend, "pull")
 
 
 register_preparation("pagerank", lambda graph: PageRank().prepare(graph))
