@@ -23,6 +23,9 @@ of one GPU the Slab they foretell, goes without that read, and the host queues t
 behind the step's kernels (:func:`_chosen_unread`). In one memory such a package goes to its
 receivers unread too, as Pieces (views whose start and count the receivers' kernels read),
 and its counts come back with the next frontiers': one host read a superstep.
+
+:func:`_enact`'s loop is the contract, a line a rule; :class:`LiftedRun` holds the run's fixed
+parts and a method a phase, and the functions below it are how each phase is done.
 """
 
 from __future__ import annotations
@@ -127,82 +130,145 @@ def _enact(
         params = relabelling.params(primitive, params)
     stats = Stats(devices=transport.size, setup_seconds=setup_seconds)
     started = time.perf_counter()
-    local = transport.local
-    gpus = list(dict.fromkeys(backends[d] for d in local))  # each device once (parts share)
-    staged = len(gpus) > 1  # several GPUs in this process
-    shared = not (staged or transport.distributed)  # every device's state in one memory
-    owners = {d: _per_cut(graph, owner, backends[d], backends[d].asarray) for d in local}
-    # one process per device: the communicator splits by owner on that device, no copy
-    exchange_owner = owner if staged else owners[local[0]]
-    each = functools.partial(_on_each, backends if staged else None)  # (one GPU: current)
-    states = each(functools.partial(allocate, primitive), devices)
-    contract = contract_of(primitive, states[local[0]])
-    keyed = each(functools.partial(_keyed, contract), devices, states)
-    # Slabs (no ids) in supersteps where many vertices changed: between parts in this
-    # process's memory, or across a link (processes, GPUs of this process; each device
-    # choosing for itself) where the pattern is direct and every part is one id range
-    dense = pattern.dense and contract.dense and (shared or transport.wire and pattern.direct)
-    blocks = _blocks(owner, devices, transport) if dense else None
-    dense, share = blocks is not None, backends[local[0]].capabilities.dense_share
-    # in one memory a package goes to its receivers unread, as views (Pieces): its counts are
-    # read with the next frontiers'
-    handed = shared and dense and pattern.direct and not transport.wire
-    # over a wire, a superstep whose changed vertices took one value a column (a traversal's
-    # level) may send them as a vertex set and that value (Bits): V / 8 bytes, not V values
-    bitwise = dense and transport.wire and pattern.direct and _bitwise(contract, states[local[0]])
-    packers = each(
-        functools.partial(_packer, primitive, contract, pattern, transport.size, handed),
-        devices,
-        keyed,
-        owners,
-    )
-    # Messages chosen from the frontiers' out-edges, where a read waits for the device (a
-    # GPU): Updates they make certain, and in one memory the Slabs they foretell
-    bounded = backends[local[0]].capabilities.costly_supersteps
-    choose = functools.partial(
-        _chosen_unread, primitive, contract, blocks, share, transport, shared and not transport.wire
-    )
-    frontiers = each(functools.partial(primitive.init_frontier, **params), devices, states)
-    if not primitive.needs_all:  # each vertex starts on its owner only
-        frontiers = each(_owned_part, devices, frontiers)
-    if bounded:  # their out-edges bound the first steps' outputs: one read before the loop
-        each(
-            lambda graph, frontier: frontier.defer_counts(graph.cost_degrees()[0]),
-            devices,
-            frontiers,
-        )
-        read_counts(frontiers.values())
-    for frontier in frontiers.values():  # no frontier was advanced from before these
-        frontier.edges_before = 0
-    bases = each(functools.partial(_bases, contract), devices, states)
-    packed = any(packer is not None for packer in packers.values())
-    iteration, joined, marks = 0, False, []
-    converged = _converged(primitive, each, shared, devices, frontiers, states, iteration)
-    done = _sum(transport, [sum(not c for c in converged.values())]) == [0]
-    while not done:
+    run = LiftedRun(primitive, pattern, transport, backends, owner, devices, check)
+    frontiers = run.first_frontiers(params)
+    done = run.converged_before_start(frontiers)
+    while not done:  # the lifting contract (enactor/contract.py), a superstep a turn
         step_started = time.perf_counter()
-        if check:
-            before = each(snapshot, devices, states)
-        outputs = each(
-            functools.partial(_stepped, primitive, iteration), devices, frontiers, states
+        outputs = run.step(frontiers)  # 1. the unmodified step on every device
+        messages = run.messages(outputs)  # 2. the returned vertices' communicated state
+        inboxes, traffic = run.exchange(messages)  # to their owners (to all: needs_all)
+        frontiers = run.combine(outputs, inboxes)  # 3. combined; the changed join the frontier
+        record, done = run.tally(frontiers, outputs, inboxes, messages, traffic)  # 4, 5
+        record.seconds = time.perf_counter() - step_started
+        stats.supersteps.append(record)
+        started += told(run.iteration, stats.supersteps[-1:])  # the watchers' time is not the run's
+    run.time_communication(stats.supersteps)
+    stats.seconds = time.perf_counter() - started
+    stats.iterations = run.iteration
+    stats.edges = run.traversed_edges()
+    gathered = time.perf_counter()
+    result = run.result(relabelling, result_device)
+    stats.gather_seconds = time.perf_counter() - gathered
+    return result, stats
+
+
+class LiftedRun:
+    """One run of a primitive on the devices this process drives: what stays fixed over its
+    supersteps (the parts, their states, which messages the contract and the link allow) and
+    the phases of a superstep (:func:`_enact`'s loop), each over every local device.
+
+    Which messages: an Update (ids and values) always; a Slab (no ids) in supersteps where
+    many vertices changed, between parts in this process's memory, or across a link
+    (processes, GPUs of this process; each device choosing for itself) where the pattern is
+    direct and every part is one id range (``blocks``); over a link, Bits where the changed
+    vertices took one value a column (``bitwise``); in one memory, packages handed to their
+    receivers unread, as views (``handed``: their counts read with the next frontiers')."""
+
+    def __init__(self, primitive, pattern, transport, backends, owner, devices, check) -> None:
+        self.primitive, self.pattern, self.transport = primitive, pattern, transport
+        self.backends, self.devices, self.check = backends, devices, check
+        self.iteration, self.joined, self.marks = 0, False, []
+        local = self.local = transport.local
+        self.gpus = list(dict.fromkeys(backends[d] for d in local))  # each device once
+        self.staged = len(self.gpus) > 1  # several GPUs in this process
+        self.shared = not (self.staged or transport.distributed)  # every state in one memory
+        owners = {d: _per_cut(devices[d], owner, backends[d], backends[d].asarray) for d in local}
+        # one process per device: the communicator splits by owner on that device, no copy
+        self.owner = owner if self.staged else owners[local[0]]
+        self.each = functools.partial(_on_each, backends if self.staged else None)
+        self.states = self.each(functools.partial(allocate, primitive), devices)
+        contract = self.contract = contract_of(primitive, self.states[local[0]])
+        self.keyed = self.each(functools.partial(_keyed, contract), devices, self.states)
+        wire = transport.wire
+        dense = pattern.dense and contract.dense and (self.shared or wire and pattern.direct)
+        self.blocks = _blocks(owner, devices, transport) if dense else None
+        self.dense = self.blocks is not None
+        self.share = backends[local[0]].capabilities.dense_share
+        self.handed = self.shared and self.dense and pattern.direct and not wire
+        self.bitwise = (
+            self.dense and wire and pattern.direct and _bitwise(contract, self.states[local[0]])
         )
-        if check:
+        self.packers = self.each(
+            functools.partial(_packer, primitive, contract, pattern, transport.size, self.handed),
+            devices,
+            self.keyed,
+            owners,
+        )
+        self.packed = any(packer is not None for packer in self.packers.values())
+        # messages chosen from the frontiers' out-edges, where a read waits for the device
+        # (a GPU): Updates they make certain, and in one memory the Slabs they foretell
+        self.bounded = backends[local[0]].capabilities.costly_supersteps
+        self.choose = functools.partial(
+            _chosen_unread,
+            primitive,
+            contract,
+            self.blocks,
+            self.share,
+            transport,
+            self.shared and not wire,
+        )
+        self.bases = self.unread = self.comm_started = None
+
+    def first_frontiers(self, params: dict) -> dict:
+        """Each device's first frontier (a vertex on its owner only, unless ``needs_all``) from
+        the initialised state, and the baselines of the ``add`` state taken from it."""
+        primitive, devices = self.primitive, self.devices
+        init = functools.partial(primitive.init_frontier, **params)
+        frontiers = self.each(init, devices, self.states)
+        if not primitive.needs_all:
+            frontiers = self.each(_owned_part, devices, frontiers)
+        if self.bounded:  # their out-edges bound the first steps' outputs: one read here
+            self.each(
+                lambda graph, frontier: frontier.defer_counts(graph.cost_degrees()[0]),
+                devices,
+                frontiers,
+            )
+            read_counts(frontiers.values())
+        for frontier in frontiers.values():  # no frontier was advanced from before these
+            frontier.edges_before = 0
+        self.bases = self.each(functools.partial(_bases, self.contract), devices, self.states)
+        return frontiers
+
+    def converged_before_start(self, frontiers: dict) -> bool:
+        """Whether every device has converged before the first superstep."""
+        converged = _converged(
+            self.primitive, self.each, self.shared, self.devices, frontiers, self.states, 0
+        )
+        return _sum(self.transport, [sum(not c for c in converged.values())]) == [0]
+
+    def step(self, frontiers: dict) -> dict:
+        """Rule 1: the primitive's step on every device (each on its own share of the
+        frontier), checked against the contract with ``check``; where the outputs' sizes are
+        still on the device, bounded by the frontiers' out-edges (:func:`_bounded`)."""
+        each, devices, states = self.each, self.devices, self.states
+        if self.check:
+            before = each(snapshot, devices, states)
+        stepped = functools.partial(_stepped, self.primitive, self.iteration)
+        outputs = each(stepped, devices, frontiers, states)
+        if self.check:
             each(
-                functools.partial(verify, primitive, contract, iteration),
+                functools.partial(verify, self.primitive, self.contract, self.iteration),
                 devices,
                 before,
                 states,
                 outputs,
             )
-        # Each device's message: a Slab (covering every vertex or not) or an Update. Where
-        # the step's count is still on a GPU, its frontier's out-edges bound it
-        # (_chosen_unread): an Update they make certain that is packed on the device, or in
-        # one memory the Slab they foretell, goes without reading the count, so that the
-        # host queues the exchange behind the step's kernels.
+        if self.bounded:  # (host values only: no activation)
+            outputs = {d: _bounded(devices[d], frontiers[d], outputs[d]) for d in self.local}
+        return outputs
+
+    def messages(self, outputs: dict) -> dict:
+        """Rule 2: each device's message, the communicated state of the vertices it returned:
+        a Slab (covering every vertex or not), Bits, or an Update. Where the step's count is
+        still on a GPU, its frontier's out-edges bound it (:func:`_chosen_unread`): an Update
+        they make certain that is packed on the device, or in one memory the Slab they
+        foretell, goes without reading the count, so that the host queues the exchange behind
+        the step's kernels."""
+        contract, blocks, devices, states = self.contract, self.blocks, self.devices, self.states
+        local = self.local
         whole = dict.fromkeys(local)
-        if bounded:  # (host values only: no activation)
-            outputs = {d: _bounded(devices[d], frontiers[d], outputs[d]) for d in local}
-        choices = {d: choose(devices[d], states[d], outputs[d]) for d in local if bounded}
+        choices = {d: self.choose(devices[d], states[d], outputs[d]) for d in local if self.bounded}
         whole.update({d: chosen for d, (_, chosen) in choices.items()})
         unread = {d for d, (known, _) in choices.items() if known}
         sized = [
@@ -210,86 +276,70 @@ def _enact(
             for d in local
             if d not in unread
             or whole[d] is None
-            and (packers[d] is None or outputs[d].listing is None)
+            and (self.packers[d] is None or outputs[d].listing is None)
         ]
         read_counts(outputs[d] for d in sized)  # their sizes: one read a GPU
         # What follows is communication, timed on each GPU's queue (from the end of the
         # step's kernels to the end of the exchange's): this process does not wait here.
-        comm_started = [backend.mark() for backend in gpus]
+        self.comm_started = [backend.mark() for backend in self.gpus]
         large = [
             d
             for d in local
             if d not in unread
-            and dense
+            and self.dense
             and _many(
-                contract, blocks, share, transport, bitwise, devices[d], states[d], outputs[d]
+                contract,
+                blocks,
+                self.share,
+                self.transport,
+                self.bitwise,
+                devices[d],
+                states[d],
+                outputs[d],
             )
         ]
-        levels = {}  # over a wire: the one value a column of the outputs that have one
-        if (
-            large
-        ):  # what each large output keeps at home (and whether it is one level), read at once
-            if bitwise:
-                levels = each(
-                    functools.partial(_level, contract),
-                    {d: devices[d] for d in large},
-                    states,
-                    bases,
-                    outputs,
-                )
-            kept = _read_each(
-                backends,
-                each(
-                    _owned_count,
-                    {d: devices[d] for d in large},
-                    outputs,
-                    levels if bitwise else None,
-                ),
-            )
-            levels = {d: level[1] for d, level in levels.items() if kept[d][1]}
-            whole.update(
-                {
-                    d: _dense_choice(
-                        primitive,
-                        contract,
-                        share,
-                        transport.size,
-                        devices[d],
-                        len(outputs[d]),
-                        kept[d][0] if bitwise else kept[d],
-                        _entry_bytes(contract, blocks, devices[d], states[d])
-                        if transport.wire
-                        else None,
-                        d in levels,
-                    )
-                    for d in large
-                }
-            )
-        if not pattern.direct and None in whole.values():  # one kind for every device
+        levels = _dense_choices(self, outputs, large, whole) if large else {}
+        if not self.pattern.direct and None in whole.values():  # one kind for every device
             whole, levels = dict.fromkeys(local), {}
             read_counts(outputs.values())  # (those bounded)
-        messages = each(
+        messages = self.each(
             functools.partial(_message, contract, blocks, levels=levels),
             devices,
             states,
-            bases,
-            packers,
+            self.bases,
+            self.packers,
             outputs,
             whole,
         )
-        if packed and not handed:  # every part's counts by owner, and its output's: one read
-            messages = _unpacked(backends, messages, outputs)
-        unread_packages = [m for m in messages.values() if isinstance(m, Packed)]
+        if self.packed and not self.handed:  # every part's counts by owner, and its output's
+            messages = _unpacked(self.backends, messages, outputs)  # (one read)
+        self.unread = [m for m in messages.values() if isinstance(m, Packed)]
+        return messages
+
+    def exchange(self, messages: dict) -> tuple[list, object]:
+        """Every device's message through the communicator to its receivers (the owners of
+        its vertices; every device where the primitive ``needs_all``): the inboxes, Bits
+        unfolded into Slabs, and the exchange's counts."""
         received, traffic = _exchange(
-            primitive, contract, pattern, transport, messages, exchange_owner, blocks, staged
+            self.primitive,
+            self.contract,
+            self.pattern,
+            self.transport,
+            messages,
+            self.owner,
+            self.blocks,
+            self.staged,
         )
-        if bitwise:  # Bits unfold where they arrive, as Slabs
-            received = each(
-                functools.partial(_unfolded, contract), devices, states, dict(enumerate(received))
+        if self.bitwise:  # Bits unfold where they arrive, as Slabs
+            unfolded = self.each(
+                functools.partial(_unfolded, self.contract),
+                self.devices,
+                self.states,
+                dict(enumerate(received)),
             )
-            received = [received.get(d) for d in range(transport.size)]
-        exchanged = [backend.mark() for backend in gpus]
-        if handed:  # Pieces beside Slabs are applied as Updates: their counts, read at once
+            received = [unfolded.get(d) for d in range(self.transport.size)]
+        self.marks.append((self.comm_started, [backend.mark() for backend in self.gpus]))
+        if self.handed:  # Pieces beside Slabs are applied as Updates: their counts, read at once
             _learned(
                 [
                     m.packed
@@ -299,39 +349,65 @@ def _enact(
                     if isinstance(m, Piece)
                 ]
             )
-        frontiers = each(
+        return received, traffic
+
+    def combine(self, outputs: dict, received: list) -> dict:
+        """Rule 3: every inbox combined into its device's state; each device's next frontier
+        (:func:`_next_frontier`), its size (and the unread packages' counts) read at once."""
+        frontiers = self.each(
             functools.partial(
-                _next_frontier_counted, primitive, contract, blocks, iteration + 1, bounded
+                _next_frontier_counted,
+                self.primitive,
+                self.contract,
+                self.blocks,
+                self.iteration + 1,
+                self.bounded,
             ),
-            devices,
-            states,
-            bases,
-            keyed,
+            self.devices,
+            self.states,
+            self.bases,
+            self.keyed,
             outputs,
             dict(enumerate(received)),
         )
-        unread_packages = [m for m in unread_packages if not m.known]  # (beside Slabs: read)
+        unread = [m for m in self.unread if not m.known]  # (beside Slabs: read)
         counted = read_counts(
             [*frontiers.values(), *outputs.values()],
-            [(backend_of(m.counts), m.counts) for m in unread_packages],
+            [(backend_of(m.counts), m.counts) for m in unread],
         )
-        for package, counts in zip(unread_packages, counted, strict=True):  # one read a GPU
+        for package, counts in zip(unread, counted, strict=True):  # one read a GPU
             package.learn(counts)
-        traffic = traffic.settled()
         if any(frontier.is_dense for frontier in frontiers.values()):
-            frontiers = each(_few_as_ids, devices, frontiers)
-        for d in local:  # it goes on from the step's output
+            frontiers = self.each(_few_as_ids, self.devices, frontiers)
+        for d in self.local:  # it goes on from the step's output
             frontiers[d].edges_before = outputs[d].edges_before
+        return frontiers
+
+    def tally(self, frontiers, outputs, received, messages, traffic) -> tuple[Superstep, bool]:
+        """Rules 4 and 5: scalars combined over devices, each device's ``converged``, and the
+        superstep's tally summed over processes in one collective (frontier sizes, traffic,
+        devices still running, what the next direction test reads: :func:`_union_edges`).
+        The superstep's record (its ``seconds`` left to the caller) and whether the run is
+        over."""
+        primitive, transport, devices, local = (
+            self.primitive,
+            self.transport,
+            self.devices,
+            self.local,
+        )
+        traffic = traffic.settled()
         union = (
-            each(_union_edges, devices, frontiers, outputs, dict(enumerate(received)))
+            self.each(_union_edges, devices, frontiers, outputs, dict(enumerate(received)))
             if primitive.needs_all
             else {}
         )
-        vertices = _distinct(transport, devices, frontiers) if check else None
+        vertices = _distinct(transport, devices, frontiers) if self.check else None
         sync_started = time.perf_counter()
-        _combine_scalars(contract, states, transport, shared)
-        iteration += 1
-        converged = _converged(primitive, each, shared, devices, frontiers, states, iteration)
+        _combine_scalars(self.contract, self.states, transport, self.shared)
+        self.iteration += 1
+        converged = _converged(
+            primitive, self.each, self.shared, devices, frontiers, self.states, self.iteration
+        )
         counts = [
             *_formats(messages.values()),
             sum(len(f) for f in frontiers.values()),
@@ -343,60 +419,112 @@ def _enact(
             sum(e or 0 for e in union.values()),
             sum(o.pulled_from is not None for o in outputs.values()),
         ]
-        (*formats, size, messages, nbytes, running, returned, unions, edges, pulled) = _sum(
+        (*formats, size, sent, nbytes, running, returned, unions, edges, pulled) = _sum(
             transport, counts
         )  # one collective a superstep
-        alike = joined and pulled == transport.size  # one frontier in, every device pulled
-        joined = unions == transport.size and size == transport.size * returned
-        if joined:  # every device's frontier is every returned vertex, once: the tally's
+        alike = self.joined and pulled == transport.size  # one frontier in, every device pulled
+        self.joined = unions == transport.size and size == transport.size * returned
+        if self.joined:  # every device's frontier is every returned vertex, once: the tally's
             for d in local:
                 frontiers[d].out_edges = edges
                 frontiers[d].pulled_from = outputs[d].pulled_from if alike else None
         sync_seconds = time.perf_counter() - sync_started
         done = running == 0
-        if check and not done:  # a checked run that never settles fails: checks.Watch
-            check.superstep(iteration, devices, states, frontiers, converged)
-        stats.supersteps.append(
-            Superstep(
-                size,
-                time.perf_counter() - step_started,
-                messages=messages,
-                bytes=nbytes,
-                rounds=traffic.rounds,
-                sync_seconds=sync_seconds,
-                formats=tuple(kind for kind, n in zip(FORMATS, formats, strict=True) if n),
-                vertices=vertices,
+        if self.check and not done:  # a checked run that never settles fails: checks.Watch
+            self.check.superstep(self.iteration, devices, self.states, frontiers, converged)
+        record = Superstep(
+            size,
+            0.0,
+            messages=sent,
+            bytes=nbytes,
+            rounds=traffic.rounds,
+            sync_seconds=sync_seconds,
+            formats=tuple(kind for kind, n in zip(FORMATS, formats, strict=True) if n),
+            vertices=vertices,
+        )
+        return record, done
+
+    def time_communication(self, supersteps: list) -> None:
+        """Each superstep's ``comm_seconds`` from the marks on its GPUs' queues (the longest
+        of this process's GPUs'), read once after the run."""
+        for backend in self.gpus:
+            backend.synchronize()
+        for superstep, (starts, ends) in zip(supersteps, self.marks, strict=True):
+            superstep.comm_seconds = max(
+                backend.seconds_between(start, end)
+                for backend, start, end in zip(self.gpus, starts, ends)
             )
+
+    def traversed_edges(self) -> int:
+        """The edges the run traversed, summed over every device."""
+        traversed = self.each(self.primitive.traversed_edges, self.devices, self.states)
+        (edges,) = _sum(self.transport, [sum(int(edges) for edges in traversed.values())])
+        return edges
+
+    def result(self, relabelling, result_device: bool) -> dict:
+        """Each vertex's output state from its owner (every process returns the whole), in
+        the caller's ids; host arrays unless ``result_device``."""
+        primitive, devices, states = self.primitive, self.devices, self.states
+        if self.transport.distributed:
+            _share_owned(primitive, devices, states, self.transport)
+            result = gather(primitive, states[self.local[0]])
+        elif relabelling is None:
+            result = _gather(primitive, devices, states, host=not result_device)
+        else:  # renamed where the first part's arrays are (a GPU's gathers), then copied if asked
+            result = _gather(primitive, devices, states, host=False)
+        if relabelling is not None:  # back in the caller's ids
+            result = relabelling.results(primitive, result)
+            if not (result_device or self.transport.distributed):
+                result = {
+                    name: to_host(value) if getattr(value, "ndim", 0) else value
+                    for name, value in result.items()
+                }
+        return result
+
+
+def _dense_choices(run: LiftedRun, outputs: dict, large: list, whole: dict) -> dict:
+    """For the devices that returned many vertices (``large``, :func:`_many`), whether each
+    sends a Slab and over what (set in ``whole``, :func:`_dense_choice`), from how many of its
+    returned vertices it keeps at home and, over a wire where Bits may travel, whether they
+    took one value a column: read at once. The one value a column of those that did."""
+    devices, states, contract = run.devices, run.states, run.contract
+    levels = {}
+    if run.bitwise:
+        levels = run.each(
+            functools.partial(_level, contract),
+            {d: devices[d] for d in large},
+            states,
+            run.bases,
+            outputs,
         )
-        marks.append((comm_started, exchanged))
-        started += told(iteration, stats.supersteps[-1:])  # the watchers' time is not the run's
-    for backend in gpus:
-        backend.synchronize()
-    for superstep, (starts, ends) in zip(stats.supersteps, marks, strict=True):
-        superstep.comm_seconds = max(
-            backend.seconds_between(start, end) for backend, start, end in zip(gpus, starts, ends)
-        )
-    stats.seconds = time.perf_counter() - started
-    stats.iterations = iteration
-    traversed = each(primitive.traversed_edges, devices, states)
-    (stats.edges,) = _sum(transport, [sum(int(edges) for edges in traversed.values())])
-    gathered = time.perf_counter()
-    if transport.distributed:
-        _share_owned(primitive, devices, states, transport)
-        result = gather(primitive, states[local[0]])
-    elif relabelling is None:
-        result = _gather(primitive, devices, states, host=not result_device)
-    else:  # renamed where the first part's arrays are (a GPU's gathers), then copied if asked
-        result = _gather(primitive, devices, states, host=False)
-    if relabelling is not None:  # back in the caller's ids
-        result = relabelling.results(primitive, result)
-        if not (result_device or transport.distributed):
-            result = {
-                name: to_host(value) if getattr(value, "ndim", 0) else value
-                for name, value in result.items()
-            }
-    stats.gather_seconds = time.perf_counter() - gathered
-    return result, stats
+    kept = _read_each(
+        run.backends,
+        run.each(
+            _owned_count,
+            {d: devices[d] for d in large},
+            outputs,
+            levels if run.bitwise else None,
+        ),
+    )
+    levels = {d: level[1] for d, level in levels.items() if kept[d][1]}
+    wire = run.transport.wire
+    whole.update(
+        {
+            d: _dense_choice(
+                run.primitive,
+                contract,
+                run.share,
+                run.transport.size,
+                devices[d],
+                len(outputs[d]),
+                kept[d][0] if run.bitwise else kept[d],
+                _entry_bytes(contract, run.blocks, devices[d], states[d]) if wire else None,
+                d in levels,
+            )
+            for d in large
+        }
+    )
+    return levels
 
 
 def _distinct(transport, devices, frontiers) -> int:
