@@ -87,6 +87,33 @@ def test_mask_of_marks_each_id(ids):
     assert np.flatnonzero(mask).tolist() == sorted(set(ids))
 
 
+@examples(40)
+@given(
+    st.lists(st.sampled_from([0.0, 1.0, 2.5, -1.0, np.inf, np.nan]), max_size=12),
+    st.data(),
+)
+def test_one_value_says_whether_the_set_entries_hold_one_value(values, data):
+    """ops.one_value: whether the entries at a mask (or at ids) are all one value (not where
+    none is set or one is NaN), that value, and how many of them lie in a range."""
+    n = len(values)
+    mask = np.array(data.draw(st.lists(st.booleans(), min_size=n, max_size=n)), dtype=bool)
+    start = data.draw(st.integers(0, n))
+    kept = slice(start, data.draw(st.integers(start, n)))
+    for dtype in (np.float64, np.int32):
+        column = np.array(values, dtype=np.float64)
+        if dtype is np.int32:
+            column = np.nan_to_num(column, nan=7, posinf=9).astype(np.int32)
+        chosen = column[mask]
+        one = chosen.size > 0 and not np.isnan(chosen).any() and (chosen == chosen[0]).all()
+        expected = [int(mask[kept].sum()), int(one)]
+        for index in ({"mask": mask}, {"ids": np.flatnonzero(mask).astype(np.int32)}):
+            pair, value = ops.one_value(HOST, column, kept=kept, **index)
+            assert pair.tolist() == expected
+            assert value.dtype == column.dtype and value.shape == (1,)
+            if one:
+                assert value[0] == chosen[0]
+
+
 @examples(30)
 @given(st.lists(st.booleans(), min_size=1, max_size=20), st.data())
 def test_where_at_is_where_then_gather(mask, data):

@@ -982,6 +982,35 @@ def test_whole_array_reductions_of_nan_views_and_other_dtypes(size):
     assert int(gpu.count(cp.asarray(small))) == int(np.count_nonzero(small))
 
 
+@pytest.mark.parametrize("dtype", [np.int32, np.int64, np.float32, np.float64, np.uint8])
+@pytest.mark.parametrize("size", [0, 1, 1_000, 5_000_001])  # the last: more than a grid's pass
+def test_one_value_equals_numpy(dtype, size):
+    """The one-pass kernel of ops.one_value (the generic path for uint8) gives NumPy's pair
+    and value: one value over a sparse mask, two values, a NaN, nothing set; at ids too."""
+    import cupy as cp
+
+    gpu = bg.backend.get_backend("cupy")
+    rng = np.random.default_rng(size)
+    mask = rng.random(size) < 0.01
+    kept = slice(size // 3, size // 2)
+    base = np.full(size, 5, dtype=dtype)
+    two = base.copy()
+    two[np.flatnonzero(mask)[-1:]] = 3
+    cases = [base, two, np.zeros(size, dtype=dtype)]
+    if np.dtype(dtype).kind == "f" and size:
+        nan = base.copy()
+        nan[np.flatnonzero(mask)[:1]] = np.nan
+        cases.append(nan)
+    for column in cases:
+        for index in ({"mask": mask}, {"ids": np.flatnonzero(mask).astype(np.int64)}):
+            expected = ops.one_value(bg.backend.get_backend("numpy"), column, kept=kept, **index)
+            on_gpu = {name: cp.asarray(array) for name, array in index.items()}
+            pair, value = ops.one_value(gpu, cp.asarray(column), kept=kept, **on_gpu)
+            assert pair.get().tolist() == expected[0].tolist()
+            if expected[0][1]:
+                assert value.get().tolist() == expected[1].tolist()
+
+
 @pytest.mark.parametrize("dtype", [np.int32, np.int64, np.uint32])  # the last: CuPy's bincount
 @pytest.mark.parametrize("size", [0, 1, 257, 3_000_001])
 def test_tally_equals_bincount(dtype, size):

@@ -1,6 +1,8 @@
 """What the enactor sends between devices: the format each superstep takes (ids, Slabs, Bits)
 chosen from the contract and the data, and a lifted traversal doing one device's work."""
 
+import dataclasses
+
 import networkx as nx
 import numpy as np
 import pytest
@@ -12,6 +14,7 @@ import bspgraph as bg
 from bspgraph import comm
 from bspgraph import frontier as fr
 from bspgraph.backend import to_host
+from bspgraph.backend.numpy_backend import NumpyBackend
 from bspgraph.testing import COMMUNICATORS, PARTITIONERS, graphs
 
 
@@ -51,11 +54,24 @@ def rmat():
     return graph, source, expected
 
 
+def _costly(monkeypatch) -> None:
+    """NumPy standing in for a GPU: supersteps whose host reads cost (the enactor bounds the
+    step's output by its frontier's out-edges and reads what it needs at once)."""
+    capabilities = dataclasses.replace(NumpyBackend.capabilities, costly_supersteps=True)
+    monkeypatch.setattr(NumpyBackend, "capabilities", capabilities)
+
+
+@pytest.mark.parametrize("costly", [False, True])
 @pytest.mark.parametrize("devices", [1, 2, 3, 4, 5])
-def test_a_traversal_from_the_docs_sends_bits_in_its_heavy_supersteps(rmat, devices):
+def test_a_traversal_from_the_docs_sends_bits_in_its_heavy_supersteps(
+    rmat, devices, costly, monkeypatch
+):
     """Over a link (a transport whose messages are copied), a level whose vertices all took
     one value travels as a vertex set and that value: no hint in the primitive, and the
-    answer is networkx's."""
+    answer is networkx's; also where reads cost (the GPU's path: what Bits need is read with
+    the output's size)."""
+    if costly:
+        _costly(monkeypatch)
     graph, source, expected = rmat
     transport = comm.Local(devices, wire=True)
     state, stats = bg.enact(
@@ -76,9 +92,12 @@ def test_a_traversal_from_the_docs_sends_bits_in_its_heavy_supersteps(rmat, devi
     assert not any("slab" in s.formats for s in stats.supersteps)  # one value: never a Slab
 
 
-def test_values_that_differ_travel_as_ids_or_slabs(rmat):
+@pytest.mark.parametrize("costly", [False, True])
+def test_values_that_differ_travel_as_ids_or_slabs(rmat, costly, monkeypatch):
     """BFS with parents: the parents of a large level differ, so it takes no Bits (the
     first level may: every vertex there has the source as parent)."""
+    if costly:
+        _costly(monkeypatch)
     graph, source, expected = rmat
     r = bg.bfs(
         graph,

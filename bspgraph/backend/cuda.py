@@ -390,6 +390,108 @@ extern "C" __global__ void replace(T* values, long long n, T old, T value) {
     if (values[i] == old) values[i] = value;
 }
 """
+# ops.one_value in two launches and no temporary of the array's size: each block's least and
+# largest value where the mask is set (or at the ids) and its count of them in [lo, hi), then
+# one thread over the blocks' partials. A NaN makes a block's range the whole type's (never
+# one value).
+_ONE_VALUE = r"""
+extern "C" __global__ void one_value_blocks(const T* values, long long n, const bool* mask,
+                                            const ID* ids, long long lo, long long hi,
+                                            T highest, T lowest, T* lows, T* highs,
+                                            unsigned long long* counts) {
+  __shared__ T warp_lows[32], warp_highs[32];
+  __shared__ unsigned long long warp_counts[32];
+  T low = highest, high = lowest;
+  unsigned long long count = 0;
+  for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n;
+       i += (long long)gridDim.x * blockDim.x) {
+    long long vertex = i;
+    if (ids) vertex = (long long)ids[i];
+    else if (!mask[i]) continue;
+    const T value = values[vertex];
+    if (value != value) { low = lowest; high = highest; }
+    else { low = value < low ? value : low; high = value > high ? value : high; }
+    count += vertex >= lo && vertex < hi;
+  }
+  for (int s = 16; s > 0; s >>= 1) {
+    const T other_low = __shfl_down_sync(0xffffffffu, low, s);
+    const T other_high = __shfl_down_sync(0xffffffffu, high, s);
+    low = other_low < low ? other_low : low;
+    high = other_high > high ? other_high : high;
+    count += __shfl_down_sync(0xffffffffu, count, s);
+  }
+  if ((threadIdx.x & 31) == 0) {
+    warp_lows[threadIdx.x >> 5] = low;
+    warp_highs[threadIdx.x >> 5] = high;
+    warp_counts[threadIdx.x >> 5] = count;
+  }
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    for (int w = 1; w < (int)(blockDim.x >> 5); ++w) {
+      low = warp_lows[w] < low ? warp_lows[w] : low;
+      high = warp_highs[w] > high ? warp_highs[w] : high;
+      count += warp_counts[w];
+    }
+    lows[blockIdx.x] = low;
+    highs[blockIdx.x] = high;
+    counts[blockIdx.x] = count;
+  }
+}
+
+extern "C" __global__ void one_value_total(const T* lows, const T* highs,
+                                           const unsigned long long* counts, int blocks,
+                                           T* value, long long* pair) {
+  T low = lows[0], high = highs[0];
+  unsigned long long count = counts[0];
+  for (int b = 1; b < blocks; ++b) {
+    low = lows[b] < low ? lows[b] : low;
+    high = highs[b] > high ? highs[b] : high;
+    count += counts[b];
+  }
+  pair[0] = (long long)count;
+  pair[1] = low == high;
+  value[0] = low;
+}
+"""
+
+
+def one_value(cupy, values, mask, ids, kept: slice):
+    """:func:`bspgraph.backend.ops.one_value` for ``values`` of a STREAMED dtype (and int32 or
+    int64 ``ids``)."""
+    dtype, null = values.dtype, np.uintp(0)
+    n = int(values.shape[0] if ids is None else ids.shape[0])
+    blocks = max(min((n + 255) // 256, STREAM_BLOCKS), 1)
+    lows, highs = cupy.empty(blocks, dtype=dtype), cupy.empty(blocks, dtype=dtype)
+    counts = cupy.empty(blocks, dtype=np.uint64)
+    value, pair = cupy.empty(1, dtype=dtype), cupy.empty(2, dtype=np.int64)
+    if dtype.kind == "f":
+        highest, lowest = dtype.type(np.inf), dtype.type(-np.inf)
+    else:
+        highest, lowest = dtype.type(np.iinfo(dtype).max), dtype.type(np.iinfo(dtype).min)
+    types = {"T": c_type(values), "ID": "int" if ids is None else c_type(ids)}
+    compile_kernel(cupy, _ONE_VALUE, "one_value_blocks", **types)(
+        (blocks,),
+        (256,),
+        (
+            cupy.ascontiguousarray(values),
+            np.int64(n),
+            null if mask is None else cupy.ascontiguousarray(mask, dtype=bool),
+            null if ids is None else cupy.ascontiguousarray(ids),
+            np.int64(kept.start),
+            np.int64(kept.stop),
+            highest,
+            lowest,
+            lows,
+            highs,
+            counts,
+        ),
+    )
+    compile_kernel(cupy, _ONE_VALUE, "one_value_total", **types)(
+        (1,), (1,), (lows, highs, counts, np.int32(blocks), value, pair)
+    )
+    return pair, value
+
+
 STREAM_BLOCKS = 1024  # blocks of 256 threads for a grid-stride pass (a few per SM)
 STREAMED = ("i4", "i8", "f4", "f8")  # the dtypes it takes (others: CuPy's own kernels)
 

@@ -356,6 +356,17 @@ def total_below(backend: Backend, values, keys, bound):
     return cuda.masked_total(backend.xp, values, keys=keys, bound=bound)
 
 
+@fused.register("one_value", "cupy", "op")
+def one_value(backend: Backend, values, mask=None, ids=None, kept: slice = slice(0, 0)):
+    """One pass and one thread over the blocks' partials (:func:`cuda.one_value`), where
+    CuPy's ``where`` and reductions make two arrays of every vertex and six launches."""
+    if values.dtype.str[1:] not in cuda.STREAMED or (
+        ids is not None and ids.dtype.str[1:] not in ("i4", "i8")
+    ):
+        return ops.one_value.generic(backend, values, mask, ids, kept)
+    return cuda.one_value(backend.xp, values, mask, ids, kept)
+
+
 @fused.register("tally", "cupy", "op")
 def tally(backend: Backend, ids, size: int):
     """One pass of integer atomics (CuPy's bincount first tests ``(ids < 0).any()``, a

@@ -243,6 +243,33 @@ def sum_at(backend: Backend, values, ids) -> int:
     return int(backend.masked_total(values, ids=ids))
 
 
+@_generic
+def one_value(backend: Backend, values, mask=None, ids=None, kept: slice = slice(0, 0)):
+    """Whether ``values`` hold one value where the bool ``mask`` is set (or at ``ids``), and
+    how many of those entries lie in the id range ``kept``: an int64 pair on the device (the
+    count, then 1 or 0; 0 where none is set or one is NaN), and the least of them as a
+    one-element array. Reads nothing."""
+    xp = backend.xp
+    if ids is None:
+        low = xp.where(mask, values, _extreme(values.dtype, 1))
+        high = xp.where(mask, values, _extreme(values.dtype, -1))
+        count = backend.count(mask[kept])
+    else:
+        low = high = xp.take(values, ids)
+        count = backend.count((ids >= kept.start) & (ids < kept.stop))
+    low, high = (low.min(), high.max()) if low.shape[0] else (xp.zeros((), values.dtype), 1)
+    pair = xp.stack([xp.asarray(count, dtype=np.int64), (low == high).astype(np.int64)])
+    return pair, xp.reshape(low, (1,)).astype(values.dtype, copy=False)
+
+
+def _extreme(dtype: np.dtype, sign: int):
+    """The largest (``sign`` 1) or smallest (-1) value of ``dtype`` (infinities for floats)."""
+    if dtype.kind == "f":
+        return dtype.type(np.inf if sign > 0 else -np.inf)
+    info = np.iinfo(dtype)
+    return dtype.type(info.max if sign > 0 else info.min)
+
+
 @_required
 def total_below(backend: Backend, values, keys, bound):
     """The sum in int64 of integer ``values`` where ``keys < bound``, as a 0-d array on the

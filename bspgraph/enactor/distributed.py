@@ -207,6 +207,7 @@ class LiftedRun:
             self.share,
             transport,
             self.shared and not wire,
+            self.bitwise,
         )
         self.bases = self.unread = self.comm_started = None
 
@@ -278,7 +279,21 @@ class LiftedRun:
             or whole[d] is None
             and (self.packers[d] is None or outputs[d].listing is None)
         ]
-        read_counts(outputs[d] for d in sized)  # their sizes: one read a GPU
+        # where the bound left the choice open on a GPU, what Bits would need (how many of
+        # the returned vertices are owned, and whether they took one value a column) is
+        # queued now and read with the sizes: one read a GPU
+        undecided = [d for d in sized if d not in unread and outputs[d].is_dense]
+        levels = self.each(
+            functools.partial(_level, contract),
+            {d: devices[d] for d in undecided if self.bitwise and self.bounded},
+            states,
+            self.bases,
+            outputs,
+        )
+        pairs = read_counts(
+            (outputs[d] for d in sized), [(self.backends[d], p) for d, (p, _) in levels.items()]
+        )
+        levels = {d: (pair, values) for (d, (_, values)), pair in zip(levels.items(), pairs)}
         # What follows is communication, timed on each GPU's queue (from the end of the
         # step's kernels to the end of the exchange's): this process does not wait here.
         self.comm_started = [backend.mark() for backend in self.gpus]
@@ -298,7 +313,7 @@ class LiftedRun:
                 outputs[d],
             )
         ]
-        levels = _dense_choices(self, outputs, large, whole) if large else {}
+        levels = _dense_choices(self, outputs, large, whole, levels) if large else {}
         if not self.pattern.direct and None in whole.values():  # one kind for every device
             whole, levels = dict.fromkeys(local), {}
             read_counts(outputs.values())  # (those bounded)
@@ -482,31 +497,21 @@ class LiftedRun:
         return result
 
 
-def _dense_choices(run: LiftedRun, outputs: dict, large: list, whole: dict) -> dict:
+def _dense_choices(run: LiftedRun, outputs: dict, large: list, whole: dict, read: dict) -> dict:
     """For the devices that returned many vertices (``large``, :func:`_many`), whether each
     sends a Slab and over what (set in ``whole``, :func:`_dense_choice`), from how many of its
     returned vertices it keeps at home and, over a wire where Bits may travel, whether they
-    took one value a column: read at once. The one value a column of those that did."""
+    took one value a column (:func:`_level`; ``read`` holds those already read): read at once.
+    The one value a column of those that did."""
     devices, states, contract = run.devices, run.states, run.contract
-    levels = {}
+    on = {d: devices[d] for d in large if d not in read}
     if run.bitwise:
-        levels = run.each(
-            functools.partial(_level, contract),
-            {d: devices[d] for d in large},
-            states,
-            run.bases,
-            outputs,
-        )
-    kept = _read_each(
-        run.backends,
-        run.each(
-            _owned_count,
-            {d: devices[d] for d in large},
-            outputs,
-            levels if run.bitwise else None,
-        ),
-    )
-    levels = {d: level[1] for d, level in levels.items() if kept[d][1]}
+        levels = run.each(functools.partial(_level, contract), on, states, run.bases, outputs)
+        kept = _read_each(run.backends, {d: pair for d, (pair, _) in levels.items()})
+        kept.update({d: pair for d, (pair, _) in read.items()})
+        levels = {d: values for d, (_, values) in {**levels, **read}.items() if kept[d][1]}
+    else:
+        levels, kept = {}, _read_each(run.backends, run.each(_owned_count, on, outputs))
     wire = run.transport.wire
     whole.update(
         {
@@ -1101,33 +1106,27 @@ def _bitwise(contract: Contract, state) -> bool:
 
 
 def _level(contract: Contract, graph, state, bases, output: Frontier):
-    """Whether every ``output`` vertex holds the same value in each communicated column (its
-    change, for ``add``), as a 0-d flag on the device, and those values (one-element
-    arrays): what Bits carry. Reads nothing: the flag is read with the output's count."""
+    """How many of the ``output`` vertices this device owns and whether each holds the same
+    value in every communicated column (its change, for ``add``), as an int64 pair on the
+    device (the count, then 1 or 0), and those values (one-element arrays): what Bits carry
+    (:func:`~bspgraph.backend.ops.one_value`, a pass a column). Reads nothing."""
     xp = graph.xp
-    dense = output.is_dense
-    index = output.mask if dense else graph.backend.index(output.ids)
-    same, values = xp.asarray(True), {}
+    owned = slice(*graph.owned_index().indices(graph.num_vertices)[:2])  # (over a wire: a range)
+    index = {"mask": output.mask} if output.is_dense else {"ids": graph.backend.index(output.ids)}
+    pairs, values = [], {}
     for name in contract.combiners:
         array = getattr(state, name)
-        if array is None:
-            continue
-        column = array - bases[name] if name in bases else array
-        if dense:  # no compaction: the least and the largest over the mask
-            low = xp.where(index, column, _extreme(column.dtype, 1)).min()
-            high = xp.where(index, column, _extreme(column.dtype, -1)).max()
-        else:
-            taken = xp.take(column, index)
-            low, high = (taken.min(), taken.max()) if len(output) else (xp.asarray(1), 0)
-        same = same & (low == high)
-        values[name] = xp.reshape(low, (1,)).astype(array.dtype, copy=False)
-    return same, values
-
-
-def _extreme(dtype: np.dtype, sign: int):
-    """The largest (``sign`` 1) or smallest (-1) value of ``dtype``."""
-    info = np.finfo(dtype) if dtype.kind == "f" else np.iinfo(dtype)
-    return dtype.type(info.max if sign > 0 else info.min)
+        if array is not None:
+            column = array - bases[name] if name in bases else array
+            pair, values[name] = ops.one_value(graph.backend, column, kept=owned, **index)
+            pairs.append(pair)
+    if not pairs:  # a vertex set alone
+        count = xp.asarray(_owned_count(graph, output), dtype=np.int64)
+        return xp.stack([count, xp.ones((), dtype=np.int64)]), values
+    if len(pairs) > 1:
+        same = xp.stack([pair[1] for pair in pairs]).min()
+        pairs[0] = xp.stack([pairs[0][0], same])
+    return pairs[0], values
 
 
 def _unfolded(contract: Contract, graph, state, inbox: list | None) -> list | None:
@@ -1143,13 +1142,9 @@ def _unfolded(contract: Contract, graph, state, inbox: list | None) -> list | No
     return [m.map(graph.backend.asarray).slab(absent) if isinstance(m, Bits) else m for m in inbox]
 
 
-def _owned_count(graph, output: Frontier, level=None):
+def _owned_count(graph, output: Frontier):
     """How many of the ``output`` vertices this device owns: a count queued on the device (the
-    size of ``Frontier.all``, which holds only owned ones); with ``level`` (:func:`_level`),
-    that count and its flag, as one array read at once."""
-    if level is not None:
-        count = graph.xp.asarray(_owned_count(graph, output), dtype=np.int64)
-        return graph.xp.stack([count, level[0].astype(np.int64)])
+    size of ``Frontier.all``, which holds only owned ones)."""
     owned = graph.context.owned
     if output.owned_only or output.is_dense and output.mask is owned:  # (or Frontier.all)
         return len(output)
@@ -1190,6 +1185,7 @@ def _chosen_unread(
     share: int,
     transport,
     slabs: bool,
+    bitwise: bool,
     graph,
     state,
     output: Frontier,
@@ -1199,7 +1195,7 @@ def _chosen_unread(
     size (``output.at_most``, :func:`_bounded`). An Update is certain where no Slab may travel
     (``blocks`` None) or where not even that many returned vertices would make one pay,
     whether none or all of them are owned here (the choice grows with the returned
-    vertices). With ``slabs`` (one memory) the Slab the bound foretells is chosen too, a share
+    vertices), as Bits where they may travel (``bitwise``). With ``slabs`` (one memory) the Slab the bound foretells is chosen too, a share
     1 / P of it taken as owned (all of it for a part's pull, ``owned_only``): a wrong guess
     costs a pass over a block there (a Slab is a view), where over a link it would cost
     bytes."""
@@ -1210,7 +1206,15 @@ def _chosen_unread(
         return True, None
     wire = _entry_bytes(contract, blocks, graph, state) if transport.wire else None
     choice = functools.partial(
-        _dense_choice, primitive, contract, share, transport.size, graph, bound, wire=wire
+        _dense_choice,
+        primitive,
+        contract,
+        share,
+        transport.size,
+        graph,
+        bound,
+        wire=wire,
+        level=bitwise,  # (the smallest dense message: Bits, where they may travel)
     )
     if choice(0) is None and choice(bound) is None:
         return True, None
