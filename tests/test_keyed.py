@@ -10,6 +10,7 @@ import pytest
 import bspgraph as bg
 from bspgraph.backend import fused, to_host
 from bspgraph.comm import Packed, Piece
+from bspgraph.comm.message import Bits, Slab
 from bspgraph.enactor import combiners
 from bspgraph.enactor._keyed_kernels import MODES
 
@@ -67,10 +68,14 @@ def test_a_package_packed_by_owner_holds_every_entry_in_its_owners_slice(
     assert sorted(got.tolist()) == sorted(ids[owner[ids] != 1].tolist())
 
 
-@pytest.mark.parametrize("mode", ["min", "max", "replace"])
-def test_a_slab_applied_in_one_pass_equals_the_combiners(graph, mode):
+@pytest.mark.parametrize(  # (replace has no value for "nothing sent": it never takes Bits)
+    ("dense", "mode"),
+    [("slab", "min"), ("slab", "max"), ("slab", "replace"), ("bits", "min"), ("bits", "max")],
+)
+def test_a_slab_applied_in_one_pass_equals_the_combiners(graph, mode, dense):
     """apply_block against the combiners' own apply, on a block of a float key with a
-    follower (min and max) or alone (replace)."""
+    follower (min and max) or alone (replace): a Slab, or Bits (one value where a bit is set,
+    nothing elsewhere)."""
     xp, n = graph.xp, graph.num_vertices
     rng = np.random.default_rng(7)
     key = rng.integers(0, 20, n).astype(np.float64)
@@ -78,6 +83,10 @@ def test_a_slab_applied_in_one_pass_equals_the_combiners(graph, mode):
     block = slice(n // 3, n // 3 + 1000)
     incoming = rng.integers(0, 20, 1000).astype(np.float64)
     incoming_follower = rng.integers(0, n, 1000).astype(np.int32)
+    if dense == "bits":  # what Bits stand for: the one value at the set bits
+        inside = rng.random(1000) < 0.3
+        incoming = np.where(inside, 9.0, np.inf if mode == "min" else -np.inf)
+        incoming_follower = np.full(1000, 5, dtype=np.int32)
     state = SimpleNamespace(
         key=xp.array(key), follower=None if follower is None else xp.array(follower)
     )
@@ -86,7 +95,11 @@ def test_a_slab_applied_in_one_pass_equals_the_combiners(graph, mode):
     marked_before[::7] = True  # (a returned vertex: marked already, not counted again)
     mark = xp.array(marked_before)
     values = {"key": xp.asarray(incoming), "follower": xp.asarray(incoming_follower)}
-    tally = kernels.apply_block(block, values, mark)
+    message = Slab(None, values)
+    if dense == "bits":
+        one = {"key": xp.asarray([9.0]), "follower": xp.asarray([5], dtype=np.int32)}
+        message = Bits.of(None, xp.asarray(inside), one)
+    tally = kernels.apply_block(block, message, mark)
     combined, changed = combiners.get(mode, "test").apply(np, key[block], incoming)
     expected_key = key.copy()
     expected_key[block] = combined

@@ -14,7 +14,8 @@ parents), takes these kernels:
   follower taken along; a Piece's start and count read on the device) and lists the winners
   and the returned vertices (those this device owns, unless ``needs_all``), each vertex once
   a superstep, their out-edges counted on the way: the next frontier, one host read;
-- ``apply_block`` combines a Slab over its block in one pass, counting what it marks.
+- ``apply_block`` combines a Slab (or Bits: a vertex set and one value) over its block in one
+  pass, counting what it marks.
 
 They replace a V-long mask, its count and compaction, the split's compare and compaction, and
 about twenty of CuPy's index operations per device and superstep. :class:`NumpyKeyed` does the
@@ -30,7 +31,7 @@ import numpy as np
 
 from ..backend import fused
 from ..backend.cuda import C_TYPES, c_type, stream
-from ..comm.message import Packed, Piece
+from ..comm.message import Bits, Packed, Piece, Slab
 from ..frontier import Frontier
 from . import combiners
 
@@ -97,21 +98,23 @@ extern "C" __global__ void apply_best(const ID* ids, long long n,
 # A Slab over the block first .. first + n: each arriving value combined into the key (the
 # follower's taken along where it wins), the vertices it changed marked (unless mark is null);
 # those not marked before counted in tally[0], their out-edges in tally[1] (unless degree is
-# null).
+# null). With bits (not null: Bits, packbits' order) only the vertices whose bit is set
+# receive, each the one value key_in[0] (and follower_in[0]).
 _APPLY_BLOCK = (
     _WINS
     + r"""
 extern "C" __global__ void apply_block(long long first, long long n, const KEY* key_in,
     KEY* key, const FOL* follower_in, FOL* follower, int mode, bool* mark, const DEG* degree,
-    unsigned long long* tally) {
+    unsigned long long* tally, const unsigned char* bits) {
   unsigned long long marked = 0, edges = 0;
   for (long long j = blockIdx.x * (long long)blockDim.x + threadIdx.x; j < n;
        j += (long long)gridDim.x * blockDim.x) {
-    const long long v = first + j;
-    const KEY x = key_in[j];
+    if (bits && !((bits[j >> 3] >> (7 - (j & 7))) & 1)) continue;
+    const long long v = first + j, at = bits ? 0 : j;
+    const KEY x = key_in[at];
     if (wins(x, key[v], mode)) {
       key[v] = x;
-      if (follower) follower[v] = follower_in[j];
+      if (follower) follower[v] = follower_in[at];
       if (mark && !mark[v]) {
         mark[v] = true;
         marked += 1;
@@ -395,17 +398,18 @@ class KeyedKernels(Keyed):
             )
         return Frontier.listed(graph, out, tally)  # read when first asked for
 
-    def apply_block(self, region: slice, values: dict, mark, tally=None, edges: bool = True):
-        """Combine a Slab's ``values`` over the vertices ``region`` (a range) into the
-        columns, marking in ``mark`` (a bool per vertex) the vertices it changed. Returns
-        ``tally`` (a new one when None): two counters on the device, to which it adds how
-        many vertices it marked that were not marked before, and (with ``edges``) their
-        out-edges (``cost_degrees``). With ``mark`` None nothing is marked or counted (and
-        None returned)."""
+    def apply_block(self, region: slice, dense: Slab | Bits, mark, tally=None, edges: bool = True):
+        """Combine a Slab's values (or Bits': their one value at the vertices in their set)
+        over the vertices ``region`` (a range) into the columns, marking in ``mark`` (a bool
+        per vertex) the vertices it changed. Returns ``tally`` (a new one when None): two
+        counters on the device, to which it adds how many vertices it marked that were not
+        marked before, and (with ``edges``) their out-edges (``cost_degrees``). With ``mark``
+        None nothing is marked or counted (and None returned)."""
         graph = self.graph
         first, stop, _ = region.indices(graph.num_vertices)
         key, follower, types = self._columns()
-        key_in, follower_in = self._arriving(values, key, follower)
+        key_in, follower_in = self._arriving(dense.values, key, follower)
+        bits = graph.xp.ascontiguousarray(dense.bits) if isinstance(dense, Bits) else NULL
         degree = graph.cost_degrees()[0]
         if tally is None and mark is not None:
             tally = graph.xp.zeros(2, dtype=graph.xp.uint64)
@@ -423,6 +427,7 @@ class KeyedKernels(Keyed):
             _or_null(mark),
             degree if edges and mark is not None else NULL,
             _or_null(tally),
+            bits,
             DEG=c_type(degree),
             **types,
         )
@@ -503,12 +508,18 @@ class NumpyKeyed(Keyed):
         tally = xp.stack([xp.asarray(out.shape[0], dtype=np.uint64), edges])
         return Frontier.listed(graph, out, tally)  # read when first asked for
 
-    def apply_block(self, region: slice, values: dict, mark, tally=None, edges: bool = True):
+    def apply_block(self, region: slice, dense: Slab | Bits, mark, tally=None, edges: bool = True):
         """As :meth:`KeyedKernels.apply_block`, by the combiner's own arithmetic (NumPy's
-        fastest: a ``minimum`` for integers, a copy for replace)."""
+        fastest: a ``minimum`` for integers, a copy for replace); Bits unfolded first."""
         graph, xp = self.graph, self.graph.xp
         first, stop, _ = region.indices(graph.num_vertices)
         key, follower = self._key_and_follower()
+        if isinstance(dense, Bits):  # (a follower's value is taken only where the key's wins)
+            dense = dense.slab(
+                {name: 0 for name in dense.values}
+                | {self.columns[0]: self.combiner.absent(key.dtype)}
+            )
+        values = dense.values
         held = key[first:stop]
         combined, wins = self.combiner.apply(xp, held, values[self.columns[0]])
         if follower is not None:

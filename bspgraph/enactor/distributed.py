@@ -333,8 +333,8 @@ class LiftedRun:
 
     def exchange(self, messages: dict) -> tuple[list, object]:
         """Every device's message through the communicator to its receivers (the owners of
-        its vertices; every device where the primitive ``needs_all``): the inboxes, Bits
-        unfolded into Slabs, and the exchange's counts."""
+        its vertices; every device where the primitive ``needs_all``): the inboxes and the
+        exchange's counts."""
         received, traffic = _exchange(
             self.primitive,
             self.contract,
@@ -345,14 +345,6 @@ class LiftedRun:
             self.blocks,
             self.staged,
         )
-        if self.bitwise:  # Bits unfold where they arrive, as Slabs
-            unfolded = self.each(
-                functools.partial(_unfolded, self.contract),
-                self.devices,
-                self.states,
-                dict(enumerate(received)),
-            )
-            received = [unfolded.get(d) for d in range(self.transport.size)]
         self.marks.append((self.comm_started, [backend.mark() for backend in self.gpus]))
         if self.handed:  # Pieces beside Slabs are applied as Updates: their counts, read at once
             _learned(
@@ -890,7 +882,7 @@ def _next_frontier(
         return Frontier.all(graph)
     if not inbox and output.size_known and not len(output):  # an empty superstep: no kernel
         return Frontier.from_ids(graph, output.ids)
-    if any(isinstance(message, Slab) for message in inbox):
+    if any(isinstance(message, Slab | Bits) for message in inbox):
         return _next_frontier_dense(
             primitive, contract, blocks, graph, state, bases, keyed, output, _sized(inbox)
         )
@@ -1129,17 +1121,15 @@ def _level(contract: Contract, graph, state, bases, output: Frontier):
     return pairs[0], values
 
 
-def _unfolded(contract: Contract, graph, state, inbox: list | None) -> list | None:
-    """``inbox`` with each Bits a Slab (its value where its bit is set, the combiner's
-    absent value elsewhere)."""
-    if inbox is None:
-        return None
+def _unfolded(contract: Contract, graph, state, bits: Bits) -> Slab:
+    """``bits`` as a Slab: its value where its bit is set, the combiner's absent value
+    elsewhere."""
     absent = {
         name: c.absent(getattr(state, name).dtype)
         for name, c in contract.combiners.items()
         if getattr(state, name) is not None
     }
-    return [m.map(graph.backend.asarray).slab(absent) if isinstance(m, Bits) else m for m in inbox]
+    return bits.map(graph.backend.asarray).slab(absent)
 
 
 def _owned_count(graph, output: Frontier):
@@ -1358,8 +1348,8 @@ def _applied(
     edges: bool = False,
 ):
     """Combine every message of ``inbox`` into ``state`` in turn: an Update at its ids (beside
-    Slabs, from a process that sent few vertices), a Slab over its block (in one fused pass
-    with the keyed kernels), marking in ``mask`` (unless None) the vertices it changed; the
+    Slabs, from a process that sent few vertices), a Slab or Bits over its block (in one fused
+    pass with the keyed kernels; else Bits unfolded into a Slab), marking in ``mask`` (unless None) the vertices it changed; the
     changes are the new baseline (``bases``: every change is shipped and applied). Returns
     the keyed kernels' tally of the vertices they marked (and with ``edges``, their
     out-edges), or None where a message was applied without them or nothing was marked."""
@@ -1370,10 +1360,12 @@ def _applied(
             region, values = graph.backend.index(update.ids), update.values
         else:
             region = slice(None) if message.block is None else blocks[message.block]
-            values = message.values
             if keyed is not None and isinstance(region, slice):  # one fused pass over it
-                tally = keyed.apply_block(region, values, mask, tally, edges)
+                tally = keyed.apply_block(region, message, mask, tally, edges)
                 continue
+            if isinstance(message, Bits):
+                message = _unfolded(contract, graph, state, message)
+            values = message.values
         changed = _combine(contract, state, region, values, graph.xp)
         if mask is not None:
             mask[region] |= changed
