@@ -3,6 +3,7 @@
     PYTHONPATH=. python3 -m benchmarks.phases --scale 24 --algorithms bfs-push sssp
     PYTHONPATH=. python3 -m benchmarks.phases --backend numpy --scale 18 --parts 4
     PYTHONPATH=. python3 -m benchmarks.phases --scale 24 --host --algorithms sssp
+    PYTHONPATH=. python3 -m benchmarks.phases --scale 24 --host --wire --algorithms bfs-auto
 
 Builds an R-MAT graph (as ``benchmarks.multi_gpu``), runs each algorithm on one part and on
 ``--parts`` parts of the same device (edge_balanced, selective), and after two warm calls times
@@ -32,6 +33,7 @@ import time
 import numpy as np
 
 import bspgraph as bg
+from bspgraph import comm
 from bspgraph.backend import get_backend, to_host
 from bspgraph.enactor import distributed
 
@@ -99,6 +101,12 @@ def main(argv=None) -> None:
         default="local",
         help="mpi, nccl: one rank per device under mpiexec (implies --host)",
     )
+    parser.add_argument(
+        "--wire",
+        action="store_true",
+        help="local parts over a simulated link (messages copied and chosen by their bytes, "
+        "as between GPUs or processes: Bits where a level took one value)",
+    )
     args = parser.parse_args(argv)
     transport, lines = _transport(args.transport, args.backend), []
     backend = get_backend(args.backend) if transport is None else transport.backend
@@ -150,9 +158,12 @@ def main(argv=None) -> None:
             run = {"backend": backend}
             if parts is not None:  # the multi-device enactor (None: the one-device loop)
                 run.update(partitioner="edge_balanced", communicator="selective")
-                run.update(devices=[0] * parts) if transport is None else run.update(
-                    transport=transport
-                )
+                if transport is not None:
+                    run.update(transport=transport)
+                else:
+                    run.update(devices=[0] * parts)
+                    if args.wire:
+                        run.update(transport=comm.Local(parts, wire=True))
             for _ in range(2):
                 call(graph, source, run)
             plain = []
