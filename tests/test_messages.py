@@ -88,7 +88,11 @@ def test_a_traversal_from_the_docs_sends_bits_in_its_heavy_supersteps(
         return
     heavy = [s for s in stats.supersteps if s.frontier * 8 >= graph.num_vertices]
     assert heavy, [s.frontier for s in stats.supersteps]
-    assert all("bits" in s.formats for s in heavy), [(s.frontier, s.formats) for s in heavy]
+    formats = [(s.frontier, s.formats) for s in heavy]
+    if costly:  # (a level its frontier's out-edges hold low goes as ids, unread)
+        assert any("bits" in s.formats for s in heavy), formats
+    else:
+        assert all("bits" in s.formats for s in heavy), formats
     assert not any("slab" in s.formats for s in stats.supersteps)  # one value: never a Slab
 
 

@@ -207,7 +207,6 @@ class LiftedRun:
             self.share,
             transport,
             self.shared and not wire,
-            self.bitwise,
         )
         self.bases = self.unread = self.comm_started = None
 
@@ -1175,7 +1174,6 @@ def _chosen_unread(
     share: int,
     transport,
     slabs: bool,
-    bitwise: bool,
     graph,
     state,
     output: Frontier,
@@ -1185,10 +1183,13 @@ def _chosen_unread(
     size (``output.at_most``, :func:`_bounded`). An Update is certain where no Slab may travel
     (``blocks`` None) or where not even that many returned vertices would make one pay,
     whether none or all of them are owned here (the choice grows with the returned
-    vertices), as Bits where they may travel (``bitwise``). With ``slabs`` (one memory) the Slab the bound foretells is chosen too, a share
-    1 / P of it taken as owned (all of it for a part's pull, ``owned_only``): a wrong guess
-    costs a pass over a block there (a Slab is a view), where over a link it would cost
-    bytes."""
+    vertices). It weighs a Slab's values, not Bits: a dense message costs the receiver
+    passes over its block that the bytes saved on a fast link do not repay at a level the
+    bound holds this low (push BFS's first level on rmat24, parts of one H200 over a
+    simulated link: 0.7 ms as ids, 1.6 ms as Bits). With ``slabs`` (one memory) the Slab the
+    bound foretells is chosen too, a share 1 / P of it taken as owned (all of it for a part's
+    pull, ``owned_only``): a wrong guess costs a pass over a block there (a Slab is a view),
+    where over a link it would cost bytes."""
     bound = None if output.size_known else output.at_most
     if bound is None:
         return False, None
@@ -1204,7 +1205,6 @@ def _chosen_unread(
         graph,
         bound,
         wire=wire,
-        level=bitwise,  # (the smallest dense message: Bits, where they may travel)
     )
     if choice(0) is None and choice(bound) is None:
         return True, None
