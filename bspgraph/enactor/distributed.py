@@ -281,7 +281,7 @@ class LiftedRun:
         # where the bound left the choice open on a GPU, what Bits would need (how many of
         # the returned vertices are owned, and whether they took one value a column) is
         # queued now and read with the sizes: one read a GPU
-        undecided = [d for d in sized if d not in unread]
+        undecided = [d for d in sized if d not in unread and outputs[d].is_dense]
         levels = self.each(
             functools.partial(_level, contract),
             {d: devices[d] for d in undecided if self.bitwise and self.bounded},
@@ -1103,7 +1103,7 @@ def _level(contract: Contract, graph, state, bases, output: Frontier):
     (:func:`~bspgraph.backend.ops.one_value`, a pass a column). Reads nothing."""
     xp = graph.xp
     owned = slice(*graph.owned_index().indices(graph.num_vertices)[:2])  # (over a wire: a range)
-    index = output.members()  # (no read: a list's own count, where pending, is read later)
+    index = {"mask": output.mask} if output.is_dense else {"ids": graph.backend.index(output.ids)}
     pairs, values = [], {}
     for name in contract.combiners:
         array = getattr(state, name)

@@ -229,12 +229,6 @@ class Frontier:
         """The members as they are held, for :meth:`Backend.masked_total`: ``ids`` or ``mask``."""
         return {"ids": self._ids} if self._ids is not None else {"mask": self._mask}
 
-    def members(self) -> dict:
-        """The members without a host read, as ``{"ids": ids}`` where this frontier holds
-        their exact list, else as ``{"mask": mask}`` (a list still counted on the device
-        marked by a kernel)."""
-        return {"ids": self._ids} if self._ids is not None else {"mask": self.mask}
-
     def _read_counts(self, values: list[int] | None = None) -> None:
         """Take the deferred counts in: ``values`` when read already (:func:`read_counts`),
         else read here."""
