@@ -453,6 +453,25 @@ def test_every_level_at_once_on_short_rows_equals_level_by_level(n, pairs, direc
     assert [s.frontier for s in run.stats.supersteps] == [*levels, 0]
 
 
+def test_every_level_at_once_deeper_than_the_markers_first_built():
+    """A search with more levels than the markers first built (``host.MARKED_LEVELS``) runs
+    again over a longer chain: on a path, BFS depths and unweighted SSSP distances are hops,
+    and every level is a superstep."""
+    from bspgraph.frontier import host
+
+    n = 3 * host.MARKED_LEVELS
+    path = bg.Graph.from_edges(np.arange(n - 1), np.arange(1, n), directed=False, backend="numpy")
+    for source in (0, n // 3):
+        hops = np.abs(np.arange(n) - source)
+        run = bg.bfs(path, source, parents=True, direction="push", backend="numpy")
+        np.testing.assert_array_equal(run.depth, hops)
+        assert run.parent[source] == -1
+        assert (np.abs(run.parent[hops > 0] - np.flatnonzero(hops > 0)) == 1).all()
+        assert len(run.stats.supersteps) == hops.max() + 1  # (the last one empty)
+        np.testing.assert_array_equal(bg.sssp(path, source, backend="numpy").distance, hops)
+    assert host._marked(path)[1] > n - 1
+
+
 @examples(40)
 @given(
     st.integers(1, 40),
