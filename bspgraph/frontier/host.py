@@ -16,8 +16,8 @@ from ..backend import row_positions as positions
 from .advance import count_out_edges
 from .advance.push import DENSE_RATIO, _chunks, rows_of
 from .frontier import Frontier
-from .kernels import MAX_LEVELS, SHORT_ROW, level_limits, startable
-from .operators import owned_range, range_rows
+from .kernels import MAX_LEVELS, level_limits, startable
+from .operators import owned_range, range_rows, short_rows
 
 NUMBA = f"{__package__}._numba"  # the numba kernels (import numba: optional)
 
@@ -120,7 +120,7 @@ def _every_level(graph, frontier, depth, value, parent) -> Frontier | None:
     parent is the frontier vertex or unvisited. Depths (and parents) written; every level
     passed (their sizes), and the empty one after them returned: each reached vertex is
     visited now. None elsewhere (the level-by-level path)."""
-    if len(frontier) != 1 or not _short_rows(graph):
+    if len(frontier) != 1 or not short_rows(graph):
         return None
     n, start, unset = graph.num_vertices, int(frontier.ids[0]), np.iinfo(depth.dtype).max
     row = graph.indices[graph.offsets[start] : graph.offsets[start + 1]]
@@ -157,20 +157,12 @@ def prepare_levels(graph, weighted: bool = False) -> None:
     """Build what a repeated advance reads on NumPy, once per graph: on a graph whose
     out-lists are all short, the renumbered scipy matrix that :func:`_every_level` (BFS) or,
     with ``weighted``, :func:`_every_distance` (SSSP, up to EVERY_DISTANCE_VERTICES) reads."""
-    if graph.backend.name != "numpy" or not _short_rows(graph):
+    if graph.backend.name != "numpy" or not short_rows(graph):
         return
     if not weighted or graph.weights is None:
         _marked(graph)
     elif graph.num_vertices <= EVERY_DISTANCE_VERTICES:
         _renumbered(graph)
-
-
-def _short_rows(graph) -> bool:
-    """Whether no out-list is longer than SHORT_ROW (read once per graph)."""
-    degrees = graph.cost_degrees()[0]
-    return graph.cached(
-        ("short rows",), lambda: not degrees.shape[0] or int(degrees.max()) <= SHORT_ROW
-    )
 
 
 def _numbering(graph) -> tuple[np.ndarray, np.ndarray]:
@@ -349,7 +341,7 @@ def _every_distance(graph, frontier, distance) -> Frontier | None:
     if (
         len(frontier) != 1
         or (weighted and graph.num_vertices > EVERY_DISTANCE_VERTICES)
-        or not _short_rows(graph)
+        or not short_rows(graph)
         or graph.weight_range()[0] <= 0
     ):
         return None

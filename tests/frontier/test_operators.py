@@ -430,14 +430,13 @@ def test_every_level_at_once_on_short_rows_equals_level_by_level(n, pairs, direc
     """On NumPy without numba, a BFS from one vertex of a graph whose out-lists are all short
     runs every level in one call (scipy's breadth-first order): the depths are networkx's, each
     parent sits one level up along an edge, and the supersteps' frontiers are the levels."""
-    from bspgraph.frontier import host
 
     pairs = [(u % n, v % n) for u, v in pairs]
     src = np.array([u for u, _ in pairs], dtype=np.int64)
     dst = np.array([v for _, v in pairs], dtype=np.int64)
     graph = bg.Graph.from_edges(src, dst, num_vertices=n, directed=directed, backend="numpy")
     source = data.draw(st.integers(0, n - 1), label="source")
-    if not host._short_rows(graph):
+    if not fr.operators.short_rows(graph):
         return
     run = bg.bfs(graph, source, parents=parents, direction="push", backend="numpy")
     g = nx.DiGraph() if directed else nx.Graph()
@@ -485,7 +484,6 @@ def test_every_distance_at_once_on_short_rows_equals_networkx(n, edges, directed
     weights are positive takes every distance in one call (scipy's Dijkstra; unweighted, its
     breadth-first order): networkx's distances, and the supersteps count the shortest-path
     tree's levels (every reached vertex once)."""
-    from bspgraph.frontier import host
 
     edges = [(u % n, v % n, w if weighted else 1) for u, v, w in edges]
     src, dst, weight = (
@@ -495,7 +493,7 @@ def test_every_distance_at_once_on_short_rows_equals_networkx(n, edges, directed
         src, dst, weight if weighted else None, num_vertices=n, directed=directed, backend="numpy"
     )
     source = data.draw(st.integers(0, n - 1), label="source")
-    if not host._short_rows(graph):
+    if not fr.operators.short_rows(graph):
         return
     run = bg.sssp(graph, source, backend="numpy")
     g = nx.DiGraph() if directed else nx.Graph()
