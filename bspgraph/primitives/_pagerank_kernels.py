@@ -23,10 +23,9 @@ class damped_update(Functor):  # noqa: N801
     (the start vector), each vertex publishes ``contribution = rank * scale`` and ``dangling``
     becomes the rank held by sinks, ``sum(rank * sink)``. ``teleport``: an array, or a float
     when uniform; ``error`` and ``dangling`` are 0-d arrays; ``contribution`` None: none
-    published (the pull reads the rank, and ``pulled`` is ``alpha`` times the sum already:
-    :func:`pull_rank`). Returns the rank array: ``rank`` updated in place, or with a fused
-    kernel a new one (on a GPU one pass, 3x faster than in place; on NumPy ``pulled``
-    itself)."""
+    published (the pull reads the rank: :func:`pull_rank`). Returns the rank array: ``rank``
+    updated in place, or with a fused kernel a new one (on a GPU one pass, 3x faster than in
+    place; on NumPy ``pulled`` itself)."""
 
     name = "damped_update"
 
@@ -54,8 +53,7 @@ class damped_update(Functor):  # noqa: N801
         alpha, teleport = self.alpha, self.teleport
         if pulled is not None:
             pulled = pulled[mine]
-            if self.contribution is not None:  # (else damped by the pull)
-                pulled *= alpha
+            pulled *= alpha
             pulled += (alpha * self.dangling + (1 - alpha)) * (
                 teleport if isinstance(teleport, float) else teleport[mine]
             )
@@ -178,8 +176,8 @@ def update_in_chunks(
     written over ``pulled`` and returned. On grid1000, 5.3 ms a step against the generic 9.5;
     2.6 without contributions to publish. The L1 change is BLAS's ``dasum`` of the difference:
     one pass (on one thread at this size), where NumPy's ``abs`` and ``sum`` take two (the
-    step's update on grid1000 1.48 -> 1.11 ms). The sinks' ids are kept while ``sink`` lives
-    (it does not change during a run)."""
+    update on grid1000 1.48 -> 1.11 ms). The sinks' ids are kept while ``sink`` lives (it does
+    not change during a run)."""
     if graph.context.owned is not None:
         return None
     if pulled is not None:
@@ -192,8 +190,7 @@ def update_in_chunks(
             chunk = slice(first, first + CHUNK)
             new = pulled[chunk]
             temporary = spare[: new.shape[0]]
-            if contribution is not None:  # (else damped by the pull)
-                new *= alpha
+            new *= alpha
             if isinstance(teleport, float):
                 new += jump * teleport
             else:
@@ -220,24 +217,18 @@ def rank_pull(graph):
 
 
 @fused.register("damped_update", "numpy", "pull")
-def pull_rank(graph, rank, weighted: bool, alpha: float):
-    """What each vertex of a whole graph pulls, its in-neighbours' ``rank * scale``, times the
-    damping ``alpha``, as one product of ``rank`` with :func:`transition`: no contributions are
-    published first, and the step scales nothing."""
+def pull_rank(graph, rank, weighted: bool):
+    """What each vertex of a whole graph pulls, its in-neighbours' ``rank * scale``, as one
+    product of ``rank`` with :func:`transition`: no contributions are published first."""
     indices, values = gathered(graph, "in", rank)
-    offsets, damped = graph.reverse.offsets, transition(graph, weighted, alpha)
-    return ops.spmv(graph.backend, offsets, indices, damped, values, len(rank))
+    offsets = graph.reverse.offsets
+    return ops.spmv(graph.backend, offsets, indices, transition(graph, weighted), values, len(rank))
 
 
-def transition(graph, weighted: bool, alpha: float):
-    """For each in-edge ``u -> v``, in the in-lists' order: ``alpha * w_uv / out_weight(u)``
-    (``w_uv`` 1 unweighted), 0 where the out-weight is 0: the random walk's transition matrix,
-    as PageRank's ``scale`` weighs it, transposed, and damped (LAGraph folds the damping into
-    the degrees likewise: one pass a step fewer; grid1000's step 4.4 -> 4.2 ms). Kept with the
-    graph, for the last ``alpha`` asked."""
-    key = ("transition", weighted)
-    if graph.cache.get(key, (alpha,))[0] != alpha:
-        del graph.cache[key]
+def transition(graph, weighted: bool):
+    """For each in-edge ``u -> v``, in the in-lists' order: ``w_uv / out_weight(u)`` (``w_uv``
+    1 unweighted), 0 where the out-weight is 0: the random walk's transition matrix, as
+    PageRank's ``scale`` weighs it, transposed. Kept with the graph."""
 
     def build():
         xp, lists = graph.xp, graph.reverse
@@ -245,7 +236,9 @@ def transition(graph, weighted: bool, alpha: float):
         out_weight = fr.neighbor_reduce(graph, ones, "sum", direction="out", weighted=weighted)
         scale = 1.0 / xp.where(out_weight == 0, xp.inf, out_weight)
         weights = lists.weights if weighted else None
-        damped = ops.edge_values(graph.backend, lists.indices, weights, np.float64) * alpha
-        return alpha, damped * scale[lists.indices]
+        return (
+            ops.edge_values(graph.backend, lists.indices, weights, np.float64)
+            * scale[lists.indices]
+        )
 
-    return graph.cached(key, build)[1]
+    return graph.cached(("transition", weighted), build)

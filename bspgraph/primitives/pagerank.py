@@ -71,17 +71,16 @@ class PageRank(PowerIteration):
         return fr.Frontier.all(graph)
 
     def pulled(self, graph, state):
-        """What each vertex pulls in an iteration: its in-neighbours' contributions (pulled
-        through the transition matrix instead: ``alpha`` times their sum)."""
-        if self.pull_rank:  # (damped already)
-            return self.pull_rank(graph, state.rank, self.weighted, self.options["alpha"])
+        """What each vertex pulls in an iteration: its in-neighbours' contributions."""
+        if self.pull_rank:
+            return self.pull_rank(graph, state.rank, self.weighted)
         return self.pull(graph, state.contribution)
 
     def prepare(self, graph):
         super().prepare(graph)
         graph.weight_range()
         if rank_pull(graph):
-            transition(graph, self.weighted, self.options.get("alpha", 0.85))  # (pagerank's)
+            transition(graph, self.weighted)
 
 
 register_preparation("pagerank", lambda graph: PageRank().prepare(graph))
