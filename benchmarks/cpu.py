@@ -39,6 +39,7 @@ from bspgraph.backend import ops
 from bspgraph.enactor import enact
 from bspgraph.primitives.bc import _rescale
 from bspgraph.primitives.pagerank import PageRank
+from bspgraph.primitives.power import teleport
 
 from . import cpu_baselines as base
 
@@ -61,9 +62,11 @@ class FixedIterations(PageRank):
 
 
 def bsp_pagerank(graph, iterations: int):
-    n = graph.num_vertices
+    """``iterations`` of bspgraph's PageRank with what ``bg.pagerank`` passes without a
+    personalization (the uniform teleport as the scalar 1 / n, as scipy's baseline adds it);
+    (rank, stats)."""
     primitive = FixedIterations(alpha=0.85, tol=0.0, max_iter=iterations, iterations=iterations)
-    state, stats = enact(primitive, graph, teleport=np.full(n, 1.0 / n), backend="numpy")
+    state, stats = enact(primitive, graph, teleport=teleport(graph, None), backend="numpy")
     return state["rank"], stats
 
 

@@ -274,7 +274,8 @@ def _extreme(dtype: np.dtype, sign: int):
 def total_below(backend: Backend, values, keys, bound):
     """The sum in int64 of integer ``values`` where ``keys < bound``, as a 0-d array on the
     device: the out-degrees of the vertices a traversal reached (``keys`` their depth or
-    distance, ``bound`` its unset sentinel), without a mask array."""
+    distance, ``bound`` its unset sentinel), without a mask array. ``values`` are never
+    written in place (a graph's degrees: a backend may keep their total)."""
 
 
 def entries_in(backend: Backend, offsets, rows) -> int:

@@ -17,7 +17,7 @@ from .contract import Primitive, contract_of
 from .relabel import check_declarations
 from .running import current as current_cluster
 from .state import allocate, gather
-from .stats import Stats, Superstep, told
+from .stats import Stats
 
 
 def enact(
@@ -172,10 +172,8 @@ def _enact_one(primitive, graph, params, result_device=False, check=False):
         # (a vote to halt ends the run: on one device no message can arrive)
         done = primitive.converged(graph, frontier, state, iteration)
         seconds = time.perf_counter() - step_started - _paid_since(step_paid)
-        seconds /= len(sizes)  # shared out evenly
-        steps = [Superstep(size, seconds, size) for size in sizes]  # (positional: faster)
-        stats.supersteps.extend(steps)
-        started += told(iteration, steps)  # the watchers' time is not the loop's
+        # shared out evenly; the watchers' time is not the loop's
+        started += stats.record(iteration, sizes, seconds / len(sizes))
     graph.backend.synchronize()
     stats.seconds = time.perf_counter() - started - _paid_since(paid)
     stats.iterations = iteration

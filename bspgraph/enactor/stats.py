@@ -6,7 +6,7 @@ import contextlib
 import contextvars
 import time
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 
 class _Count:
@@ -55,6 +55,27 @@ class Superstep:
     formats: tuple[str, ...] = ()
 
 
+class _Records:
+    """``Stats.supersteps``, a list of :class:`Superstep`: the records that :meth:`Stats.record`
+    was given are built when the list is first read (a road's BFS passes a thousand levels in
+    one step, and most callers never read their records)."""
+
+    def __set_name__(self, owner, name: str):
+        self.slot = "_" + name
+
+    def __get__(self, stats, owner=None) -> list:
+        if stats is None:  # the dataclass field's default
+            return ()
+        records, pending = stats.__dict__[self.slot], stats.__dict__["_pending"]
+        for sizes, seconds in pending:
+            records.extend([Superstep(size, seconds, size) for size in sizes])
+        pending.clear()
+        return records
+
+    def __set__(self, stats, value) -> None:
+        stats.__dict__[self.slot], stats.__dict__["_pending"] = list(value), []
+
+
 @dataclass
 class Stats:
     """Iterations, wall time, per-superstep records and traversed edges of one run.
@@ -80,7 +101,7 @@ class Stats:
     compile_seconds: float = 0.0
     edges: int = _Count()  # a descriptor: int() on first read
     devices: int = 1
-    supersteps: list[Superstep] = field(default_factory=list)
+    supersteps: list[Superstep] = _Records()  # a descriptor: built on first read
     backend: str = ""
     backend_reason: str = ""
 
@@ -100,6 +121,17 @@ class Stats:
             backend=runs[0].backend if runs else "",
             backend_reason=runs[0].backend_reason if runs else "",
         )
+
+    def record(self, iteration: int, sizes: tuple[int, ...], seconds: float) -> float:
+        """Add the supersteps of one device that ended at ``iteration``: their output frontier
+        sizes ``sizes``, ``seconds`` each; tell the watchers (:func:`watching`) and return the
+        seconds that took (0 without watchers, and the records built when first read)."""
+        if not _WATCHERS.get():
+            self.__dict__["_pending"].append((sizes, seconds))
+            return 0.0
+        steps = [Superstep(size, seconds, size) for size in sizes]
+        self.supersteps.extend(steps)
+        return told(iteration, steps)
 
     @property
     def gteps(self) -> float:

@@ -7,6 +7,8 @@ Each must agree with the functor's generic ``__call__``; the tests run both.
 
 from __future__ import annotations
 
+import threading
+
 import numpy as np
 
 from ..backend import fused, ops
@@ -14,8 +16,8 @@ from ..backend import row_positions as positions
 from .advance import count_out_edges
 from .advance.push import DENSE_RATIO, _chunks, rows_of
 from .frontier import Frontier
-from .kernels import MAX_LEVELS, SHORT_ROW, level_limits, startable
-from .operators import owned_range, range_rows
+from .kernels import MAX_LEVELS, level_limits, startable
+from .operators import owned_range, range_rows, short_rows
 
 NUMBA = f"{__package__}._numba"  # the numba kernels (import numba: optional)
 
@@ -83,13 +85,16 @@ def visit_push(graph, ids, depth, value, parent) -> Frontier:
 
 @fused.register("visit_unvisited", "numpy", "repeat")
 def visit_levels(graph, frontier, depth, value, parent) -> Frontier | None:
-    """``functors.visit_unvisited`` repeated level after level in one numba call, on the terms
-    of the GPU's (:func:`kernels.visit_levels`: the same levels become supersteps); None
-    without numba or when ``frontier`` is too large to start."""
+    """``functors.visit_unvisited`` repeated level after level: from one vertex of a graph
+    whose out-lists are all short, every level in one scipy pass (:func:`_every_level`, with
+    numba installed too: luxembourg_osm's BFS 1.6 ms, 3.0 through the numba kernel); else in
+    one numba call, on the terms of the GPU's (:func:`kernels.visit_levels`: the same levels
+    become supersteps); None without numba or when ``frontier`` is too large to start."""
+    out = _every_level(graph, frontier, depth, value, parent)
+    if out is not None:
+        return out
     kernel = ops.accelerated(graph.backend, NUMBA, "visit_levels")
-    if kernel is None:
-        return _every_level(graph, frontier, depth, value, parent)
-    if not startable(graph, frontier):
+    if kernel is None or not startable(graph, frontier):
         return None
     null = graph.indices[:0] if parent is None else parent
     found, edges, sizes = kernel(
@@ -111,43 +116,47 @@ def visit_levels(graph, frontier, depth, value, parent) -> Frontier | None:
 def _every_level(graph, frontier, depth, value, parent) -> Frontier | None:
     """``functors.visit_unvisited`` from a one-vertex ``frontier`` through every level at once,
     without numba: scipy's breadth-first order (one pass in C, over the renumbered graph of
-    :func:`_renumbered`) gives each vertex's level and a parent, on a graph whose out-lists are
+    :func:`_marked`) gives each vertex's level and a parent, on a graph whose out-lists are
     all short (SHORT_ROW: a road network's or a mesh's thousands of light levels, where a pull
     never pays). An unvisited vertex ``k`` levels from the frontier vertex has depth
     ``value - 1 + k`` (any path from the frontier into it is at least that long), and its BFS
-    parent is the frontier vertex or unvisited. Depths (and parents) written; the last level
-    returned with the sizes of those before it, as a levels kernel returns it. None elsewhere
-    (the level-by-level path)."""
-    if len(frontier) != 1 or not _short_rows(graph):
+    parent is the frontier vertex or unvisited. Depths (and parents) written; every level
+    passed (their sizes), and the empty one after them returned: each reached vertex is
+    visited now. None elsewhere (the level-by-level path)."""
+    if len(frontier) != 1 or not short_rows(graph):
         return None
-    start, unset = int(frontier.ids[0]), np.iinfo(depth.dtype).max
+    n, start, unset = graph.num_vertices, int(frontier.ids[0]), np.iinfo(depth.dtype).max
     row = graph.indices[graph.offsets[start] : graph.offsets[start + 1]]
     if not (depth[row] == unset).any():  # (the last level's end)
         return Frontier.empty(graph)
-    _, new, old = _renumbered(graph)
-    order, tree, ends = _breadth_first(graph, start)
+    new, old = _numbering(graph)
+    order, counts, tree = _breadth_first(graph, start, parent is not None)
+    sizes = counts[1:] - 1  # the vertices of each level after the start's
     if np.count_nonzero(depth != unset) == 1:  # only the start visited: every level is fresh
-        renumbered = np.full(depth.shape[0], unset, dtype=depth.dtype)
-        renumbered[order] = _levels(ends, value - 1, depth.dtype)
-        np.take(renumbered, new, out=depth)  # (renumbered ids written in order: fewer misses)
+        if order.shape[0] - counts.shape[0] == n:  # every vertex reached
+            np.take(_by_vertex(order, counts, value - 1, depth.dtype, n), new, out=depth)
+        else:  # 0 where unreached
+            np.take(_by_vertex(order, counts, value, depth.dtype, n), new, out=depth)
+            unreached = depth == 0
+            depth -= 1
+            depth[unreached] = unset
         if parent is not None:
-            parent[old[order[1:]]] = old[tree[order[1:]]]
-        sizes = np.diff(ends)
-        last = old[order[ends[-2] :]]
+            child = order[order < n][1:].astype(np.intp)  # (the start has no parent)
+            parent[old[child]] = old[tree[child]]
     else:
-        reached, level = old[order], _levels(ends, 0, np.intp)
+        real = np.flatnonzero(order < n)
+        level = np.repeat(np.arange(value - 1, value - 1 + counts.shape[0]), counts)[real]
+        reached = old[order[real]]
         fresh = np.flatnonzero(depth[reached] == unset)
         if not fresh.size:
             return Frontier.empty(graph)
         reached, level = reached[fresh], level[fresh]
-        depth[reached] = level + (value - 1)
+        depth[reached] = level
         if parent is not None:
-            parent[reached] = old[tree[order[fresh]]]
-        sizes = np.bincount(level)[1:]  # levels 1, 2, ...: each holds fresh vertices
-        last = reached[level == sizes.size]
-    last = last.astype(graph.indices.dtype, copy=False)
-    out = Frontier.from_ids(graph, last, out_edges=int(graph.cost_degrees()[0][last].sum()))
-    out.passed, out.passed_edges = tuple(sizes[:-1].tolist()), None
+            parent[reached] = old[tree[order[real[fresh]]]]
+        sizes = np.bincount(level - (value - 1))[1:]  # levels 1, 2, ...: each holds fresh ones
+    out = Frontier.empty(graph)
+    out.passed, out.passed_edges = tuple(sizes.tolist()), None
     return out
 
 
@@ -155,66 +164,140 @@ def prepare_levels(graph, weighted: bool = False) -> None:
     """Build what a repeated advance reads on NumPy, once per graph: on a graph whose
     out-lists are all short, the renumbered scipy matrix that :func:`_every_level` (BFS) or,
     with ``weighted``, :func:`_every_distance` (SSSP, up to EVERY_DISTANCE_VERTICES) reads."""
-    weighted = weighted and graph.weights is not None
-    if weighted and graph.num_vertices > EVERY_DISTANCE_VERTICES:
+    if graph.backend.name != "numpy" or not short_rows(graph):
         return
-    if graph.backend.name == "numpy" and _short_rows(graph):
-        _renumbered(graph, weighted)
+    if not weighted or graph.weights is None:
+        _marked(graph)
+    elif graph.num_vertices <= EVERY_DISTANCE_VERTICES:
+        _renumbered(graph)
 
 
-def _short_rows(graph) -> bool:
-    """Whether no out-list is longer than SHORT_ROW (read once per graph)."""
-    degrees = graph.cost_degrees()[0]
-    return graph.cached(
-        ("short rows",), lambda: not degrees.shape[0] or int(degrees.max()) <= SHORT_ROW
-    )
-
-
-def _renumbered(graph, weighted: bool = False) -> tuple:
-    """``(matrix, new, old)``, kept with the graph: its out-lists as a scipy CSR matrix of
-    ones (float64 weights with ``weighted`` on a weighted graph; parallel edges kept) with the
-    vertices renumbered in reverse Cuthill-McKee order, ``new[v]`` vertex ``v``'s number there
-    and ``old`` the inverse. Neighbours get near numbers, so a traversal's reads stay in cache
-    (on luxembourg_osm scipy's breadth-first order takes 1.0 ms instead of 1.8, its Dijkstra
-    10.0 instead of 11.8)."""
+def _numbering(graph) -> tuple[np.ndarray, np.ndarray]:
+    """``(new, old)``, kept with the graph: the vertices renumbered in Cuthill-McKee order
+    (scipy's reverse Cuthill-McKee, reversed), ``new[v]`` vertex ``v``'s number and ``old``
+    the inverse. Neighbours get near numbers, so a traversal's reads stay in cache (on
+    luxembourg_osm scipy's breadth-first order from five sources takes 0.86-1.22 ms instead
+    of 1.73-1.79, and 1.00-1.37 in the reverse order; its Dijkstra, with random weights,
+    9.7-10.3 instead of 9.8-10.6, as in the reverse order)."""
     import scipy.sparse as sp
     from scipy.sparse.csgraph import reverse_cuthill_mckee
 
-    n, offsets, indices = graph.num_vertices, graph.offsets, graph.indices
-    weights = graph.weights if weighted else None
-
     def numbering():
-        pattern = sp.csr_array((np.ones(indices.shape[0]), indices, offsets), shape=(n, n))
-        old = reverse_cuthill_mckee(pattern, symmetric_mode=not graph.directed).astype(np.intp)
+        n, indices = graph.num_vertices, graph.indices
+        pattern = sp.csr_array((np.ones(indices.shape[0]), indices, graph.offsets), shape=(n, n))
+        reverse = reverse_cuthill_mckee(pattern, symmetric_mode=not graph.directed)
+        old = reverse[::-1].astype(np.intp)
         new = np.empty(n, dtype=np.intp)
         new[old] = np.arange(n)
         return new, old
 
-    def renumber():
-        new, old = graph.cached(("rcm numbering",), numbering)
-        values = np.ones(indices.shape[0]) if weights is None else weights.astype(np.float64)
-        # the columns renamed, then transposed (scipy's counting sort, which keeps parallel
-        # edges), twice: the in-lists in new numbers, then the out-lists
-        rows, columns = offsets, indices
-        for _ in range(2):
-            renamed = new[columns].astype(np.int32)
-            matrix = sp.csr_array((values, renamed, rows), shape=(n, n)).T.tocsr()
-            values, columns, rows = matrix.data, matrix.indices, matrix.indptr
-        return matrix, new, old
-
-    return graph.cached(("renumbered", weights is not None), renumber)
+    return graph.cached(("rcm numbering",), numbering)
 
 
-def _breadth_first(graph, start: int) -> tuple[np.ndarray, np.ndarray, list[int]]:
-    """``(order, tree, ends)``: scipy's breadth-first order from ``start`` over the graph of
-    :func:`_renumbered` (renumbered ids), each vertex's parent there (negative for the start
-    and the unreached) and where each level of the order ends (:func:`_level_ends`)."""
+def _renumber(graph, values):
+    """The out-lists as a scipy CSR matrix with entries ``values`` (parallel edges kept) in the
+    numbering of :func:`_numbering`."""
+    import scipy.sparse as sp
+
+    new, _ = _numbering(graph)
+    n, rows, columns = graph.num_vertices, graph.offsets, graph.indices
+    # the columns renamed, then transposed (scipy's counting sort, which keeps parallel edges),
+    # twice: the in-lists in new numbers, then the out-lists
+    for _ in range(2):
+        renamed = new[columns].astype(np.int32)
+        matrix = sp.csr_array((values, renamed, rows), shape=(n, n)).T.tocsr()
+        values, columns, rows = matrix.data, matrix.indices, matrix.indptr
+    return matrix
+
+
+def _renumbered(graph):
+    """The weighted out-lists (float64 weights) renumbered (:func:`_renumber`), kept with the
+    graph: what scipy's Dijkstra reads."""
+    return graph.cached(
+        ("renumbered weights",), lambda: _renumber(graph, graph.weights.astype(np.float64))
+    )
+
+
+MARKED_LEVELS = 1024  # markers first built (then twice as many when a search needs more)
+
+
+def _marked(graph, levels: int = 0) -> tuple:
+    """``(matrix, markers)``, kept with the graph: the renumbered out-lists (:func:`_renumber`,
+    vertices ``0 .. n - 1``), then ``markers`` marker vertices ``n, n + 1, ...`` in a chain
+    (each one's out-edge to the next), then a root ``n + markers`` whose out-list is ``[n, s]``,
+    ``s`` the start of a search (written under ROOT before each one: the matrix's one entry that
+    changes). scipy's breadth-first order from the root is one from ``s`` a level later, with
+    each level's marker before its vertices: scipy takes the out-edges of a vertex in order and
+    of the level's vertices in turn, so the first marker is the first of level 1, and each next
+    one the first of the next level. At least ``levels`` markers (then a longer chain replaces
+    the one kept), and at most ``n + 1`` (every level a BFS can have, and one more)."""
+    import scipy.sparse as sp
+
+    key, n = ("marked",), graph.num_vertices
+    if key in graph.cache and graph.cache[key][1] < levels:
+        del graph.cache[key]
+
+    def build():
+        markers = min(n + 1, max(levels, MARKED_LEVELS))
+        pattern = _renumber(graph, np.ones(graph.indices.shape[0]))
+        chain = np.arange(n + 1, n + markers, dtype=np.int32)
+        indices = np.concatenate([pattern.indices, chain, np.array([n, 0], dtype=np.int32)])
+        ends = np.minimum(np.arange(1, markers + 1), markers - 1)  # (the last: no out-edge)
+        rows = pattern.indices.shape[0] + np.append(ends, markers + 1)  # (the root: two)
+        indptr = np.concatenate([pattern.indptr, rows.astype(pattern.indptr.dtype)])
+        size = n + markers + 1
+        matrix = sp.csr_array((np.ones(indices.shape[0]), indices, indptr), shape=(size, size))
+        return matrix, markers
+
+    return graph.cached(key, build)
+
+
+ROOT = threading.Lock()  # held from writing a search's start into _marked's root to its end
+
+
+def _breadth_first(graph, start: int, predecessors: bool = False) -> tuple:
+    """``(order, counts, tree)``: scipy's breadth-first order from ``start`` over
+    :func:`_marked` (renumbered ids, int32 as scipy gives them, and each level's marker first
+    in the level: ids ``n``, ``n + 1``, ... for the levels of ``start``, its neighbours, ...),
+    up to the last level that holds a vertex; each level's entries, its marker one of them;
+    and with ``predecessors``, each renumbered vertex's parent (else None)."""
     from scipy.sparse.csgraph import breadth_first_order
 
-    matrix, new, _ = _renumbered(graph)
-    order, tree = breadth_first_order(matrix, int(new[start]), return_predecessors=True)
-    order, tree = order.astype(np.intp), tree.astype(np.intp)
-    return order, tree, _level_ends(order, np.bincount(tree[order[1:]], minlength=tree.shape[0]))
+    n, new = graph.num_vertices, _numbering(graph)[0]
+    matrix, markers = _marked(graph)
+    while True:
+        with ROOT:
+            matrix.indices[-1] = new[start]
+            found = breadth_first_order(matrix, n + markers, return_predecessors=predecessors)
+        order, tree = found if predecessors else (found, None)
+        order = order[1:]  # (the root)
+        opens = np.flatnonzero(order >= n)  # where each level begins: its marker
+        counts = np.empty_like(opens)  # each level's entries, marker and all
+        np.subtract(opens[1:], opens[:-1], out=counts[:-1])
+        counts[-1] = order.shape[0] - opens[-1]
+        if counts[-1] == 1:  # the last marker alone: each level that holds a vertex marked
+            break
+        matrix, markers = _marked(graph, 2 * markers)
+    levels = int(np.argmax(counts == 1))  # (the first without a vertex)
+    return order[: opens[levels]], counts[:levels], tree
+
+
+def _by_vertex(order, counts, first: int, dtype, n: int) -> np.ndarray:
+    """For each of the ``n`` renumbered vertices and the markers of :func:`_breadth_first`'s
+    ``order`` (levels of ``counts`` entries), ``first + k`` where it lies in level ``k``, 0
+    where it is absent: a
+    scatter in one C loop (scipy's product with a matrix of a column a level, whose rows are
+    the entries' ids: 0.08 ms on luxembourg_osm, against 0.20 for NumPy's repeat and fancy
+    assignment, which wants intp ids)."""
+    from scipy.sparse._sparsetools import csc_matvec
+
+    size = n + counts.shape[0]  # (a marker a level)
+    out = np.zeros(size, dtype=dtype)
+    columns = np.zeros(counts.shape[0] + 1, dtype=order.dtype)
+    np.cumsum(counts, out=columns[1:])
+    levels = np.arange(first, first + counts.shape[0], dtype=dtype)
+    csc_matvec(size, counts.shape[0], columns, order, np.ones(order.shape[0], dtype), levels, out)
+    return out
 
 
 def _level_ends(order, children) -> list[int]:
@@ -269,7 +352,7 @@ def relax_levels(graph, frontier, distance, every_level: bool = False) -> Fronti
 def _every_distance(graph, frontier, distance) -> Frontier | None:
     """``functors.relax_min`` from a one-vertex ``frontier`` to every vertex at once, on one
     device: scipy's Dijkstra from it (one pass in C, over the renumbered graph of
-    :func:`_renumbered`; its breadth-first order on an unweighted graph, whose distances are
+    :func:`_renumbered`; its breadth-first order over :func:`_marked` on an unweighted graph, whose distances are
     hops) lowers each vertex ``v`` to ``distance[s] + dist(s, v)`` where that is less. Where
     every other vertex's out-edges are relaxed already (no later bucket:
     ``advance(repeat=True)``), every edge is relaxed afterwards: the distances are final, and
@@ -283,32 +366,34 @@ def _every_distance(graph, frontier, distance) -> Frontier | None:
     if (
         len(frontier) != 1
         or (weighted and graph.num_vertices > EVERY_DISTANCE_VERTICES)
-        or not _short_rows(graph)
+        or not short_rows(graph)
         or graph.weight_range()[0] <= 0
     ):
         return None
     from scipy.sparse.csgraph import dijkstra
 
-    matrix, new, old = _renumbered(graph, weighted)
+    new, _ = _numbering(graph)
     start = int(frontier.ids[0])
     if weighted:
-        found, tree = dijkstra(matrix, indices=int(new[start]), return_predecessors=True)
+        found, tree = dijkstra(
+            _renumbered(graph), indices=int(new[start]), return_predecessors=True
+        )
         order, children = _tree_order(tree, int(new[start]))
         ends = _level_ends(order, children)
+        hops = np.zeros(found.shape[0], dtype=np.intp)  # 1 + hops, 0 where unreached
+        hops[order] = _levels(ends, 1, np.intp)
+        sizes = np.diff(ends)
     else:
-        order, _, ends = _breadth_first(graph, start)
-        found = np.full(graph.num_vertices, np.inf)
-        found[order] = _levels(ends, 0, found.dtype)
+        order, counts, _ = _breadth_first(graph, start)
+        hops = _by_vertex(order, counts, 1, np.intp, graph.num_vertices)  # (and markers')
+        found = np.where(hops > 0, hops - 1.0, np.inf)
+        sizes = counts[1:] - 1
     candidate = (found[new] + distance[start]).astype(distance.dtype, copy=False)
     lowered = candidate < distance
     count = np.count_nonzero(lowered)
     np.minimum(distance, candidate, out=distance)
-    if count == order.size - 1:  # every vertex reached (but the start) lowered
-        sizes = np.diff(ends)
-    else:
-        hops = np.zeros(graph.num_vertices, dtype=np.intp)
-        hops[old[order]] = _levels(ends, 0, np.intp)
-        sizes = np.bincount(hops[lowered])
+    if count != sizes.sum():  # not every vertex reached (but the start) lowered
+        sizes = np.bincount(hops[new][lowered])
         sizes = sizes[sizes > 0]
     out = Frontier.empty(graph)
     out.passed, out.passed_edges = tuple(sizes.tolist()), None

@@ -18,7 +18,7 @@ import numpy as np
 
 from ..backend import BLOCK_SUM, C_TYPES, COMPARE_SWAP, compile_kernel, fused, ops
 from .frontier import Frontier
-from .operators import owned_range
+from .operators import owned_range, short_rows
 
 # Edge slots (the frontier's out-edges, in order) are cut into tiles of 256 * EDGES_PER_THREAD,
 # a block per tile (grid-stride): warp 0 finds the tile's first and last frontier vertex in
@@ -379,7 +379,6 @@ __device__ __forceinline__ bool claim(ID u, ID v, DEPTH* depth, DEPTH value, ID*
 LEVEL_VERTICES = 1 << 15  # the largest frontier a repeated advance takes on ...
 LEVEL_EDGES = 1 << 17  # ... and its most out-edges
 WIDE_LEVELS = (1 << 19, 1 << 21)  # the same where no out-list is longer than SHORT_ROW
-SHORT_ROW = 32  # entries: a lane reads each row, no warp spends a level on one hub
 MAX_LEVELS = 1024  # levels a launch (then one host read, and on)
 
 
@@ -399,17 +398,6 @@ def level_limits(graph) -> tuple[int, int]:
         return wide if short_rows(graph) else (LEVEL_VERTICES, LEVEL_EDGES)
 
     return graph.cached("level limits", limits)
-
-
-def short_rows(graph) -> bool:
-    """Whether no out-list is longer than SHORT_ROW (a road network, a mesh; read once per
-    graph): a thread may read a whole row in a levels kernel."""
-
-    def short():
-        degrees = graph.cost_degrees()[0]
-        return (int(graph.backend.largest(degrees)) if degrees.shape[0] else 0) <= SHORT_ROW
-
-    return graph.cached("short rows", short)
 
 
 @fused.register("visit_unvisited", "cupy", "repeat")

@@ -26,11 +26,10 @@ from ..frontier.kernels import (
     levels_from,
     levels_kernel,
     multiprocessors,
-    short_rows,
     startable,
     typed_kernel,
 )
-from ..frontier.operators import neighbor_reduce
+from ..frontier.operators import neighbor_reduce, short_rows
 
 
 class count_paths(Functor):  # noqa: N801

@@ -174,11 +174,15 @@ def update_in_chunks(
     """:class:`damped_update` over a whole graph (None on a device's part: the generic path),
     CHUNK vertices at a time, so that no temporary is the size of the graph: the new rank is
     written over ``pulled`` and returned. On grid1000, 5.3 ms a step against the generic 9.5;
-    2.6 without contributions to publish. The sinks' ids are kept while ``sink`` lives (it does
+    2.6 without contributions to publish. The L1 change is BLAS's ``dasum`` of the difference:
+    one pass (on one thread at this size), where NumPy's ``abs`` and ``sum`` take two (the
+    update on grid1000 1.48 -> 1.11 ms). The sinks' ids are kept while ``sink`` lives (it does
     not change during a run)."""
     if graph.context.owned is not None:
         return None
     if pulled is not None:
+        from scipy.linalg.blas import dasum
+
         jump = alpha * float(dangling) + (1 - alpha)
         spare = np.empty(min(CHUNK, graph.num_vertices))
         change = 0.0
@@ -191,7 +195,7 @@ def update_in_chunks(
                 new += jump * teleport
             else:
                 new += np.multiply(teleport[chunk], jump, out=temporary)
-            change += np.abs(np.subtract(new, rank[chunk], out=temporary), out=temporary).sum()
+            change += dasum(np.subtract(new, rank[chunk], out=temporary))
             if contribution is not None:
                 np.multiply(new, scale[chunk], out=contribution[chunk])
         error[...] = change

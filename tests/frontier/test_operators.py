@@ -430,14 +430,13 @@ def test_every_level_at_once_on_short_rows_equals_level_by_level(n, pairs, direc
     """On NumPy without numba, a BFS from one vertex of a graph whose out-lists are all short
     runs every level in one call (scipy's breadth-first order): the depths are networkx's, each
     parent sits one level up along an edge, and the supersteps' frontiers are the levels."""
-    from bspgraph.frontier import host
 
     pairs = [(u % n, v % n) for u, v in pairs]
     src = np.array([u for u, _ in pairs], dtype=np.int64)
     dst = np.array([v for _, v in pairs], dtype=np.int64)
     graph = bg.Graph.from_edges(src, dst, num_vertices=n, directed=directed, backend="numpy")
     source = data.draw(st.integers(0, n - 1), label="source")
-    if not host._short_rows(graph):
+    if not fr.operators.short_rows(graph):
         return
     run = bg.bfs(graph, source, parents=parents, direction="push", backend="numpy")
     g = nx.DiGraph() if directed else nx.Graph()
@@ -453,6 +452,25 @@ def test_every_level_at_once_on_short_rows_equals_level_by_level(n, pairs, direc
     assert [s.frontier for s in run.stats.supersteps] == [*levels, 0]
 
 
+def test_every_level_at_once_deeper_than_the_markers_first_built():
+    """A search with more levels than the markers first built (``host.MARKED_LEVELS``) runs
+    again over a longer chain: on a path, BFS depths and unweighted SSSP distances are hops,
+    and every level is a superstep."""
+    from bspgraph.frontier import host
+
+    n = 3 * host.MARKED_LEVELS
+    path = bg.Graph.from_edges(np.arange(n - 1), np.arange(1, n), directed=False, backend="numpy")
+    for source in (0, n // 3):
+        hops = np.abs(np.arange(n) - source)
+        run = bg.bfs(path, source, parents=True, direction="push", backend="numpy")
+        np.testing.assert_array_equal(run.depth, hops)
+        assert run.parent[source] == -1
+        assert (np.abs(run.parent[hops > 0] - np.flatnonzero(hops > 0)) == 1).all()
+        assert len(run.stats.supersteps) == hops.max() + 1  # (the last one empty)
+        np.testing.assert_array_equal(bg.sssp(path, source, backend="numpy").distance, hops)
+    assert host._marked(path)[1] > n - 1
+
+
 @examples(40)
 @given(
     st.integers(1, 40),
@@ -466,7 +484,6 @@ def test_every_distance_at_once_on_short_rows_equals_networkx(n, edges, directed
     weights are positive takes every distance in one call (scipy's Dijkstra; unweighted, its
     breadth-first order): networkx's distances, and the supersteps count the shortest-path
     tree's levels (every reached vertex once)."""
-    from bspgraph.frontier import host
 
     edges = [(u % n, v % n, w if weighted else 1) for u, v, w in edges]
     src, dst, weight = (
@@ -476,7 +493,7 @@ def test_every_distance_at_once_on_short_rows_equals_networkx(n, edges, directed
         src, dst, weight if weighted else None, num_vertices=n, directed=directed, backend="numpy"
     )
     source = data.draw(st.integers(0, n - 1), label="source")
-    if not host._short_rows(graph):
+    if not fr.operators.short_rows(graph):
         return
     run = bg.sssp(graph, source, backend="numpy")
     g = nx.DiGraph() if directed else nx.Graph()

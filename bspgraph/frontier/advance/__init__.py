@@ -6,7 +6,7 @@ from typing import Literal
 
 from ...backend import ops
 from ..frontier import Frontier
-from ..operators import owned_range
+from ..operators import largest_degree, owned_range
 from . import pull, push
 
 DIRECTIONS = ("auto", "push", "pull")
@@ -98,10 +98,13 @@ def advance(
         direction = "push"
     if direction == "auto" and candidates is not None and exit_first and frontier.pulled_from:
         direction = "pull" if stays_pulled(graph, frontier) else "push"
+    frontier_edges = None
+    if direction == "auto" and (candidates is None or _surely_light(graph, frontier)):
+        direction = "push"  # a light frontier: pull would scan most in-edges for nothing
     if direction == "auto":
-        frontier_edges = 0 if candidates is None else count_out_edges(graph, frontier)
-        if candidates is None or frontier_edges * BETA < graph.cost_degrees()[2]:
-            direction = "push"  # a light frontier: pull would scan most in-edges for nothing
+        frontier_edges = count_out_edges(graph, frontier)
+        if frontier_edges * BETA < graph.cost_degrees()[2]:
+            direction = "push"
         elif getattr(op, "pull_is_product", False):
             direction = "pull"  # a product over the fewer edges: never dearer than a push
     unvisited = _unvisited_edges(graph, frontier, op) if direction == "auto" else None
@@ -129,6 +132,15 @@ def advance(
     if traced:
         result.edges_before = _edges_through(graph, frontier, result)
     return result
+
+
+def _surely_light(graph, frontier: Frontier) -> bool:
+    """Whether ``frontier`` holds fewer than num_edges / BETA out-edges by its size times the
+    longest out-list: light without counting them (a mesh's or a road's small frontiers: no
+    pass over the ids, on a GPU no host read)."""
+    if not frontier.size_known:
+        return False
+    return len(frontier) * largest_degree(graph) * BETA < graph.cost_degrees()[2]
 
 
 def _unvisited_edges(graph, frontier: Frontier, op) -> int | None:
