@@ -4,6 +4,7 @@
     mpiexec -n 2 python -m benchmarks.multi_gpu --scale 25 --transport nccl --json out.json
     mpiexec -n 4 python -m benchmarks.multi_gpu --scale 26 --transport nccl --sizes 2 4 \
         --communicators selective butterfly:1 butterfly:4
+    python -m benchmarks.multi_gpu --scale 25 --transport cluster --devices 2 --json one.json
 
 Builds an R-MAT graph (edge factor 16, weights 1..64; or with ``--grid R`` the R x R grid, a
 high-diameter graph whose supersteps are light) on the GPU, runs each algorithm on one GPU
@@ -14,7 +15,10 @@ what moved. With ``--transport nccl`` (or ``mpi``) there is one process per GPU:
 builds the same graph and runs the one-GPU reference on its own GPU; rank 0 prints. ``--sizes``
 runs several device counts in one job, each on the first P ranks (the others wait), so the graph
 is built once. A communicator is a name, or ``butterfly:F`` for the butterfly of fanout F.
-``--json`` writes every row with its supersteps, for ``benchmarks.bsp_model``.
+``--json`` writes every row with its supersteps, for ``benchmarks.bsp_model``. With
+``--transport cluster`` this one process drives ``--devices`` workers of ``bg.cluster`` (a
+device each, the path of ``bg.bfs(G, 0, devices=P)`` from a notebook): its rows against an
+``mpiexec`` run's are issue 50's gates (``benchmarks.one_call``).
 """
 
 from __future__ import annotations
@@ -94,6 +98,7 @@ def timed(fn, repeat: int):
         "comm_ms": median(comm) * 1e3,
         "sync_ms": median(sync) * 1e3,
         "setup_s": setup,
+        "setup_again_s": result.stats.setup_seconds,  # the last call's: 0 where the cut is kept
     }, result
 
 
@@ -138,13 +143,15 @@ def main(argv=None) -> None:
         metavar="ROWS",
         help="the ROWS x ROWS grid (weights 1..64) instead of R-MAT",
     )
-    parser.add_argument("--devices", type=int, default=2, help="GPUs of one process (local)")
+    parser.add_argument(
+        "--devices", type=int, default=2, help="GPUs of one process (local), or workers (cluster)"
+    )
     parser.add_argument(
         "--same-gpu",
         action="store_true",
         help="--devices parts all on GPU 0 (the enactor's cost on one GPU)",
     )
-    parser.add_argument("--transport", choices=["local", "nccl", "mpi"], default="local")
+    parser.add_argument("--transport", choices=["local", "nccl", "mpi", "cluster"], default="local")
     parser.add_argument("--backend", default="cupy", help="numpy: a CPU run of the same script")
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--algorithms", nargs="+", default=[a for a in ALGORITHMS if a != "empty"])
@@ -160,12 +167,17 @@ def main(argv=None) -> None:
     )
     parser.add_argument("--json", help="write the rows, with their supersteps, here (rank 0)")
     args = parser.parse_args(argv)
-    if args.sizes and args.transport == "local":
+    if args.sizes and args.transport in ("local", "cluster"):
         parser.error(
             "--sizes needs --transport nccl or mpi (one process per device); "
             "in one process use --devices"
         )
-    if args.transport == "local":
+    cluster = None
+    if args.transport == "cluster":  # this process drives P workers (the graph sent from host)
+        backend, rank = get_backend(args.backend), 0
+        cluster = bg.cluster(args.devices, backend=backend.name)
+        runs = {args.devices: {"cluster": cluster}}
+    elif args.transport == "local":
         backend, rank = get_backend(args.backend), 0
         devices = [0] * args.devices if args.same_gpu else args.devices
         runs = {args.devices: {"backend": backend, "devices": devices}}
@@ -189,6 +201,7 @@ def main(argv=None) -> None:
         graph_name = f"rmat{args.scale}"
         graph = bg.generators.rmat(args.scale, 16, seed=1, weights=True, backend=backend)
     source = int(np.argmax(to_host(graph.out_degree())))
+    host_graph = graph.to("numpy") if cluster is not None else None  # what the workers get
     say(
         f"{graph_name}: {graph.num_vertices} vertices, {graph.num_edges} edges, source {source}",
         flush=True,
@@ -232,7 +245,8 @@ def main(argv=None) -> None:
                 continue
             for partitioner, spec in itertools.product(args.partitioners, args.communicators):
                 run = {**many_run, "partitioner": partitioner, "communicator": spec}
-                times, many = timed(lambda c=call, r=run: c(graph, source, r), args.repeat)
+                sent = graph if cluster is None else host_graph
+                times, many = timed(lambda c=call, r=run, g=sent: c(g, source, r), args.repeat)
                 check_equal(field, getattr(many, field), getattr(one, field))
                 transport = run.get("transport")  # each rank's sync: the slowest waits least
                 times["sync_ms_ranks"] = (
@@ -262,6 +276,8 @@ def main(argv=None) -> None:
             f"{row['comm_ms']:8.1f} {sync:>11} {base[row['algorithm']] / row['bsp_ms']:7.2f}x "
             f"{len(row['supersteps']):5d} {sent:8.1f} {row['setup_s']:7.2f}"
         )
+    if cluster is not None:
+        cluster.close()
 
 
 if __name__ == "__main__":

@@ -15,6 +15,11 @@
 #   timeline  rmat24 BFS auto and BC: loop against kernel time (ncu), host round trip, cProfile
 #   pull    PageRank's pull product on rmat24 in L2-minded variants (benchmarks.pull_variants)
 #   multi   with two or more GPUs: mpiexec, one rank per GPU over NCCL, rmat 25, and the model
+#   anchor  with two or more GPUs: the plain CuPy + NCCL BFS of ../shared/anchors/mgpu_bfs.py at
+#           rmat 25, where a copy lies in .anchor/ (carry it: the device has no ../shared)
+#   onecall with two or more GPUs: multi's runs again from one Python call on bg.cluster
+#           workers, against multi's rows (benchmarks.one_call: issue 50's gates); where the
+#           image lacks Dask's distributed, the wheels of a folder .whl/ are installed first
 #   scaling26 scaling25 scaling24  (not by default; with four or more GPUs) strong scaling over
 #           1, 2, 4 (8) GPUs in one MPI job per graph: rmat 26 with every communicator and
 #           fanout, rmat 25 and 24 with fewer (with rmat 26 on 4: weak scaling, rmat 24 a GPU)
@@ -25,7 +30,7 @@ out=${1:-${OUT:-device-out}}
 mkdir -p "$out"
 export PYTHONPATH=. PYTHONUNBUFFERED=1 NCCL_NVLS_ENABLE=0
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1  # the device image runs as root
-steps=${STEPS:-tests gpu grid lanes elementwise reductions timeline pull multi}
+steps=${STEPS:-tests gpu grid lanes elementwise reductions timeline pull multi anchor onecall}
 gpus=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | wc -l)
 : > "$out/summary.txt"
 
@@ -65,6 +70,19 @@ if [ "$gpus" -ge 2 ]; then
     --transport nccl --scale 25 --repeat 3 --partitioners edge_balanced \
     --communicators selective butterfly --json "$out/multi.json"
   [ -s "$out/multi.json" ] && python3 -m benchmarks.bsp_model "$out/multi.json" >> "$out/multi.txt" 2>&1
+  if [ -f .anchor/mgpu_bfs.py ]; then
+    run_step anchor 240 mpiexec -n "$gpus" --bind-to none python3 .anchor/mgpu_bfs.py 25
+  fi
+  if ! python3 -c "import distributed" 2> /dev/null && ls .whl/*.whl > /dev/null 2>&1; then
+    python3 -m pip install -q --no-index --no-deps --no-compile --target /tmp/site .whl/*.whl &&
+      export PYTHONPATH=$PYTHONPATH:/tmp/site
+  fi
+  run_step onecall 300 python3 -W ignore -m benchmarks.multi_gpu --transport cluster \
+    --devices "$gpus" --scale 25 --repeat 3 --partitioners edge_balanced \
+    --communicators selective butterfly --json "$out/onecall.json"
+  if [ -s "$out/onecall.json" ] && [ -s "$out/multi.json" ]; then
+    python3 -m benchmarks.one_call "$out/multi.json" "$out/onecall.json" >> "$out/onecall.txt"
+  fi
 fi
 if [ "$gpus" -ge 4 ]; then
   sizes=$( ( echo 2 4; [ "$gpus" -ge 8 ] && echo 8; echo "$gpus") | tr ' ' '\n' | sort -nu | tr '\n' ' ')

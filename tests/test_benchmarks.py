@@ -251,3 +251,41 @@ def test_phases_benchmark_on_the_host_prints_each_superstep():
     assert len(rows) == supersteps  # a row a superstep: its frontier, time, phases
     assert all(" us  other " in row and "step " in row for row in rows)
     assert "_parts" not in out.split("sssp on 2 part(s)")[1]  # setup is no superstep's
+
+
+def test_one_call_compares_a_cluster_run_with_an_mpiexec_run_row_by_row():
+    """benchmarks.one_call: the rows both runs hold, their ratios and whether each gate
+    holds (bsp, whole call, and a later call's setup at 0)."""
+    from benchmarks import one_call
+
+    def row(algorithm, bsp, whole, again=0.0):
+        key = {"algorithm": algorithm, "P": 2, "partitioner": "edge_balanced"}
+        times = {"bsp_ms": bsp, "ms": whole, "setup_again_s": again}
+        return {**key, "communicator": "selective", **times}
+
+    mpiexec = {("bfs", 2, "edge_balanced", "selective"): row("bfs", 10.0, 12.0)}
+    mpiexec[("cc", 2, "edge_balanced", "selective")] = row("cc", 10.0, 12.0)
+    one = {("bfs", 2, "edge_balanced", "selective"): row("bfs", 11.0, 15.0)}
+    one[("cc", 2, "edge_balanced", "selective")] = row("cc", 12.0, 12.0, again=0.5)
+    lines = one_call.compare(mpiexec, one)
+    assert lines[1].split()[-1] == "met" and " 1.10x" in lines[1] and " 1.25x" in lines[1]
+    assert lines[2].split()[-1] == "missed"  # 1.2x the BSP time, and set up again
+
+
+@pytest.mark.mpi
+def test_multi_gpu_benchmark_runs_on_cluster_workers(tmp_path):
+    """--transport cluster: the runs from this process on bg.cluster workers, checked against
+    one device's answers, a later call setting nothing up."""
+    pytest.importorskip("distributed")
+    pytest.importorskip("mpi4py")
+    out = tmp_path / "one.json"
+    multi_gpu.main(
+        "--backend numpy --scale 7 --transport cluster --devices 2 --repeat 1 --algorithms "
+        f"bfs-push cc --partitioners edge_balanced --communicators selective --json {out}".split()
+    )
+    rows = [r for r in json.loads(out.read_text()) if r["P"] == 2]
+    assert [(r["algorithm"], r["transport"]) for r in rows] == [
+        ("bfs-push", "cluster"),
+        ("cc", "cluster"),
+    ]
+    assert all(r["setup_again_s"] == 0 for r in rows)
