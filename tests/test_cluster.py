@@ -119,3 +119,33 @@ def test_a_worker_that_fails_ends_the_call_with_one_error_and_the_next_starts_af
         depth = bg.bfs(graph, 0).depth  # new workers
         assert np.array_equal(depth, bg.bfs(graph, 0, backend="numpy").depth)
         assert "running" in repr(workers)
+
+
+def test_large_results_come_back_through_shared_memory(workers, monkeypatch):
+    """Rank 0 writes each large result array to a file of shared memory and the caller maps
+    it (then removes it): the same answers, no file left; with no room there, through Dask."""
+    import glob
+    import importlib
+
+    module = importlib.import_module("bspgraph.enactor.cluster")
+
+    def handing(limit):
+        workers._client.run(lambda: setattr(module, "HANDED_BYTES", limit))
+
+    g = _graph()
+    handing(1)  # every array, however small
+    try:
+        _check_every_primitive(g, {"cluster": workers})
+        depth = bg.bfs(bg.Graph.from_networkx(g, backend="numpy"), 0, cluster=workers).depth
+        assert type(depth) is np.ndarray and isinstance(depth.base, np.memmap)  # (the map)
+    finally:
+        handing(1 << 20)
+    assert not glob.glob(os.path.join(module.SHARED, workers._prefix + "-*"))
+    result = {"depth": np.arange(5), "iterations": 3}
+    monkeypatch.setattr(module, "HANDED_BYTES", 1)
+    handed = module._handed_over(result, "bspgraph-test-room")
+    assert isinstance(handed["depth"], module.Handed) and handed["iterations"] == 3
+    np.testing.assert_array_equal(module._taken(handed["depth"]), result["depth"])
+    assert not os.path.exists(handed["depth"].path)
+    monkeypatch.setattr(module, "SHARED", "/nonexistent")  # no shared memory: left as it is
+    assert module._handed_over(result, "bspgraph-test-room") is result
