@@ -149,3 +149,16 @@ def test_large_results_come_back_through_shared_memory(workers, monkeypatch):
     assert not os.path.exists(handed["depth"].path)
     monkeypatch.setattr(module, "SHARED", "/nonexistent")  # no shared memory: left as it is
     assert module._handed_over(result, "bspgraph-test-room") is result
+
+
+def test_workers_placed_on_named_hosts_equal_networkx():
+    """hosts=: the workers started by mpiexec -hosts (this machine, by name), the scheduler
+    reached by this machine's name; a host list given as one string is refused."""
+    with bg.cluster(2, backend="numpy", hosts=["localhost"]) as workers:
+        assert workers.hosts == ["localhost"]
+        g = _graph(30, seed=5)
+        depth = bg.bfs(bg.Graph.from_networkx(g, backend="numpy"), 0).depth
+        hops = nx.single_source_shortest_path_length(g, 0)
+        assert all(depth[v] == hops.get(v, -1) for v in g)
+    with pytest.raises(ValueError, match="hosts"):
+        bg.cluster(2, backend="numpy", hosts="localhost")

@@ -36,6 +36,7 @@ import os
 import re
 import shutil
 import signal
+import socket
 import subprocess
 import sys
 import tempfile
@@ -56,11 +57,11 @@ SHARED = "/dev/shm"  # where a large result comes back: Linux's shared memory, a
 HANDED_BYTES = 1 << 20  # the smallest result array handed over there
 
 
-def cluster(workers: int, *, backend: str | None = None) -> Cluster:
+def cluster(workers: int, *, backend: str | None = None, hosts: list[str] | None = None) -> Cluster:
     """Start ``workers`` worker processes, one a device (GPUs ``0 .. workers - 1`` of this
-    machine on CuPy, CPU processes on NumPy), for runs from this process; see
-    :class:`Cluster`."""
-    return Cluster(workers, backend=backend)
+    machine on CuPy, CPU processes on NumPy; or spread over ``hosts``), for runs from this
+    process; see :class:`Cluster`."""
+    return Cluster(workers, backend=backend, hosts=hosts)
 
 
 class Cluster:
@@ -74,6 +75,11 @@ class Cluster:
         "numpy" or "cupy" (default: CuPy where a GPU is usable). On CuPy, rank r drives
         GPU r of its node and the ranks meet over NCCL when each has its own GPU, else over
         MPI.
+    hosts : list of str, optional
+        The machines the workers run on, as ``mpiexec -hosts`` takes them (MPICH's hydra:
+        ``"node1"``, or ``"node1:4"`` for four ranks there); default this machine only. The
+        scheduler then listens on every interface of this machine, and the hosts reach it by
+        its name.
 
     Raises
     ------
@@ -81,10 +87,12 @@ class Cluster:
         ``mpiexec`` or the ``distributed`` package is missing, or the workers did not start.
     """
 
-    def __init__(self, workers: int, *, backend: str | None = None):
+    def __init__(self, workers: int, *, backend: str | None = None, hosts: list[str] | None = None):
         if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
             raise ValueError(f"cluster(workers={workers!r}): expected a count >= 1")
-        self.size, self.backend = workers, backend
+        if hosts is not None and (isinstance(hosts, str) or not all(hosts)):
+            raise ValueError(f"cluster(hosts={hosts!r}): expected a list of host names")
+        self.size, self.backend, self.hosts = workers, backend, hosts
         self._client = self._scheduler = self._job = self._log = self._exit = None
         self._finalizer = None
         self._ranks: list[str] = []  # each rank's worker address
@@ -128,7 +136,7 @@ class Cluster:
         on_device = run.pop("result_device", False)
         token = self._token(graph)
         sent = None if token in self._held else self._client.scatter(graph, broadcast=True)
-        handed = f"{self._prefix}-{next(self._calls)}"
+        handed = HandOver(socket.gethostname(), f"{self._prefix}-{next(self._calls)}")
         futures = [
             self._client.submit(
                 _run_on_worker,
@@ -182,7 +190,7 @@ class Cluster:
                 n_workers=0,
                 processes=False,
                 protocol="tcp",
-                host="127.0.0.1",
+                host="127.0.0.1" if self.hosts is None else "0.0.0.0",
                 scheduler_port=0,
                 dashboard_address=":0",  # (none asked for: a free port, not 8787)
                 silence_logs=logging.ERROR,
@@ -190,9 +198,13 @@ class Cluster:
             self._client = Client(self._scheduler)
         self._log = tempfile.TemporaryFile()  # the job's output, read when it fails
         env = {**os.environ, "DASK_LOGGING__DISTRIBUTED": "error"}
+        address = self._scheduler.scheduler_address
+        if self.hosts is not None:  # (0.0.0.0: reached by this machine's name)
+            address = f"tcp://{socket.gethostname()}:{address.rsplit(':', 1)[1]}"
+        placed = [] if self.hosts is None else ["-hosts", ",".join(self.hosts)]
         self._job = subprocess.Popen(
-            [mpiexec, "-n", str(self.size), sys.executable, "-m", "distributed.cli.dask_worker"]
-            + [self._scheduler.scheduler_address, "--nthreads", "1", "--no-nanny"]
+            [mpiexec, *placed, "-n", str(self.size), sys.executable]
+            + ["-m", "distributed.cli.dask_worker", address, "--nthreads", "1", "--no-nanny"]
             + ["--no-dashboard", "--death-timeout", "60"],  # (this process gone: they go)
             stdout=self._log,
             stderr=subprocess.STDOUT,
@@ -326,10 +338,10 @@ def _rank() -> tuple[int, int]:
     return MPI.COMM_WORLD.Get_rank(), os.getpid()
 
 
-def _run_on_worker(token: int, graph, primitive, backend, run: dict, handed: str):
+def _run_on_worker(token: int, graph, primitive, backend, run: dict, handed: HandOver):
     """In a worker: the run on its rank's transport (made once), ``graph`` kept under
     ``token`` (None: sent before); rank 0's (result, stats), each large array of the result
-    handed over in shared memory (:func:`_handed_over`, files named from ``handed``)."""
+    handed over in shared memory where it runs on the caller's host (:func:`_handed_over`)."""
     transport = _HELD.get("transport")
     if transport is None:
         transport = _HELD["transport"] = _transport(backend)
@@ -340,7 +352,20 @@ def _run_on_worker(token: int, graph, primitive, backend, run: dict, handed: str
         while len(graphs) > KEPT_GRAPHS:
             graphs.pop(next(iter(graphs)))
     result, stats = enact(primitive, graphs[token], transport=transport, **run)
-    return (_handed_over(result, handed), stats) if transport.rank == 0 else None
+    if transport.rank != 0:
+        return None
+    if handed.host != socket.gethostname():  # another machine's memory: through Dask
+        return result, stats
+    return _handed_over(result, handed.prefix), stats
+
+
+@dataclasses.dataclass(frozen=True)
+class HandOver:
+    """Where rank 0 may hand its result over: the caller's host, and the prefix of the file
+    names there (this cluster's and the call's)."""
+
+    host: str
+    prefix: str
 
 
 @dataclasses.dataclass(frozen=True)
