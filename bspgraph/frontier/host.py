@@ -32,6 +32,10 @@ SPMV_SHARE = 4  # candidates holding > 1/SPMV_SHARE of the in-edges pull by one 
 # fixed NumPy cost outweighs the heap's (luxembourg_osm, 115k: 88 -> 25 ms); on a wider mesh
 # the levels are wide enough to pay (grid1000, 1M: 351 ms level by level, 460 in one Dijkstra)
 EVERY_DISTANCE_VERTICES = 1 << 18
+# relax_push reads a mesh's out-lists from a table of rows padded to the longest (two takes
+# of whole rows, no per-edge CSR positions: a cumsum, a repeat, an arange) where the pads add
+# at most this share - 1 of the edges (grid1000: 0.1%; luxembourg_osm: 187%, no table)
+PADDED_SHARE = 1.25
 
 
 @fused.register("visit_unvisited", "numpy", "push")
@@ -163,13 +167,16 @@ def _every_level(graph, frontier, depth, value, parent) -> Frontier | None:
 def prepare_levels(graph, weighted: bool = False) -> None:
     """Build what a repeated advance reads on NumPy, once per graph: on a graph whose
     out-lists are all short, the renumbered scipy matrix that :func:`_every_level` (BFS) or,
-    with ``weighted``, :func:`_every_distance` (SSSP, up to EVERY_DISTANCE_VERTICES) reads."""
+    with ``weighted``, :func:`_every_distance` (SSSP, up to EVERY_DISTANCE_VERTICES) reads;
+    with ``weighted``, also :func:`_padded`'s table (a mesh's: what relax_push reads)."""
     if graph.backend.name != "numpy" or not short_rows(graph):
         return
     if not weighted or graph.weights is None:
         _marked(graph)
     elif graph.num_vertices <= EVERY_DISTANCE_VERTICES:
         _renumbered(graph)
+    if weighted:
+        _padded(graph)
 
 
 def _numbering(graph) -> tuple[np.ndarray, np.ndarray]:
@@ -421,31 +428,95 @@ def _tree_order(tree, root: int) -> tuple[np.ndarray, np.ndarray]:
 @fused.register("relax_min", "numpy", "push")
 def relax_push(graph, ids, distance) -> Frontier:
     """``functors.relax_min`` fused on NumPy: sources' distances repeated (not gathered per
-    edge), one scatter-min of the improving candidates, the output deduplicated as above."""
+    edge), or their rows of :func:`_padded`'s table taken whole, one scatter-min of the
+    improving candidates, the output deduplicated as above."""
     ids, n = ids.astype(np.intp, copy=False), graph.num_vertices
     edges = _tiny(graph, ids)
     if edges is not None:
         return _relax_tiny(graph, edges, distance)
-    starts, degrees = rows_of(graph, ids)
-    total = int(degrees.sum()) if ids.size else 0
-    if total == 0:
+    table = _padded(graph)
+    if table is not None and table[1].dtype == distance.dtype:
+        improved = _relax_table(graph, table, ids, distance)
+    else:
+        improved = _relax_rows(graph, ids, distance)
+    if not improved:
         return Frontier.empty(graph)
-    improved = []
-    for lo, hi in _chunks(degrees, total, np, HOST_CHUNK_EDGES):
-        eid = positions(starts[lo:hi], degrees[lo:hi])
-        dst = graph.indices[eid].astype(np.intp)
-        candidate = np.repeat(distance[ids[lo:hi]], degrees[lo:hi])
-        candidate += 1 if graph.weights is None else graph.weights[eid]
-        better = np.flatnonzero(candidate < distance[dst])  # indices: faster than a bool mask
-        dst = dst[better]
-        np.minimum.at(distance, dst, candidate[better])
-        improved.append(dst)
     dst = improved[0] if len(improved) == 1 else np.concatenate(improved)
     if dst.shape[0] * DENSE_RATIO < n:
         return Frontier.from_ids(graph, ops.unique(graph.backend, dst))
     mask = np.zeros(n, dtype=bool)
     mask[dst] = True
     return Frontier.from_mask(graph, mask)
+
+
+def _relax_rows(graph, ids, distance) -> list[np.ndarray]:
+    """:func:`relax_push`'s relaxation over the CSR rows of ``ids`` (intp): the improved heads
+    of each pass, in the ids' dtype (int32 sorts about twice as fast as intp)."""
+    starts, degrees = rows_of(graph, ids)
+    total = int(degrees.sum()) if ids.size else 0
+    improved = []
+    for lo, hi in _chunks(degrees, total, np, HOST_CHUNK_EDGES) if total else ():
+        eid = positions(starts[lo:hi], degrees[lo:hi])
+        heads = graph.indices[eid]
+        dst = heads.astype(np.intp)
+        candidate = np.repeat(distance[ids[lo:hi]], degrees[lo:hi])
+        candidate += 1 if graph.weights is None else graph.weights[eid]
+        better = np.flatnonzero(candidate < distance[dst])  # indices: faster than a bool mask
+        np.minimum.at(distance, dst[better], candidate[better])
+        improved.append(heads[better])
+    return improved
+
+
+def _relax_table(graph, table, ids, distance) -> list[np.ndarray]:
+    """:func:`relax_push`'s relaxation over the rows of ``ids`` (intp) in :func:`_padded`'s
+    ``table``: whole rows taken (a pad's candidate is inf, never an improvement), in the
+    passes of :func:`_relax_rows` (a pass reads the sources that the passes before lowered):
+    the same improved heads and distances, bit for bit."""
+    heads, weights = table
+    passes = [(0, ids.shape[0])]
+    if ids.shape[0] * heads.shape[1] > HOST_CHUNK_EDGES:  # (else one pass there too)
+        degrees = rows_of(graph, ids)[1]
+        passes = _chunks(degrees, int(degrees.sum()), np, HOST_CHUNK_EDGES)
+    improved = []
+    for lo, hi in passes:
+        candidate = np.take(weights, ids[lo:hi], axis=0)  # (take: much faster than indexing)
+        candidate += distance[ids[lo:hi]][:, None]  # (w + d: the sum d + w, bit for bit)
+        candidate = candidate.reshape(-1)
+        ends = np.take(heads, ids[lo:hi], axis=0).reshape(-1)
+        dst = ends.astype(np.intp)
+        better = np.flatnonzero(candidate < distance[dst])
+        np.minimum.at(distance, dst[better], candidate[better])
+        improved.append(ends[better])
+    return improved
+
+
+def _padded(graph) -> tuple[np.ndarray, np.ndarray] | None:
+    """``(heads, weights)``, kept with the graph: every out-list padded to the longest, one
+    row of a table each (heads in the ids' dtype, weights in the distances', 1 where
+    unweighted; a pad's head 0 and weight inf), where no list is longer than SHORT_ROW and
+    the pads add at most PADDED_SHARE - 1 of the edges (a mesh); else None."""
+    if not short_rows(graph):
+        return None
+
+    def build():
+        weights = graph.weights
+        if weights is not None and weights.dtype.kind != "f":
+            return None
+        n, offsets = graph.num_vertices, graph.offsets
+        degrees = np.diff(offsets)
+        width = int(degrees.max()) if n else 0
+        if width == 0 or n * width > PADDED_SHARE * graph.indices.shape[0]:
+            return None
+        # each entry's place in the table: its row's start there, plus its place in its list
+        at = np.repeat(np.arange(n, dtype=np.int64) * width - offsets[:-1], degrees)
+        at += np.arange(graph.indices.shape[0], dtype=np.int64)
+        heads = np.zeros((n, width), dtype=graph.indices.dtype)
+        heads.reshape(-1)[at] = graph.indices
+        table = np.full((n, width), np.inf, dtype=np.float64 if weights is None else weights.dtype)
+        table.reshape(-1)[at] = 1 if weights is None else weights
+        return heads, table
+
+    return graph.cached(("padded lists",), build)
 
 
 @fused.register("visit_unvisited", "numpy", "pull")

@@ -314,7 +314,9 @@ class Graph:
           algorithm may pull or follows in-edges, the reverse CSR (in-edges with edge ids,
           O(E)) and the in-degrees;
         - "bfs", "sssp": the frontier limits of a repeated advance (a read of the largest
-          degree); "sssp", "pagerank": the weight range (a read of the weights);
+          degree); "sssp", "pagerank": the weight range (a read of the weights); "sssp" on
+          NumPy, on a mesh (every out-list short and about as long): its out-lists padded
+          into a table (heads and weights, V times the longest list of each);
         - "pagerank", and "sssp", "eigenvector", "katz", "hits", "pagerank_from" (which
           reduce over every list): on a large graph of skewed degrees (``operators.
           ORDERED_VERTICES`` vertices or more), the lists' columns renamed in degree order,

@@ -194,6 +194,36 @@ def test_fused_relax_equals_the_generic_functor(direction):
     np.testing.assert_array_equal(results[0][1], results[1][1])
 
 
+@pytest.mark.parametrize("weighted", [True, False])
+def test_relax_push_through_the_padded_table_equals_the_rows(weighted, monkeypatch):
+    """On a mesh NumPy's relax_push reads whole rows of its padded table (pads of weight inf):
+    the same distances, bit for bit, and the same improved vertices as over the CSR rows,
+    also in passes of a few rows each; lists of uneven lengths get no table."""
+    host = importlib.import_module("bspgraph.frontier.host")
+    graph = bg.generators.grid(30, 20, weights=weighted, seed=5, backend="numpy")
+    assert host._padded(graph) is not None
+    rng = np.random.default_rng(1)
+    ids = np.sort(rng.choice(graph.num_vertices, 90, replace=False)).astype(graph.indices.dtype)
+    dtype = np.float64 if graph.weights is None else graph.weights.dtype
+    start = (rng.random(graph.num_vertices) * 20).astype(dtype)
+    start[ids] = rng.random(ids.shape[0]) * 5  # low sources: many improve, some do not
+    start[ids[::9]] = np.inf  # (sources not reached yet: nothing improves from them)
+    for chunk in (None, 4 * 7):  # one pass, passes of about 7 rows
+        if chunk is not None:
+            monkeypatch.setattr(host, "HOST_CHUNK_EDGES", chunk)
+        results = []
+        for padded in (host._padded, lambda graph: None):
+            monkeypatch.setattr(host, "_padded", padded)
+            distance = start.copy()
+            out = host.relax_push(graph, ids, distance)
+            results.append((np.sort(out.ids).tolist(), distance))
+        monkeypatch.undo()
+        assert results[0][0] == results[1][0] != []
+        np.testing.assert_array_equal(results[0][1], results[1][1])
+    star = bg.Graph.from_edges([0, 0, 0, 1], [1, 2, 3, 2], num_vertices=4, directed=False)
+    assert host._padded(star) is None  # pads: 2 / 3 of the entries
+
+
 @examples(60)
 @given(
     graphs(),
