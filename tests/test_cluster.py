@@ -74,15 +74,22 @@ def test_three_and_four_workers_equal_networkx(size):
 
 
 def test_a_second_call_on_a_graph_sends_nothing_and_sets_nothing_up(workers, monkeypatch):
+    """The first call sends each worker its own part only (cut here); a second call on the
+    same graph and cut sends nothing and sets nothing up; another cut sends parts again."""
     graph = bg.generators.rmat(9, 8, seed=4, backend="numpy")
-    first = bg.bfs(graph, 1, cluster=workers)
     sent = []
     scatter = workers._client.scatter
     monkeypatch.setattr(
-        workers._client, "scatter", lambda *a, **k: sent.append(1) or scatter(*a, **k)
+        workers._client, "scatter", lambda data, **k: sent.append(data) or scatter(data, **k)
     )
+    first = bg.bfs(graph, 1, cluster=workers)
+    assert [part.partition.device for part in sent] == [0, 1]
+    assert sum(part.num_edges for part in sent) == graph.num_edges  # (out-edges: owners')
+    sent.clear()
     second = bg.bfs(graph, 1, cluster=workers)
     assert first.stats.setup_seconds > 0 and second.stats.setup_seconds == 0 and not sent
+    bg.bfs(graph, 1, cluster=workers, partitioner="edge_balanced")
+    assert len(sent) == 2
     assert np.array_equal(second.depth, bg.bfs(graph, 1, backend="numpy").depth)
     assert second.stats.devices == 2
 

@@ -6,9 +6,11 @@ through Dask). A run on the cluster is the run ``mpiexec -n P`` makes: every wor
 :func:`~bspgraph.enactor.enact` with the transport of its rank (NCCL on GPUs, one per rank;
 MPI on NumPy), and rank 0's whole result comes back here (its large arrays through shared
 memory: a file of /dev/shm that this process maps, where Dask would pickle them through a
-socket; 268 MB in 0.23 s against 0.33 on a 2-core machine). A worker keeps each graph it was
-sent (by a token this process gives the graph) and its cut, so that a second call on the same
-graph sends nothing and sets nothing up (``stats.setup_seconds`` 0).
+socket; 268 MB in 0.23 s against 0.33 on a 2-core machine). A graph is cut here, once for
+each cut a run asks for (partitioner, seed, and whether the primitive needs the whole graph
+or run ids), as :func:`~bspgraph.enactor.layout.distribute` cuts it, and each worker is sent
+its own part only; a worker keeps its parts (by a token this process gives the cut), so that a
+second call on the same graph sends nothing and sets nothing up (``stats.setup_seconds`` 0).
 
 Faults end the call on every worker with one :class:`~bspgraph.exceptions.WorkerError` and
 never hang: a worker that raises ends its MPI job (the transport aborts every rank), a worker
@@ -45,8 +47,10 @@ import weakref
 
 import numpy as np
 
+from .. import partitioners
 from ..backend import to_host
 from ..exceptions import DeviceError, WorkerError
+from .layout import cut
 from .loop import enact
 from .running import RUNNER
 
@@ -98,7 +102,7 @@ class Cluster:
         self._ranks: list[str] = []  # each rank's worker address
         self._pids: dict[int, int] = {}  # each worker's process id: its rank
         self._tokens: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
-        self._held: set[int] = set()  # the tokens of the graphs the workers hold
+        self._held: set[tuple] = set()  # the cuts of graphs whose parts the workers hold
         self._numbers = itertools.count()
         self._prefix = f"bspgraph-{os.getpid()}-{id(self):x}"  # its files in SHARED
         self._calls = itertools.count()
@@ -134,14 +138,16 @@ class Cluster:
         if self._job is None:  # stopped by a fault, or closed: new workers
             self._start()
         on_device = run.pop("result_device", False)
-        token = self._token(graph)
-        sent = None if token in self._held else self._client.scatter(graph, broadcast=True)
+        partitioner, seed = run.get("partitioner"), run.get("seed", 0)
+        how = (repr(partitioners.get(partitioner or "random")), seed, primitive.replicate_graph)
+        token = (self._token(graph), *how, primitive.params is not None)  # a graph's cut
+        sent = [None] * self.size if token in self._held else self._parts(primitive, graph, run)
         handed = HandOver(socket.gethostname(), f"{self._prefix}-{next(self._calls)}")
         futures = [
             self._client.submit(
                 _run_on_worker,
                 token,
-                sent,
+                part,
                 primitive,
                 self.backend,
                 run,
@@ -150,7 +156,7 @@ class Cluster:
                 allow_other_workers=False,
                 pure=False,
             )
-            for address in self._ranks
+            for part, address in zip(sent, self._ranks, strict=True)
         ]
         result, stats = self._wait(futures)[0]
         result = {name: _taken(value) for name, value in result.items()}
@@ -297,6 +303,22 @@ class Cluster:
             while self._client.scheduler_info()["workers"] and time.monotonic() - started < 10:
                 time.sleep(0.02)
 
+    def _parts(self, primitive, graph, run: dict) -> list:
+        """Each worker's part of ``graph`` for ``primitive``'s run, cut here once (as
+        :func:`~bspgraph.enactor.layout.distribute` cuts) and sent to that worker alone."""
+        parts = cut(
+            graph,
+            self.size,
+            partitioner=run.get("partitioner"),
+            seed=run.get("seed", 0),
+            replicate=primitive.replicate_graph,
+            relabel=primitive.params is not None,
+        )
+        return [
+            self._client.scatter(part, workers=[address], hash=False)
+            for part, address in zip(parts, self._ranks, strict=True)
+        ]
+
     def _token(self, graph) -> int:
         """This cluster's number for ``graph`` (the workers' key for it)."""
         token = self._tokens.get(graph)
@@ -338,9 +360,9 @@ def _rank() -> tuple[int, int]:
     return MPI.COMM_WORLD.Get_rank(), os.getpid()
 
 
-def _run_on_worker(token: int, graph, primitive, backend, run: dict, handed: HandOver):
-    """In a worker: the run on its rank's transport (made once), ``graph`` kept under
-    ``token`` (None: sent before); rank 0's (result, stats), each large array of the result
+def _run_on_worker(token: tuple, graph, primitive, backend, run: dict, handed: HandOver):
+    """In a worker: the run on its rank's transport (made once), ``graph`` (its part) kept
+    under ``token`` (None: sent before); rank 0's (result, stats), each large array of the result
     handed over in shared memory where it runs on the caller's host (:func:`_handed_over`)."""
     transport = _HELD.get("transport")
     if transport is None:

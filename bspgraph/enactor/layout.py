@@ -4,6 +4,7 @@ and what every process of a run must agree on."""
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 import numpy as np
@@ -74,9 +75,15 @@ def _parts(primitive, graph, transport, backends, partitioner, seed):
                 f"ranges) and {type(primitive).__name__} declares no params, so it runs in "
                 "the caller's ids only: distribute(..., relabel=False)"
             )
-        devices = {part.device: graph.to(backends[part.device])}
-    if part is None:
-        graph.cache[key] = owner, devices, relabelling
+        backend = backends[part.device]
+        key = ("part on", backend.name, backend.device)
+        if key in graph.cache:  # this part on its device before: nothing to copy again
+            return owner, {part.device: graph.cache[key] or graph}, relabelling, False
+        copy = graph.to(backend)
+        devices = {part.device: copy}
+        graph.cache[key] = None if copy is graph else copy  # (None: the part itself, no cycle)
+        return owner, devices, relabelling, True
+    graph.cache[key] = owner, devices, relabelling
     return owner, devices, relabelling, True
 
 
@@ -129,36 +136,65 @@ def distribute(
     (device,) = transport.local
     with failing_together(transport):
         host = graph.to("numpy")
-        digest = _graph_digest(graph)
         transport.agree(
             "graph",
             {
                 "vertices": host.num_vertices,
                 "edges": host.num_edges,
                 "directed": host.directed,
-                "digest": digest,
+                "digest": _graph_digest(graph),
             },
         )
-        cutter = partitioners.get(partitioner or "random")
-        owner = cutter(host, transport.size, seed=seed)
-        relabelling = Relabelling.of(owner, host.indices.dtype) if relabel else None
-        if relabelling is not None:
-            host, owner = relabelling.graph(host), relabelling.owner(owner)
-        part = _subgraph(host, owner, device, transport.size, replicate)
+        return next(
+            cut(
+                graph,
+                transport.size,
+                partitioner=partitioner,
+                seed=seed,
+                replicate=replicate,
+                relabel=relabel,
+                devices=[device],
+            )
+        )
+
+
+def cut(
+    graph: Graph,
+    parts: int,
+    *,
+    partitioner=None,
+    seed: int = 0,
+    replicate: bool = False,
+    relabel: bool = True,
+    devices=None,
+) -> Iterator[Graph]:
+    """The parts of ``graph`` over ``parts`` devices (those of ``devices``, default every one),
+    in turn, each as :func:`distribute` makes its own: host arrays, ``part.partition`` set.
+    One cut for all of them; each part is built when the next is asked for."""
+    host = graph.to("numpy")
+    digest = _graph_digest(graph)
+    cutter = partitioners.get(partitioner or "random")
+    owner = cutter(host, parts, seed=seed)
+    relabelling = Relabelling.of(owner, host.indices.dtype) if relabel else None
+    if relabelling is not None:
+        host, owner = relabelling.graph(host), relabelling.owner(owner)
+    out_degree, in_degree = to_host(host.out_degree()), to_host(host.in_degree())
+    for device in range(parts) if devices is None else devices:
+        part = _subgraph(host, owner, device, parts, replicate)
         part.partition = Partition(
             device,
-            transport.size,
+            parts,
             owner,
             repr(cutter),
             seed,
             replicate,
             relabelling,
-            to_host(host.out_degree()),
-            to_host(host.in_degree()),
+            out_degree,
+            in_degree,
             host.num_edges,
             digest,
         )
-        return part
+        yield part
 
 
 def _graph_digest(graph: Graph) -> str:
