@@ -44,6 +44,7 @@ import sys
 import tempfile
 import time
 import weakref
+from concurrent.futures import CancelledError
 
 import numpy as np
 
@@ -55,7 +56,7 @@ from .loop import enact
 from .running import RUNNER
 
 START_TIMEOUT = 120.0  # seconds for P workers to join the scheduler
-POLL_SECONDS = 0.002  # how often a run looks at its workers and their job
+JOB_POLL_SECONDS = 0.05  # how often a run looks at its workers' job (results wake it at once)
 KEPT_GRAPHS = 4  # graphs a worker keeps (the least recently sent one goes first)
 SHARED = "/dev/shm"  # where a large result comes back: Linux's shared memory, as files
 HANDED_BYTES = 1 << 20  # the smallest result array handed over there
@@ -158,7 +159,7 @@ class Cluster:
             )
             for part, address in zip(sent, self._ranks, strict=True)
         ]
-        result, stats = self._wait(futures)[0]
+        ((result, stats),) = self._wait(futures, taken=[0])  # (the others return None)
         result = {name: _taken(value) for name, value in result.items()}
         self._held.add(token)
         if on_device:
@@ -236,13 +237,16 @@ class Cluster:
         self._pids = {pid: rank for rank, pid in ranks}
         self._held.clear()
 
-    def _wait(self, futures) -> list:
-        """The futures' results, once all are done; a WorkerError (every worker stopped) as
-        soon as one fails or the workers' job ends."""
+    def _wait(self, futures, taken: list[int] | None = None) -> list:
+        """The results of the futures ``taken`` (default all), once every one is done (each
+        fetched costs a round trip to Dask's event loop); a WorkerError (every worker
+        stopped) as soon as one fails or the workers' job ends."""
+        from distributed import wait
+
         while True:
             states = [future.status for future in futures]
             if all(state == "finished" for state in states):
-                return [future.result() for future in futures]
+                return [futures[i].result() for i in taken or range(len(futures))]
             failed = next((f for f in futures if f.status == "error"), None)
             if failed is not None:
                 error, rank = failed.exception(), futures.index(failed)
@@ -259,7 +263,14 @@ class Cluster:
                     f"the workers' MPI job ended (exit {self._exit}): {cause}; every worker "
                     "was stopped (the next run starts new ones)"
                 )
-            time.sleep(POLL_SECONDS)
+            pending = [future for future in futures if not future.done()]
+            if not pending:  # done, not finished or failed: a worker lost, its job ending
+                time.sleep(JOB_POLL_SECONDS)
+                continue
+            try:  # until one more is done (finished or failed), or the job's next look
+                wait(pending, timeout=JOB_POLL_SECONDS, return_when="FIRST_COMPLETED")
+            except (TimeoutError, CancelledError):  # (cancelled: a worker lost)
+                pass
 
     def _device(self, rank: int) -> str:
         """What rank ``rank`` drives, in words."""
