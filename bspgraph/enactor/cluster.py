@@ -48,10 +48,9 @@ from concurrent.futures import CancelledError
 
 import numpy as np
 
-from .. import partitioners
 from ..backend import to_host
 from ..exceptions import DeviceError, WorkerError
-from .layout import cut
+from .layout import cut, partitioner_of
 from .loop import enact
 from .running import RUNNER
 
@@ -139,10 +138,14 @@ class Cluster:
         if self._job is None:  # stopped by a fault, or closed: new workers
             self._start()
         on_device = run.pop("result_device", False)
-        partitioner, seed = run.get("partitioner"), run.get("seed", 0)
-        how = (repr(partitioners.get(partitioner or "random")), seed, primitive.replicate_graph)
-        token = (self._token(graph), *how, primitive.params is not None)  # a graph's cut
-        sent = [None] * self.size if token in self._held else self._parts(primitive, graph, run)
+        how = {  # the cut this run asks for (as layout._parts makes it)
+            "partitioner": partitioner_of(run.get("partitioner")),
+            "seed": run.get("seed", 0),
+            "replicate": primitive.replicate_graph,
+            "relabel": primitive.params is not None,
+        }
+        token = (self._token(graph), *{**how, "partitioner": repr(how["partitioner"])}.values())
+        sent = [None] * self.size if token in self._held else self._send_parts(graph, how)
         handed = HandOver(socket.gethostname(), f"{self._prefix}-{next(self._calls)}")
         futures = [
             self._client.submit(
@@ -314,17 +317,10 @@ class Cluster:
             while self._client.scheduler_info()["workers"] and time.monotonic() - started < 10:
                 time.sleep(0.02)
 
-    def _parts(self, primitive, graph, run: dict) -> list:
-        """Each worker's part of ``graph`` for ``primitive``'s run, cut here once (as
+    def _send_parts(self, graph, how: dict) -> list:
+        """Each worker's part of ``graph``, cut here once as ``how`` says (as
         :func:`~bspgraph.enactor.layout.distribute` cuts) and sent to that worker alone."""
-        parts = cut(
-            graph,
-            self.size,
-            partitioner=run.get("partitioner"),
-            seed=run.get("seed", 0),
-            replicate=primitive.replicate_graph,
-            relabel=primitive.params is not None,
-        )
+        parts = cut(graph, self.size, **how)
         return [
             self._client.scatter(part, workers=[address], hash=False)
             for part, address in zip(parts, self._ranks, strict=True)

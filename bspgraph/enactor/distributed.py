@@ -281,10 +281,11 @@ class LiftedRun:
         # where the bound left the choice open on a GPU, what Bits would need (how many of
         # the returned vertices are owned, and whether they took one value a column) is
         # queued now and read with the sizes: one read a GPU
-        undecided = [d for d in sized if d not in unread and outputs[d].is_dense]
+        early = self.bitwise and self.bounded
+        undecided = [d for d in sized if early and d not in unread and outputs[d].is_dense]
         levels = self.each(
             functools.partial(_level, contract),
-            {d: devices[d] for d in undecided if self.bitwise and self.bounded},
+            {d: devices[d] for d in undecided},
             states,
             self.bases,
             outputs,

@@ -17,6 +17,11 @@ from ..graph.graph import CSR, Graph
 from .relabel import Relabelling
 
 
+def partitioner_of(partitioner=None):
+    """The partitioner a run named (a name or an instance), random where it named none."""
+    return partitioners.get(partitioner or "random")
+
+
 def _parts(primitive, graph, transport, backends, partitioner, seed):
     """``owner``, the subgraph of each local device, the run's :class:`Relabelling` (None:
     the caller's ids) and whether anything was built (False: the graph's cut and parts from
@@ -28,7 +33,7 @@ def _parts(primitive, graph, transport, backends, partitioner, seed):
     part = getattr(graph, "partition", None)
     relabel = primitive.params is not None
     if part is None:
-        cutter = partitioners.get(partitioner or "random")
+        cutter = partitioner_of(partitioner)
         key = (
             "parts",
             repr(cutter),
@@ -173,7 +178,7 @@ def cut(
     One cut for all of them; each part is built when the next is asked for."""
     host = graph.to("numpy")
     digest = _graph_digest(graph)
-    cutter = partitioners.get(partitioner or "random")
+    cutter = partitioner_of(partitioner)
     owner = cutter(host, parts, seed=seed)
     relabelling = Relabelling.of(owner, host.indices.dtype) if relabel else None
     if relabelling is not None:
