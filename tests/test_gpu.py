@@ -494,6 +494,26 @@ def test_link_equals_numpy(dtype, rows):
     assert not np.array_equal(roots(expected), roots(parent))  # it joined some
 
 
+def test_link_over_an_undirected_graph_s_lists_equals_numpy():
+    """Connected components of undirected graphs too sparse for the sampled superstep link
+    every list once, each edge in one of its two entries (``symmetric``: a grid, a sparse
+    R-MAT with a hub past LONG_ROW, self-loops and many components), and equal NumPy's."""
+    rng = np.random.default_rng(5)
+    rmat = bg.generators.rmat(16, 2, seed=3, backend="numpy")
+    loops = rng.integers(0, rmat.num_vertices, 100)
+    hub = rng.integers(0, rmat.num_vertices, 6000)  # vertex 7's list in pieces
+    rows = np.repeat(np.arange(rmat.num_vertices), rmat.out_degree())
+    src = np.concatenate([rows, loops, np.full(hub.size, 7)])
+    dst = np.concatenate([rmat.forward.indices, loops, hub])
+    sparse = bg.Graph.from_edges(src, dst, num_vertices=rmat.num_vertices, directed=False)
+    for host in (bg.generators.grid(300, 200, backend="numpy"), sparse.to("numpy")):
+        expected = bg.connected_components(host).labels
+        result = bg.connected_components(host.to("cupy"))
+        np.testing.assert_array_equal(result.labels, expected)
+        assert result.stats.iterations == 1  # one superstep over every list: no sampling
+    assert np.unique(expected).size > 1000
+
+
 @pytest.mark.parametrize("dtype", [np.int32, np.int64])
 @pytest.mark.parametrize("n", [0, 1, 257, 1_000_003, 20_000_001])
 def test_flatten_equals_numpy(dtype, n):

@@ -240,9 +240,11 @@ def link(
         raise ValueError(
             f"link: no union-find kernel registered for backend {graph.backend.name!r}"
         )
-    kernel(
-        graph.backend, parent, csr.offsets, csr.indices, None if frontier is None else frontier.ids
-    )
+    # every list of an undirected graph: each edge is there both ways, and once suffices
+    symmetric = frontier is None and sample is None and not graph.directed
+    symmetric = symmetric and graph.context.owned is None
+    rows = None if frontier is None else frontier.ids
+    kernel(graph.backend, parent, csr.offsets, csr.indices, rows, symmetric=symmetric)
 
 
 def link_pairs(graph, parent, a, b) -> None:

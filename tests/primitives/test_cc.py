@@ -174,19 +174,22 @@ def cc_sampled(graph):
     return cc._sampled_supersteps(graph) == 1
 
 
-def test_the_first_link_on_numpy_is_scipy_s_components_and_equals_hook_rounds():
+@pytest.mark.parametrize("directed", [True, False])
+def test_the_first_link_on_numpy_is_scipy_s_components_and_equals_hook_rounds(directed):
     """On NumPy, a link over every row of a forest of single vertices is one pass of scipy's
-    weakly connected components: the same forest (each vertex under its component's least
-    id) as the hook rounds give, on a directed graph with sinks and isolated vertices."""
+    weakly connected components (strong ones on an undirected graph's symmetric lists): the
+    same forest (each vertex under its component's least id) as the hook rounds give, with
+    sinks, self-loops and isolated vertices."""
     from bspgraph.primitives import _cc_kernels
 
     rng = np.random.default_rng(7)
     n = 500
     src, dst = rng.integers(0, n, (2, 300))
-    graph = bg.Graph.from_edges(src, dst, num_vertices=n, directed=True, backend="numpy")
+    src[:5] = dst[:5]
+    graph = bg.Graph.from_edges(src, dst, num_vertices=n, directed=directed, backend="numpy")
     offsets, indices = graph.forward.offsets, graph.forward.indices
     by_components = np.arange(n, dtype=indices.dtype)
-    _cc_kernels._components(by_components, offsets, indices)
+    _cc_kernels._components(by_components, offsets, indices, symmetric=not directed)
     by_rounds = np.arange(n, dtype=indices.dtype)
     tails = np.repeat(np.arange(n, dtype=indices.dtype), np.diff(offsets))
     _cc_kernels._hook_rounds(graph.backend, by_rounds, tails, indices)
