@@ -16,6 +16,7 @@ class Forward(Primitive):
 
     state = (State("depth", "vertex", init="max", unset=-1), State("sigma", "float64"))
     communicate = {"depth": "min", "sigma": Add(follows="depth")}  # counted at the least depth
+    needs_all = True  # a heavy level's pull reads the whole frontier's path counts
     params = {"source": "id"}
 
     def init_frontier(self, graph, state, *, source):
