@@ -96,6 +96,7 @@ def neighbor_reduce(
     weighted: bool = False,
     frontier: Frontier | None = None,
     sources: Frontier | None = None,
+    adds_up: bool = False,
     sample: int | None = None,
 ):
     """For every vertex ``u``, the ``reduce`` ("min" or "sum") of ``values[v]`` over the edges
@@ -104,14 +105,20 @@ def neighbor_reduce(
     are none. With ``frontier``: for its vertices only, in ``frontier.ids`` order. With
     ``sources`` (a sum of floats): over the edges to ``v`` in ``sources`` only (say, the only
     vertices whose values changed), pushed from them where that is cheaper and right.
+    ``adds_up``: the caller's sums travel as added changes (its state is communicated with
+    ``add``), so that sums over different shares of the edges may add up; then a push from
+    ``sources`` is right on a part of a graph too (see below).
 
     Gunrock's neighbor-reduce, GraphBLAS's ``A min.second values`` or ``A plus.times values``:
     a sum of floats is one sparse product (scipy.sparse; on CuPy the row reduction of
     ``Backend.spmv``, or cuSPARSE for a push), a min one gather per edge and a segmented
     reduction; no functor is called per edge. The product is taken over the
     fewest edges: the frontier's rows (a pull), the sources' edges (a push: the product with
-    the transpose of their rows; only where the graph holds every vertex's lists, so not on
-    one device's part of several), or every row when either holds most edges.
+    the transpose of their rows), or every row when either holds most edges. On one device's
+    part of several, which holds its own vertices' lists only, a pull sums the whole lists of
+    its own ``frontier`` vertices and a push the edges into its own ``sources``: a push only
+    where the sums add up (``adds_up``), chosen by the whole graph's counts, so that every
+    device takes the same direction and each edge is summed on one device.
     With ``sample`` (k >= 1, every row, no ``frontier`` or ``sources``): over the first k
     edges of each list only (Afforest's neighbour sampling; built once per graph, cached).
     """
@@ -131,11 +138,14 @@ def neighbor_reduce(
         if not floats:
             raise ValueError("neighbor_reduce(sources=...): sums of floats only")
         across = graph.reverse if direction == "out" else graph.forward  # v's rows list the u
-        # a push reads the sources' lists: only where the graph holds every vertex's (a part
-        # holds its own vertices' only, and its sums would miss the edges held elsewhere)
-        whole = graph.context.owned is None
-        pushed = ops.entries_in(backend, across.offsets, sources.ids) if whole else rows
-        if pushed < rows and pushed * ROWS_SHARE <= total:  # push: the sources' edges
+        pushed, pulled, edges = _push_and_pull(graph, direction, frontier, sources, adds_up)
+        if pulled is None:  # one device: this graph's counts
+            pushed, pulled, edges = (
+                ops.entries_in(backend, across.offsets, sources.ids),
+                rows,
+                total,
+            )
+        if pushed < pulled and pushed * ROWS_SHARE <= edges:  # push: the sources' edges
             ids = sources.ids  # their rows first: the data of only their entries is built
             offsets, indices, weights = ops.csr_rows(
                 backend,
@@ -210,6 +220,25 @@ def range_rows(graph, csr: CSR, indices, weights, span: slice):
         return offsets, indices[first:last], None if weights is None else weights[first:last]
 
     return graph.cached(("range rows", id(csr.offsets), id(indices), id(weights)), build)
+
+
+def _push_and_pull(graph, direction: str, frontier, sources, adds_up: bool):
+    """On a part of a graph: the whole graph's entries that a push from ``sources`` and a pull
+    over ``frontier``'s rows (all rows: None) would read, and its edges (every device counts
+    the same, its frontiers being the whole run's); no push (``pushed`` past every count)
+    unless the sums add up. On a whole graph: (None, None, None)."""
+    if graph.context.owned is None:
+        return None, None, None
+    out_degree, in_degree, edges = graph.cost_degrees()
+    if not adds_up:
+        return edges + 1, 0, edges
+    # a pull reads the frontier's lists of this direction, a push the sources' other ones
+    pull_lists, push_lists = (
+        (out_degree, in_degree) if direction == "out" else (in_degree, out_degree)
+    )
+    backend = graph.backend
+    pulled = edges if frontier is None else ops.sum_at(backend, pull_lists, frontier.ids)
+    return ops.sum_at(backend, push_lists, sources.ids), pulled, edges
 
 
 def link(

@@ -22,7 +22,7 @@ class Backward(Primitive):
         State("share", "float64", output=False),  # (1 + delta) / sigma, at the level below
         State("rows", "vertex", output=False),  # every vertex, level after level
     )
-    communicate = {"delta": "replace"}
+    communicate = {"delta": "add"}  # sums over shares of the edges add up
     params = {"depth": "per_vertex", "sigma": "per_vertex"}
     needs_all = True  # a vertex reads the dependencies of its successors, owned or not
 
@@ -49,7 +49,7 @@ class Backward(Primitive):
         here = _level(graph, state, bounds, level)
         ids = here.ids  # (where the graph holds no out-edge of a vertex, its sum is 0)
         state.delta[ids] = state.sigma[ids] * fr.neighbor_reduce(
-            graph, state.share, "sum", frontier=here, sources=frontier
+            graph, state.share, "sum", frontier=here, sources=frontier, adds_up=True
         )  # only the level below has shares: pushed from it where its edges are fewer
         state.share[below] = 0.0
         return here  # their dependencies are final: the enactor sends them

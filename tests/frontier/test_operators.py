@@ -534,3 +534,35 @@ def test_every_distance_at_once_on_short_rows_equals_networkx(n, edges, directed
     want = nx.single_source_dijkstra_path_length(g, source)
     np.testing.assert_array_equal(run.distance, [want.get(v, np.inf) for v in range(n)])
     assert sum(s.frontier for s in run.stats.supersteps) == len(want) - 1
+
+
+@examples(60)
+@given(graphs(), st.sampled_from(["out", "in"]), st.integers(2, 4), st.data())
+def test_neighbor_reduce_from_sources_on_parts(case, direction, parts, data):
+    """On the parts of a cut (each holding its own vertices' lists), sums over the edges from
+    ``sources``: with ``adds_up`` the parts' sums add up to the whole graph's, whichever
+    direction the whole graph's counts chose (a push sums the edges into a part's own sources,
+    a pull its own frontier vertices' lists: every part the same); without it each part pulls,
+    the whole sums of the frontier vertices it owns."""
+    from bspgraph.enactor.layout import _subgraph
+
+    graph, _ = case
+    n = graph.num_vertices
+    pick = st.lists(st.integers(0, max(n - 1, 0)), unique=True, max_size=n) if n else st.just([])
+    frontier = fr.Frontier.from_ids(graph, sorted(data.draw(pick)))
+    sources = fr.Frontier.from_ids(graph, sorted(data.draw(pick)))
+    values = np.random.default_rng(n).random(n)
+    expected = fr.neighbor_reduce(
+        graph, values, "sum", direction=direction, frontier=frontier, sources=sources
+    )
+    owner = np.random.default_rng(parts).integers(0, parts, n)
+    added, owned_sums = np.zeros(len(frontier)), np.zeros(len(frontier))
+    for device in range(parts):
+        part = _subgraph(graph, owner, device, parts, replicate=False)
+        on_part = [fr.Frontier.from_ids(part, f.ids) for f in (frontier, sources)]
+        run = dict(direction=direction, frontier=on_part[0], sources=on_part[1])
+        added += fr.neighbor_reduce(part, values, "sum", adds_up=True, **run)
+        mine = owner[frontier.ids] == device
+        owned_sums[mine] = fr.neighbor_reduce(part, values, "sum", **run)[mine]
+    np.testing.assert_allclose(added, expected, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(owned_sums, expected, rtol=1e-12, atol=1e-12)
