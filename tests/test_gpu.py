@@ -1108,6 +1108,11 @@ PARTS_RUNS = {  # a run of each keyed contract on several parts, and its answer'
     "sssp": (lambda g, s, **run: bg.sssp(g, s, **run), "distance"),
     "cc": (lambda g, s, **run: bg.connected_components(g, **run), "labels"),
     "pagerank": (lambda g, s, **run: bg.pagerank(g, **run), "rank"),
+    "bc": (lambda g, s, **run: bg.betweenness_centrality(g, sources=[s], **run), "centrality"),
+    "bc-batched": (
+        lambda g, s, **run: bg.betweenness_centrality(g, sources=[s, (s + 1) % 100], **run),
+        "centrality",
+    ),
 }
 
 
