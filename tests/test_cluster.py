@@ -169,3 +169,18 @@ def test_workers_placed_on_named_hosts_equal_networkx():
         assert all(depth[v] == hops.get(v, -1) for v in g)
     with pytest.raises(ValueError, match="hosts"):
         bg.cluster(2, backend="numpy", hosts="localhost")
+
+
+def test_a_launcher_s_boxed_message_is_the_cause_given():
+    """When the workers' job ends before they start, the error names what the launcher said:
+    the first line inside its box of dashes (Open MPI's refusal to run as root), not the
+    box's border; else its last line with words."""
+    from bspgraph.enactor.cluster import _launcher_says
+
+    border = "-" * 74
+    text = f"{border}\nmpirun has detected an attempt to run as root.\n\nRunning as root is\n{border}\n"
+    assert _launcher_says(text) == "mpirun has detected an attempt to run as root."
+    assert _launcher_says("starting\n[proxy] bad host name: nowhere\n=====\n") == (
+        "[proxy] bad host name: nowhere"
+    )
+    assert _launcher_says("") == "no output"

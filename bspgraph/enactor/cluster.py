@@ -297,8 +297,7 @@ class Cluster:
             rank = self._pids[int(ended.group(1))]
             cause = how.group(1).strip().lower() if how else "no exit status"
             return f"rank {rank} ({self._device(rank)}, pid {ended.group(1)}) ended: {cause}"
-        lines = [line for line in text.splitlines() if line.strip()]
-        return lines[-1].strip(" =") if lines else "no output"
+        return _launcher_says(text)
 
     def _stop(self) -> None:
         """End the workers' job (the whole process group: a rank stuck in MPI too)."""
@@ -358,6 +357,19 @@ def _kill_group(pid: int) -> None:
 
 
 _HELD: dict = {}  # in a worker: its transport, and the graphs it was sent by token
+
+
+def _launcher_says(text: str) -> str:
+    """The line of a launcher's output that says what went wrong: the first line inside a box
+    of dashes (Open MPI's and MPICH's messages: "mpirun has detected an attempt to run as
+    root."), else the last line with a word in it."""
+    worded = [line.strip(" =") for line in text.splitlines() if re.search(r"[A-Za-z]", line)]
+    boxed = re.search(r"^-{10,}\s*$\n(.*?)^-{10,}\s*$", text, re.MULTILINE | re.DOTALL)
+    if boxed:
+        inside = [line.strip() for line in boxed.group(1).splitlines() if line.strip()]
+        if inside:
+            return inside[0]
+    return worded[-1] if worded else "no output"
 
 
 def _rank() -> tuple[int, int]:
