@@ -184,3 +184,28 @@ def test_a_launcher_s_boxed_message_is_the_cause_given():
         "[proxy] bad host name: nowhere"
     )
     assert _launcher_says("") == "no output"
+
+
+def test_open_mpi_s_launcher_places_and_reports_as_mpich_s(tmp_path):
+    """Open MPI's mpiexec (the GPU machines'): hosts= places ranks with --host, oversubscribed
+    and in turn over the hosts (MPICH: -hosts); a rank that dies is named from its notice."""
+    from bspgraph.enactor.cluster import _launcher, _open_mpi_noticed, _placed_on
+
+    fake = tmp_path / "mpiexec"
+    fake.write_text("#!/bin/sh\necho 'mpiexec (OpenRTE) 4.1.6'\n")
+    fake.chmod(0o755)
+    assert _launcher(str(fake)) == "Open MPI"
+    placed = ["--host", "a,b", "--oversubscribe", "--map-by", "node"]
+    assert _placed_on(str(fake), ["a", "b"]) == placed
+    hydra = tmp_path / "hydra"
+    hydra.write_text("#!/bin/sh\necho 'HYDRA build details:'\n")
+    hydra.chmod(0o755)
+    assert _placed_on(str(hydra), ["a", "b"]) == ["-hosts", "a,b"]
+    border = "-" * 74
+    text = (
+        f"{border}\nPrimary job  terminated normally, but 1 process returned\n{border}\n"
+        f"{border}\nmpiexec noticed that process rank 1 with PID 0 on node vm exited on "
+        f"signal 9 (Killed).\n{border}\n"
+    )
+    assert _open_mpi_noticed(text) == (1, "exited on signal 9 (killed)")
+    assert _open_mpi_noticed("nothing noticed") is None

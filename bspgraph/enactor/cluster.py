@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import contextvars
 import dataclasses
+import functools
 import glob
 import itertools
 import logging
@@ -211,7 +212,7 @@ class Cluster:
         address = self._scheduler.scheduler_address
         if self.hosts is not None:  # (0.0.0.0: reached by this machine's name)
             address = f"tcp://{socket.gethostname()}:{address.rsplit(':', 1)[1]}"
-        placed = [] if self.hosts is None else ["-hosts", ",".join(self.hosts)]
+        placed = [] if self.hosts is None else _placed_on(mpiexec, self.hosts)
         self._job = subprocess.Popen(
             [mpiexec, *placed, "-n", str(self.size), sys.executable]
             + ["-m", "distributed.cli.dask_worker", address, "--nthreads", "1", "--no-nanny"]
@@ -284,13 +285,18 @@ class Cluster:
 
     def _cause(self) -> str:
         """What the job printed about its failure: a rank's own line (it raised), or the
-        launcher's about the process that ended (its rank and device, from its pid), else
-        its last line."""
+        launcher's about the process that ended (its rank and device: named by Open MPI,
+        found from its pid in MPICH's), else what it said last (:func:`_launcher_says`)."""
         self._log.seek(0)
         text = self._log.read().decode(errors="replace")
         raised = re.search(r"rank \d+ of \d+ failed: .*", text)
         if raised:
             return raised.group(0).strip()
+        noticed = _open_mpi_noticed(text)
+        if noticed:  # (its pid may read 0: this process knows it)
+            rank, how = noticed
+            pid = next((p for p, r in self._pids.items() if r == rank), "unknown")
+            return f"rank {rank} ({self._device(rank)}, pid {pid}) ended: {how}"
         ended = re.search(r"PID (\d+) RUNNING", text)
         how = re.search(r"EXIT STRING: (.*)", text) or re.search(r"(EXIT CODE: \d+)", text)
         if ended and int(ended.group(1)) in self._pids:
@@ -357,6 +363,35 @@ def _kill_group(pid: int) -> None:
 
 
 _HELD: dict = {}  # in a worker: its transport, and the graphs it was sent by token
+
+
+def _placed_on(mpiexec: str, hosts: list[str]) -> list[str]:
+    """``mpiexec``'s options that place its ranks on ``hosts`` in turn: MPICH's ``-hosts``,
+    or Open MPI's ``--host`` (which counts one slot a host unless told to oversubscribe)."""
+    if _launcher(mpiexec) == "Open MPI":
+        return ["--host", ",".join(hosts), "--oversubscribe", "--map-by", "node"]
+    return ["-hosts", ",".join(hosts)]
+
+
+@functools.cache
+def _launcher(mpiexec: str) -> str:
+    """Whose ``mpiexec`` it is: "Open MPI" or "MPICH" (Hydra, and any other)."""
+    try:
+        said = subprocess.run(
+            [mpiexec, "--version"], capture_output=True, text=True, timeout=30
+        ).stdout
+    except (OSError, subprocess.SubprocessError):
+        return "MPICH"
+    return "Open MPI" if "Open MPI" in said or "OpenRTE" in said else "MPICH"
+
+
+def _open_mpi_noticed(text: str) -> tuple[int, str] | None:
+    """The rank and how it ended, where Open MPI's ``mpiexec`` says that a process ended
+    ("... noticed that process rank 1 with PID 0 on node vm exited on signal 9 (Killed).")."""
+    noticed = re.search(
+        r"process rank (\d+) with PID \d+ on node \S+ (exited on .*?)\.?$", text, re.M
+    )
+    return None if noticed is None else (int(noticed.group(1)), noticed.group(2).lower())
 
 
 def _launcher_says(text: str) -> str:
