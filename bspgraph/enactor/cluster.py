@@ -24,7 +24,8 @@ Use it as a context, in which every run goes to it::
         depth = bg.bfs(G, 0).depth
 
 or pass it to a run (``bg.bfs(G, 0, cluster=workers)``) and close it when done. It needs the
-``engine`` extra (:mod:`distributed`) and the ``mpi`` one (mpi4py and MPICH's ``mpiexec``).
+``engine`` extra (:mod:`distributed`) and the ``mpi`` one (mpi4py and MPICH's ``mpiexec``;
+Open MPI's serves too).
 """
 
 from __future__ import annotations
@@ -81,10 +82,10 @@ class Cluster:
         GPU r of its node and the ranks meet over NCCL when each has its own GPU, else over
         MPI.
     hosts : list of str, optional
-        The machines the workers run on, as ``mpiexec -hosts`` takes them (MPICH's hydra:
-        ``"node1"``, or ``"node1:4"`` for four ranks there); default this machine only. The
-        scheduler then listens on every interface of this machine, and the hosts reach it by
-        its name.
+        The machines the workers run on, as ``mpiexec`` takes them (``"node1"``, or
+        ``"node1:4"`` for four ranks there: MPICH's ``-hosts``, Open MPI's ``--host``);
+        default this machine only. The scheduler then listens on every interface of this
+        machine, and the hosts reach it by its name.
 
     Raises
     ------
