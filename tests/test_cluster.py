@@ -209,3 +209,16 @@ def test_open_mpi_s_launcher_places_and_reports_as_mpich_s(tmp_path):
     )
     assert _open_mpi_noticed(text) == (1, "exited on signal 9 (killed)")
     assert _open_mpi_noticed("nothing noticed") is None
+
+
+def test_graphs_past_what_a_worker_keeps_are_sent_again(workers):
+    """A worker keeps the parts of its last KEPT_GRAPHS cuts; the caller keeps the same
+    account, so that a graph whose parts went is sent again, not looked for."""
+    from bspgraph.enactor.cluster import KEPT_GRAPHS
+
+    graphs = [bg.Graph.from_networkx(_graph(30, seed=s), backend="numpy") for s in range(6)]
+    assert len(graphs) > KEPT_GRAPHS + 1
+    for graph in [*graphs, graphs[0], graphs[-1]]:
+        depth = bg.bfs(graph, 0, cluster=workers).depth
+        np.testing.assert_array_equal(depth, bg.bfs(graph, 0, backend="numpy").depth)
+    assert bg.bfs(graphs[-1], 0, cluster=workers).stats.setup_seconds == 0

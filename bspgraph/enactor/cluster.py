@@ -104,7 +104,7 @@ class Cluster:
         self._ranks: list[str] = []  # each rank's worker address
         self._pids: dict[int, int] = {}  # each worker's process id: its rank
         self._tokens: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
-        self._held: set[tuple] = set()  # the cuts of graphs whose parts the workers hold
+        self._held: dict[tuple, None] = {}  # the cuts whose parts the workers hold, as sent
         self._numbers = itertools.count()
         self._prefix = f"bspgraph-{os.getpid()}-{id(self):x}"  # its files in SHARED
         self._calls = itertools.count()
@@ -166,7 +166,10 @@ class Cluster:
         ]
         ((result, stats),) = self._wait(futures, taken=[0])  # (the others return None)
         result = {name: _taken(value) for name, value in result.items()}
-        self._held.add(token)
+        if token not in self._held:  # as the workers keep them: the last KEPT_GRAPHS sent
+            self._held[token] = None
+            while len(self._held) > KEPT_GRAPHS:
+                self._held.pop(next(iter(self._held)))
         if on_device:
             from ..backend import get_backend
 
