@@ -307,7 +307,7 @@ TOPICS = (
     Topic("One GPU", "gpu-rmat24-h200-9592d9b.txt", one_gpu),
     Topic("Several GPUs", "x2-nccl-rmat25-h200-3fdac7a.txt", several_gpus),
     Topic("CPU", "cpu-rmat18-gates-628b67f.txt", cpu),
-    Topic("Roads and meshes (CPU)", "cpu-roads-aee6a04.txt", roads),
+    Topic("Roads and meshes (CPU)", "cpu-roads-411b32d.txt", roads),
     Topic("Roads and meshes (one GPU)", "h200-roads-6683312.txt", roads_gpu),
     Topic("Files", "io-cpu-a55ce57.txt", files),
     Topic("Many sources", "many-sources-h100-1dddd7f.txt", many_sources),
