@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import math
 import time
 from types import SimpleNamespace
 
@@ -1081,6 +1082,8 @@ def _many(
     """Whether so many vertices travel from this device that a Slab may pay (else it sends an
     Update): over a wire, as many bytes as its smallest Slab holds (or, where Bits may
     travel, ``bitwise``, its smallest Bits); in one memory, V / (``share`` P) vertices."""
+    if not len(output):  # (a Slab of nothing never pays)
+        return False
     if transport.wire:
         ident, value, own = _entry_bytes(contract, blocks, graph, state)
         return len(output) * (ident + value) >= own * (1 / 8 if bitwise else value)
@@ -1148,7 +1151,7 @@ def _entry_bytes(contract: Contract, blocks, graph, state) -> tuple[int, int, in
     """The bytes of a vertex's id and of its communicated values, and how many vertices this
     device's block holds."""
     value = sum(
-        array.dtype.itemsize * int(np.prod(array.shape[1:]))
+        array.dtype.itemsize * math.prod(array.shape[1:])
         for name in contract.combiners
         if (array := getattr(state, name)) is not None
     )
