@@ -138,14 +138,16 @@ def neighbor_reduce(
         if not floats:
             raise ValueError("neighbor_reduce(sources=...): sums of floats only")
         across = graph.reverse if direction == "out" else graph.forward  # v's rows list the u
-        pushed, pulled, edges = _push_and_pull(graph, direction, frontier, sources, adds_up)
-        if pulled is None:  # one device: this graph's counts
+        pushed = None  # a part whose sums must be whole (not adds_up) pulls
+        if graph.context.owned is None:  # one device: this graph's counts
             pushed, pulled, edges = (
                 ops.entries_in(backend, across.offsets, sources.ids),
                 rows,
                 total,
             )
-        if pushed < pulled and pushed * ROWS_SHARE <= edges:  # push: the sources' edges
+        elif adds_up:  # a part: the whole graph's counts, the same on every device
+            pushed, pulled, edges = _whole_counts(graph, direction, frontier, sources)
+        if pushed is not None and pushed < pulled and pushed * ROWS_SHARE <= edges:  # push
             ids = sources.ids  # their rows first: the data of only their entries is built
             offsets, indices, weights = ops.csr_rows(
                 backend,
@@ -222,16 +224,11 @@ def range_rows(graph, csr: CSR, indices, weights, span: slice):
     return graph.cached(("range rows", id(csr.offsets), id(indices), id(weights)), build)
 
 
-def _push_and_pull(graph, direction: str, frontier, sources, adds_up: bool):
-    """On a part of a graph: the whole graph's entries that a push from ``sources`` and a pull
-    over ``frontier``'s rows (all rows: None) would read, and its edges (every device counts
-    the same, its frontiers being the whole run's); no push (``pushed`` past every count)
-    unless the sums add up. On a whole graph: (None, None, None)."""
-    if graph.context.owned is None:
-        return None, None, None
+def _whole_counts(graph, direction: str, frontier, sources):
+    """The whole graph's entries that a push from ``sources`` and a pull over ``frontier``'s
+    rows (all rows: None) would read, and its edges: on a part of it, counted alike on every
+    device (its frontiers being the whole run's)."""
     out_degree, in_degree, edges = graph.cost_degrees()
-    if not adds_up:
-        return edges + 1, 0, edges
     # a pull reads the frontier's lists of this direction, a push the sources' other ones
     pull_lists, push_lists = (
         (out_degree, in_degree) if direction == "out" else (in_degree, out_degree)
@@ -269,9 +266,9 @@ def link(
         raise ValueError(
             f"link: no union-find kernel registered for backend {graph.backend.name!r}"
         )
-    # every list of an undirected graph: each edge is there both ways, and once suffices
-    symmetric = frontier is None and sample is None and not graph.directed
-    symmetric = symmetric and graph.context.owned is None
+    # every list of a whole undirected graph: each edge is there both ways, once suffices
+    whole = frontier is None and sample is None and graph.context.owned is None
+    symmetric = whole and not graph.directed
     rows = None if frontier is None else frontier.ids
     kernel(graph.backend, parent, csr.offsets, csr.indices, rows, symmetric=symmetric)
 
