@@ -182,29 +182,38 @@ class MPITransport(Transport):
     ) -> list[list[np.ndarray]]:
         """``headers[r]`` (int64) and, for each of ``columns``, ``column[r]`` (host arrays of
         one dtype, int64 or uint8) to rank ``r``, and what each rank sent here in rank order:
-        one ``Alltoall`` of a fixed slot a rank holding the sizes and, where it fits in
-        HEADER_WORDS, the header itself; then one ``Alltoallv`` a column into one buffer (and
-        one for the headers, only in a round where some rank's did not fit). No pickle."""
+        one ``Alltoall`` of a fixed slot a rank holding the sizes, what the rank sends in all
+        and, where it fits in HEADER_WORDS, the header itself; then one ``Alltoallv`` a column
+        into one buffer, unless no rank sends any of it (an empty superstep: every rank reads
+        that from the slots alike), and one for the headers, only in a round where some rank's
+        did not fit. No pickle."""
         slot = _slots(headers, columns)
         arriving = np.empty_like(slot)
         self._collective("Alltoall", self.comm.Alltoall, slot, arriving)
         count = len(columns)
-        if arriving[:, 1 + count].any():  # a header too long somewhere: every rank sees it
-            delivered = self._columns([headers], slot[:, :1], arriving[:, :1])
+        if arriving[:, 1 + 2 * count].any():  # a header too long somewhere: every rank sees it
+            delivered = self._columns([headers], slot[:, :1], arriving[:, :1], [True])
         else:
-            words = arriving[:, 2 + count :]
+            words = arriving[:, 2 + 2 * count :]
             delivered = [[words[r, : arriving[r, 0]] for r in range(self.size)]]
         sizes = slice(1, 1 + count)
-        return delivered + self._columns(columns, slot[:, sizes], arriving[:, sizes])
+        sending = arriving[:, 1 + count : 1 + 2 * count].any(axis=0).tolist()
+        return delivered + self._columns(columns, slot[:, sizes], arriving[:, sizes], sending)
 
-    def _columns(self, columns, sent: np.ndarray, arriving: np.ndarray) -> list[list[np.ndarray]]:
+    def _columns(
+        self, columns, sent: np.ndarray, arriving: np.ndarray, sending: list[bool]
+    ) -> list[list[np.ndarray]]:
         """One ``Alltoallv`` a column of ``columns`` (``column[r]`` to rank ``r``), the sizes
-        sent to and arriving from each rank known (``sent[r, k]``, ``arriving[r, k]``); what
-        each rank sent, in rank order."""
+        sent to and arriving from each rank known (``sent[r, k]``, ``arriving[r, k]``), where
+        some rank sends any of it (``sending[k]``, the same on every rank); what each rank
+        sent, in rank order."""
         mpi = _mpi()
         delivered = []
         for k, column in enumerate(columns):
             dtype = column[0].dtype
+            if not sending[k]:  # no rank sends any: no collective
+                delivered.append([column[0][:0]] * self.size)
+                continue
             kind = mpi.INT64_T if dtype == np.int64 else mpi.BYTE
             out, into = sent[:, k].copy(), arriving[:, k].copy()
             received = np.empty(int(into.sum()), dtype=dtype)
@@ -262,17 +271,19 @@ HEADER_WORDS = 48  # a header that fits travels in the sizes' Alltoall (BFS's: 2
 
 
 def _slots(headers: list[np.ndarray], columns) -> np.ndarray:
-    """One row a rank: the header's length, each column's size, whether any header of this
-    rank is longer than HEADER_WORDS (then every rank sends every header apart), the header."""
+    """One row a rank: the header's length, each column's size, each column's total over
+    every rank this one sends to, whether any header of this rank is longer than
+    HEADER_WORDS (then every rank sends every header apart), the header."""
     count = len(columns)
-    slot = np.zeros((len(headers), 2 + count + HEADER_WORDS), dtype=np.int64)
+    slot = np.zeros((len(headers), 2 + 2 * count + HEADER_WORDS), dtype=np.int64)
     too_long = any(header.shape[0] > HEADER_WORDS for header in headers)
+    slot[:, 1 + count : 1 + 2 * count] = [sum(part.shape[0] for part in c) for c in columns]
+    slot[:, 1 + 2 * count] = too_long
     for r, header in enumerate(headers):
         slot[r, 0] = header.shape[0]
         slot[r, 1 : 1 + count] = [column[r].shape[0] for column in columns]
-        slot[r, 1 + count] = too_long
         if not too_long:
-            slot[r, 2 + count : 2 + count + header.shape[0]] = header
+            slot[r, 2 + 2 * count : 2 + 2 * count + header.shape[0]] = header
     return slot
 
 

@@ -75,27 +75,28 @@ class NCCLTransport(MPITransport):
             dst: [cp.ascontiguousarray(array) for m in messages for array in arrays_of(m)]
             for dst, messages in enumerate(outgoing)
         }
+        sizes = {src: _sizes(layout) for src, layout in enumerate(layouts) if layout}
         buffers = {
-            src: cp.empty(sum(p for _, p in _sizes(layout)), dtype=cp.uint8)
-            for src, layout in enumerate(layouts)
-            if layout
+            src: cp.empty(sum(p for _, p in sized), dtype=cp.uint8) for src, sized in sizes.items()
         }
-        stream = cp.cuda.get_current_stream()
-        nccl.groupStart()  # sends and receives of a pair match in order: array by array
-        for dst, arrays in columns.items():
-            for array in arrays:
-                if array.nbytes:
+        sending = {dst: [a for a in arrays if a.nbytes] for dst, arrays in columns.items()}
+        receiving = any(n for sized in sizes.values() for n, _ in sized)
+        if receiving or any(sending.values()):  # (nothing to move: no group, no wait)
+            stream = cp.cuda.get_current_stream()
+            nccl.groupStart()  # sends and receives of a pair match in order: array by array
+            for dst, arrays in sending.items():
+                for array in arrays:
                     self.nccl.send(array.data.ptr, array.nbytes, nccl.NCCL_UINT8, dst, stream.ptr)
-        for src, buffer in buffers.items():
-            offset = 0
-            for nbytes, padded in _sizes(layouts[src]):
-                if nbytes:
-                    self.nccl.recv(
-                        buffer.data.ptr + offset, nbytes, nccl.NCCL_UINT8, src, stream.ptr
-                    )
-                offset += padded
-        nccl.groupEnd()
-        self._collective("nccl send/recv", stream.synchronize)  # columns live until here
+            for src, buffer in buffers.items():
+                offset = 0
+                for nbytes, padded in sizes[src]:
+                    if nbytes:
+                        self.nccl.recv(
+                            buffer.data.ptr + offset, nbytes, nccl.NCCL_UINT8, src, stream.ptr
+                        )
+                    offset += padded
+            nccl.groupEnd()
+            self._collective("nccl send/recv", stream.synchronize)  # columns live until here
         arrived = [
             m
             for src, header in enumerate(arriving)

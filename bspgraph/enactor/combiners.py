@@ -180,6 +180,7 @@ class Add(Combiner):
 
     name = "add"
     ships_change = True
+    reads_returned = False  # its dense message is the change as it is
 
     def __init__(self, follows: str | None = None):
         self.follows = follows
@@ -201,7 +202,10 @@ class Add(Combiner):
         return sum(values)
 
     def neutral(self, xp, column, returned):
-        return xp.where(_lanes(returned, column), column, 0)
+        # The change as it is, no pass: it is 0 at every vertex the step did not return (the
+        # contract's rule 1: a step returns every vertex whose communicated state it changed,
+        # and the baseline is rebased wherever a superstep sent or received a change).
+        return column
 
     def merge(self, backend, column, segment, count, first, tied):
         out = backend.xp.zeros((count, *column.shape[1:]), dtype=column.dtype)
@@ -277,8 +281,3 @@ def _largest(dtype: np.dtype):
 
 def _smallest(dtype: np.dtype):
     return -np.inf if dtype.kind == "f" else (False if dtype.kind == "b" else np.iinfo(dtype).min)
-
-
-def _lanes(mask, column):
-    """The per-vertex ``mask`` shaped to broadcast over ``column``'s lanes (a V x b state)."""
-    return mask.reshape(mask.shape + (1,) * (column.ndim - 1))
