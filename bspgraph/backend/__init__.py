@@ -13,6 +13,7 @@ from . import clock, fused, ops
 from .base import (
     Backend,
     Capabilities,
+    extreme,
     identity,
     read_together,
     row_positions,
@@ -65,6 +66,7 @@ __all__ = [
     "get_backend",
     "gpu_count",
     "hub_pieces",
+    "extreme",
     "identity",
     "read_together",
     "row_positions",

@@ -197,9 +197,18 @@ def read_together(arrays: list[tuple[Backend, Any]]) -> list[list[int]]:
 
 def identity(reduce: str, dtype: np.dtype):
     """What a ``reduce`` ("sum" or "min") of no entries gives: 0, or the dtype's largest value."""
-    if reduce == "sum":
-        return 0
-    return np.inf if dtype.kind == "f" else (True if dtype.kind == "b" else np.iinfo(dtype).max)
+    return 0 if reduce == "sum" else extreme(dtype)
+
+
+def extreme(dtype: np.dtype, largest: bool = True):
+    """The largest (or smallest) value of ``dtype``: an infinity for floats, True (False) for
+    bools, the integer's limit else."""
+    dtype = np.dtype(dtype)
+    if dtype.kind == "f":
+        return np.inf if largest else -np.inf
+    if dtype.kind == "b":
+        return largest
+    return np.iinfo(dtype).max if largest else np.iinfo(dtype).min
 
 
 def while_alive(source, what: tuple, compute):

@@ -12,7 +12,7 @@ import re
 import numpy as np
 
 from . import clock
-from .base import identity, while_alive
+from .base import extreme, identity, while_alive
 
 _SEGMENT_INDEX = r"""
 extern "C" __global__ void segment_index(const long long* scan, long long segments,
@@ -464,10 +464,7 @@ def one_value(cupy, values, mask, ids, kept: slice):
     lows, highs = cupy.empty(blocks, dtype=dtype), cupy.empty(blocks, dtype=dtype)
     counts = cupy.empty(blocks, dtype=np.uint64)
     value, pair = cupy.empty(1, dtype=dtype), cupy.empty(2, dtype=np.int64)
-    if dtype.kind == "f":
-        highest, lowest = dtype.type(np.inf), dtype.type(-np.inf)
-    else:
-        highest, lowest = dtype.type(np.iinfo(dtype).max), dtype.type(np.iinfo(dtype).min)
+    highest, lowest = dtype.type(extreme(dtype)), dtype.type(extreme(dtype, largest=False))
     types = {"T": c_type(values), "ID": "int" if ids is None else c_type(ids)}
     compile_kernel(cupy, _ONE_VALUE, "one_value_blocks", **types)(
         (blocks,),

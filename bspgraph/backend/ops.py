@@ -26,7 +26,7 @@ from collections.abc import Callable
 import numpy as np
 
 from . import fused
-from .base import ROWS_SHARE, Backend, identity, while_alive
+from .base import ROWS_SHARE, Backend, extreme, identity, while_alive
 
 
 def _generic(body: Callable) -> Callable:
@@ -251,8 +251,8 @@ def one_value(backend: Backend, values, mask=None, ids=None, kept: slice = slice
     one-element array. Reads nothing."""
     xp = backend.xp
     if ids is None:
-        low = xp.where(mask, values, _extreme(values.dtype, 1))
-        high = xp.where(mask, values, _extreme(values.dtype, -1))
+        low = xp.where(mask, values, values.dtype.type(extreme(values.dtype)))
+        high = xp.where(mask, values, values.dtype.type(extreme(values.dtype, largest=False)))
         count = backend.count(mask[kept])
     else:
         low = high = xp.take(values, ids)
@@ -260,14 +260,6 @@ def one_value(backend: Backend, values, mask=None, ids=None, kept: slice = slice
     low, high = (low.min(), high.max()) if low.shape[0] else (xp.zeros((), values.dtype), 1)
     pair = xp.stack([xp.asarray(count, dtype=np.int64), (low == high).astype(np.int64)])
     return pair, xp.reshape(low, (1,)).astype(values.dtype, copy=False)
-
-
-def _extreme(dtype: np.dtype, sign: int):
-    """The largest (``sign`` 1) or smallest (-1) value of ``dtype`` (infinities for floats)."""
-    if dtype.kind == "f":
-        return dtype.type(np.inf if sign > 0 else -np.inf)
-    info = np.iinfo(dtype)
-    return dtype.type(info.max if sign > 0 else info.min)
 
 
 @_required

@@ -71,15 +71,19 @@ class NCCLTransport(MPITransport):
         outgoing = [[self._to_device(m) for m in per_peer] for per_peer in outgoing]
         (arriving,) = self._alltoallv([describe(per_peer) for per_peer in outgoing])
         layouts = [described(header) for header in arriving]  # shapes, nothing pickled
-        columns = {
-            dst: [cp.ascontiguousarray(array) for m in messages for array in arrays_of(m)]
+        sending = {  # every array with bytes, in the order of its header
+            dst: [
+                cp.ascontiguousarray(array)
+                for m in messages
+                for array in arrays_of(m)
+                if array.nbytes
+            ]
             for dst, messages in enumerate(outgoing)
         }
         sizes = {src: _sizes(layout) for src, layout in enumerate(layouts) if layout}
         buffers = {
             src: cp.empty(sum(p for _, p in sized), dtype=cp.uint8) for src, sized in sizes.items()
         }
-        sending = {dst: [a for a in arrays if a.nbytes] for dst, arrays in columns.items()}
         receiving = any(n for sized in sizes.values() for n, _ in sized)
         if receiving or any(sending.values()):  # (nothing to move: no group, no wait)
             stream = cp.cuda.get_current_stream()

@@ -33,7 +33,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from ..backend import ops
+from ..backend import extreme, ops
 from ..exceptions import ContractError
 
 
@@ -143,14 +143,14 @@ class Min(_Best):
     """The smallest value wins (BFS depth, SSSP distance, CC labels)."""
 
     name, best, wins, pick, scatter = "min", "minimum", operator.lt, min, "scatter_min"
-    worst = staticmethod(lambda dtype: _largest(dtype))
+    worst = staticmethod(lambda dtype: extreme(dtype))
 
 
 class Max(_Best):
     """The largest value wins."""
 
     name, best, wins, pick, scatter = "max", "maximum", operator.gt, max, "scatter_max"
-    worst = staticmethod(lambda dtype: _smallest(dtype))
+    worst = staticmethod(lambda dtype: extreme(dtype, largest=False))
 
 
 class Replace(Combiner):
@@ -273,11 +273,3 @@ def get(name_or_instance, where: str) -> Combiner:
 def _rows(changed):
     """A bool per row: ``changed`` itself, or for rows of lanes, whether any lane changed."""
     return changed if changed.ndim == 1 else changed.any(axis=tuple(range(1, changed.ndim)))
-
-
-def _largest(dtype: np.dtype):
-    return np.inf if dtype.kind == "f" else (True if dtype.kind == "b" else np.iinfo(dtype).max)
-
-
-def _smallest(dtype: np.dtype):
-    return -np.inf if dtype.kind == "f" else (False if dtype.kind == "b" else np.iinfo(dtype).min)
