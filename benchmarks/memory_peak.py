@@ -9,21 +9,26 @@ part has its own CuPy memory pool, as it would on its own GPU: ranks may share o
 parts in one process (``devices=[0, 0]``) would share a pool and hide each other's
 temporaries. The graph is read to the host; the run moves what its device needs. A device's
 peak is its pool's footprint after one call (the pool keeps every block it was given); rank 0
-prints the largest rank's, every rank's and the estimate.
+prints the largest rank's, every rank's and the estimate. ``--sites`` also prints, for rank
+0, the blocks live at its highest point, summed by the innermost bspgraph lines that asked
+for them (a CuPy memory hook), to see which of the estimate's terms a run really holds.
 """
 
 from __future__ import annotations
 
 import argparse
+import collections
+import traceback
 
 import bspgraph as bg
 from bspgraph.memory import estimate
-from bspgraph.primitives.bfs import BFS
-from bspgraph.primitives.pagerank import PageRank
+from bspgraph.primitives import BFS, CC, SSSP, PageRank
 
 PRIMITIVES = {
     "pagerank": (PageRank, lambda graph, run: bg.pagerank(graph, **run)),
     "bfs": (lambda: BFS(direction="auto"), lambda graph, run: bg.bfs(graph, 0, **run)),
+    "sssp": (SSSP, lambda graph, run: bg.sssp(graph, 0, **run)),
+    "cc": (CC, lambda graph, run: bg.connected_components(graph, **run)),
 }
 
 
@@ -32,6 +37,7 @@ def main(argv=None) -> None:
     parser.add_argument("--make", type=int, metavar="SCALE", help="write rmat SCALE to PATH")
     parser.add_argument("path")
     parser.add_argument("algorithm", nargs="?", choices=sorted(PRIMITIVES), default="pagerank")
+    parser.add_argument("--sites", action="store_true", help="rank 0's live blocks at its peak")
     args = parser.parse_args(argv)
     if args.make is not None:
         graph = bg.generators.rmat(args.make, 16, seed=1, weights=True, backend="cupy")
@@ -47,7 +53,11 @@ def main(argv=None) -> None:
     if comm.size > 1:
         run.update(transport="mpi", partitioner="edge_balanced")
     primitive, call = PRIMITIVES[args.algorithm]
-    call(host, run)
+    if args.sites and comm.rank == 0:
+        with sites_hook() as sites:
+            call(host, run)
+    else:
+        call(host, run)
     cp.cuda.Device().synchronize()
     pools = comm.gather(cp.get_default_memory_pool().total_bytes())
     if comm.rank == 0:
@@ -59,6 +69,56 @@ def main(argv=None) -> None:
             f"V={host.num_vertices} E={host.num_edges}",
             flush=True,
         )
+        if args.sites:
+            sites.report(host.num_vertices)
+
+
+def _site() -> str:
+    """The innermost three bspgraph frames of the current stack, innermost first."""
+    frames = [f for f in traceback.extract_stack()[:-3] if "/bspgraph/" in f.filename]
+    return " < ".join(f"{f.filename.split('/bspgraph/')[-1]}:{f.lineno}" for f in frames[:-4:-1])
+
+
+def _hook_class():
+    from cupy.cuda import memory_hook
+
+    class Hook(memory_hook.MemoryHook):
+        """Every pool block's size and site while it is live; the live set at the peak."""
+
+        name = "bspgraph-sites"
+
+        def __init__(self):
+            self.live, self.total, self.peak, self.at_peak = {}, 0, 0, {}
+
+        def malloc_postprocess(self, **kwargs):
+            size = kwargs["mem_size"]
+            self.live[kwargs["mem_ptr"]] = (size, _site())
+            self.total += size
+            if self.total > self.peak:
+                self.peak, self.at_peak = self.total, dict(self.live)
+
+        def free_postprocess(self, **kwargs):
+            size, _ = self.live.pop(kwargs["mem_ptr"], (0, None))
+            self.total -= size
+
+        def report(self, vertices: int) -> None:
+            by_site = collections.Counter()
+            blocks = collections.Counter()
+            for size, site in self.at_peak.values():
+                by_site[site] += size
+                blocks[site] += 1
+            print(
+                f"  live at the peak: {self.peak / 2**30:.2f} GiB; by site (GiB, bytes a vertex, blocks):"
+            )
+            for site, size in by_site.most_common(30):
+                print(f"  {size / 2**30:6.3f} {size / vertices:7.2f} {blocks[site]:4d}  {site}")
+
+    return Hook
+
+
+def sites_hook():
+    """A CuPy memory hook recording the live blocks at the pool's highest point."""
+    return _hook_class()()
 
 
 if __name__ == "__main__":

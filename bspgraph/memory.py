@@ -3,9 +3,10 @@
 :func:`estimate` adds up what the just-enough scheme allocates on one device: the graph (CSR, and
 the reverse CSR when the primitive may pull on a directed graph), the cached degree arrays, the
 lists' columns in degree order (a large graph that pulls every list: ``operators.gathered``), the
-primitive's state, two frontiers (ids and mask each), the fused kernels' output buffers and the
-per-superstep temporaries of an advance (push works in chunks of
-``frontier.advance.push.CHUNK_EDGES`` edges; a generic pull has every in-edge in flight).
+lists a primitive samples or copies (``sampled_entries``, ``list_copies``), the primitive's state, two frontiers (ids and mask each), the fused kernels' output buffers and the
+per-superstep temporaries of a generic advance (a functor's push works in chunks of
+``frontier.advance.push.CHUNK_EDGES`` edges; a generic pull has every in-edge in flight; a
+fused kernel has none).
 :func:`check` compares it with the device's free memory and raises
 :class:`~bspgraph.exceptions.OutOfDeviceMemory` with both numbers, instead of a CUDA
 out-of-memory deep inside a superstep.
@@ -32,11 +33,14 @@ PUSH_BYTES_PER_EDGE = 56  # slots, segment, edge ids (int64), src, dst, weights,
 # functor values (the NumPy path peaks at ~85 bytes per in-edge, weighted PageRank)
 PULL_BYTES_PER_EDGE = 88
 QUEUED_BYTES = 4  # the relax kernel's int32 "queued" flag per vertex
+SAMPLE_BUILD_BYTES = 16  # a list sample's int64 row and position per entry while it is built
+COPY_BUILD_BYTES_PER_EDGE = 25  # a list copy's int64 rows and two int64 gathers, and a mask
 
-# How a primitive pulls, as it declares it (``Primitive.pull_kind``): None (never), "fused" (a
-# kernel, no per-edge temporaries) or "generic" (operator arrays over every in-edge); one that
-# declares nothing: "generic" when ``needs_all`` (the conservative guess). A primitive whose
-# pulls reduce every list through ``operators.gathered`` declares ``reduces_every_list``.
+# How a primitive pulls and pushes, as it declares it (``Primitive.pull_kind``, ``push_kind``):
+# None (never), "fused" (a kernel, no per-edge temporaries) or "generic" (operator arrays over
+# every in-edge, or over a chunk of out-edges); one that declares nothing pushes "generic", and
+# pulls "generic" when ``needs_all`` (the conservative guesses). A primitive whose pulls reduce
+# every list through ``operators.gathered`` declares ``reduces_every_list``.
 
 
 def estimate(primitive, graph, *, devices: int = 1, edges: int | None = None) -> int:
@@ -71,11 +75,21 @@ def estimate(primitive, graph, *, devices: int = 1, edges: int | None = None) ->
     reduces = primitive.reduces_every_list or pull == "generic"
     if reduces and n >= operators.ORDERED_VERTICES:  # its pulls may rename the lists' columns
         total += (edges + n) * ids  # the lists' columns in degree order, and that order
+    directions = 2 if graph.directed else 1
+    sampled = primitive.sampled_entries * n  # the first k entries of each list, per direction
+    if sampled:
+        total += directions * ((n + 1) * offsets + sampled * (ids + (weight or 0)))
+        total += sampled * SAMPLE_BUILD_BYTES + n * offsets  # while one is built: rows, degrees
+    copied = int(primitive.list_copies * edges)  # entries of the lists it builds beside these
+    if copied:
+        total += (n + 1) * 8 + copied * ids + edges * COPY_BUILD_BYTES_PER_EDGE
     total += n * _state_itemsize(primitive, graph)
     total += 2 * n * (ids + 1)  # current and next frontier: ids and mask each
     total += n * (2 * ids + QUEUED_BYTES + 8)  # fused output (a repeated advance's levels: two
     # halves of n ids), queued flags, degree scan
-    temporaries = min(edges, push.CHUNK_EDGES) * PUSH_BYTES_PER_EDGE
+    temporaries = 0
+    if primitive.push_kind == "generic":
+        temporaries = min(edges, push.CHUNK_EDGES) * PUSH_BYTES_PER_EDGE
     if pull == "generic":
         temporaries = max(temporaries, edges * PULL_BYTES_PER_EDGE)
     total += temporaries

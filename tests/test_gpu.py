@@ -1234,3 +1234,32 @@ def test_betweenness_runs_a_deep_graphs_light_levels_several_to_a_launch(monkeyp
     assert set(launches) == {"count_paths", "visit_lanes", "lane_dependencies"}
     backward_runs = 2 + 4 + 3  # a batch a graph, and a run a source with batch=1
     assert launches["lane_dependencies"] == backward_runs  # every level light: one launch each
+
+
+@pytest.mark.parametrize("name", ["bfs", "bfs-push", "sssp", "cc", "pagerank", "tc"])
+def test_estimate_covers_a_gpu_run(name):
+    """``memory.estimate`` bounds what a run holds on the GPU at its highest (the graph moved
+    there, its preparations and the run's own), within a few times of it: measured by a
+    memory hook on CuPy's pool, on rmat 16 and 18 (fused kernels: no per-edge temporaries)."""
+    from benchmarks.memory_peak import sites_hook
+    from bspgraph import memory
+    from bspgraph.primitives import BFS, CC, SSSP, TC, PageRank
+
+    primitives = {
+        "bfs": (BFS(direction="auto"), lambda g, s: bg.bfs(g, s)),
+        "bfs-push": (BFS(direction="push"), lambda g, s: bg.bfs(g, s, direction="push")),
+        "sssp": (SSSP(), lambda g, s: bg.sssp(g, s)),
+        "cc": (CC(), lambda g, s: bg.connected_components(g)),
+        "pagerank": (PageRank(), lambda g, s: bg.pagerank(g)),
+        "tc": (TC(), lambda g, s: bg.triangle_count(g)),
+    }
+    primitive, call = primitives[name]
+    for scale in (16, 18):
+        host = bg.generators.rmat(scale, 16, seed=1, weights=name != "tc", backend="numpy")
+        source = int(np.argmax(np.diff(host.offsets)))
+        live = sites_hook()
+        with live:
+            call(host.to("cupy"), source)
+        estimate = memory.estimate(primitive, host)
+        assert live.peak <= estimate, (scale, live.peak, estimate)
+        assert estimate <= 3 * live.peak, (scale, live.peak, estimate)

@@ -120,6 +120,8 @@ class Primitive(abc.ABC):
     votes_to_halt: bool = False
     params: dict[str, str] | None = None
     reduces_every_list: bool = False
+    sampled_entries: int = 0  # it reads the first k entries of each list (a cached sample)
+    list_copies: float = 0.0  # edges' worth of lists it builds and keeps beside the graph's
 
     def __init__(self, **options: Any):
         self.options = options
@@ -134,6 +136,13 @@ class Primitive(abc.ABC):
         ``operators.gathered``) says so, so that the estimate counts the lists' columns in
         degree order."""
         return "generic" if self.needs_all else None
+
+    @property
+    def push_kind(self) -> str | None:
+        """How the step pushes, for the memory estimate: None (never), "fused" (a kernel: no
+        per-edge temporaries) or "generic" (the default: a functor called on chunks of
+        ``frontier.advance.push.CHUNK_EDGES`` out-edges). Declare it as ``pull_kind``."""
+        return "generic"
 
     @abc.abstractmethod
     def init_frontier(self, graph, state, **params) -> Frontier:

@@ -43,6 +43,8 @@ class BFS(Primitive):
     def pull_kind(self) -> str | None:  # how it pulls (memory.estimate): visit_unvisited's kernel
         return None if self.options.get("direction", "auto") == "push" else "fused"
 
+    push_kind = "fused"  # visit_unvisited's push kernel, with or without parents
+
     def init_frontier(self, graph, state, *, source):
         state.depth[source] = 0
         return fr.Frontier.from_ids(graph, [source])

@@ -22,6 +22,9 @@ class CCResult:
     stats: Stats
 
 
+SAMPLE = 2  # edges per vertex linked in the sampled superstep (Afforest samples 2)
+
+
 class CC(Primitive):
     state = (
         State("labels", "vertex", init="id"),  # labels[v] <= v: a forest, roots least
@@ -30,7 +33,8 @@ class CC(Primitive):
     communicate = {"labels": "min"}
     needs_all = True  # linking writes, and pointer jumping reads, any vertex's label
     votes_to_halt = True  # once every edge is linked, only labels that arrive change any
-    pull_kind = None  # it links along lists, never pulls (memory.estimate)
+    pull_kind = push_kind = None  # it links along lists: no advance (memory.estimate)
+    sampled_entries = SAMPLE  # the sampled superstep's lists (memory.estimate)
 
     def init_frontier(self, graph, state):
         return fr.Frontier.all(graph)
@@ -83,9 +87,6 @@ class CC(Primitive):
 
 
 register_preparation("cc", lambda graph: CC().prepare(graph))
-
-
-SAMPLE = 2  # edges per vertex linked in the sampled superstep (Afforest samples 2)
 
 
 def _link(graph, labels, *, frontier=None, sample=None) -> None:

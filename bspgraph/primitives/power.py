@@ -36,6 +36,7 @@ class PowerIteration(Primitive):
     every_vertex = True  # its step reads no frontier: every superstep gets them all
     pull_kind = "fused"  # a row reduction (SpMV): no per-edge temporaries (memory.estimate)
     reduces_every_list = True  # ... over every in-list, through operators.gathered
+    push_kind = None  # its frontier is every vertex: it never pushes
     pulls: tuple[str, ...] = ("in",)
     tolerance_says = ""  # how the tolerance is made, in the error message
 

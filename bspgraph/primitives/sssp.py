@@ -44,6 +44,10 @@ class SSSP(Primitive):
     pull_kind = "fused"  # relax_min's pull: a min-plus row reduction (memory.estimate)
     reduces_every_list = True  # ... over every in-list, through operators.gathered
 
+    @property
+    def push_kind(self) -> str:  # relax_min's push kernel; with parents, the functor's chunks
+        return "generic" if self.options.get("parents") else "fused"
+
     def init_frontier(self, graph, state, *, source):
         state.distance[source] = 0
         return fr.Frontier.from_ids(graph, [source])

@@ -27,7 +27,8 @@ class TC(Primitive):
     communicate = {"triangles": "add"}
     params = {}
     replicate_graph = True  # a device intersects the neighbour lists of vertices it does not own
-    pull_kind = None  # it intersects out-lists, never pulls (memory.estimate)
+    pull_kind = push_kind = None  # it intersects out-lists: no advance (memory.estimate)
+    list_copies = 0.5  # the lists oriented by degree: half the edges (_oriented)
 
     def init_frontier(self, graph, state):
         return fr.Frontier.all(graph)
