@@ -296,6 +296,50 @@ def roads_gpu(name: str, text: str) -> Run:
     return Run(head["device"], head["date"], head["commit"], head["command"], table, notes)
 
 
+def memory(name: str, text: str) -> Run:
+    """benchmarks.memory_peak: a device's peak memory on 1, 2 and 4 parts against the
+    estimate, a row a primitive, with the ratio at the most parts against one GPU."""
+    head = _match(
+        r"^# (?P<device>.+?), CuPy [\d.]+, .*?(?P<date>\d{4}-\d\d-\d\d), code of "
+        r"(?P<commit>\w+): (?P<what>.+)$",
+        text,
+        "header",
+        name,
+    )
+    command = _match(
+        r"^#   (?P<command>python -m benchmarks\.memory_peak .+)$", text, "command", name
+    )
+    found = re.findall(
+        r"^(\w+)\s+P=(\d+): measured\s+([\d.]+) GiB .*?estimated\s+([\d.]+),", text, re.MULTILINE
+    )
+    if not found:
+        raise ValueError(f"benchmarks/data/{name}: no rows")
+    runs: dict[str, dict[int, tuple[float, float]]] = {}
+    for primitive, parts, measured, estimated in found:
+        runs.setdefault(primitive, {})[int(parts)] = (float(measured), float(estimated))
+    counts = sorted({parts for by_parts in runs.values() for parts in by_parts})
+    most = counts[-1]
+    rows = []
+    for primitive, by_parts in runs.items():
+        cells = [f"{by_parts[p][0]:.2f} / {by_parts[p][1]:.2f}" for p in counts]
+        one, last = by_parts[counts[0]], by_parts[most]
+        ratio = f"{last[0] / one[0]:.2f}x / {last[1] / one[1]:.2f}x"
+        rows.append([primitive, *cells, ratio])
+    header = ["primitive", *(f"GiB on P={p}" for p in counts), f"P={most} against P={counts[0]}"]
+    notes = [
+        "measured / estimated in each cell: " + head["what"],
+        *(c for c in _comments(text)[2:] if not c.startswith("against one GPU")),
+    ]
+    return Run(
+        head["device"],
+        head["date"],
+        head["commit"],
+        command["command"],
+        _table(header, rows),
+        notes,
+    )
+
+
 @dataclass(frozen=True)
 class Topic:
     title: str
@@ -312,6 +356,7 @@ TOPICS = (
     Topic("Files", "io-cpu-a55ce57.txt", files),
     Topic("Many sources", "many-sources-h100-1dddd7f.txt", many_sources),
     Topic("First minute", "cold-start-h100-337cdd2.txt", first_minute),
+    Topic("Memory of one device", "memory-rmat24-h200-840016b.txt", memory),
 )
 
 INTRO = """\
