@@ -317,6 +317,7 @@ def wire_bytes(message: Update | Slab | Bits) -> int:
 # --- the wire: messages as an int64 header and raw bytes, nothing pickled (MPI, NCCL) ------------
 WIRE_ALIGN = 8  # bytes: every array of a payload starts at a multiple of this
 _KIND = {Slab: 0, Bits: -1}  # the second header word of a message that is no Update
+_KIND_OF = {code: kind for kind, code in _KIND.items()}
 Layout = list[tuple[type, int, list[tuple[str | None, np.dtype, tuple]], Any]]
 
 
@@ -351,13 +352,12 @@ def described(header: np.ndarray) -> Layout:
     with its name, dtype and whole shape, and its block (None for an Update)."""
     fields = header.tolist()
     at, layout = 1, []
-    kinds = {code: kind for kind, code in _KIND.items()}
     for _ in range(fields[0]):
         count, code = fields[at : at + 2]
         if code > 0:  # an Update: its ids travel first
             kind, block, arrays, at = Update, None, [(None, _dtype_of(code), (count,))], at + 2
         else:
-            kind, block, at = kinds[code], fields[at + 2] - 1, at + 3
+            kind, block, at = _KIND_OF[code], fields[at + 2] - 1, at + 3
             block = None if block < 0 else block
             arrays = [(None, np.dtype(np.uint8), (-(-count // 8),))] if kind is Bits else []
         rows = 1 if kind is Bits else count

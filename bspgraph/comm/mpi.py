@@ -106,7 +106,9 @@ class MPITransport(Transport):
         self, sends: Sequence[Send], *, num_vertices: int
     ) -> tuple[Inbox, RoundStats]:
         outgoing, counts = self._start_round(sends, num_vertices)
-        packed = [pack([_to_host(u) for u in per_peer]) for per_peer in outgoing]
+        packed = [
+            pack([_to_host(u) for u in per_peer]) if per_peer else NOTHING for per_peer in outgoing
+        ]
         headers, payloads = self._alltoallv(
             [header for header, _ in packed], [payload for _, payload in packed]
         )
@@ -191,13 +193,16 @@ class MPITransport(Transport):
         arriving = np.empty_like(slot)
         self._collective("Alltoall", self.comm.Alltoall, slot, arriving)
         count = len(columns)
-        if arriving[:, 1 + 2 * count].any():  # a header too long somewhere: every rank sees it
+        first = 2 + 2 * count  # where the headers start
+        rows = arriving[:, :first].tolist()  # (a few numbers a rank: read as Python ints)
+        if any(row[first - 1] for row in rows):  # a header too long somewhere: every rank sees it
             delivered = self._columns([headers], slot[:, :1], arriving[:, :1], [True])
         else:
-            words = arriving[:, 2 + 2 * count :]
-            delivered = [[words[r, : arriving[r, 0]] for r in range(self.size)]]
+            delivered = [[arriving[r, first : first + row[0]] for r, row in enumerate(rows)]]
+        sending = [any(row[1 + count + k] for row in rows) for k in range(count)]
+        if not any(sending):  # no rank sends any payload: no collective
+            return delivered + [[column[0][:0]] * self.size for column in columns]
         sizes = slice(1, 1 + count)
-        sending = arriving[:, 1 + count : 1 + 2 * count].any(axis=0).tolist()
         return delivered + self._columns(columns, slot[:, sizes], arriving[:, sizes], sending)
 
     def _columns(
@@ -267,6 +272,7 @@ class MPITransport(Transport):
             time.sleep(3600)
 
 
+NOTHING = pack([])  # a peer's header and payload in a round that sends it nothing
 HEADER_WORDS = 48  # a header that fits travels in the sizes' Alltoall (BFS's: 21 words)
 
 
@@ -275,15 +281,18 @@ def _slots(headers: list[np.ndarray], columns) -> np.ndarray:
     every rank this one sends to, whether any header of this rank is longer than
     HEADER_WORDS (then every rank sends every header apart), the header."""
     count = len(columns)
-    slot = np.zeros((len(headers), 2 + 2 * count + HEADER_WORDS), dtype=np.int64)
-    too_long = any(header.shape[0] > HEADER_WORDS for header in headers)
-    slot[:, 1 + count : 1 + 2 * count] = [sum(part.shape[0] for part in c) for c in columns]
-    slot[:, 1 + 2 * count] = too_long
-    for r, header in enumerate(headers):
-        slot[r, 0] = header.shape[0]
-        slot[r, 1 : 1 + count] = [column[r].shape[0] for column in columns]
-        if not too_long:
-            slot[r, 2 + 2 * count : 2 + 2 * count + header.shape[0]] = header
+    first = 2 + 2 * count  # where the header starts
+    lengths = [header.shape[0] for header in headers]
+    too_long = max(lengths, default=0) > HEADER_WORDS
+    totals = [sum(part.shape[0] for part in column) for column in columns]
+    slot = np.zeros((len(headers), first + HEADER_WORDS), dtype=np.int64)
+    slot[:, :first] = [
+        [length, *(column[r].shape[0] for column in columns), *totals, too_long]
+        for r, length in enumerate(lengths)
+    ]
+    if not too_long:
+        for r, header in enumerate(headers):
+            slot[r, first : first + lengths[r]] = header
     return slot
 
 

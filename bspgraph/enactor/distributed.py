@@ -683,8 +683,8 @@ def _from_bits(bits: int, dtype: np.dtype):
 def _sum(transport, numbers: list) -> list:
     """Element-wise sums of the integers ``numbers`` over the processes (one buffer
     collective, nothing pickled)."""
-    rows = transport.allgather_numbers(np.asarray(numbers, dtype=np.int64))
-    return rows.sum(axis=0).tolist()
+    rows = transport.allgather_numbers(numbers).tolist()  # (a few: summed as Python ints)
+    return [sum(column) for column in zip(*rows, strict=True)]
 
 
 def _on_each(backends, fn, devices: dict, *per_device_and_constants):
