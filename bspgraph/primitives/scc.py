@@ -7,7 +7,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .. import frontier as fr
-from ..backend import ops
+from ..backend import extreme, ops
 from ..enactor import Primitive, Scalar, State, Stats, enact
 from ..frontier.operators import prepare_reduction
 from ..graph.graph import register_preparation
@@ -84,17 +84,15 @@ class SCC(Primitive):
         prepare_reduction(graph, "out", "min", np.int64, weighted=False)  # the backward reduce
 
 
-def _largest(array) -> int:
-    return int(np.iinfo(array.dtype).max)
-
-
 def _reset(graph, frontier, state):
     """Open vertices take their own id, closed ones the largest id (they then match no
     colour); every vertex on every device alike. The open ones are the next frontier."""
     xp, colour = graph.xp, state.colour
-    unset = _largest(state.labels)
+    unset = extreme(state.labels.dtype)
     open_ = state.labels == unset
-    reset = xp.where(open_, xp.arange(graph.num_vertices, dtype=colour.dtype), _largest(colour))
+    reset = xp.where(
+        open_, xp.arange(graph.num_vertices, dtype=colour.dtype), extreme(colour.dtype)
+    )
     moved = reset != colour
     colour[...] = reset
     owned = graph.owned_ids()
@@ -107,7 +105,7 @@ def _reset(graph, frontier, state):
 def _forward(graph, frontier, state):
     """One superstep of colours along out-edges into open vertices, the smaller winning."""
     colour, labels, backend = state.colour, state.labels, graph.backend
-    unset = _largest(labels)
+    unset = extreme(labels.dtype)
 
     def spread(src, dst, eid, weight):  # dst repeats: a scatter-min
         offered = colour[src]
@@ -125,7 +123,7 @@ def _roots(graph, frontier, state):
     roots = fr.filter(
         graph,
         fr.Frontier.from_ids(graph, owned),
-        lambda ids: (labels[ids] == _largest(labels)) & (colour[ids] == ids),
+        lambda ids: (labels[ids] == extreme(labels.dtype)) & (colour[ids] == ids),
     )
     labels[roots.ids] = roots.ids
     return roots
@@ -135,7 +133,7 @@ def _backward(graph, frontier, state):
     """The open vertices (owned here) with an out-neighbour marked this round in their colour
     take it as label."""
     xp, labels, colour = graph.xp, state.labels, state.colour
-    unset, big = _largest(labels), np.iinfo(np.int64).max
+    unset, big = extreme(labels.dtype), np.iinfo(np.int64).max
     marked = (labels != unset) & (labels == colour)  # this round's: closed ones hold no colour
     key = xp.where(marked, big - 1 - colour.astype(np.int64), big)
     candidates = fr.filter(
