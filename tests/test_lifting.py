@@ -461,8 +461,8 @@ def test_a_local_transport_with_a_backend_a_device_is_a_link(name, partitioner):
             result = calls[name](graph, transport=transport, partitioner=partitioner)
             np.testing.assert_allclose(result, expected, rtol=1e-9, atol=1e-12)
             assert sum(transport.moved.values()) > 0  # Updates, Slabs or Bits
-            if name == "pagerank":  # every owned value every superstep: fewer bytes as Slabs
-                assert transport.moved["Slab"] > 0
+            if name == "pagerank":  # every owned value every superstep: fewer bytes as Slabs,
+                assert transport.moved["Gathered"] > 0  # each receiver's proxies only
 
 
 class MovingLocal(bg.comm.Local):
@@ -470,8 +470,74 @@ class MovingLocal(bg.comm.Local):
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
-        self.moved = {"Update": 0, "Slab": 0, "Bits": 0}
+        self.moved = {"Update": 0, "Slab": 0, "Gathered": 0, "Bits": 0}
 
     def _move(self, message, dst):
         self.moved[type(message).__name__] += 1
         return super()._move(message, dst)
+
+
+@pytest.mark.parametrize("directed", [False, True], ids=["undirected", "directed"])
+def test_a_power_iteration_receives_only_the_vertices_its_lists_name(directed):
+    """Duplicate-1-hop (``reads_neighbours``): each device's part names some vertices of the
+    others' blocks in its lists (``layout.proxies``: what it reads from each owner, and each
+    owner's positions of them); a power iteration's superstep moves those values alone, 8
+    bytes each over a link, and the ranks equal one device's."""
+    from bspgraph.backend import get_backend
+    from bspgraph.enactor.layout import cut, proxies
+
+    rng = np.random.default_rng(7)
+    src, dst = rng.integers(0, 300, (2, 1500))  # with isolated vertices and sinks
+    graph = bg.Graph.from_edges(src, dst, num_vertices=340, directed=directed, backend="numpy")
+    for parts in (2, 3, 5):
+        devices = dict(enumerate(cut(graph, parts, partitioner="edge_balanced", relabel=False)))
+        owner = devices[0].partition.owner
+        blocks = [slice(*np.flatnonzero(owner == d)[[0, -1]] + [0, 1]) for d in range(parts)]
+        each = lambda fn, on, *per: {d: fn(on[d], *(p[d] for p in per)) for d in on}  # noqa: E731
+        found = proxies(bg.comm.Local(parts), devices, blocks, each)
+        named = 0
+        for d, (reads, _) in found.items():
+            lists = [devices[d].forward] + ([devices[d].reverse] if directed else [])
+            columns = np.unique(np.concatenate([csr.indices for csr in lists]))
+            for o in range(parts):
+                if o == d:
+                    continue
+                mine = columns[owner[columns] == o]
+                np.testing.assert_array_equal(reads[o], mine)
+                np.testing.assert_array_equal(found[o][1][d] + blocks[o].start, mine)
+                named += len(mine)
+        link = bg.comm.Local([get_backend("numpy")] * parts)
+        link.wire = True  # as between GPUs (in one memory a whole block is handed as a view)
+        result = bg.pagerank(graph, transport=link, partitioner="edge_balanced")
+        assert all(step.bytes == 8 * named for step in result.stats.supersteps)
+        np.testing.assert_allclose(result.rank, bg.pagerank(graph).rank, rtol=1e-12, atol=0)
+
+
+class MirroredKatz(bg.primitives.Katz):
+    """Katz whose pull also reads each vertex's mirror image ``n - 1 - v``, a vertex its lists
+    need not name: a step that reads beyond its lists."""
+
+    def pull(self, graph, values, direction="in"):
+        return super().pull(graph, values, direction) + 0.01 * values[::-1]
+
+
+def test_assert_lifts_catches_reads_beyond_the_lists_declared_as_neighbours():
+    """``reads_neighbours`` declared by a step that reads vertices its lists do not name: they
+    go stale on the devices that do not own them (a checked run gathers as a link does, in one
+    memory too), and assert_lifts names the difference; the same step without the declaration
+    lifts (every value goes to every device)."""
+    graph = bg.Graph.from_networkx(nx.path_graph(12), weight=None)
+    katz = {"alpha": 0.1, "tol": 1e-10, "max_iter": 500, "weighted": False}
+    params = {"start": 0.0, "beta": 1.0}
+    with pytest.raises(AssertionError, match="devices="):
+        assert_lifts(
+            MirroredKatz(**katz),
+            [graph],
+            params=params,
+            partitioners=["edge_balanced"],
+            communicators=["selective"],
+        )
+    honest = type("Honest", (MirroredKatz,), {"reads_neighbours": False})(**katz)
+    assert_lifts(
+        honest, [graph], params=params, partitioners=["edge_balanced"], communicators=["selective"]
+    )

@@ -207,6 +207,23 @@ class Slab:
         this every-vertex Slab."""
         return Slab(block, {name: column[index] for name, column in self.values.items()})
 
+    def gather(self, positions) -> Gathered:
+        """The entries at ``positions`` of this block's Slab: what one receiver reads of it
+        (gathered on the sender's device, made current)."""
+        with backend_of(positions).activate():
+            values = {name: column[positions] for name, column in self.values.items()}
+        return Gathered(self.block, values)
+
+
+@dataclass(frozen=True, eq=False)
+class Gathered(Slab):
+    """A Slab of the vertices of the sender's block (``block``) that the receiver's lists
+    name, in ascending order (Gunrock's duplicate-1-hop proxies): values alone, the receiver
+    knowing which vertices they are (``enactor.layout.proxies``)."""
+
+    def map(self, convert) -> Gathered:
+        return Gathered(self.block, {name: convert(column) for name, column in self.values.items()})
+
 
 @dataclass(frozen=True, eq=False)
 class Bits:
@@ -316,14 +333,15 @@ def wire_bytes(message: Update | Slab | Bits) -> int:
 
 # --- the wire: messages as an int64 header and raw bytes, nothing pickled (MPI, NCCL) ------------
 WIRE_ALIGN = 8  # bytes: every array of a payload starts at a multiple of this
-_KIND = {Slab: 0, Bits: -1}  # the second header word of a message that is no Update
+_KIND = {Slab: 0, Bits: -1, Gathered: -2}  # the second header word of one that is no Update
 _KIND_OF = {code: kind for kind, code in _KIND.items()}
 Layout = list[tuple[type, int, list[tuple[str | None, np.dtype, tuple]], Any]]
 
 
 def describe(messages: Sequence[Update | Slab | Bits]) -> np.ndarray:
     """The shapes of ``messages`` as one int64 array: their count, then for each its length,
-    the ids' dtype (0 for a Slab, -1 for Bits, then its block + 1, 0 for None) and its column
+    the ids' dtype (0 for a Slab, -1 for Bits, -2 for a Gathered Slab, then its block + 1, 0
+    for None) and its column
     count, and for each column its name's length and UTF-8 bytes, its dtype, number of axes
     and extra axes' sizes. Reads no array (no GPU synchronisation): a transport whose arrays
     travel apart (NCCL) sends it ahead of them. :func:`described` reverses it."""
@@ -409,7 +427,7 @@ def unpack(header: np.ndarray, payload) -> list[Update | Slab | Bits]:
         elif kind is Bits:
             messages.append(Bits(block, first, count, values))
         else:
-            messages.append(Slab(block, values))
+            messages.append(kind(block, values))  # a Slab, or a Gathered one
     return messages
 
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from .base import CommStats, Communicator, key_counts, split
-from .message import Bits, Packed, Piece, Slab, Update
+from .message import Bits, Gathered, Packed, Piece, Slab, Update
 
 
 class Selective(Communicator):
@@ -29,7 +29,7 @@ class Selective(Communicator):
     sends_by_owner = True
     direct = True
 
-    def exchange_mixed(self, messages, *, owner, blocks, to_all=False, transport):
+    def exchange_mixed(self, messages, *, owner, blocks, to_all=False, transport, gathers=None):
         """:meth:`exchange` and :meth:`exchange_dense` in one round, each device sending what
         it chose: an Update (split by owner as :meth:`exchange` splits it), a Slab or Bits (to
         every other device, cut to each owner's block unless ``to_all``, as
@@ -40,18 +40,24 @@ class Selective(Communicator):
         In one memory a device may also send a :class:`Packed` message whose counts are still
         on the device, grouped by owner (or, ``to_all``, one group): each owner (every other
         device) gets its group as a :class:`Piece`, a view, unread (possibly empty); those
-        sends are counted once their sizes are read (:meth:`CommStats.settled`)."""
+        sends are counted once their sizes are read (:meth:`CommStats.settled`).
+
+        With ``gathers`` (``gathers[d][o]``: the positions in device ``d``'s block that device
+        ``o``'s lists name, :func:`~bspgraph.enactor.layout.proxies`), a block's Slab sent to
+        all goes to each receiver as those entries only (:class:`Gathered`): a proxy holder
+        gets its proxies' values, as the multi-GPU Gunrock paper's selective sends."""
         parts = transport.size
         pieces = self._pieces(messages, transport.local, owner, to_all, parts)
         sends = []
         for d in transport.local:
             message = messages[d]
             if isinstance(message, Slab | Bits):
-                sends += [
-                    (d, o, message if to_all else message.cut(o, blocks[o]))
+                dense = [
+                    (d, o, _for(message, o, blocks, to_all, gathers and gathers.get(d)))
                     for o in range(parts)
                     if o != d
-                ]
+                ]  # (a receiver whose lists name none of a block's vertices gets nothing)
+                sends += [send for send in dense if len(send[2]) or type(send[2]) is not Gathered]
             elif isinstance(message, Packed):
                 sends += [(d, o, message.piece(0 if to_all else o)) for o in range(parts) if o != d]
             else:
@@ -88,3 +94,14 @@ class Selective(Communicator):
         for (d, (update, keys)), counts in zip(splits.items(), sizes, strict=True):
             pieces[d] = split(update, keys, parts, skip=d, sizes=counts)
         return pieces
+
+
+def _for(message: Slab | Bits, receiver: int, blocks, to_all: bool, gathers: dict | None):
+    """What of a dense ``message`` goes to ``receiver``: all of it (``to_all``), its
+    receiver's proxies where ``gathers`` has them and it is one block's Slab, else the
+    receiver's block of it."""
+    if not to_all:
+        return message.cut(receiver, blocks[receiver])
+    if gathers is not None and type(message) is Slab and message.block is not None:
+        return message.gather(gathers[receiver])
+    return message

@@ -97,7 +97,10 @@ class Primitive(abc.ABC):
     ``converged`` reads only scalars (a power iteration: PageRank): on several devices every
     superstep then gets ``Frontier.all``, and the enactor builds no frontier from what arrived.
     ``votes_to_halt`` makes ``converged`` a vote to halt: "this device's own work is done;
-    only what other devices send can change its state" (rule 5).
+    only what other devices send can change its state" (rule 5). ``reads_neighbours`` (with
+    ``needs_all``) says the step reads another device's vertices only where its lists name
+    them (a pull over every list: a power iteration): on several devices each then receives
+    only those vertices' values (the others it holds go stale, unread).
 
     ``params`` says what each ``init_frontier`` parameter holds: "id" (a vertex id, or a
     sequence or array of them), "per_vertex" (an array whose first axis is the vertices; a
@@ -120,6 +123,7 @@ class Primitive(abc.ABC):
     votes_to_halt: bool = False
     params: dict[str, str] | None = None
     reduces_every_list: bool = False
+    reads_neighbours: bool = False
     sampled_entries: int = 0  # it reads the first k entries of each list (a cached sample)
     list_copies: float = 0.0  # edges' worth of lists it builds and keeps beside the graph's
 

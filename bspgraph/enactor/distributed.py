@@ -40,7 +40,7 @@ import numpy as np
 
 from .. import comm
 from ..backend import backend_of, fused, get_backend, ops, read_together, to_host, while_alive
-from ..comm.message import Bits, Packed, Piece, Slab, Update
+from ..comm.message import Bits, Gathered, Packed, Piece, Slab, Update
 from ..comm.transport import failing_together
 from ..exceptions import DeviceError
 from ..frontier import Frontier, count_out_edges, read_counts
@@ -48,7 +48,7 @@ from ..frontier.frontier import SPARSE_SHARE
 from ._keyed_kernels import MODES, PACK_PARTS, keyed_columns
 from .checks import snapshot, verify
 from .contract import Contract, contract_of
-from .layout import _parts, _per_cut, _run_fingerprint
+from .layout import _parts, _per_cut, _run_fingerprint, proxies
 from .state import allocate, gather
 from .stats import Stats, Superstep, told
 
@@ -210,6 +210,20 @@ class LiftedRun:
             self.shared and not wire,
         )
         self.bases = self.unread = self.comm_started = None
+        # where a device reads only the vertices its lists name, only those of a Slab cross a
+        # link (in one memory a whole block is handed over as a view, which costs nothing: a
+        # checked run gathers them there too, so that it sees a step that reads beyond them)
+        self.proxies = self.reads = None
+        to_all = self.dense and pattern.direct and primitive.needs_all
+        if to_all and primitive.reads_neighbours and (wire or check):
+            found = _per_cut(
+                devices[local[0]],
+                owner,
+                "proxies",
+                lambda _: proxies(transport, devices, self.blocks, self.each),
+            )
+            self.reads = {d: reads for d, (reads, _) in found.items()}
+            self.proxies = {d: gathers for d, (_, gathers) in found.items()}
 
     def first_frontiers(self, params: dict) -> dict:
         """Each device's first frontier (a vertex on its owner only, unless ``needs_all``) from
@@ -345,6 +359,7 @@ class LiftedRun:
             self.owner,
             self.blocks,
             self.staged,
+            self.proxies,
         )
         self.marks.append((self.comm_started, [backend.mark() for backend in self.gpus]))
         if self.handed:  # Pieces beside Slabs are applied as Updates: their counts, read at once
@@ -377,6 +392,7 @@ class LiftedRun:
             self.keyed,
             outputs,
             dict(enumerate(received)),
+            self.reads,
         )
         unread = [m for m in self.unread if not m.known]  # (beside Slabs: read)
         counted = read_counts(
@@ -563,17 +579,31 @@ def _converged(primitive, each, shared: bool, devices, frontiers, states, iterat
 
 
 def _exchange(
-    primitive, contract: Contract, pattern, transport, messages: dict, owner, blocks, staged: bool
+    primitive,
+    contract: Contract,
+    pattern,
+    transport,
+    messages: dict,
+    owner,
+    blocks,
+    staged: bool,
+    gathers: dict | None,
 ):
     """Each device's message (an Update or a Slab) through ``pattern``: in one round where
-    the pattern is direct and Slabs may travel (``blocks``), each device's as it chose; else
+    the pattern is direct and Slabs may travel (``blocks``), each device's as it chose (a
+    Slab sent to all as each receiver's proxies only, where ``gathers`` has them); else
     every device's Slab, or every device's Update (through host memory when ``staged``: GPUs
     of one process, over a transport that does not copy messages between them). The inboxes
     and the exchange's counts."""
     sent = [messages.get(d) for d in range(transport.size)]
     if blocks is not None and pattern.direct:
         return pattern.exchange_mixed(
-            sent, owner=owner, blocks=blocks, to_all=primitive.needs_all, transport=transport
+            sent,
+            owner=owner,
+            blocks=blocks,
+            to_all=primitive.needs_all,
+            transport=transport,
+            gathers=gathers,
         )
     if all(isinstance(message, Slab) for message in messages.values()):
         return pattern.exchange_dense(
@@ -869,6 +899,7 @@ def _next_frontier(
     keyed,
     output: Frontier,
     inbox: list,
+    reads: dict | None = None,
 ) -> Frontier:
     """Combine each Update of ``inbox`` (each with distinct ids, as communicators deliver)
     into ``state`` in turn; the next frontier (the contract's rule 3): the returned vertices
@@ -879,13 +910,13 @@ def _next_frontier(
     with its backend's kernels (``keyed``, :func:`_keyed`) combines and lists a few arrived
     vertices in one kernel a piece, ``stamp`` (this superstep's number) marking each once."""
     if primitive.every_vertex:  # its step reads no frontier: combine, mark nothing
-        _applied(contract, blocks, graph, state, bases, keyed, _sized(inbox))
+        _applied(contract, blocks, graph, state, bases, keyed, _sized(inbox), reads=reads)
         return Frontier.all(graph)
     if not inbox and output.size_known and not len(output):  # an empty superstep: no kernel
         return Frontier.from_ids(graph, output.ids)
     if any(isinstance(message, Slab | Bits) for message in inbox):
         return _next_frontier_dense(
-            primitive, contract, blocks, graph, state, bases, keyed, output, _sized(inbox)
+            primitive, contract, blocks, graph, state, bases, keyed, output, _sized(inbox), reads
         )
     if (
         keyed is not None
@@ -1024,6 +1055,7 @@ def _next_frontier_counted(
     keyed,
     output: Frontier,
     inbox: list,
+    reads: dict | None,
 ) -> Frontier:
     """:func:`_next_frontier`, its size counted on the device where not known (with
     ``bounded``, its out-edges too: they bound the next step's output, :func:`_chosen_unread`),
@@ -1031,7 +1063,7 @@ def _next_frontier_counted(
     :func:`_union_edges` may take them (an inbox of Updates, or an early-exit pull's output),
     for :func:`read_counts` to read with every part's."""
     frontier = _next_frontier(
-        primitive, contract, blocks, stamp, graph, state, bases, keyed, output, inbox
+        primitive, contract, blocks, stamp, graph, state, bases, keyed, output, inbox, reads
     )
     frontier.defer_counts(graph.cost_degrees()[0] if bounded else None)
     if primitive.needs_all and (
@@ -1320,7 +1352,16 @@ def _slab(contract: Contract, blocks, whole: bool, graph, state, bases, output: 
 
 
 def _next_frontier_dense(
-    primitive, contract: Contract, blocks, graph, state, bases, keyed, output: Frontier, inbox: list
+    primitive,
+    contract: Contract,
+    blocks,
+    graph,
+    state,
+    bases,
+    keyed,
+    output: Frontier,
+    inbox: list,
+    reads: dict | None = None,
 ) -> Frontier:
     """:func:`_next_frontier` for an inbox with Slabs: each applied to its block in turn (an
     Update beside them, from a process that sent few vertices, at its ids), the changed
@@ -1334,7 +1375,9 @@ def _next_frontier_dense(
         size, edges = (len(output), output.out_edges) if known else (None, None)
     else:
         mask, size, edges = _owned_mask(graph, output), None, None
-    tally = _applied(contract, blocks, graph, state, bases, keyed, inbox, mask, edges is not None)
+    tally = _applied(
+        contract, blocks, graph, state, bases, keyed, inbox, mask, edges is not None, reads
+    )
     if size is not None and tally is not None:  # the vertices marked and their edges, read
         return Frontier.from_mask(graph, mask, counted=(tally, size, edges))  # when asked
     return Frontier.from_mask(graph, mask)
@@ -1350,9 +1393,11 @@ def _applied(
     inbox: list,
     mask=None,
     edges: bool = False,
+    reads: dict | None = None,
 ):
     """Combine every message of ``inbox`` into ``state`` in turn: an Update at its ids (beside
-    Slabs, from a process that sent few vertices), a Slab or Bits over its block (in one fused
+    Slabs, from a process that sent few vertices), a Gathered Slab at the vertices of its
+    block this device's lists name (``reads``), a Slab or Bits over its block (in one fused
     pass with the keyed kernels; else Bits unfolded into a Slab), marking in ``mask`` (unless None) the vertices it changed; the
     changes are the new baseline (``bases``: every change is shipped and applied). Returns
     the keyed kernels' tally of the vertices they marked (and with ``edges``, their
@@ -1363,7 +1408,10 @@ def _applied(
             update = message.map(graph.backend.asarray)
             region, values = graph.backend.index(update.ids), update.values
         else:
-            region = slice(None) if message.block is None else blocks[message.block]
+            if isinstance(message, Gathered):
+                region = reads[message.block]
+            else:
+                region = slice(None) if message.block is None else blocks[message.block]
             if keyed is not None and isinstance(region, slice):  # one fused pass over it
                 tally = keyed.apply_block(region, message, mask, tally, edges)
                 continue

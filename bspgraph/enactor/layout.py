@@ -11,6 +11,7 @@ import numpy as np
 
 from .. import partitioners
 from ..backend import to_host
+from ..comm.message import Update
 from ..comm.transport import failing_together
 from ..graph.context import RunContext
 from ..graph.graph import CSR, Graph
@@ -200,6 +201,42 @@ def cut(
             digest,
         )
         yield part
+
+
+def proxies(transport, devices: dict, blocks: list[slice], each) -> dict:
+    """For each device of this process, the vertices of other devices that its lists name
+    (Gunrock's duplicate-1-hop proxies): ``(reads, gathers)``, ``reads[o]`` the global ids
+    of device ``o``'s block named here (ascending), ``gathers[r]`` the positions in this
+    device's own block of those device ``r`` names. A device whose step reads others' state
+    only through its lists needs only those values. Found in one exchange round (each device
+    tells each owner what it names); ``each`` runs a function on every device of this
+    process with its GPU current."""
+    size = transport.size
+    reads = each(lambda graph: _named(graph, blocks, size), devices)
+    sends = [(d, o, Update(ids)) for d, named in reads.items() for o, ids in named.items()]
+    inbox, _ = transport.exchange_round(sends, num_vertices=int(blocks[-1].stop))
+
+    def positions(graph, arrived):  # from every other device, in order of source (one each)
+        sources = [o for o in range(size) if o != graph.context.device]
+        start = blocks[graph.context.device].start
+        return {o: u.ids - start for o, u in zip(sources, arrived, strict=True)}
+
+    gathers = each(positions, devices, dict(enumerate(inbox)))
+    return {d: (reads[d], gathers[d]) for d in devices}
+
+
+def _named(graph: Graph, blocks: list[slice], size: int) -> dict:
+    """The ids of every other device's block that ``graph``'s lists name, by device."""
+    xp, device = graph.xp, graph.context.device
+    named = xp.zeros(graph.num_vertices, dtype=bool)
+    for csr in (graph.forward, graph.reverse) if graph.directed else (graph.forward,):
+        named[csr.indices] = True
+    ids = {}
+    for o in range(size):
+        if o != device:
+            found = xp.flatnonzero(named[blocks[o]]).astype(graph.indices.dtype)
+            ids[o] = found + graph.indices.dtype.type(blocks[o].start)
+    return ids
 
 
 def _graph_digest(graph: Graph) -> str:

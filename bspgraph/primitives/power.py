@@ -34,6 +34,7 @@ class PowerIteration(Primitive):
     name = "power iteration"
     needs_all = True  # a vertex pulls from all its in-neighbours
     every_vertex = True  # its step reads no frontier: every superstep gets them all
+    reads_neighbours = True  # ... and others' values only through its lists (its pulls)
     pull_kind = "fused"  # a row reduction (SpMV): no per-edge temporaries (memory.estimate)
     reduces_every_list = True  # ... over every in-list, through operators.gathered
     push_kind = None  # its frontier is every vertex: it never pushes

@@ -647,6 +647,44 @@ def test_the_wire_format_gives_back_every_update(specs):
             np.testing.assert_array_equal(got.values[name], column)
 
 
+@given(parts=st.integers(2, 5), n=st.integers(1, 30), data=st.data())
+def test_a_slab_to_all_goes_to_each_receiver_as_its_proxies(parts, n, data):
+    """With ``gathers`` (the positions of a block each receiver's lists name), selective
+    sends a block's Slab to each receiver as those entries only (Gathered), which arrive as
+    such over the wire too (pack/unpack), with the bytes of those entries alone."""
+    from bspgraph.comm.message import Gathered, pack, unpack
+
+    owner = np.sort(
+        np.array(data.draw(st.lists(st.integers(0, parts - 1), min_size=n, max_size=n)))
+    )
+    blocks = blocks_of(owner, parts)
+    sizes = [int(np.count_nonzero(owner == d)) for d in range(parts)]
+    gathers = {
+        d: {
+            o: np.flatnonzero(
+                data.draw(st.lists(st.booleans(), min_size=sizes[d], max_size=sizes[d]))
+            )
+            for o in range(parts)
+            if o != d
+        }
+        for d in range(parts)
+    }
+    own = [comm.Slab(d, {"x": np.arange(sizes[d]) * 10 + d}) for d in range(parts)]
+    received, stats = Selective().exchange_mixed(
+        own, owner=owner, blocks=blocks, to_all=True, transport=Local(parts), gathers=gathers
+    )
+    for d in range(parts):
+        got = sorted(received[d], key=lambda s: s.block)  # (none from a block it names not)
+        assert [s.block for s in got] == [o for o in range(parts) if o != d and len(gathers[o][d])]
+        for slab in got:
+            (back,) = unpack(*pack([slab]))
+            assert type(slab) is type(back) is Gathered and back.block == slab.block
+            expected = gathers[slab.block][d] * 10 + slab.block
+            np.testing.assert_array_equal(back.values["x"], expected)
+    named = sum(len(p) for per_sender in gathers.values() for p in per_sender.values())
+    assert stats.bytes == named * 8
+
+
 # --- Bits: a vertex set and one value a column ---------------------------------------------------
 @given(
     st.lists(st.booleans(), max_size=70),
