@@ -272,6 +272,8 @@ def read_counts(frontiers, arrays=()) -> list[list[int]]:
     many times. The values of ``arrays``, in order."""
     pending = [frontier for frontier in frontiers if frontier._counted is not None]
     arrays = list(arrays)
+    if not pending and not arrays:  # nothing on a device (NumPy's counts are known)
+        return []
     values = iter(
         read_together(
             [
