@@ -105,6 +105,8 @@ def estimate(primitive, graph, *, devices: int = 1, edges: int | None = None) ->
         total += n * (1 + 4)  # the owned mask and the owner map (int32)
         total += n * 4  # stamps of the next frontier's listing (a GPU's, int32)
         total += n * ids  # what a part's levels lowered, listed (label-correcting: SSSP)
+        if primitive.reads_neighbours:  # the proxies: the others' vertices
+            total += 2 * n * ids  # its lists name, and the positions of its own they read
     return int(total)
 
 
