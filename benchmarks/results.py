@@ -356,7 +356,7 @@ TOPICS = (
     Topic("Files", "io-cpu-a55ce57.txt", files),
     Topic("Many sources", "many-sources-h100-1dddd7f.txt", many_sources),
     Topic("First minute", "cold-start-h100-337cdd2.txt", first_minute),
-    Topic("Memory of one device", "memory-rmat24-h200-840016b.txt", memory),
+    Topic("Memory of one device", "memory-rmat24-h200-e543e83.txt", memory),
 )
 
 INTRO = """\
