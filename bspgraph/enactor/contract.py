@@ -8,7 +8,9 @@ The contract, in full (docs/writing-a-primitive.md walks through it with an exam
    the returned vertices' values (their changes, for ``add``), the communicator delivers them
    to the vertices' owners (to every device when ``needs_all``), and the receivers combine
    them with the state's combiner (:mod:`bspgraph.enactor.combiners`). Other state stays
-   where it was written: output state is read from each vertex's owner at the end.
+   where it was written: output state is read from each vertex's owner at the end. With
+   ``reads_neighbours`` a device receives, of the vertices it does not own, only those its
+   lists name (over a link, and in checked runs); the others' values it holds go stale.
 3. The next frontier on a device is: the returned vertices it owns (all returned vertices when
    ``needs_all``), and every vertex whose communicated state changed when the updates of other
    devices were combined in. On one device it is the returned frontier itself. With
