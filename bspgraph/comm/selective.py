@@ -53,7 +53,7 @@ class Selective(Communicator):
             message = messages[d]
             if isinstance(message, Slab | Bits):
                 dense = [
-                    (d, o, _for(message, o, blocks, to_all, gathers and gathers.get(d)))
+                    (d, o, _sent_to(message, o, blocks, to_all, gathers and gathers.get(d)))
                     for o in range(parts)
                     if o != d
                 ]  # (a receiver whose lists name none of a block's vertices gets nothing)
@@ -96,7 +96,7 @@ class Selective(Communicator):
         return pieces
 
 
-def _for(message: Slab | Bits, receiver: int, blocks, to_all: bool, gathers: dict | None):
+def _sent_to(message: Slab | Bits, receiver: int, blocks, to_all: bool, gathers: dict | None):
     """What of a dense ``message`` goes to ``receiver``: all of it (``to_all``), its
     receiver's proxies where ``gathers`` has them and it is one block's Slab, else the
     receiver's block of it."""
