@@ -523,13 +523,13 @@ class MirroredKatz(bg.primitives.Katz):
 
 def test_assert_lifts_catches_reads_beyond_the_lists_declared_as_neighbours():
     """``reads_neighbours`` declared by a step that reads vertices its lists do not name: they
-    go stale on the devices that do not own them (a checked run gathers as a link does, in one
-    memory too), and assert_lifts names the difference; the same step without the declaration
-    lifts (every value goes to every device)."""
+    go stale on the devices that do not own them, and a checked run (gathering as a link does,
+    in one memory too) sets them to NaN: assert_lifts names the cause; the same step without
+    the declaration lifts (every value goes to every device)."""
     graph = bg.Graph.from_networkx(nx.path_graph(12), weight=None)
     katz = {"alpha": 0.1, "tol": 1e-10, "max_iter": 500, "weighted": False}
     params = {"start": 0.0, "beta": 1.0}
-    with pytest.raises(AssertionError, match="devices="):
+    with pytest.raises(bg.ContractError, match="NaN with reads_neighbours"):
         assert_lifts(
             MirroredKatz(**katz),
             [graph],

@@ -163,9 +163,18 @@ class Watch:
         stuck = sorted(d for d, done in converged.items() if not done)
         if stuck:
             lines.append(f"- converged stayed False on device(s) {stuck}")
+        nan = False
         for spec in self.primitive.scalars:
             values = {d: to_host(getattr(states[d], spec.name)).item() for d in states}
             lines.append(f"- scalar {spec.name!r}: {_listed(values)}")
+            nan = nan or any(value != value for value in values.values())
+        if nan and self.primitive.reads_neighbours:
+            lines.append(
+                "- NaN with reads_neighbours: a checked run sets the communicated values a "
+                "device neither owns nor names in its lists to NaN, and the step read one; "
+                "declare reads_neighbours only for a step that reads others' vertices through "
+                "its lists alone"
+            )
         held = {d: to_host(frontiers[d].ids) for d in frontiers}
         if not self.primitive.every_vertex and any(len(ids) for ids in held.values()):
             lines.append(f"- the frontier: {_listed({d: _ids(ids) for d, ids in held.items()})}")

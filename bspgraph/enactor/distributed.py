@@ -242,6 +242,9 @@ class LiftedRun:
             read_counts(frontiers.values())
         for frontier in frontiers.values():  # no frontier was advanced from before these
             frontier.edges_before = 0
+        if self.check and self.reads is not None:  # what goes stale, unread, made loud
+            poison = functools.partial(_poisoned, self.contract, self.blocks)
+            self.each(poison, devices, self.states, self.reads)
         self.bases = self.each(functools.partial(_bases, self.contract), devices, self.states)
         return frontiers
 
@@ -655,6 +658,20 @@ def _transport(transport, backend, device_ids) -> tuple[comm.Transport, dict]:
 def _backends(name, device_ids):
     backend = get_backend(name)
     return [backend.on_device(d) for d in device_ids]  # (virtual devices: one backend)
+
+
+def _poisoned(contract: Contract, blocks, graph, state, reads: dict) -> None:
+    """A checked run's entries that go stale on this device (communicated floats of the
+    vertices it neither owns nor names in its lists, ``reads_neighbours``) set to NaN, so
+    that a step that reads beyond its lists gives NaN, not a quietly stale value."""
+    kept = graph.xp.zeros(graph.num_vertices, dtype=bool)
+    kept[blocks[graph.context.device]] = True
+    for ids in reads.values():
+        kept[ids] = True
+    for name in contract.combiners:
+        array = getattr(state, name)
+        if array is not None and array.dtype.kind == "f":
+            array[~kept] = np.nan
 
 
 def _owned_mask(graph, frontier: Frontier):
