@@ -349,7 +349,7 @@ class Topic:
 
 TOPICS = (
     Topic("One GPU", "gpu-rmat24-h200-9592d9b.txt", one_gpu),
-    Topic("Several GPUs", "x2-nccl-rmat25-h200-3fdac7a.txt", several_gpus),
+    Topic("Several GPUs", "x2-nccl-rmat25-h200-a39b595.txt", several_gpus),
     Topic("CPU", "cpu-rmat18-gates-95cb635.txt", cpu),
     Topic("Roads and meshes (CPU)", "cpu-roads-411b32d.txt", roads),
     Topic("Roads and meshes (one GPU)", "h200-roads-6683312.txt", roads_gpu),

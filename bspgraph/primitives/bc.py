@@ -134,20 +134,22 @@ def betweenness_centrality(
     return BCResult(centrality if on_device else to_host(centrality), Stats.combine(runs))
 
 
-CHECKED_OVER_PROCESSES = 1 << 22  # vertices: the largest graph whose betweenness over NCCL
-# ranks was checked against one GPU (rmat22); at rmat25 it differed (an open bug)
+CHECKED_OVER_PROCESSES = 1 << 25  # vertices: the largest graph whose betweenness over NCCL
+# ranks was checked against one GPU (rmat25 on two H200, benchmarks/data/x2-nccl-rmat25-h200-a39b595.txt)
 
 
 def _warn_over_processes(graph, transport) -> None:
     """A RuntimeWarning where betweenness runs over processes (MPI or NCCL ranks) on a graph
-    larger than any on which that path was found right: on two H200s at rmat25 it gave wrong
-    centralities at 5% of the vertices (benchmarks/data/x2-bc-rmat25-mismatch.txt)."""
+    larger than any on which that path was checked against one GPU: at 3fdac7a, rmat25 on two
+    H200s gave wrong centralities at 5% of the vertices (x2-bc-rmat25-mismatch.txt), at
+    a39b595 one GPU's; what mended it was not pinned down."""
     distributed = transport in ("mpi", "nccl") or getattr(transport, "distributed", False)
     if distributed and graph.num_vertices > CHECKED_OVER_PROCESSES:
         warnings.warn(
             f"betweenness_centrality over processes on {graph.num_vertices:,} vertices: over "
-            f"NCCL ranks it was right up to {CHECKED_OVER_PROCESSES:,} vertices and wrong at "
-            "33,554,432 (an open bug); check the result against one device",
+            f"NCCL ranks it was checked against one GPU up to {CHECKED_OVER_PROCESSES:,} "
+            "vertices only (wrong at that size once, in an earlier version); check the result "
+            "against one device",
             RuntimeWarning,
             stacklevel=3,
         )

@@ -79,16 +79,16 @@ def test_bc_says_when_path_counts_overflow_float64(devices):
         bg.betweenness_centrality(graph, [0], devices=devices, partitioner="random")
 
 
-def test_betweenness_over_processes_on_a_large_graph_warns_of_the_open_bug():
-    """Over MPI or NCCL ranks past the largest graph checked (rmat22) the answer is not
-    trusted (wrong at rmat25 on two H200s): a RuntimeWarning says so; in one process, none."""
+def test_betweenness_over_processes_past_the_largest_graph_checked_warns():
+    """Over MPI or NCCL ranks past the largest graph checked against one GPU (rmat25 on two
+    H200s; it was wrong there once) a RuntimeWarning says so; in one process, none."""
     import warnings
 
     from bspgraph.primitives import bc
 
     large = types.SimpleNamespace(num_vertices=bc.CHECKED_OVER_PROCESSES + 1)
     for transport in ("nccl", "mpi", types.SimpleNamespace(distributed=True)):
-        with pytest.warns(RuntimeWarning, match="open bug"):
+        with pytest.warns(RuntimeWarning, match="checked against one GPU up to 33,554,432"):
             bc._warn_over_processes(large, transport)
     with warnings.catch_warnings():
         warnings.simplefilter("error")
