@@ -213,7 +213,7 @@ class LiftedRun:
         # where a device reads only the vertices its lists name, only those of a Slab cross a
         # link (in one memory a whole block is handed over as a view, which costs nothing: a
         # checked run gathers them there too, so that it sees a step that reads beyond them)
-        self.proxies = self.reads = None
+        self.gathers = self.reads = None
         to_all = self.dense and pattern.direct and primitive.needs_all
         if to_all and primitive.reads_neighbours and (wire or check):
             found = _per_cut(
@@ -223,7 +223,7 @@ class LiftedRun:
                 lambda _: proxies(transport, devices, self.blocks, self.each),
             )
             self.reads = {d: reads for d, (reads, _) in found.items()}
-            self.proxies = {d: gathers for d, (_, gathers) in found.items()}
+            self.gathers = {d: gathers for d, (_, gathers) in found.items()}
 
     def first_frontiers(self, params: dict) -> dict:
         """Each device's first frontier (a vertex on its owner only, unless ``needs_all``) from
@@ -362,7 +362,7 @@ class LiftedRun:
             self.owner,
             self.blocks,
             self.staged,
-            self.proxies,
+            self.gathers,
         )
         self.marks.append((self.comm_started, [backend.mark() for backend in self.gpus]))
         if self.handed:  # Pieces beside Slabs are applied as Updates: their counts, read at once
