@@ -3,7 +3,8 @@
 :func:`estimate` adds up what the just-enough scheme allocates on one device: the graph (CSR, and
 the reverse CSR when the primitive may pull on a directed graph), the cached degree arrays, the
 lists' columns in degree order (a large graph that pulls every list: ``operators.gathered``), the
-lists a primitive samples or copies (``sampled_entries``, ``list_copies``), the primitive's state, two frontiers (ids and mask each), the fused kernels' output buffers and the
+lists a primitive samples or copies (``sampled_entries``, ``list_copies``), the primitive's
+state, two frontiers (ids and mask each), the fused kernels' output buffers and the
 per-superstep temporaries of a generic advance (a functor's push works in chunks of
 ``frontier.advance.push.CHUNK_EDGES`` edges; a generic pull has every in-edge in flight; a
 fused kernel has none).

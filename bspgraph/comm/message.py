@@ -199,8 +199,9 @@ class Slab:
         return int(next(iter(self.values.values())).shape[0]) if self.values else 0
 
     def map(self, convert) -> Slab:
-        """The same Slab with ``convert`` applied to each of its arrays."""
-        return Slab(self.block, {name: convert(column) for name, column in self.values.items()})
+        """The same Slab (of its own kind) with ``convert`` applied to each of its arrays."""
+        values = {name: convert(column) for name, column in self.values.items()}
+        return type(self)(self.block, values)
 
     def cut(self, block: int, index) -> Slab:
         """The entries of device ``block``'s owned vertices (``index``: a slice or their ids) of
@@ -220,9 +221,6 @@ class Gathered(Slab):
     """A Slab of the vertices of the sender's block (``block``) that the receiver's lists
     name, in ascending order (Gunrock's duplicate-1-hop proxies): values alone, the receiver
     knowing which vertices they are (``enactor.layout.proxies``)."""
-
-    def map(self, convert) -> Gathered:
-        return Gathered(self.block, {name: convert(column) for name, column in self.values.items()})
 
 
 @dataclass(frozen=True, eq=False)
@@ -341,9 +339,8 @@ Layout = list[tuple[type, int, list[tuple[str | None, np.dtype, tuple]], Any]]
 def describe(messages: Sequence[Update | Slab | Bits]) -> np.ndarray:
     """The shapes of ``messages`` as one int64 array: their count, then for each its length,
     the ids' dtype (0 for a Slab, -1 for Bits, -2 for a Gathered Slab, then its block + 1, 0
-    for None) and its column
-    count, and for each column its name's length and UTF-8 bytes, its dtype, number of axes
-    and extra axes' sizes. Reads no array (no GPU synchronisation): a transport whose arrays
+    for None) and its column count, and for each column its name's length and UTF-8 bytes,
+    its dtype, number of axes and extra axes' sizes. Reads no array (no GPU synchronisation): a transport whose arrays
     travel apart (NCCL) sends it ahead of them. :func:`described` reverses it."""
     header: list[int] = [len(messages)]
     for message in messages:

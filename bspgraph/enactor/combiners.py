@@ -143,7 +143,7 @@ class Min(_Best):
     """The smallest value wins (BFS depth, SSSP distance, CC labels)."""
 
     name, best, wins, pick, scatter = "min", "minimum", operator.lt, min, "scatter_min"
-    worst = staticmethod(lambda dtype: extreme(dtype))
+    worst = staticmethod(extreme)
 
 
 class Max(_Best):

@@ -1415,10 +1415,11 @@ def _applied(
     """Combine every message of ``inbox`` into ``state`` in turn: an Update at its ids (beside
     Slabs, from a process that sent few vertices), a Gathered Slab at the vertices of its
     block this device's lists name (``reads``), a Slab or Bits over its block (in one fused
-    pass with the keyed kernels; else Bits unfolded into a Slab), marking in ``mask`` (unless None) the vertices it changed; the
-    changes are the new baseline (``bases``: every change is shipped and applied). Returns
-    the keyed kernels' tally of the vertices they marked (and with ``edges``, their
-    out-edges), or None where a message was applied without them or nothing was marked."""
+    pass with the keyed kernels; else Bits unfolded into a Slab), marking in ``mask`` (unless
+    None) the vertices it changed; the changes are the new baseline (``bases``: every change
+    is shipped and applied). Returns the keyed kernels' tally of the vertices they marked
+    (and with ``edges``, their out-edges), or None where a message was applied without them
+    or nothing was marked."""
     tally, counted = None, mask is not None
     for message in inbox:
         if isinstance(message, Update):
