@@ -1263,3 +1263,17 @@ def test_estimate_covers_a_gpu_run(name):
         estimate = memory.estimate(primitive, host)
         assert live.peak <= estimate, (scale, live.peak, estimate)
         assert estimate <= 3 * live.peak, (scale, live.peak, estimate)
+
+
+def test_a_parameter_checksum_on_the_gpu_equals_the_hosts():
+    """What processes compare of a GPU's parameter array is taken on the GPU and equals the
+    host array's checksum; a run's fingerprint describes it so, not by copying it."""
+    import cupy as cp
+
+    from bspgraph.enactor import layout
+
+    host = np.random.default_rng(3).random(1_000_003)
+    for array in (host, (host * 100).astype(np.int32), host > 0.5):
+        assert layout._checksum(cp.asarray(array)) == layout._checksum(array)
+    described = layout._describe({"sigma": cp.asarray(host)})
+    assert described == f"sigma={layout._checksum(host)}"

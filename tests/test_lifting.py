@@ -541,3 +541,27 @@ def test_assert_lifts_catches_reads_beyond_the_lists_declared_as_neighbours():
     assert_lifts(
         honest, [graph], params=params, partitioners=["edge_balanced"], communicators=["selective"]
     )
+
+
+@given(
+    st.lists(st.integers(0, 255), min_size=0, max_size=41),
+    st.sampled_from([np.uint8, np.int32, np.float64, bool]),
+    st.integers(0, 40),
+    st.integers(1, 5),
+)
+def test_a_parameter_arrays_checksum_tells_arrays_apart_in_any_passes(raw, dtype, at, words):
+    """What processes compare of a GPU's parameter array (betweenness' depth and sigma): its
+    dtype, shape and a position-weighted sum, the same however many words a pass takes, and
+    another where one entry differs."""
+    from bspgraph.enactor import layout
+
+    array = np.asarray(raw).astype(dtype)
+    whole = layout._checksum(array)
+    with mock.patch.object(layout, "CHECKSUM_WORDS", words):
+        assert layout._checksum(array) == whole
+    assert layout._checksum(array.copy()) == whole
+    if at < len(array):
+        changed = array.copy()
+        changed[at] = not changed[at] if dtype is bool else changed[at] + 1
+        assert layout._checksum(changed) != whole
+    assert layout._checksum(array[: len(array) // 2]) != whole or len(array) == 0
