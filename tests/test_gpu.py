@@ -697,8 +697,9 @@ def test_frontier_counts_deferred_and_read_together():
 
 @pytest.mark.parametrize("size", [0, 1, 255, 257, 1_000_003, 20_000_001])
 def test_grid_stride_passes_equal_numpy(size):
-    """full, greater, replace, mask_of and nonzero (with and without the count) against
-    NumPy, across a block's 256 entries and past one grid's pass."""
+    """full, greater, replace, mask_of and nonzero (with and without the count, on a view
+    off a 16-byte boundary) against NumPy, across a block's 256 entries and past one grid's
+    pass."""
     cupy = bg.backend.get_backend("cupy")
     rng = np.random.default_rng(size)
     for dtype, value in [
@@ -733,6 +734,9 @@ def test_grid_stride_passes_equal_numpy(size):
             got = cupy.nonzero(cupy.asarray(mask), dtype, count)
             assert got.dtype == dtype
             np.testing.assert_array_equal(got.get(), expected)
+        for start in (1, 3):  # a view that starts off a 16-byte boundary: byte by byte
+            shifted = cupy.asarray(np.concatenate([np.ones(start, dtype=bool), mask]))[start:]
+            np.testing.assert_array_equal(cupy.nonzero(shifted, np.int64).get(), expected)
 
 
 @examples(40)

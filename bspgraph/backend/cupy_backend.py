@@ -158,7 +158,7 @@ class CupyBackend(Backend):
         return cuda.reduce_all(self.xp, values, "sum")
 
     def count(self, mask):
-        return cuda.reduce_all(self.xp, mask.astype(bool, copy=False), "sum")
+        return cuda.count_true(self.xp, mask.astype(bool, copy=False))
 
     def any(self, mask):
         return cuda.reduce_all(self.xp, mask.astype(bool, copy=False), "max")
