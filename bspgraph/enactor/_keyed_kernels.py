@@ -99,47 +99,26 @@ extern "C" __global__ void apply_best(const ID* ids, long long n,
 # follower's taken along where it wins), the vertices it changed marked (unless mark is null);
 # those not marked before counted in tally[0], their out-edges in tally[1] (unless degree is
 # null). With bits (not null: Bits, packbits' order) only the vertices whose bit is set
-# receive, each the one value key_in[0] (and follower_in[0]). A thread takes UNROLL entries
-# at a time, a grid's width apart: their loads (the bit, the arriving and held values, the
-# mark, the degree) are all in flight before any is used, where one entry at a time waits on
-# each load in turn (a 2^24 block of Bits on an H200: 215 us). The entries are distinct
-# vertices: the order of their writes does not matter.
+# receive, each the one value key_in[0] (and follower_in[0]).
 _APPLY_BLOCK = (
     _WINS
     + r"""
-#define UNROLL 4
 extern "C" __global__ void apply_block(long long first, long long n, const KEY* key_in,
     KEY* key, const FOL* follower_in, FOL* follower, int mode, bool* mark, const DEG* degree,
     unsigned long long* tally, const unsigned char* bits) {
   unsigned long long marked = 0, edges = 0;
-  const long long threads = (long long)gridDim.x * blockDim.x;
-  for (long long base = blockIdx.x * (long long)blockDim.x + threadIdx.x; base < n;
-       base += UNROLL * threads) {
-    bool on[UNROLL], was[UNROLL];
-    KEY x[UNROLL], now[UNROLL];
-    DEG out[UNROLL];
-#pragma unroll
-    for (int u = 0; u < UNROLL; ++u) {
-      const long long j = base + u * threads;
-      on[u] = j < n && (!bits || ((bits[j >> 3] >> (7 - (j & 7))) & 1));
-      if (on[u]) {
-        const long long v = first + j;
-        x[u] = key_in[bits ? 0 : j];
-        now[u] = key[v];
-        was[u] = mark ? mark[v] : true;
-        out[u] = degree ? degree[v] : (DEG)0;
-      }
-    }
-#pragma unroll
-    for (int u = 0; u < UNROLL; ++u) {
-      if (!on[u] || !wins(x[u], now[u], mode)) continue;
-      const long long j = base + u * threads, v = first + j;
-      key[v] = x[u];
-      if (follower) follower[v] = follower_in[bits ? 0 : j];
-      if (!was[u]) {
+  for (long long j = blockIdx.x * (long long)blockDim.x + threadIdx.x; j < n;
+       j += (long long)gridDim.x * blockDim.x) {
+    if (bits && !((bits[j >> 3] >> (7 - (j & 7))) & 1)) continue;
+    const long long v = first + j, at = bits ? 0 : j;
+    const KEY x = key_in[at];
+    if (wins(x, key[v], mode)) {
+      key[v] = x;
+      if (follower) follower[v] = follower_in[at];
+      if (mark && !mark[v]) {
         mark[v] = true;
         marked += 1;
-        edges += (unsigned long long)out[u];
+        if (degree) edges += (unsigned long long)degree[v];
       }
     }
   }
