@@ -335,16 +335,17 @@ def link_replaced(graph, parent, previous, frontier: Frontier) -> bool:
     device, where no combine runs (nothing to look for: no pass)."""
     if graph.context.global_view:
         return False
+    backend = graph.backend
     if frontier.wide:
-        replaced = graph.backend.nonzero(previous != parent, parent.dtype)
+        replaced = backend.nonzero(previous != parent, parent.dtype)
     else:
-        ids = graph.backend.index(frontier.ids)
-        replaced = ids.take(graph.xp.flatnonzero(previous.take(ids) != parent.take(ids)))
+        ids = backend.index(frontier.ids)
+        replaced = ids.take(backend.nonzero(previous.take(ids) != parent.take(ids), ids.dtype))
     if replaced.shape[0] == 0:
         return False
     tails, heads = previous.take(replaced), parent.take(replaced)
     previous[replaced] = heads
-    moved = graph.xp.flatnonzero(tails != replaced)  # not a root: split from its tree
+    moved = backend.nonzero(tails != replaced, replaced.dtype)  # not a root: split from its tree
     if moved.shape[0] == 0:
         return False
     link_pairs(graph, parent, tails.take(moved), heads.take(moved))
