@@ -15,6 +15,13 @@ BSP times are printed first. With ``--host`` nothing is synchronised: each super
 are printed apart, as the host spent them (a host read inside a phase includes its wait for the
 device), with the time of the superstep and the frontier it made.
 
+With ``--inner`` each superstep's phases are printed apart with the device synchronised around
+each, beside the calls inside them in brackets (``[ops.one_value]``, the keyed kernels'
+``[keyed.apply_block]``, ``[Frontier.mask]`` and ``[Frontier.ids]``, the communicator's
+``[exchange_mixed]``): what a part's superstep costs on the device, call by call::
+
+    PYTHONPATH=. python3 -m benchmarks.phases --scale 25 --wire --inner --algorithms bfs-auto
+
 With ``--transport mpi`` or ``nccl``, under ``mpiexec -n P`` (one rank per device)::
 
     mpiexec -n 4 python3 -m benchmarks.phases --transport nccl --scale 24 --algorithms sssp
@@ -102,6 +109,11 @@ def main(argv=None) -> None:
         help="mpi, nccl: one rank per device under mpiexec (implies --host)",
     )
     parser.add_argument(
+        "--inner",
+        action="store_true",
+        help="each superstep apart, synchronised, with the calls inside the phases",
+    )
+    parser.add_argument(
         "--wire",
         action="store_true",
         help="local parts over a simulated link (messages copied and chosen by their bytes, "
@@ -132,8 +144,10 @@ def main(argv=None) -> None:
 
         return wrapper
 
+    apart = args.host or args.inner  # each superstep's phases printed apart
+
     def superstep(*fields, record=distributed.Superstep, **named):
-        if timing[0] and args.host:  # the superstep's phases end here
+        if timing[0] and apart:  # the superstep's phases end here
             steps.append((totals.copy(), counts.copy()))
             totals.clear()
             counts.clear()
@@ -144,6 +158,8 @@ def main(argv=None) -> None:
     distributed.Superstep = superstep
     for kind in (bg.primitives.BFS, bg.primitives.SSSP, bg.primitives.CC, bg.primitives.PageRank):
         kind.step = timed("step", kind.step)
+    if args.inner:
+        _time_inner(timed)
     if transport is not None:  # the transport's own steps, inside the phases
         from bspgraph.comm import mpi, nccl
 
@@ -183,7 +199,7 @@ def main(argv=None) -> None:
                 f"{name} on {label}: whole {whole * 1e3:.2f} ms, bsp "
                 f"{bsp * 1e3:.2f} ms, {len(result.stats.supersteps)} supersteps"
             )
-            if args.host:
+            if apart:
                 lines += _supersteps(result.stats.supersteps, steps)
                 continue
             for label, seconds in totals.most_common():
@@ -199,6 +215,25 @@ def main(argv=None) -> None:
         print("\n".join(f"rank {rank}: {line}" for rank, own in enumerate(ranks) for line in own))
 
 
+def _time_inner(timed) -> None:
+    """Time the calls inside the phases that pass over every vertex or a block: the message
+    choice's one value, the keyed kernels, a frontier's mask and ids, the exchange."""
+    from bspgraph.backend import ops
+    from bspgraph.comm import selective
+    from bspgraph.enactor import _keyed_kernels
+    from bspgraph.frontier import Frontier
+
+    ops.one_value = timed("[ops.one_value]", ops.one_value)
+    for kind in (_keyed_kernels.KeyedKernels, _keyed_kernels.NumpyKeyed):
+        for name in ("apply_block", "list", "pack", "gather"):
+            setattr(kind, name, timed(f"[keyed.{name}]", getattr(kind, name)))
+    for name in ("mask", "ids"):
+        prop = getattr(Frontier, name)
+        setattr(Frontier, name, property(timed(f"[Frontier.{name}]", prop.fget)))
+    exchange = selective.Selective.exchange_mixed
+    selective.Selective.exchange_mixed = timed("[exchange_mixed]", exchange)
+
+
 def _transport(kind: str, backend: str):
     """None (parts of one device in this process), or this rank's MPI or NCCL transport."""
     if kind == "local":
@@ -210,14 +245,17 @@ def _transport(kind: str, backend: str):
 
 
 def _supersteps(supersteps, steps) -> list[str]:
-    """Each superstep's frontier, time and phases (us / calls), as the host spent them; "other"
-    is the superstep's time outside the phases timed (the loop's own work)."""
+    """Each superstep's frontier, time and phases (us / calls), as the host spent them (or
+    synchronised, with ``--inner``); "other" is the superstep's time outside the phases timed
+    (the loop's own work)."""
     lines = []
     for superstep, (totals, counts) in zip(supersteps, steps, strict=False):
         for label in OUTSIDE:
             totals.pop(label, None)
         other = superstep.seconds - sum(
-            seconds for label, seconds in totals.items() if label not in INSIDE and label[0] != "("
+            seconds
+            for label, seconds in totals.items()
+            if label not in INSIDE and label[0] not in "(["
         )
         lines.append(
             f"    {superstep.frontier:>10} {superstep.seconds * 1e6:8.0f} us  other "

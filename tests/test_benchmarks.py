@@ -253,6 +253,15 @@ def test_phases_benchmark_on_the_host_prints_each_superstep():
     assert "_parts" not in out.split("sssp on 2 part(s)")[1]  # setup is no superstep's
 
 
+def test_phases_benchmark_inner_times_the_calls_inside_each_superstep():
+    out = _phases("--parts", "2", "--wire", "--inner", "--algorithms", "bfs-auto")
+    header, *rows = out.split("bfs-auto on 2 part(s): ")[1].splitlines()
+    supersteps = int(header.split(", ")[-1].split()[0])
+    assert len(rows) == supersteps
+    assert all(" us  other " in row and "[exchange_mixed] " in row for row in rows)
+    assert any("[ops.one_value] " in row for row in rows)  # a dense level's choice of Bits
+
+
 def test_one_call_compares_a_cluster_run_with_an_mpiexec_run_row_by_row():
     """benchmarks.one_call: the rows both runs hold, their ratios and whether each gate
     holds (bsp, whole call, and a later call's setup at 0)."""
