@@ -393,7 +393,7 @@ extern "C" __global__ void replace(T* values, long long n, T old, T value) {
 # A bool mask read 16 entries a thread at a time (one 16-byte load where the mask is aligned
 # and the 16 lie before hi, else byte by byte): as four words with bit 0 of each byte set
 # where the entry is. A load a byte, one at a time, keeps too few bytes in flight to stream a
-# mask (ops.one_value over 2^25 entries: 146 us on an H200).
+# mask (ops.one_value over 2^25 entries, 90% set, on an H200: 146 us so, 105 us by groups).
 MASK_GROUPS = r"""
 __device__ __forceinline__ unsigned int set_bytes(unsigned int word) {  // bit 0: not 0
   word |= word >> 4;
