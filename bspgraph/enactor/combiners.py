@@ -44,6 +44,8 @@ class Combiner(abc.ABC):
     ``owner_only`` combiner (replace) is sent by the vertex's owner alone; ``ships_change``
     combiners (add) send the change a device made in the superstep rather than its value.
     ``reads_returned``: its dense message (:meth:`neutral`) reads which vertices were returned.
+    ``keeps_incoming``: what :meth:`apply` combines is ``incoming`` itself (the enactor then
+    writes it without reading ``current`` where it needs no ``changed``).
     """
 
     name: ClassVar[str]
@@ -51,6 +53,7 @@ class Combiner(abc.ABC):
     owner_only: ClassVar[bool] = False
     ships_change: ClassVar[bool] = False
     reads_returned: ClassVar[bool] = True
+    keeps_incoming: ClassVar[bool] = False
     follows: str | None = None
 
     def __repr__(self) -> str:
@@ -159,6 +162,7 @@ class Replace(Combiner):
     name = "replace"
     owner_only = True
     reads_returned = False  # its dense message is the column as it is
+    keeps_incoming = True
 
     def apply(self, xp, current, incoming, won=None, tied=None):
         return incoming, _rows(incoming != current)

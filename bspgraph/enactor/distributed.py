@@ -1436,7 +1436,7 @@ def _applied(
             if isinstance(message, Bits):
                 message = _unfolded(contract, graph, state, message)
             values = message.values
-        changed = _combine(contract, state, region, values, graph.xp)
+        changed = _combine(contract, state, region, values, graph.xp, changes=mask is not None)
         if mask is not None:
             mask[region] |= changed
         counted = False
@@ -1445,15 +1445,26 @@ def _applied(
     return tally if counted else None
 
 
-def _combine(contract: Contract, state, ids, values: dict, xp):
+def _combine(contract: Contract, state, ids, values: dict, xp, *, changes: bool = True):
     """Apply ``values`` at ``ids`` (distinct ids, or a slice) to ``state`` with the contract's
-    combiners; return a bool per id, True where the vertex's state changed. Each ``follows``
-    state sees whether its key's incoming value won or tied against the value held before.
-    Every column is written whole at ``ids``: no compaction, no host synchronisation."""
+    combiners; return a bool per id, True where the vertex's state changed (None without
+    ``changes``: then a column whose combiner keeps what arrives is written without reading
+    what it held). Each ``follows`` state sees whether its key's incoming value won or tied
+    against the value held before. Every column is written whole at ``ids``: no compaction,
+    no host synchronisation."""
     columns = [
         (name, combiner, getattr(state, name)) for name, combiner in contract.combiners.items()
     ]
     columns = [(name, combiner, array) for name, combiner, array in columns if array is not None]
+    if not changes and not any(combiner.follows for _, combiner, _ in columns):
+        for name, combiner, array in columns:
+            incoming = values[name]
+            array[ids] = (
+                incoming
+                if combiner.keeps_incoming
+                else combiner.apply(xp, _at(xp, array, ids), incoming)[0]
+            )
+        return None
     key, applied = contract.key, {}
     won = tied = None
     if any(combiner.follows for _, combiner, _ in columns):  # the key's outcome, before any
