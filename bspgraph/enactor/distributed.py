@@ -692,9 +692,10 @@ def _owned_part(graph, frontier: Frontier) -> Frontier:
 
 def _combine_scalars(contract: Contract, states, transport, shared: bool) -> None:
     """Every scalar replaced, on every device, by its combiner's reduction over all devices:
-    one buffer collective of the scalars' bits (a float's travel as int64, exactly); or, when
-    every device's state is in one memory (``shared``: parts on one GPU, virtual devices), the
-    reduction of the scalars' arrays there, with no read to the host."""
+    the scalars read together (one host read a GPU), then one buffer collective of their bits
+    (a float's travel as int64, exactly); or, when every device's state is in one memory
+    (``shared``: parts on one GPU, virtual devices), the reduction of the scalars' arrays
+    there, with no read to the host."""
     if not contract.scalars:
         return
     if shared:
@@ -706,7 +707,12 @@ def _combine_scalars(contract: Contract, states, transport, shared: bool) -> Non
         return
     names = list(contract.scalars)
     local = [[getattr(s, name) for s in states.values()] for name in names]
-    bits = np.array([_to_bits(value) for values in local for value in values], dtype=np.int64)
+    scalars = [value for values in local for value in values]
+    read = read_together([(backend_of(value), value) for value in scalars])  # one read a GPU
+    bits = np.array(
+        [_to_bits(v[0], s.dtype) for v, s in zip(read, scalars, strict=True)],
+        dtype=np.int64,
+    )
     rows = transport.allgather_numbers(bits).reshape(-1, len(names), len(states))
     for k, (name, combiner) in enumerate(contract.scalars.items()):
         dtype = local[k][0].dtype
@@ -717,10 +723,10 @@ def _combine_scalars(contract: Contract, states, transport, shared: bool) -> Non
                 scalar[...] = total
 
 
-def _to_bits(scalar) -> int:
-    """A 0-d array's value as an int64: a float's bits (as float64), else the integer."""
-    value = scalar.item()
-    return int(np.float64(value).view(np.int64)) if scalar.dtype.kind == "f" else int(value)
+def _to_bits(value, dtype: np.dtype) -> int:
+    """A scalar's value (read from its 0-d array of ``dtype``) as an int64: a float's bits
+    (as float64), else the integer."""
+    return int(np.float64(value).view(np.int64)) if dtype.kind == "f" else int(value)
 
 
 def _from_bits(bits: int, dtype: np.dtype):
