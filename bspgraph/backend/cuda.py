@@ -437,12 +437,36 @@ MASK_GROUP = 16  # entries a thread reads at a time in MASK_GROUPS' kernels
 _ONE_VALUE = (
     MASK_GROUPS
     + r"""
+// The block's least and largest value and its count, into thread 0's (every thread calls it).
+__device__ __forceinline__ void reduce_block(T& low, T& high, unsigned long long& count) {
+  __shared__ T warp_lows[32], warp_highs[32];
+  __shared__ unsigned long long warp_counts[32];
+  for (int s = 16; s > 0; s >>= 1) {
+    const T other_low = __shfl_down_sync(0xffffffffu, low, s);
+    const T other_high = __shfl_down_sync(0xffffffffu, high, s);
+    low = other_low < low ? other_low : low;
+    high = other_high > high ? other_high : high;
+    count += __shfl_down_sync(0xffffffffu, count, s);
+  }
+  if ((threadIdx.x & 31) == 0) {
+    warp_lows[threadIdx.x >> 5] = low;
+    warp_highs[threadIdx.x >> 5] = high;
+    warp_counts[threadIdx.x >> 5] = count;
+  }
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    for (int w = 1; w < (int)(blockDim.x >> 5); ++w) {
+      low = warp_lows[w] < low ? warp_lows[w] : low;
+      high = warp_highs[w] > high ? warp_highs[w] : high;
+      count += warp_counts[w];
+    }
+  }
+}
+
 extern "C" __global__ void one_value_blocks(const T* values, long long n, const bool* mask,
                                             int aligned, const ID* ids, long long lo,
                                             long long hi, T highest, T lowest, T* lows,
                                             T* highs, unsigned long long* counts) {
-  __shared__ T warp_lows[32], warp_highs[32];
-  __shared__ unsigned long long warp_counts[32];
   T low = highest, high = lowest;
   unsigned long long count = 0;
   const long long thread = blockIdx.x * (long long)blockDim.x + threadIdx.x;
@@ -465,25 +489,8 @@ extern "C" __global__ void one_value_blocks(const T* values, long long n, const 
     }
   }
 #undef TAKE
-  for (int s = 16; s > 0; s >>= 1) {
-    const T other_low = __shfl_down_sync(0xffffffffu, low, s);
-    const T other_high = __shfl_down_sync(0xffffffffu, high, s);
-    low = other_low < low ? other_low : low;
-    high = other_high > high ? other_high : high;
-    count += __shfl_down_sync(0xffffffffu, count, s);
-  }
-  if ((threadIdx.x & 31) == 0) {
-    warp_lows[threadIdx.x >> 5] = low;
-    warp_highs[threadIdx.x >> 5] = high;
-    warp_counts[threadIdx.x >> 5] = count;
-  }
-  __syncthreads();
+  reduce_block(low, high, count);
   if (threadIdx.x == 0) {
-    for (int w = 1; w < (int)(blockDim.x >> 5); ++w) {
-      low = warp_lows[w] < low ? warp_lows[w] : low;
-      high = warp_highs[w] > high ? warp_highs[w] : high;
-      count += warp_counts[w];
-    }
     lows[blockIdx.x] = low;
     highs[blockIdx.x] = high;
     counts[blockIdx.x] = count;
@@ -493,34 +500,15 @@ extern "C" __global__ void one_value_blocks(const T* values, long long n, const 
 extern "C" __global__ void one_value_total(const T* lows, const T* highs,
                                            const unsigned long long* counts, int blocks,
                                            T* value, long long* pair) {
-  __shared__ T warp_lows[32], warp_highs[32];  // one block: a thread a partial at a time
-  __shared__ unsigned long long warp_counts[32];
-  T low = lows[0], high = highs[0];
+  T low = lows[0], high = highs[0];  // one block: a thread a partial at a time
   unsigned long long count = 0;
   for (int b = threadIdx.x; b < blocks; b += blockDim.x) {
     low = lows[b] < low ? lows[b] : low;
     high = highs[b] > high ? highs[b] : high;
     count += counts[b];
   }
-  for (int s = 16; s > 0; s >>= 1) {
-    const T other_low = __shfl_down_sync(0xffffffffu, low, s);
-    const T other_high = __shfl_down_sync(0xffffffffu, high, s);
-    low = other_low < low ? other_low : low;
-    high = other_high > high ? other_high : high;
-    count += __shfl_down_sync(0xffffffffu, count, s);
-  }
-  if ((threadIdx.x & 31) == 0) {
-    warp_lows[threadIdx.x >> 5] = low;
-    warp_highs[threadIdx.x >> 5] = high;
-    warp_counts[threadIdx.x >> 5] = count;
-  }
-  __syncthreads();
+  reduce_block(low, high, count);
   if (threadIdx.x == 0) {
-    for (int w = 1; w < (int)(blockDim.x >> 5); ++w) {
-      low = warp_lows[w] < low ? warp_lows[w] : low;
-      high = warp_highs[w] > high ? warp_highs[w] : high;
-      count += warp_counts[w];
-    }
     pair[0] = (long long)count;
     pair[1] = low == high;
     value[0] = low;
