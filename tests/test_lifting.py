@@ -565,3 +565,35 @@ def test_a_parameter_arrays_checksum_tells_arrays_apart_in_any_passes(raw, dtype
         changed[at] = not changed[at] if dtype is bool else changed[at] + 1
         assert layout._checksum(changed) != whole
     assert layout._checksum(array[: len(array) // 2]) != whole or len(array) == 0
+
+
+@examples(30)
+@given(st.data())
+def test_a_combine_that_needs_no_changes_writes_what_one_that_does_writes(data):
+    """_combine without ``changes`` (a message applied where nothing is marked) leaves the
+    state as the one that finds the changed vertices does, for every combiner, at ids and
+    over a slice."""
+    from types import SimpleNamespace
+
+    from bspgraph.enactor.contract import Contract
+    from bspgraph.enactor.distributed import _combine
+
+    n = data.draw(st.integers(1, 12))
+    name = data.draw(st.sampled_from(["min", "max", "replace", "add"]))
+    combiner = combiners.get(name, "test")
+    values = st.lists(st.integers(-5, 5), min_size=n, max_size=n)
+    held = np.array(data.draw(values), dtype=np.int64)
+    where = data.draw(
+        st.one_of(
+            st.just(slice(None)),
+            st.lists(st.integers(0, n - 1), unique=True).map(lambda ids: np.array(ids, np.int64)),
+        )
+    )
+    count = n if isinstance(where, slice) else where.shape[0]
+    incoming = np.array(data.draw(values), dtype=np.int64)[:count]
+    contract = Contract({"x": combiner}, {}, combiner.owner_only, None)
+    states = [SimpleNamespace(x=held.copy()) for _ in range(2)]
+    changed = _combine(contract, states[0], where, {"x": incoming}, np)
+    assert _combine(contract, states[1], where, {"x": incoming}, np, changes=False) is None
+    np.testing.assert_array_equal(states[1].x, states[0].x)
+    assert changed.shape == (count,)
