@@ -340,6 +340,42 @@ def memory(name: str, text: str) -> Run:
     )
 
 
+def parts_of_one_gpu(name: str, text: str) -> Run:
+    """benchmarks.phases' plain times: each algorithm on the one-device loop and on P parts of
+    the same device (the lift's own cost: one device's work would be 1.0x)."""
+    head = _match(
+        r"^# (?P<device>.+?), CuPy [\d.]+, (?P<date>\d{4}-\d\d-\d\d), code of "
+        r"(?P<commit>\w+): (?P<command>.+)$",
+        text,
+        "header",
+        name,
+    )
+    timing = r"whole ([\d.]+) ms, bsp ([\d.]+) ms, (\d+) supersteps"
+    one = dict(
+        (found[0], found[1:])
+        for found in re.findall(rf"^(\S+) on the one-device loop: {timing}$", text, re.MULTILINE)
+    )
+    rows = []
+    for algorithm, parts, whole, bsp, steps in re.findall(
+        rf"^(\S+) on (\d+) part\(s\): {timing}$", text, re.MULTILINE
+    ):
+        if algorithm not in one:
+            raise ValueError(f"benchmarks/data/{name}: {algorithm} has no one-device line")
+        one_whole, one_bsp, one_steps = one[algorithm]
+        ratio = f"{float(bsp) / float(one_bsp):.2f}x"
+        rows.append(
+            [algorithm, parts, one_bsp, bsp, ratio, one_whole, whole, f"{one_steps} / {steps}"]
+        )
+    if not rows:
+        raise ValueError(f"benchmarks/data/{name}: no algorithm lines")
+    header = ["algorithm", "parts", "bsp ms, one", "bsp ms, parts", "parts / one"]
+    header += ["whole ms, one", "whole ms, parts", "supersteps"]
+    table = _table(header, rows, right_from=1, right_to=7)
+    return Run(
+        head["device"], head["date"], head["commit"], head["command"], table, _comments(text)[1:]
+    )
+
+
 @dataclass(frozen=True)
 class Topic:
     title: str
@@ -348,8 +384,9 @@ class Topic:
 
 
 TOPICS = (
-    Topic("One GPU", "gpu-rmat24-h200-9592d9b.txt", one_gpu),
+    Topic("One GPU", "gpu-rmat24-h200-1236db8.txt", one_gpu),
     Topic("Several GPUs", "x2-nccl-rmat25-h200-a39b595.txt", several_gpus),
+    Topic("Parts of one GPU", "parts-h200-rmat25-1236db8.txt", parts_of_one_gpu),
     Topic("CPU", "cpu-rmat18-gates-95cb635.txt", cpu),
     Topic("Roads and meshes (CPU)", "cpu-roads-411b32d.txt", roads),
     Topic("Roads and meshes (one GPU)", "h200-roads-6683312.txt", roads_gpu),
