@@ -273,17 +273,20 @@ def _checksum(array) -> str:
     """Dtype, shape and a sum of the array's bytes as 32-bit words, each weighted by its
     position, taken where the array lives: on a GPU a few passes and one read, where a hash
     would first copy it to the host (betweenness' depth and sigma, 400 MB at rmat25, cost
-    0.8 s a call so over NCCL)."""
-    xp = backend_of(array).xp
+    0.8 s a call so over NCCL). The sums are the backend's (``Backend.total``, in int64,
+    wrapping at 2**64 alike on every process): CuPy's own ``sum`` takes its plain reduction
+    kernel inside the enactor's activation, where it runs the run's fingerprint."""
+    backend = backend_of(array)
+    xp = backend.xp
     data = xp.ascontiguousarray(array).reshape(-1).view(xp.uint8)
     whole = data.shape[0] // 4 * 4
     words = data[:whole].view(xp.uint32)
-    total = xp.zeros((), dtype=xp.uint64)  # (wraps at 2**64: the same on every process)
+    total = xp.zeros((), dtype=xp.int64)
     for start in range(0, words.shape[0], CHECKSUM_WORDS):
         chunk = words[start : start + CHECKSUM_WORDS].astype(xp.uint64)
         weights = xp.arange(start, start + chunk.shape[0], dtype=xp.uint64) % 65521 + 1
-        total += (chunk * weights).sum(dtype=xp.uint64)
-    tail = data[whole:].astype(xp.uint64).sum(dtype=xp.uint64)
+        total += backend.total((chunk * weights).view(xp.int64))
+    tail = backend.total(data[whole:].astype(xp.int64))
     return f"{array.dtype.str}{tuple(array.shape)}:{int(total)}:{int(tail)}"
 
 
