@@ -1035,6 +1035,27 @@ def test_one_value_equals_numpy(dtype, size):
                 assert value.get().tolist() == expected[1].tolist()
 
 
+@pytest.mark.parametrize("dtype", [np.int32, np.int64, np.uint16])  # the last: generic
+@pytest.mark.parametrize("size", [1, 3, 4, 1_001, 5_000_003])  # the last: past a grid's pass
+def test_differs_from_equals_numpy(dtype, size):
+    """ops.differs_from's kernel (four entries a thread where aligned) gives NumPy's
+    ``(values != values[at]) & mask``: whole arrays and views one entry in (unaligned), the
+    picked value at the start, the middle and the end."""
+    import cupy as cp
+
+    gpu, host = bg.backend.get_backend("cupy"), bg.backend.get_backend("numpy")
+    rng = np.random.default_rng(size)
+    values = rng.integers(0, 3, size + 1).astype(dtype)
+    mask = rng.random(size + 1) < 0.7
+    for first in (0, 1):  # (1: views off the 16-byte and 4-byte alignment)
+        part, kept = values[first:], mask[first:]
+        for at in {0, len(part) // 2, len(part) - 1}:
+            expected = ops.differs_from(host, part, at, kept)
+            result = ops.differs_from(gpu, cp.asarray(values)[first:], at, cp.asarray(mask)[first:])
+            assert result.dtype == bool
+            assert np.array_equal(result.get(), expected), (first, at)
+
+
 @pytest.mark.parametrize("dtype", [np.int32, np.int64, np.uint32])  # the last: CuPy's bincount
 @pytest.mark.parametrize("size", [0, 1, 257, 3_000_001])
 def test_tally_equals_bincount(dtype, size):

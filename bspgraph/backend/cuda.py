@@ -672,6 +672,65 @@ def count_true(cupy, mask):
     return reduce_all(cupy, counted[0].view(np.int64), "sum")  # (each count < 2^63)
 
 
+# ops.differs_from four entries a thread: their values in one or two 16-byte loads and their
+# mask bytes in one word, where the arrays are aligned (else entry by entry). CuPy's
+# element-wise `!=` then `&` take two passes of one entry a thread: CC's skip at 2^25
+# vertices on an H200, 340 us so, 66 us in one pass of four.
+_DIFFERS_FROM = (
+    MASK_GROUPS
+    + r"""
+__device__ __forceinline__ void load_four(const int* p, int* four) {
+  const int4 v = *reinterpret_cast<const int4*>(p);
+  four[0] = v.x, four[1] = v.y, four[2] = v.z, four[3] = v.w;
+}
+__device__ __forceinline__ void load_four(const long long* p, long long* four) {
+  const longlong2 u = reinterpret_cast<const longlong2*>(p)[0];
+  const longlong2 v = reinterpret_cast<const longlong2*>(p)[1];
+  four[0] = u.x, four[1] = u.y, four[2] = v.x, four[3] = v.y;
+}
+
+extern "C" __global__ void differs_from(const T* values, long long n, long long at,
+                                        const bool* mask, int aligned, bool* out) {
+  const T picked = values[at];
+  const long long groups = (n + 3) >> 2;
+  for (long long g = blockIdx.x * (long long)blockDim.x + threadIdx.x; g < groups;
+       g += (long long)gridDim.x * blockDim.x) {
+    const long long i = g << 2;
+    if (aligned && i + 4 <= n) {
+      T four[4];
+      load_four(values + i, four);
+      unsigned int differs = 0;
+      for (int k = 0; k < 4; ++k) differs |= (unsigned int)(four[k] != picked) << (8 * k);
+      const unsigned int kept = set_bytes(*reinterpret_cast<const unsigned int*>(mask + i));
+      *reinterpret_cast<unsigned int*>(out + i) = differs & kept;
+    } else {
+      for (long long k = i; k < n && k < i + 4; ++k) out[k] = values[k] != picked && mask[k];
+    }
+  }
+}
+"""
+)
+
+
+def differs_from(cupy, values, at: int, mask):
+    """:func:`bspgraph.backend.ops.differs_from` for int32 or int64 ``values`` (one dimension)
+    and a bool ``mask`` of their length."""
+    values = cupy.ascontiguousarray(values)
+    mask = cupy.ascontiguousarray(mask, dtype=bool)
+    n = int(values.shape[0])
+    out = cupy.empty(n, dtype=bool)
+    if n:
+        aligned = values.data.ptr % 16 == 0 and mask.data.ptr % 4 == 0 and out.data.ptr % 4 == 0
+        kernel = compile_kernel(cupy, _DIFFERS_FROM, "differs_from", T=c_type(values))
+        groups = -(-n // 4)
+        kernel(
+            (min(-(-groups // 256), STREAM_BLOCKS),),
+            (256,),
+            (values, np.int64(n), np.int64(at), mask, np.int32(aligned), out),
+        )
+    return out
+
+
 def nonzero(cupy, mask, dtype, count: int | None):
     n = mask.shape[0]
     counted = _true_counts(cupy, mask)

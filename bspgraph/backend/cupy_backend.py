@@ -367,6 +367,15 @@ def one_value(backend: Backend, values, mask=None, ids=None, kept: slice = slice
     return cuda.one_value(backend.xp, values, mask, ids, kept)
 
 
+@fused.register("differs_from", "cupy", "op")
+def differs_from(backend: Backend, values, at: int, mask):
+    """One pass of four entries a thread (:func:`cuda.differs_from`), where CuPy's ``!=`` and
+    ``&`` make two of one."""
+    if values.ndim != 1 or values.dtype.str[1:] not in ("i4", "i8"):
+        return ops.differs_from.generic(backend, values, at, mask)
+    return cuda.differs_from(backend.xp, values, int(at), mask)
+
+
 @fused.register("tally", "cupy", "op")
 def tally(backend: Backend, ids, size: int):
     """One pass of integer atomics (CuPy's bincount first tests ``(ids < 0).any()``, a

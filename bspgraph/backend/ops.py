@@ -219,6 +219,13 @@ def within(backend: Backend, mask, span: slice):
 
 
 @_generic
+def differs_from(backend: Backend, values, at: int, mask):
+    """The bool array ``(values != values[at]) & mask``: the entries of ``mask`` whose value
+    differs from the one at index ``at`` (one pass; no host read)."""
+    return (values != values[at]) & mask
+
+
+@_generic
 def mask_of(backend: Backend, ids, size: int, count=None):
     """A bool array of ``size`` entries, True at the integer ``ids`` (a frontier's dense form);
     with ``count`` (an array on the device whose first entry says how many of ``ids`` lead: a

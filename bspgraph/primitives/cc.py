@@ -103,7 +103,9 @@ def _outside(graph, labels, vertex: int):
     to a vertex outside is in that vertex's lists). On several devices ``vertex`` is the same
     on all, read before the trees part: wherever a device skips an edge, its two ends are
     each joined to ``vertex`` on the devices that hold their lists."""
-    return fr.Frontier.from_mask(graph, (labels != labels[vertex]) & _has_edges(graph))
+    return fr.Frontier.from_mask(
+        graph, ops.differs_from(graph.backend, labels, vertex, _has_edges(graph))
+    )
 
 
 def _has_edges(graph):
