@@ -57,16 +57,21 @@ def _comments(text: str) -> list[str]:
     return [line[1:].strip() for line in text.splitlines() if line.startswith("#")]
 
 
-# --- one topic a parser ---------------------------------------------------------------------------
-def one_gpu(name: str, text: str) -> Run:
-    """benchmarks.gpu's per-algorithm lines: the whole call, the BSP loop, the baseline."""
-    head = _match(
+def _gpu_header(text: str, name: str) -> re.Match:
+    """A GPU run's first line: "# DEVICE, CuPy X, DATE, code of COMMIT: COMMAND"."""
+    return _match(
         r"^# (?P<device>.+?), CuPy [\d.]+, (?P<date>\d{4}-\d\d-\d\d), code of "
         r"(?P<commit>\w+): (?P<command>.+)$",
         text,
         "header",
         name,
     )
+
+
+# --- one topic a parser ---------------------------------------------------------------------------
+def one_gpu(name: str, text: str) -> Run:
+    """benchmarks.gpu's per-algorithm lines: the whole call, the BSP loop, the baseline."""
+    head = _gpu_header(text, name)
     graph = _match(r"^(rmat\d+: .+)$", text, "graph line", name).group(1)
     rows = []
     for found in re.finditer(
@@ -343,13 +348,7 @@ def memory(name: str, text: str) -> Run:
 def parts_of_one_gpu(name: str, text: str) -> Run:
     """benchmarks.phases' plain times: each algorithm on the one-device loop and on P parts of
     the same device (the lift's own cost: one device's work would be 1.0x)."""
-    head = _match(
-        r"^# (?P<device>.+?), CuPy [\d.]+, (?P<date>\d{4}-\d\d-\d\d), code of "
-        r"(?P<commit>\w+): (?P<command>.+)$",
-        text,
-        "header",
-        name,
-    )
+    head = _gpu_header(text, name)
     timing = r"whole ([\d.]+) ms, bsp ([\d.]+) ms, (\d+) supersteps"
     one = dict(
         (found[0], found[1:])
