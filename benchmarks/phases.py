@@ -28,7 +28,10 @@ With ``--transport mpi`` or ``nccl``, under ``mpiexec -n P`` (one rank per devic
 
 every rank prints its supersteps' phases as its host spent them (``--host``), with the
 transport's own steps in parentheses inside them: each MPI collective by name (the headers'
-``Alltoall``, the tally's ``Allgather``, ``nccl send/recv``: the wait for NCCL) and ``unpack``.
+``Alltoall``, the tally's ``Allgather``, ``nccl send/recv``: the wait for NCCL), the split of
+Updates by owner (``pieces``), the round's start and its header slots, the messages' ``pack``,
+``headers``, ``to device`` and ``unpack``, and over NCCL the calls that queue its work (``nccl
+send``, ``nccl recv``, ``nccl group end``): what of an exchange's host time is not a wait.
 """
 
 from __future__ import annotations
@@ -160,14 +163,8 @@ def main(argv=None) -> None:
         kind.step = timed("step", kind.step)
     if args.inner:
         _time_inner(timed)
-    if transport is not None:  # the transport's own steps, inside the phases
-        from bspgraph.comm import mpi, nccl
-
-        collective = mpi.MPITransport._collective
-        mpi.MPITransport._collective = lambda self, what, *rest: timed(f"({what})", collective)(
-            self, what, *rest
-        )
-        mpi.unpack, nccl.unpack = timed("(unpack)", mpi.unpack), timed("(unpack)", nccl.unpack)
+    if transport is not None:
+        _time_transport(timed, transport)
     for name in args.algorithms:
         call = ALGORITHMS[name][0]
         for parts in (None, *(args.parts if transport is None else [transport.size])):
@@ -232,6 +229,51 @@ def _time_inner(timed) -> None:
         setattr(Frontier, name, property(timed(f"[Frontier.{name}]", prop.fget)))
     exchange = selective.Selective.exchange_mixed
     selective.Selective.exchange_mixed = timed("[exchange_mixed]", exchange)
+
+
+def _time_transport(timed, transport) -> None:
+    """Time the transport's own steps inside the phases: each MPI collective by name (the
+    wait for the other ranks included), the split of Updates by owner, the headers' encoding
+    and decoding, the sends' sort and sizes, the messages' moves to and from the device and
+    their packing, the cut of what arrived and, over
+    NCCL, the group that queues the sends and receives (its sends, receives and end)."""
+    from bspgraph.comm import mpi, nccl, selective
+
+    collective = mpi.MPITransport._collective
+    mpi.MPITransport._collective = lambda self, what, *rest: timed(f"({what})", collective)(
+        self, what, *rest
+    )
+    for module in (mpi, nccl):
+        module.unpack = timed("(unpack)", module.unpack)
+    mpi.pack = timed("(pack)", mpi.pack)
+    pieces = selective.Selective._pieces
+    selective.Selective._pieces = timed("(pieces)", pieces)
+    mpi._slots = timed("(slots)", mpi._slots)
+    nccl.describe, nccl.described = (
+        timed("(headers)", nccl.describe),
+        timed("(headers)", nccl.described),
+    )
+    for name in ("_start_round", "_to_device"):
+        setattr(
+            mpi.MPITransport,
+            name,
+            timed(f"({name[1:].replace('_', ' ')})", getattr(mpi.MPITransport, name)),
+        )
+    if isinstance(transport, nccl.NCCLTransport):  # the calls that queue NCCL's work
+        transport._nccl = _Timed(transport._nccl, timed, {"groupEnd": "(nccl group end)"})
+        names = {"send": "(nccl send)", "recv": "(nccl recv)"}
+        transport.nccl = _Timed(transport.nccl, timed, names)
+
+
+class _Timed:
+    """``target`` with the attributes ``names`` maps to labels timed by ``timed``."""
+
+    def __init__(self, target, timed, names: dict) -> None:
+        self._target = target
+        self._timed = {name: timed(label, getattr(target, name)) for name, label in names.items()}
+
+    def __getattr__(self, name):
+        return self._timed.get(name) or getattr(self._target, name)
 
 
 def _transport(kind: str, backend: str):

@@ -140,6 +140,8 @@ def test_phases_benchmark_prints_every_rank_s_supersteps():
     for rank in (0, 1):
         rows = [line for line in out.splitlines() if line.startswith(f"rank {rank}:    ")]
         assert rows and all("(Alltoall) " in row and "(Allgather) " in row for row in rows)
+        assert all("(slots) " in row and "(start round) " in row for row in rows)
+        assert any("(pack) " in row and "(unpack) " in row for row in rows)  # a message sent
 
 
 @pytest.mark.gpu
