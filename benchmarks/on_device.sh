@@ -20,6 +20,8 @@
 #   onecall with two or more GPUs: multi's runs again from one Python call on bg.cluster
 #           workers, against multi's rows (benchmarks.one_call: issue 50's gates); where the
 #           image lacks Dask's distributed, the wheels of a folder .whl/ are installed first
+#   nccl-phases  with two or more GPUs: each rank's supersteps over NCCL at rmat 25, phase by
+#           phase with the transport's own steps (benchmarks.phases --transport nccl)
 #   scaling26 scaling25 scaling24  (not by default; with four or more GPUs) strong scaling over
 #           1, 2, 4 (8) GPUs in one MPI job per graph: rmat 26 with every communicator and
 #           fanout, rmat 25 and 24 with fewer (with rmat 26 on 4: weak scaling, rmat 24 a GPU)
@@ -30,7 +32,7 @@ out=${1:-${OUT:-device-out}}
 mkdir -p "$out"
 export PYTHONPATH=. PYTHONUNBUFFERED=1 NCCL_NVLS_ENABLE=0
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1  # the device image runs as root
-steps=${STEPS:-tests gpu grid lanes elementwise reductions timeline pull multi anchor onecall}
+steps=${STEPS:-tests gpu grid lanes elementwise reductions timeline pull multi anchor onecall nccl-phases}
 gpus=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | wc -l)
 : > "$out/summary.txt"
 
@@ -83,6 +85,8 @@ if [ "$gpus" -ge 2 ]; then
   if [ -s "$out/onecall.json" ] && [ -s "$out/multi.json" ]; then
     python3 -m benchmarks.one_call "$out/multi.json" "$out/onecall.json" >> "$out/onecall.txt"
   fi
+  run_step nccl-phases 150 mpiexec -n "$gpus" --bind-to none python3 -W ignore \
+    -m benchmarks.phases --transport nccl --scale 25 --algorithms bfs-auto bfs-push empty
 fi
 if [ "$gpus" -ge 4 ]; then
   sizes=$( ( echo 2 4; [ "$gpus" -ge 8 ] && echo 8; echo "$gpus") | tr ' ' '\n' | sort -nu | tr '\n' ' ')
