@@ -214,7 +214,8 @@ def main(argv=None) -> None:
 
 def _time_inner(timed) -> None:
     """Time the calls inside the phases that pass over every vertex or a block: the message
-    choice's one value, the keyed kernels, a frontier's mask and ids, the exchange."""
+    choice's one value, the keyed kernels, the general path's combine (where no keyed kernel
+    takes the contract: an added follower, lanes), a frontier's mask and ids, the exchange."""
     from bspgraph.backend import ops
     from bspgraph.comm import selective
     from bspgraph.enactor import _keyed_kernels
@@ -229,6 +230,7 @@ def _time_inner(timed) -> None:
         setattr(Frontier, name, property(timed(f"[Frontier.{name}]", prop.fget)))
     exchange = selective.Selective.exchange_mixed
     selective.Selective.exchange_mixed = timed("[exchange_mixed]", exchange)
+    distributed._combine = timed("[combine]", distributed._combine)  # the general path's
 
 
 def _time_transport(timed, transport) -> None:
