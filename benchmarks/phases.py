@@ -235,10 +235,10 @@ def _time_inner(timed) -> None:
 
 def _time_transport(timed, transport) -> None:
     """Time the transport's own steps inside the phases: each MPI collective by name (the
-    wait for the other ranks included), the split of Updates by owner, the headers' encoding
-    and decoding, the sends' sort and sizes, the messages' moves to and from the device and
-    their packing, the cut of what arrived and, over
-    NCCL, the group that queues the sends and receives (its sends, receives and end)."""
+    wait for the other ranks included), the split of Updates by owner, the round's start and
+    its header slots, the headers' encoding and decoding, the messages' packing and moves to
+    the device, the cut of what arrived and, over NCCL, the calls that queue its work (the
+    group's sends, receives and end)."""
     from bspgraph.comm import mpi, nccl, selective
 
     collective = mpi.MPITransport._collective
