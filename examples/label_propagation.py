@@ -44,7 +44,7 @@ class LabelPropagation(bg.Primitive):
             everyone = fr.Frontier.all(graph)
             _, happy = vote(graph, everyone, state.labels)
             has_neighbours = graph.out_degree()[everyone.ids] > 0
-            state.unhappy[...] = (has_neighbours & ~happy[everyone.ids]).sum()
+            state.unhappy[...] = graph.backend.count(has_neighbours & ~happy[everyone.ids])
             return everyone
         color = phase - 1
         members = fr.filter(graph, fr.Frontier.all(graph), lambda ids: state.color[ids] == color)
