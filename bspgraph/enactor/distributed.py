@@ -1462,15 +1462,6 @@ def _combine(contract: Contract, state, ids, values: dict, xp, *, changes: bool 
         (name, combiner, getattr(state, name)) for name, combiner in contract.combiners.items()
     ]
     columns = [(name, combiner, array) for name, combiner, array in columns if array is not None]
-    if not changes and not any(combiner.follows for _, combiner, _ in columns):
-        for name, combiner, array in columns:
-            incoming = values[name]
-            array[ids] = (
-                incoming
-                if combiner.keeps_incoming
-                else combiner.apply(xp, _at(xp, array, ids), incoming)[0]
-            )
-        return None
     key, applied = contract.key, {}
     won = tied = None
     if any(combiner.follows for _, combiner, _ in columns):  # the key's outcome, before any
@@ -1479,12 +1470,18 @@ def _combine(contract: Contract, state, ids, values: dict, xp, *, changes: bool 
         won, tied = applied[key][1], incoming == current
     improved = None
     for name, combiner, array in columns:
+        if not changes and combiner.keeps_incoming:  # (no follower keeps what arrives)
+            array[ids] = values[name]
+            continue
         outcome = (won, tied) if combiner.follows else (None, None)
         combined, changed = applied.get(name) or combiner.apply(
             xp, _at(xp, array, ids), values[name], *outcome
         )
         array[ids] = combined
-        improved = changed if improved is None else improved | changed
+        if changes:
+            improved = changed if improved is None else improved | changed
+    if not changes:
+        return None
     if improved is None:  # no communicated state exists in this run
         return xp.zeros(len(next(iter(values.values()))), dtype=bool)
     return improved
