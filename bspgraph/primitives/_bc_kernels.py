@@ -29,7 +29,7 @@ from ..frontier.kernels import (
     startable,
     typed_kernel,
 )
-from ..frontier.operators import neighbor_reduce, short_rows
+from ..frontier.operators import neighbor_reduce, owned_range, short_rows
 
 
 class count_paths(Functor):  # noqa: N801
@@ -73,7 +73,12 @@ def count_pull(graph, frontier, candidates, depth, value, sigma) -> Frontier:
     ``candidates``) in one sparse product with the ``frontier``'s ``sigma``
     (:func:`~bspgraph.frontier.neighbor_reduce`: over their in-edges, or pushed over the
     frontier's out-edges where those are fewer); those it reaches get depth ``value``."""
-    unvisited = Frontier.from_mask(graph, depth > value if candidates is None else candidates)
+    span = owned_range(graph)  # a part's in-lists are its own range's: pull into it only
+    if candidates is None and span is not None:
+        held = graph.backend.nonzero(depth[span] > value, graph.indices.dtype) + span.start
+        unvisited = Frontier.from_ids(graph, held)
+    else:
+        unvisited = Frontier.from_mask(graph, depth > value if candidates is None else candidates)
     paths = neighbor_reduce(
         graph, sigma, "sum", direction="in", frontier=unvisited, sources=frontier
     )
