@@ -4,8 +4,8 @@
     python -m benchmarks.host_reads --scale 14 --devices 2 3 4 5
     python -m benchmarks.host_reads --communicators selective broadcast butterfly:2
 
-Runs BFS (push and direction-optimising), SSSP, connected components and PageRank from the
-R-MAT graph's highest-degree vertex on ``--devices`` parts (edge_balanced; selective, or each
+Runs BFS (push and direction-optimising), SSSP, connected components, PageRank and
+betweenness' forward phase (path counts) from the R-MAT graph's highest-degree vertex on ``--devices`` parts (edge_balanced; selective, or each
 of ``--communicators``) with
 ``bg.testing.host_reads``: a NumPy backend with a GPU's traits whose every conversion of a
 device value to a host one counts a read. It prints, for each, the reads around the step (the
@@ -19,6 +19,7 @@ import argparse
 import numpy as np
 
 import bspgraph as bg
+from bspgraph.primitives.bc_forward import Forward
 from bspgraph.primitives.bfs import BFS
 from bspgraph.primitives.cc import CC
 from bspgraph.primitives.pagerank import PageRank
@@ -38,6 +39,7 @@ def runs(graph) -> dict:
             PageRank(alpha=0.85, tol=1e-6, max_iter=100, weighted=False),
             {"teleport": 1.0 / graph.num_vertices},
         ),
+        "bc forward": (Forward(), {"source": source}),
     }
 
 

@@ -39,7 +39,7 @@ def rmat():
     return graph, int(np.argmax(np.diff(graph.forward.offsets)))
 
 
-@pytest.mark.parametrize("name", ["bfs push", "bfs auto", "sssp", "cc", "pagerank"])
+@pytest.mark.parametrize("name", ["bfs push", "bfs auto", "sssp", "cc", "pagerank", "bc forward"])
 @pytest.mark.parametrize("parts", [2, 3, 5])
 @pytest.mark.parametrize("communicator", ["selective", "broadcast"])
 def test_reads_around_the_step_do_not_grow_with_the_parts(rmat, name, parts, communicator):
@@ -104,7 +104,7 @@ def test_a_superstep_whose_slabs_are_foreseen_reads_once(rmat, parts):
     assert len(reads.superstep) > 3 and max(reads.superstep[1:]) == 1
 
 
-@pytest.mark.parametrize("name", ["bfs push", "bfs auto", "sssp", "cc", "pagerank"])
+@pytest.mark.parametrize("name", ["bfs push", "bfs auto", "sssp", "cc", "pagerank", "bc forward"])
 @pytest.mark.parametrize("communicator", bg.testing.COMMUNICATORS)
 @pytest.mark.parametrize("parts", [3, 5])
 def test_separate_gpus_run_each_ones_work_with_it_current(rmat, name, communicator, parts):
@@ -145,7 +145,7 @@ def test_an_operation_on_another_gpus_array_is_refused():
     st.integers(2, 5),
     st.sampled_from(["edge_balanced", "random"]),
     st.sampled_from(bg.testing.COMMUNICATORS),
-    st.sampled_from(["bfs auto", "bfs push", "sssp", "cc"]),
+    st.sampled_from(["bfs auto", "bfs push", "sssp", "cc", "bc forward"]),
     st.booleans(),
 )
 def test_runs_counted_as_a_gpu_makes_them_give_one_devices_answer(

@@ -17,8 +17,8 @@ from bspgraph.enactor._keyed_kernels import MODES
 BACKENDS = ["numpy", pytest.param("cupy", marks=pytest.mark.gpu)]
 
 
-def kernels_of(graph, state, columns, mode="min"):
-    return fused.lookup("keyed", graph.backend, "step")(graph, state, columns, MODES[mode])
+def kernels_of(graph, state, columns, mode="min", adds=False):
+    return fused.lookup("keyed", graph.backend, "step")(graph, state, columns, MODES[mode], adds)
 
 
 @pytest.fixture(params=BACKENDS)
@@ -218,3 +218,63 @@ def test_a_package_for_every_device_gathers_a_counted_list(graph, follower):
     np.testing.assert_array_equal(to_host(update.values["depth"]), depth[[7, 3, 11]])
     if follower:
         np.testing.assert_array_equal(to_host(update.values["parent"]), parent[[7, 3, 11]])
+
+
+def test_an_added_follower_travels_as_changes_and_adds_up_on_a_tie(graph):
+    """A follower added on a tie of its key (``Add(follows="depth")``, Brandes' path counts):
+    ``gather`` sends its changes since the baseline; ``list`` takes an arriving change where
+    the key wins, adds it where the key ties (a zero change changes nothing), keeps the value
+    where the key loses, lists what changed, and every vertex it touched takes its value as
+    the baseline; ``apply_block`` combines a Slab as ``Add(follows=...)`` itself does."""
+    xp, n = graph.xp, graph.num_vertices
+    rng = np.random.default_rng(11)
+    depth = rng.integers(1, 6, n).astype(np.int32)
+    sigma = rng.integers(1, 9, n).astype(np.float64)
+    base = sigma - rng.integers(0, 3, n)  # some vertices changed since the baseline
+    state = SimpleNamespace(depth=xp.array(depth), sigma=xp.array(sigma))
+    kernels = kernels_of(graph, state, ("depth", "sigma"), adds=True)
+    kernels.bases = {"sigma": xp.array(base)}
+    listed = np.array([7, 3, 11, 5], dtype=graph.indices.dtype)  # 3 counted
+    packed = kernels.gather(xp.asarray(listed), xp.asarray(np.array([3, 0], np.uint64)))
+    packed.learn([3])
+    sent = Piece(packed, 0).update()
+    np.testing.assert_array_equal(to_host(sent.values["sigma"]), (sigma - base)[[7, 3, 11]])
+
+    ids = rng.choice(np.arange(20, n), 400, replace=False).astype(graph.indices.dtype)
+    arriving = (depth[ids] + rng.integers(-1, 2, ids.size)).astype(np.int32)  # win, tie, lose
+    change = rng.integers(0, 3, ids.size).astype(np.float64)  # zeros among them
+    update = bg.comm.Update(
+        xp.asarray(ids), {"depth": xp.asarray(arriving), "sigma": xp.asarray(change)}
+    )
+    returned = np.array([0, 1, 2], dtype=graph.indices.dtype)
+    frontier = kernels.list(xp.asarray(returned), None, [update], 1)
+    add = combiners.Add(follows="depth")
+    won, tied = arriving < depth[ids], arriving == depth[ids]
+    expected_sigma = sigma.copy()
+    expected_sigma[ids], changed = add.apply(np, sigma[ids], change, won, tied)
+    expected_depth = depth.copy()
+    expected_depth[ids] = np.minimum(arriving, depth[ids])
+    np.testing.assert_array_equal(to_host(state.depth), expected_depth)
+    np.testing.assert_array_equal(to_host(state.sigma), expected_sigma)
+    expected = sorted([*returned.tolist(), *ids[changed].tolist()])
+    assert sorted(to_host(frontier.ids).tolist()) == expected
+    expected_base = base.copy()
+    touched = np.concatenate([returned, ids])
+    expected_base[touched] = expected_sigma[touched]
+    np.testing.assert_array_equal(to_host(kernels.bases["sigma"]), expected_base)
+
+    block = slice(n // 2, n // 2 + 500)
+    held_depth, held_sigma = to_host(state.depth)[block].copy(), to_host(state.sigma)[block].copy()
+    incoming = (held_depth + rng.integers(-1, 2, 500)).astype(np.int32)
+    incoming_sigma = rng.integers(0, 3, 500).astype(np.float64)
+    mark = xp.zeros(n, dtype=bool)
+    values = {"depth": xp.asarray(incoming), "sigma": xp.asarray(incoming_sigma)}
+    tally = kernels.apply_block(block, Slab(None, values), mark)
+    won, tied = incoming < held_depth, incoming == held_depth
+    combined, changed = add.apply(np, held_sigma, incoming_sigma, won, tied)
+    np.testing.assert_array_equal(to_host(state.sigma)[block], combined)
+    np.testing.assert_array_equal(to_host(state.depth)[block], np.minimum(incoming, held_depth))
+    np.testing.assert_array_equal(
+        np.flatnonzero(to_host(mark)), np.flatnonzero(changed) + block.start
+    )
+    assert int(to_host(tally)[0]) == int(changed.sum())

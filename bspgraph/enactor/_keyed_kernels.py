@@ -1,8 +1,9 @@
 """A keyed contract's exchange on the device: packed, then combined and listed.
 
 A contract whose communicated state is one min, max or replace column (BFS depth, SSSP
-distance, CC labels, PageRank's contributions), with at most one ``Follow`` column (BFS
-parents), takes these kernels:
+distance, CC labels, PageRank's contributions), with at most one column that follows a min or
+max key (``Follow``: BFS parents; ``Add(follows=...)``: Brandes' path counts, whose changes
+travel and are added on a tie of the key), takes these kernels:
 
 - ``owner_counts`` and ``pack_by_owner`` write a device's package grouped by owner (as a
   sender writes one send buffer a destination), its own vertices left out, its counts by owner
@@ -36,12 +37,15 @@ from ..frontier import Frontier
 from . import combiners
 
 # Entry j of a piece: an Update's (``key_in``: its value combined into key[v], the follower's
-# value taken where it wins; listed where it won) or a returned vertex (``key_in`` null: listed
+# value taken where it wins, or with ``adds`` added where it ties; listed where it changed
+# them) or a returned vertex (``key_in`` null: listed
 # where keep[v], or always without ``keep``). With ``counts``, the piece is group ``group`` of a
 # package whose groups are counted on the device (a Piece): its entries start after the groups
 # before it, and there are counts[group] of them (at most n). A vertex is listed by the entry that first
 # stamps it this superstep (stamps[v] = stamp); a warp's listed vertices take their places with
 # one atomic. The ids of one piece are distinct, so no two threads combine into one vertex.
+# With ``base`` (an added follower's baseline), each entry's vertex takes the follower's value
+# there: what a superstep sent or applied is no longer a change.
 _WINS = r"""
 // Whether an arriving value x replaces the value held: mode 0 min, 1 max, 2 replace (differs).
 __device__ __forceinline__ bool wins(KEY x, KEY now, int mode) {
@@ -53,8 +57,8 @@ _APPLY_BEST = (
     + r"""
 extern "C" __global__ void apply_best(const ID* ids, long long n,
     const unsigned long long* counts, int group, const bool* keep, const KEY* key_in, KEY* key,
-    const FOL* follower_in, FOL* follower, int mode, int* stamps, int stamp, const DEG* degree,
-    ID* out, unsigned long long* tally) {
+    const FOL* follower_in, FOL* follower, int mode, int adds, FOL* base, int* stamps,
+    int stamp, const DEG* degree, ID* out, unsigned long long* tally) {
   if (counts) {  // a package's group, counted on the device: where it starts, how many
     long long start = 0;
     for (int k = 0; k < group; ++k) start += (long long)counts[k];
@@ -74,10 +78,14 @@ extern "C" __global__ void apply_best(const ID* ids, long long n,
       if (listed) {
         key[v] = x;
         if (follower) follower[v] = follower_in[j];
+      } else if (adds && x == now && follower_in[j] != (FOL)0) {
+        follower[v] += follower_in[j];  // a change made at the same key: added
+        listed = true;
       }
     } else {
       listed = !keep || keep[v];
     }
+    if (base) base[v] = follower[v];
     if (listed && stamps[v] != stamp && atomicExch(&stamps[v], stamp) != stamp) {
       const unsigned lanes = __activemask();
       const int lane = threadIdx.x & 31, leader = __ffs(lanes) - 1;
@@ -96,7 +104,8 @@ extern "C" __global__ void apply_best(const ID* ids, long long n,
 
 
 # A Slab over the block first .. first + n: each arriving value combined into the key (the
-# follower's taken along where it wins), the vertices it changed marked (unless mark is null);
+# follower's taken along where it wins, or with adds added where it ties), the vertices it
+# changed marked (unless mark is null);
 # those not marked before counted in tally[0], their out-edges in tally[1] (unless degree is
 # null). With bits (not null: Bits, packbits' order) only the vertices whose bit is set
 # receive, each the one value key_in[0] (and follower_in[0]).
@@ -104,17 +113,23 @@ _APPLY_BLOCK = (
     _WINS
     + r"""
 extern "C" __global__ void apply_block(long long first, long long n, const KEY* key_in,
-    KEY* key, const FOL* follower_in, FOL* follower, int mode, bool* mark, const DEG* degree,
-    unsigned long long* tally, const unsigned char* bits) {
+    KEY* key, const FOL* follower_in, FOL* follower, int mode, int adds, bool* mark,
+    const DEG* degree, unsigned long long* tally, const unsigned char* bits) {
   unsigned long long marked = 0, edges = 0;
   for (long long j = blockIdx.x * (long long)blockDim.x + threadIdx.x; j < n;
        j += (long long)gridDim.x * blockDim.x) {
     if (bits && !((bits[j >> 3] >> (7 - (j & 7))) & 1)) continue;
     const long long v = first + j, at = bits ? 0 : j;
     const KEY x = key_in[at];
-    if (wins(x, key[v], mode)) {
+    bool changed = wins(x, key[v], mode);
+    if (changed) {
       key[v] = x;
       if (follower) follower[v] = follower_in[at];
+    } else if (adds && x == key[v] && follower_in[at] != (FOL)0) {
+      follower[v] += follower_in[at];
+      changed = true;
+    }
+    if (changed) {
       if (mark && !mark[v]) {
         mark[v] = true;
         marked += 1;
@@ -160,7 +175,7 @@ extern "C" __global__ void owner_counts(const ID* ids, long long n,
 extern "C" __global__ void pack_by_owner(const ID* ids, long long n,
     const unsigned long long* listed, const OWNER* owner, int parts, int skip,
     const unsigned long long* counts, unsigned long long* filled, const KEY* key,
-    const FOL* follower, ID* out_ids, KEY* out_key, FOL* out_follower) {
+    const FOL* follower, const FOL* base, ID* out_ids, KEY* out_key, FOL* out_follower) {
   if (listed && (unsigned long long)n > listed[0]) n = (long long)listed[0];
   for (long long j = blockIdx.x * (long long)blockDim.x + threadIdx.x; j < n;
        j += (long long)gridDim.x * blockDim.x) {
@@ -183,21 +198,23 @@ extern "C" __global__ void pack_by_owner(const ID* ids, long long n,
     for (int k = 0; k < o; ++k) at += counts[k];
     out_ids[at] = v;
     out_key[at] = key[v];
-    if (follower) out_follower[at] = follower[v];
+    if (follower) out_follower[at] = base ? follower[v] - base[v] : follower[v];
   }
 }
 """
-# A package for every device (``needs_all``): the key's (and follower's) value of each of the
-# first listed[0] ids of a kernel's list, beside them; the ids are the list itself.
+# A package for every device (``needs_all``): the key's (and follower's: its change since
+# ``base`` where it is added) value of each of the first listed[0] ids of a kernel's list,
+# beside them; the ids are the list itself.
 _GATHER = r"""
 extern "C" __global__ void gather_listed(const ID* ids, long long n,
-    const unsigned long long* listed, const KEY* key, const FOL* follower, KEY* out_key,
-    FOL* out_follower) {
+    const unsigned long long* listed, const KEY* key, const FOL* follower, const FOL* base,
+    KEY* out_key, FOL* out_follower) {
   if ((unsigned long long)n > listed[0]) n = (long long)listed[0];
   for (long long j = blockIdx.x * (long long)blockDim.x + threadIdx.x; j < n;
        j += (long long)gridDim.x * blockDim.x) {
-    out_key[j] = key[ids[j]];
-    if (follower) out_follower[j] = follower[ids[j]];
+    const ID v = ids[j];
+    out_key[j] = key[v];
+    if (follower) out_follower[j] = base ? follower[v] - base[v] : follower[v];
   }
 }
 """
@@ -207,8 +224,9 @@ MODES = {"min": 0, "max": 1, "replace": 2}  # the combiners the kernels apply (`
 
 def keyed_columns(contract, state) -> tuple[str, str | None] | None:
     """``(key, follower)`` when the contract's communicated state (that this run holds) is one
-    min, max or replace column and, for min or max, at most one Follow column of it, all one
-    value a vertex of a dtype the kernels take; else None (the general path combines it)."""
+    min, max or replace column and, for min or max, at most one column that follows it
+    (``Follow``, or ``Add`` with ``follows``), all one value a vertex of a dtype the kernels
+    take; else None (the general path combines it)."""
     columns = {
         name: combiner
         for name, combiner in contract.combiners.items()
@@ -218,7 +236,7 @@ def keyed_columns(contract, state) -> tuple[str, str | None] | None:
     followers = [name for name in columns if name not in keys]
     if len(keys) != 1 or len(followers) > 1:
         return None
-    if followers and (columns[followers[0]].name != "follow" or not columns[keys[0]].keyed):
+    if followers and (columns[followers[0]].follows != keys[0] or not columns[keys[0]].keyed):
         return None
     if any(
         getattr(state, name).ndim != 1 or getattr(state, name).dtype.str[1:] not in C_TYPES
@@ -232,16 +250,25 @@ class Keyed:
     """A keyed contract's kernels on one device, for its ``state`` and ``columns``
     (:func:`keyed_columns`) combined by ``mode`` (:data:`MODES`): ``pack``, ``list`` and
     ``apply_block``, one implementation an array library. The columns are read from ``state``
-    at each call (a step may rebind a state array)."""
+    at each call (a step may rebind a state array). ``adds``: the follower is added on a tie
+    of the key (``Add(follows=...)``); its changes travel, measured from its baseline in
+    ``bases`` (the enactor's, given when it makes them), which every vertex a listing touches
+    takes up."""
 
-    def __init__(self, graph, state, columns: tuple[str, str | None], mode: int):
+    def __init__(self, graph, state, columns: tuple[str, str | None], mode: int, adds=False):
         self.graph, self.state, self.columns, self.mode = graph, state, columns, np.int32(mode)
+        self.adds = np.int32(bool(adds))
+        self.bases: dict = {}
         self.stamps = None  # an int32 per vertex, made on the first listing
 
     def _key_and_follower(self):
         """The key column and the follower column (None without one)."""
         key = getattr(self.state, self.columns[0])
         return key, None if self.columns[1] is None else getattr(self.state, self.columns[1])
+
+    def _base(self):
+        """The added follower's baseline (None where the follower is not added)."""
+        return self.bases.get(self.columns[1]) if self.adds else None
 
     def _named(self, key, follower) -> dict:
         """A key's (and follower's) column by name."""
@@ -309,6 +336,7 @@ class KeyedKernels(Keyed):
             counts[parts:],
             key,
             _or_null(follower),
+            _or_null(self._base()),
             out_ids,
             out_key,
             _or_null(out_follower),
@@ -318,8 +346,8 @@ class KeyedKernels(Keyed):
 
     def gather(self, ids, count) -> Packed:
         """The package for every device of a kernel's list ``ids`` and its ``count`` (a
-        device array, not read): the columns' values at its first ``count[0]`` ids, beside
-        the list itself, in one group counted by ``count``."""
+        device array, not read): the columns' values (an added follower's changes) at its
+        first ``count[0]`` ids, beside the list itself, in one group counted by ``count``."""
         cp = self.graph.xp
         key, follower, types = self._columns()
         ids = cp.ascontiguousarray(ids)
@@ -334,6 +362,7 @@ class KeyedKernels(Keyed):
             count,
             key,
             _or_null(follower),
+            _or_null(self._base()),
             out_key,
             _or_null(out_follower),
             ID=c_type(ids),
@@ -387,6 +416,8 @@ class KeyedKernels(Keyed):
                 follower_in,
                 _or_null(follower),
                 self.mode,
+                self.adds,
+                _or_null(self._base()),
                 self.stamps,
                 np.int32(stamp),
                 degree,
@@ -424,6 +455,7 @@ class KeyedKernels(Keyed):
             follower_in,
             _or_null(follower),
             self.mode,
+            self.adds,
             _or_null(mark),
             degree if edges and mark is not None else NULL,
             _or_null(tally),
@@ -451,6 +483,24 @@ class NumpyKeyed(Keyed):
         """Where an arriving value replaces the one held (``wins`` in the kernels)."""
         return self.combiner.apply(self.graph.xp, now, incoming)[1]
 
+    def _combined(self, index, incoming: dict, key, follower):
+        """Combine ``incoming`` (values by name) at ``index`` into the columns (the follower
+        taken where the key wins, added where it ties and ``adds``); where it changed them."""
+        xp = self.graph.xp
+        arriving, now = incoming[self.columns[0]], _at(key, index)
+        combined, won = self.combiner.apply(xp, now, arriving)
+        changed = won
+        if follower is not None:
+            offered, held = incoming[self.columns[1]], _at(follower, index)
+            taken = xp.where(won, offered, held)
+            if self.adds:
+                added = ~won & (arriving == now) & (offered != 0)
+                taken = xp.where(added, held + offered, taken)
+                changed = won | added
+            follower[index] = taken
+        key[index] = combined
+        return changed
+
     def pack(self, owner, parts: int, skip: int, ids, count=None) -> Packed:
         """As :meth:`KeyedKernels.pack`: grouped by ``owner``, the entries
         of owner ``skip`` left out, the counts by owner 0-d arrays' worth on the device."""
@@ -470,10 +520,14 @@ class NumpyKeyed(Keyed):
         return Packed(ids, self._gathered(ids), count[:1])
 
     def _gathered(self, ids) -> dict:
-        """The columns' values at ``ids``, by name."""
+        """The columns' values at ``ids`` (an added follower's changes), by name."""
         key, follower = self._key_and_follower()
         index = self.graph.backend.index(ids)
-        return self._named(key.take(index), None if follower is None else follower.take(index))
+        base = self._base()
+        if follower is not None:
+            follower = follower.take(index)
+            follower = follower if base is None else follower - base.take(index)
+        return self._named(key.take(index), follower)
 
     def list(self, returned, keep, updates: list, stamp: int) -> Frontier:
         """As :meth:`KeyedKernels.list`: each piece in turn combined into the columns, its
@@ -482,20 +536,19 @@ class NumpyKeyed(Keyed):
         key, follower = self._key_and_follower()
         if self.stamps is None:
             self.stamps = xp.zeros(graph.num_vertices, dtype=np.int32)
-        listed = []
+        listed, base = [], self._base()
         if returned is not None:
             ids = backend.index(_leading(graph, *_listing(returned)))
+            if base is not None:
+                base[ids] = follower.take(ids)
             listed.append(ids if keep is None else ids.take(_compacted(backend, keep.take(ids))))
         for update in updates:
             ids, values = _entries(graph, update)
             ids = backend.index(ids)
-            incoming = values[self.columns[0]]
-            won = _compacted(backend, self._wins(incoming, key.take(ids)))
-            ids = ids.take(won)
-            key[ids] = incoming.take(won)
-            if follower is not None:
-                follower[ids] = values[self.columns[1]].take(won)
-            listed.append(ids)
+            changed = self._combined(ids, values, key, follower)
+            if base is not None:
+                base[ids] = follower.take(ids)
+            listed.append(ids.take(_compacted(backend, changed)))
         for k, ids in enumerate(listed):  # each vertex once: the first piece to stamp it
             ids = ids.take(_compacted(backend, self.stamps.take(ids) != stamp))
             self.stamps[ids] = stamp
@@ -519,12 +572,7 @@ class NumpyKeyed(Keyed):
                 {name: 0 for name in dense.values}
                 | {self.columns[0]: self.combiner.absent(key.dtype)}
             )
-        values = dense.values
-        held = key[first:stop]
-        combined, wins = self.combiner.apply(xp, held, values[self.columns[0]])
-        if follower is not None:
-            xp.copyto(follower[first:stop], values[self.columns[1]], where=wins)
-        held[...] = combined
+        wins = self._combined(slice(first, stop), dense.values, key, follower)
         if mark is None:
             return None
         new = wins & ~mark[first:stop]
@@ -536,6 +584,11 @@ class NumpyKeyed(Keyed):
             degree = graph.cost_degrees()[0][first:stop]
             tally[1] += graph.backend.masked_total(degree, new).astype(np.uint64)
         return tally
+
+
+def _at(array, index):
+    """``array[index]``: a view for a slice, ``take`` for ids."""
+    return array[index] if isinstance(index, slice) else array.take(index)
 
 
 def _listing(returned) -> tuple:

@@ -246,6 +246,9 @@ class LiftedRun:
             poison = functools.partial(_poisoned, self.contract, self.blocks)
             self.each(poison, devices, self.states, self.reads)
         self.bases = self.each(functools.partial(_bases, self.contract), devices, self.states)
+        for d, keyed in self.keyed.items():  # an added follower's changes: from its baseline
+            if keyed is not None:
+                keyed.bases = self.bases[d]
         return frontiers
 
     def converged_before_start(self, frontiers: dict) -> bool:
@@ -1010,7 +1013,9 @@ def _keyed(contract: Contract, graph, state):
     columns = None if kernels is None else keyed_columns(contract, state)
     if columns is None:
         return None
-    return kernels(graph, state, columns, MODES[contract.combiners[columns[0]].name])
+    key, follower = columns
+    adds = follower is not None and contract.combiners[follower].ships_change
+    return kernels(graph, state, columns, MODES[contract.combiners[key].name], adds)
 
 
 def _packer(primitive, contract: Contract, pattern, parts: int, handed: bool, graph, keyed, owner):
