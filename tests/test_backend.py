@@ -94,7 +94,8 @@ def test_mask_of_marks_each_id(ids):
 )
 def test_one_value_says_whether_the_set_entries_hold_one_value(values, data):
     """ops.one_value: whether the entries at a mask (or at ids) are all one value (not where
-    none is set or one is NaN), that value, and how many of them lie in a range."""
+    none is set or one is NaN), that value, and how many of them lie in a range; the same of
+    their changes since a baseline."""
     n = len(values)
     mask = np.array(data.draw(st.lists(st.booleans(), min_size=n, max_size=n)), dtype=bool)
     start = data.draw(st.integers(0, n))
@@ -103,15 +104,17 @@ def test_one_value_says_whether_the_set_entries_hold_one_value(values, data):
         column = np.array(values, dtype=np.float64)
         if dtype is np.int32:
             column = np.nan_to_num(column, nan=7, posinf=9).astype(np.int32)
-        chosen = column[mask]
-        one = chosen.size > 0 and not np.isnan(chosen).any() and (chosen == chosen[0]).all()
-        expected = [int(mask[kept].sum()), int(one)]
-        for index in ({"mask": mask}, {"ids": np.flatnonzero(mask).astype(np.int32)}):
-            pair, value = ops.one_value(HOST, column, kept=kept, **index)
-            assert pair.tolist() == expected
-            assert value.dtype == column.dtype and value.shape == (1,)
-            if one:
-                assert value[0] == chosen[0]
+        for since in (None, np.arange(n, dtype=dtype) % 2):  # the values, or their changes
+            changes = column if since is None else column - since
+            chosen = changes[mask]
+            one = chosen.size > 0 and not np.isnan(chosen).any() and (chosen == chosen[0]).all()
+            expected = [int(mask[kept].sum()), int(one)]
+            for index in ({"mask": mask}, {"ids": np.flatnonzero(mask).astype(np.int32)}):
+                pair, value = ops.one_value(HOST, column, kept=kept, since=since, **index)
+                assert pair.tolist() == expected
+                assert value.dtype == column.dtype and value.shape == (1,)
+                if one:
+                    assert value[0] == chosen[0]
 
 
 @examples(30)

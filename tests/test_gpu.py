@@ -1010,7 +1010,8 @@ def test_whole_array_reductions_of_nan_views_and_other_dtypes(size):
 @pytest.mark.parametrize("size", [0, 1, 1_000, 5_000_001])  # the last: more than a grid's pass
 def test_one_value_equals_numpy(dtype, size):
     """The one-pass kernel of ops.one_value (the generic path for uint8) gives NumPy's pair
-    and value: one value over a sparse mask, two values, a NaN, nothing set; at ids too."""
+    and value: one value over a sparse mask, two values, a NaN, nothing set; at ids too; and
+    of the changes since a baseline (one value, and not)."""
     import cupy as cp
 
     gpu = bg.backend.get_backend("cupy")
@@ -1025,10 +1026,14 @@ def test_one_value_equals_numpy(dtype, size):
         nan = base.copy()
         nan[np.flatnonzero(mask)[:1]] = np.nan
         cases.append(nan)
-    for column in cases:
+    since = (np.arange(size) % 3).astype(dtype)  # changes since it: not one value
+    for column, baseline in [*((c, None) for c in cases), (base + since, since), (two, since)]:
         for index in ({"mask": mask}, {"ids": np.flatnonzero(mask).astype(np.int64)}):
-            expected = ops.one_value(bg.backend.get_backend("numpy"), column, kept=kept, **index)
+            expected = ops.one_value(
+                bg.backend.get_backend("numpy"), column, kept=kept, since=baseline, **index
+            )
             on_gpu = {name: cp.asarray(array) for name, array in index.items()}
+            on_gpu["since"] = None if baseline is None else cp.asarray(baseline)
             pair, value = ops.one_value(gpu, cp.asarray(column), kept=kept, **on_gpu)
             assert pair.get().tolist() == expected[0].tolist()
             if expected[0][1]:

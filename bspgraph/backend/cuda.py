@@ -463,17 +463,17 @@ __device__ __forceinline__ void reduce_block(T& low, T& high, unsigned long long
   }
 }
 
-extern "C" __global__ void one_value_blocks(const T* values, long long n, const bool* mask,
-                                            int aligned, const ID* ids, long long lo,
-                                            long long hi, T highest, T lowest, T* lows,
-                                            T* highs, unsigned long long* counts) {
+extern "C" __global__ void one_value_blocks(const T* values, const T* since, long long n,
+                                            const bool* mask, int aligned, const ID* ids,
+                                            long long lo, long long hi, T highest, T lowest,
+                                            T* lows, T* highs, unsigned long long* counts) {
   T low = highest, high = lowest;
   unsigned long long count = 0;
   const long long thread = blockIdx.x * (long long)blockDim.x + threadIdx.x;
   const long long threads = (long long)gridDim.x * blockDim.x;
 #define TAKE(vertex)                                                        \
   {                                                                         \
-    const T value = values[vertex];                                         \
+    const T value = since ? values[vertex] - since[vertex] : values[vertex]; \
     if (value != value) { low = lowest; high = highest; }                   \
     else { low = value < low ? value : low; high = value > high ? value : high; } \
     count += (vertex) >= lo && (vertex) < hi;                               \
@@ -518,9 +518,9 @@ extern "C" __global__ void one_value_total(const T* lows, const T* highs,
 )
 
 
-def one_value(cupy, values, mask, ids, kept: slice):
-    """:func:`bspgraph.backend.ops.one_value` for ``values`` of a STREAMED dtype (and int32 or
-    int64 ``ids``)."""
+def one_value(cupy, values, mask, ids, kept: slice, since=None):
+    """:func:`bspgraph.backend.ops.one_value` for ``values`` (and ``since``, or None) of a
+    STREAMED dtype (and int32 or int64 ``ids``)."""
     dtype, null = values.dtype, np.uintp(0)
     n = int(values.shape[0] if ids is None else ids.shape[0])
     per_thread = 1 if ids is not None else MASK_GROUP  # (a mask: a group of entries a thread)
@@ -536,6 +536,7 @@ def one_value(cupy, values, mask, ids, kept: slice):
         (256,),
         (
             cupy.ascontiguousarray(values),
+            null if since is None else cupy.ascontiguousarray(since, dtype=dtype),
             np.int64(n),
             null if mask is None else mask,
             np.int32(mask is not None and mask.data.ptr % 16 == 0),

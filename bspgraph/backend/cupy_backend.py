@@ -357,14 +357,15 @@ def total_below(backend: Backend, values, keys, bound):
 
 
 @fused.register("one_value", "cupy", "op")
-def one_value(backend: Backend, values, mask=None, ids=None, kept: slice = slice(0, 0)):
+def one_value(backend: Backend, values, mask=None, ids=None, kept: slice = slice(0, 0), since=None):
     """One pass and one thread over the blocks' partials (:func:`cuda.one_value`), where
-    CuPy's ``where`` and reductions make two arrays of every vertex and six launches."""
+    CuPy's ``where`` and reductions make two arrays of every vertex and six launches (and
+    ``values - since`` a third)."""
     if values.dtype.str[1:] not in cuda.STREAMED or (
         ids is not None and ids.dtype.str[1:] not in ("i4", "i8")
     ):
-        return ops.one_value.generic(backend, values, mask, ids, kept)
-    return cuda.one_value(backend.xp, values, mask, ids, kept)
+        return ops.one_value.generic(backend, values, mask, ids, kept, since)
+    return cuda.one_value(backend.xp, values, mask, ids, kept, since)
 
 
 @fused.register("differs_from", "cupy", "op")

@@ -251,18 +251,20 @@ def sum_at(backend: Backend, values, ids) -> int:
 
 
 @_generic
-def one_value(backend: Backend, values, mask=None, ids=None, kept: slice = slice(0, 0)):
+def one_value(backend: Backend, values, mask=None, ids=None, kept: slice = slice(0, 0), since=None):
     """Whether ``values`` hold one value where the bool ``mask`` is set (or at ``ids``), and
     how many of those entries lie in the id range ``kept``: an int64 pair on the device (the
     count, then 1 or 0; 0 where none is set or one is NaN), and the least of them as a
-    one-element array. Reads nothing."""
+    one-element array. ``since`` (an array like ``values``): the changes ``values - since``
+    are tested instead, at those entries only. Reads nothing."""
     xp = backend.xp
     if ids is None:
-        low = xp.where(mask, values, values.dtype.type(extreme(values.dtype)))
-        high = xp.where(mask, values, values.dtype.type(extreme(values.dtype, largest=False)))
+        changes = values if since is None else values - since
+        low = xp.where(mask, changes, values.dtype.type(extreme(values.dtype)))
+        high = xp.where(mask, changes, values.dtype.type(extreme(values.dtype, largest=False)))
         count = backend.count(mask[kept])
     else:
-        low = high = xp.take(values, ids)
+        low = high = xp.take(values, ids) - (0 if since is None else xp.take(since, ids))
         count = backend.count((ids >= kept.start) & (ids < kept.stop))
     low, high = (low.min(), high.max()) if low.shape[0] else (xp.zeros((), values.dtype), 1)
     pair = xp.stack([xp.asarray(count, dtype=np.int64), (low == high).astype(np.int64)])

@@ -1172,8 +1172,10 @@ def _level(contract: Contract, graph, state, bases, output: Frontier):
     for name in contract.combiners:
         array = getattr(state, name)
         if array is not None:
-            column = array - bases[name] if name in bases else array
-            pair, values[name] = ops.one_value(graph.backend, column, kept=owned, **index)
+            since = bases.get(name)  # (an added column's changes, at the output's entries)
+            pair, values[name] = ops.one_value(
+                graph.backend, array, kept=owned, since=since, **index
+            )
             pairs.append(pair)
     if not pairs:  # a vertex set alone
         count = xp.asarray(_owned_count(graph, output), dtype=np.int64)
