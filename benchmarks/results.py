@@ -385,8 +385,8 @@ class Topic:
 TOPICS = (
     Topic("One GPU", "gpu-rmat24-h200-72adc79.txt", one_gpu),
     Topic("Several GPUs", "x2-nccl-rmat25-h200-a39b595.txt", several_gpus),
-    Topic("Parts of one GPU", "parts-h200-rmat25-85d7873.txt", parts_of_one_gpu),
-    Topic("CPU", "cpu-rmat18-gates-95cb635.txt", cpu),
+    Topic("Parts of one GPU", "parts-h200-rmat25-aec9fae.txt", parts_of_one_gpu),
+    Topic("CPU", "cpu-rmat18-gates-aec9fae.txt", cpu),
     Topic("Roads and meshes (CPU)", "cpu-roads-411b32d.txt", roads),
     Topic("Roads and meshes (one GPU)", "h200-roads-6683312.txt", roads_gpu),
     Topic("Files", "io-cpu-a55ce57.txt", files),
