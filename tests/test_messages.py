@@ -15,6 +15,7 @@ from bspgraph import comm
 from bspgraph import frontier as fr
 from bspgraph.backend import to_host
 from bspgraph.backend.numpy_backend import NumpyBackend
+from bspgraph.primitives.bc_forward import Forward
 from bspgraph.testing import COMMUNICATORS, PARTITIONERS, graphs
 
 
@@ -120,6 +121,8 @@ def test_values_that_differ_travel_as_ids_or_slabs(rmat, costly, monkeypatch):
 def _traversal(name):
     if name == "hops":
         return lambda graph, source, **run: bg.enact(Hops(), graph, source=source, **run)[1]
+    if name == "path counts":  # betweenness' forward phase
+        return lambda graph, source, **run: bg.enact(Forward(), graph, source=source, **run)[1]
     return lambda graph, source, **run: bg.bfs(graph, source, direction=name, **run).stats
 
 
@@ -135,13 +138,14 @@ def _traversal(name):
 def test_a_lifted_traversal_does_one_devices_work(
     graph, devices, partitioner, communicator, wire, data
 ):
-    """Every traversal, on P devices: the same supersteps and the same frontier (its distinct
-    vertices, counted in checked runs) as on one device; a device re-expanding a vertex that
-    arrived unchanged would show as a larger frontier or a longer run."""
+    """Every traversal (betweenness' path counts too), on P devices: the same supersteps and
+    the same frontier (its distinct vertices, counted in checked runs) as on one device; a
+    device re-expanding a vertex that arrived unchanged would show as a larger frontier or a
+    longer run."""
     if not graph.num_vertices:
         return
     source = data.draw(st.integers(0, graph.num_vertices - 1), label="source")
-    for name in ("push", "pull", "auto", "hops"):
+    for name in ("push", "pull", "auto", "hops", "path counts"):
         run = _traversal(name)
         one = run(graph, source, backend="numpy", check=True)
         transport = comm.Local(devices, wire=True) if wire else None
