@@ -479,10 +479,6 @@ class NumpyKeyed(Keyed):
         """The combiner of ``mode``: its arithmetic on NumPy."""
         return combiners.get(next(n for n, m in MODES.items() if m == self.mode), "keyed")
 
-    def _wins(self, incoming, now):
-        """Where an arriving value replaces the one held (``wins`` in the kernels)."""
-        return self.combiner.apply(self.graph.xp, now, incoming)[1]
-
     def _combined(self, index, incoming: dict, key, follower):
         """Combine ``incoming`` (values by name) at ``index`` into the columns (the follower
         taken where the key wins, added where it ties and ``adds``); where it changed them."""
