@@ -264,7 +264,9 @@ def one_value(backend: Backend, values, mask=None, ids=None, kept: slice = slice
         high = xp.where(mask, changes, values.dtype.type(extreme(values.dtype, largest=False)))
         count = backend.count(mask[kept])
     else:
-        low = high = xp.take(values, ids) - (0 if since is None else xp.take(since, ids))
+        low = high = xp.take(values, ids)
+        if since is not None:
+            low = high = low - xp.take(since, ids)
         count = backend.count((ids >= kept.start) & (ids < kept.stop))
     low, high = (low.min(), high.max()) if low.shape[0] else (xp.zeros((), values.dtype), 1)
     pair = xp.stack([xp.asarray(count, dtype=np.int64), (low == high).astype(np.int64)])

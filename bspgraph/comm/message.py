@@ -340,8 +340,9 @@ def describe(messages: Sequence[Update | Slab | Bits]) -> np.ndarray:
     """The shapes of ``messages`` as one int64 array: their count, then for each its length,
     the ids' dtype (0 for a Slab, -1 for Bits, -2 for a Gathered Slab, then its block + 1, 0
     for None) and its column count, and for each column its name's length and UTF-8 bytes,
-    its dtype, number of axes and extra axes' sizes. Reads no array (no GPU synchronisation): a transport whose arrays
-    travel apart (NCCL) sends it ahead of them. :func:`described` reverses it."""
+    its dtype, number of axes and extra axes' sizes. Reads no array (no GPU synchronisation):
+    a transport whose arrays travel apart (NCCL) sends it ahead of them. :func:`described`
+    reverses it."""
     header: list[int] = [len(messages)]
     for message in messages:
         if isinstance(message, Update):

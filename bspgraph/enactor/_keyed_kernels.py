@@ -38,13 +38,13 @@ from . import combiners
 
 # Entry j of a piece: an Update's (``key_in``: its value combined into key[v], the follower's
 # value taken where it wins, or with ``adds`` added where it ties; listed where it changed
-# them) or a returned vertex (``key_in`` null: listed
-# where keep[v], or always without ``keep``). With ``counts``, the piece is group ``group`` of a
-# package whose groups are counted on the device (a Piece): its entries start after the groups
-# before it, and there are counts[group] of them (at most n). A vertex is listed by the entry that first
-# stamps it this superstep (stamps[v] = stamp); a warp's listed vertices take their places with
-# one atomic. The ids of one piece are distinct, so no two threads combine into one vertex.
-# With ``base`` (an added follower's baseline), each entry's vertex takes the follower's value
+# them) or a returned vertex (``key_in`` null: listed where keep[v], or always without
+# ``keep``). With ``counts``, the piece is group ``group`` of a package whose groups are
+# counted on the device (a Piece): its entries start after the groups before it, and there
+# are counts[group] of them (at most n). A vertex is listed by the entry that first stamps it
+# this superstep (stamps[v] = stamp); a warp's listed vertices take their places with one
+# atomic. The ids of one piece are distinct, so no two threads combine into one vertex. With
+# ``base`` (an added follower's baseline), each entry's vertex takes the follower's value
 # there: what a superstep sent or applied is no longer a change.
 _WINS = r"""
 // Whether an arriving value x replaces the value held: mode 0 min, 1 max, 2 replace (differs).
@@ -583,8 +583,9 @@ class NumpyKeyed(Keyed):
 
 
 def _at(array, index):
-    """``array[index]``: a view for a slice, ``take`` for ids."""
-    return array[index] if isinstance(index, slice) else array.take(index)
+    """``array[index]``: a view for a slice, ``take`` along the first axis for ids (faster
+    than indexing on NumPy)."""
+    return array[index] if isinstance(index, slice) else array.take(index, axis=0)
 
 
 def _listing(returned) -> tuple:

@@ -45,7 +45,7 @@ from ..comm.transport import failing_together
 from ..exceptions import DeviceError
 from ..frontier import Frontier, count_out_edges, read_counts
 from ..frontier.frontier import SPARSE_SHARE
-from ._keyed_kernels import MODES, PACK_PARTS, keyed_columns
+from ._keyed_kernels import MODES, PACK_PARTS, _at, keyed_columns
 from .checks import snapshot, verify
 from .contract import Contract, contract_of
 from .layout import _parts, _per_cut, _run_fingerprint, proxies
@@ -1472,7 +1472,7 @@ def _combine(contract: Contract, state, ids, values: dict, xp, *, changes: bool 
     key, applied = contract.key, {}
     won = tied = None
     if any(combiner.follows for _, combiner, _ in columns):  # the key's outcome, before any
-        current, incoming = _at(xp, getattr(state, key), ids), values[key]  # column changes
+        current, incoming = _at(getattr(state, key), ids), values[key]  # column changes
         applied[key] = contract.combiners[key].apply(xp, current, incoming)
         won, tied = applied[key][1], incoming == current
     improved = None
@@ -1482,7 +1482,7 @@ def _combine(contract: Contract, state, ids, values: dict, xp, *, changes: bool 
             continue
         outcome = (won, tied) if combiner.follows else (None, None)
         combined, changed = applied.get(name) or combiner.apply(
-            xp, _at(xp, array, ids), values[name], *outcome
+            xp, _at(array, ids), values[name], *outcome
         )
         array[ids] = combined
         if changes:
@@ -1492,11 +1492,6 @@ def _combine(contract: Contract, state, ids, values: dict, xp, *, changes: bool 
     if improved is None:  # no communicated state exists in this run
         return xp.zeros(len(next(iter(values.values()))), dtype=bool)
     return improved
-
-
-def _at(xp, array, ids):
-    """``array[ids]``: a view for a slice, ``take`` for ids (faster than indexing on NumPy)."""
-    return array[ids] if isinstance(ids, slice) else xp.take(array, ids, axis=0)
 
 
 def _share_owned(primitive, devices, states, transport) -> None:

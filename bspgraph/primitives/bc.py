@@ -135,7 +135,8 @@ def betweenness_centrality(
 
 
 CHECKED_OVER_PROCESSES = 1 << 25  # vertices: the largest graph whose betweenness over NCCL
-# ranks was checked against one GPU (rmat25 on two H200, benchmarks/data/x2-nccl-rmat25-h200-a39b595.txt)
+# ranks was checked against one GPU (rmat25 on two H200s:
+# benchmarks/data/x2-nccl-rmat25-h200-a39b595.txt)
 
 
 def _warn_over_processes(graph, transport) -> None:
