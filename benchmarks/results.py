@@ -384,7 +384,7 @@ class Topic:
 
 TOPICS = (
     Topic("One GPU", "gpu-rmat24-h200-72adc79.txt", one_gpu),
-    Topic("Several GPUs", "x2-nccl-rmat25-h200-a39b595.txt", several_gpus),
+    Topic("Several GPUs", "x2-nccl-rmat25-h200-23bc5df.txt", several_gpus),
     Topic("Parts of one GPU", "parts-h200-rmat25-aec9fae.txt", parts_of_one_gpu),
     Topic("CPU", "cpu-rmat18-gates-aec9fae.txt", cpu),
     Topic("Roads and meshes (CPU)", "cpu-roads-411b32d.txt", roads),
