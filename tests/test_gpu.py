@@ -1147,11 +1147,12 @@ PARTS_RUNS = {  # a run of each keyed contract on several parts, and its answer'
 
 
 @pytest.mark.parametrize("name", sorted(PARTS_RUNS))
-@pytest.mark.parametrize("parts", [2, 3])
+@pytest.mark.parametrize("parts", [1, 2, 3])
 def test_parts_on_one_gpu_equal_one_part(name, parts):
-    """Several parts on one GPU (a keyed contract's packing by owner and combine-and-list,
-    the marked mask, Slabs) give one part's answer for every cut and communicator; BFS
-    parents are in-neighbours one level up."""
+    """Parts on one GPU (a keyed contract's packing by owner and combine-and-list, the marked
+    mask, Slabs; one part: a lifted run of one, whose levels are supersteps) give one
+    device's answer for every cut and communicator; BFS parents are in-neighbours one level
+    up."""
     graph = bg.generators.rmat(14, 8, seed=5, weights=True, backend="cupy")
     host = graph.to("numpy")
     offsets, indices = host.forward.offsets, host.forward.indices

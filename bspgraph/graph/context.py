@@ -29,8 +29,11 @@ class RunContext:
     def global_view(self) -> bool:
         """Whether the frontier, state and edges this device sees are the whole run's (one
         device): then a decision taken from them alone is every device's (Beamer's rule by
-        frontier size after a pull, several levels in one advance, one-device shortcuts)."""
-        return self.parts == 1
+        frontier size after a pull, several levels in one advance, one-device shortcuts). A
+        part of a lifted run (``owned`` set) is not, even the only one: there each level is
+        a superstep, as the lifted enactor counts them (on a GPU, levels run in one advance
+        there gave later levels wrong depths: one NCCL rank, or one worker of bg.cluster)."""
+        return self.parts == 1 and self.owned is None
 
     def to(self, backend) -> RunContext:
         """This context with its arrays on ``backend``."""
