@@ -222,3 +222,37 @@ def test_graphs_past_what_a_worker_keeps_are_sent_again(workers):
         depth = bg.bfs(graph, 0, cluster=workers).depth
         np.testing.assert_array_equal(depth, bg.bfs(graph, 0, backend="numpy").depth)
     assert bg.bfs(graphs[-1], 0, cluster=workers).stats.setup_seconds == 0
+
+
+@pytest.mark.gpu
+def test_gpu_workers_lend_large_results_through_cuda_ipc(monkeypatch):
+    """On GPUs rank 0 lends each large result array from its GPU memory (CUDA IPC) and the
+    caller copies it to the host, or to its own GPU with ``result_device``: the one-GPU
+    answers, every large array borrowed (each lending buffer's handle opened once), no file
+    of shared memory made."""
+    import glob
+    import importlib
+
+    import cupy
+
+    from bspgraph.backend import gpu_count
+
+    module = importlib.import_module("bspgraph.enactor.cluster")
+    borrowed = []
+    borrow = module._borrowed
+    monkeypatch.setattr(module, "_borrowed", lambda v, *a: borrowed.append(v) or borrow(v, *a))
+    host = bg.generators.rmat(18, 8, seed=2, backend="numpy")  # results of 1 MiB and more
+    graph = host.to("cupy")
+    with bg.cluster(min(2, gpu_count()), backend="cupy") as workers:
+        depth = bg.bfs(host, 3).depth
+        again = bg.bfs(host, 3).depth  # (the same buffer lent again: its handle open here)
+        rank = bg.pagerank(host, result_device=True).rank
+        assert not glob.glob(os.path.join(module.SHARED, workers._prefix + "-*"))
+        assert len(workers._opened) == 2  # one a result size
+    assert not workers._opened  # (closed with the workers)
+    assert type(depth) is np.ndarray and isinstance(rank, cupy.ndarray)
+    assert [v.shape for v in borrowed] == [(graph.num_vertices,)] * 3
+    assert np.array_equal(depth, bg.bfs(graph, 3, backend="cupy").depth)
+    assert np.array_equal(again, depth) and again is not depth
+    expected = bg.pagerank(graph, backend="cupy").rank
+    np.testing.assert_allclose(cupy.asnumpy(rank), expected, rtol=1e-9)

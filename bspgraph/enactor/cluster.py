@@ -4,9 +4,12 @@
 scheduler in this process (:mod:`distributed`, as cuGraph's multi-GPU path drives its workers
 through Dask). A run on the cluster is the run ``mpiexec -n P`` makes: every worker calls
 :func:`~bspgraph.enactor.enact` with the transport of its rank (NCCL on GPUs, one per rank;
-MPI on NumPy), and rank 0's whole result comes back here (its large arrays through shared
-memory: a file of /dev/shm that this process maps, where Dask would pickle them through a
-socket; 268 MB in 0.23 s against 0.33 on a 2-core machine). A graph is cut here, once for
+MPI on NumPy), and rank 0's whole result comes back here: its large arrays, on GPUs, lent
+from rank 0's GPU memory through CUDA IPC and copied here straight from it (as a run under
+``mpiexec`` copies its result to the host: 268 MB in about 15 ms on an H200, where writing
+them to shared memory took 0.28 s); on NumPy workers through shared memory (a file of
+/dev/shm that this process maps, where Dask would pickle them through a socket; 268 MB in
+0.23 s against 0.33 on a 2-core machine). A graph is cut here, once for
 each cut a run asks for (partitioner, seed, and whether the primitive needs the whole graph
 or run ids), as :func:`~bspgraph.enactor.layout.distribute` cuts it, and each worker is sent
 its own part only; a worker keeps its parts (by a token this process gives the cut), so that a
@@ -105,6 +108,7 @@ class Cluster:
         self._pids: dict[int, int] = {}  # each worker's process id: its rank
         self._tokens: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
         self._held: dict[tuple, None] = {}  # the cuts whose parts the workers hold, as sent
+        self._opened: dict[bytes, tuple] = {}  # rank 0's lending buffers' handles open here
         self._numbers = itertools.count()
         self._prefix = f"bspgraph-{os.getpid()}-{id(self):x}"  # its files in SHARED
         self._calls = itertools.count()
@@ -148,7 +152,9 @@ class Cluster:
         }
         token = (self._token(graph), *{**how, "partitioner": repr(how["partitioner"])}.values())
         sent = [None] * self.size if token in self._held else self._send_parts(graph, how)
-        handed = HandOver(socket.gethostname(), f"{self._prefix}-{next(self._calls)}")
+        handed = HandOver(
+            socket.gethostname(), f"{self._prefix}-{next(self._calls)}", self._borrows()
+        )
         futures = [
             self._client.submit(
                 _run_on_worker,
@@ -165,12 +171,12 @@ class Cluster:
             for part, address in zip(sent, self._ranks, strict=True)
         ]
         ((result, stats),) = self._wait(futures, taken=[0])  # (the others return None)
-        result = {name: _taken(value) for name, value in result.items()}
+        result = {name: _taken(value, on_device, self._opened) for name, value in result.items()}
         if token not in self._held:  # as the workers keep them: the last KEPT_GRAPHS sent
             self._held[token] = None
             while len(self._held) > KEPT_GRAPHS:
                 self._held.pop(next(iter(self._held)))
-        if on_device:
+        if on_device:  # (a borrowed array is on this process's device already)
             from ..backend import get_backend
 
             target = get_backend(self.backend)
@@ -179,6 +185,15 @@ class Cluster:
                 for name, value in result.items()
             }
         return result, stats
+
+    def _borrows(self) -> bool:
+        """Whether this process takes rank 0's large GPU results through CUDA IPC: its
+        workers run on GPUs of this machine, and CuPy sees a GPU here."""
+        if self.backend == "numpy" or self.hosts is not None:
+            return False
+        from ..backend import gpu_count
+
+        return gpu_count() > 0
 
     def close(self) -> None:
         """Stop the workers and the scheduler (a later run starts new ones)."""
@@ -314,6 +329,8 @@ class Cluster:
         job, self._job = self._job, None
         if job is None:
             return
+        if self._opened:  # (before the workers go: their buffers are freed with them)
+            _closed(self._opened)
         if job.poll() is None:
             _kill_group(job.pid)
         _remove_handed(self._prefix)  # (a call that failed after rank 0 wrote its result)
@@ -431,9 +448,15 @@ def _run_on_worker(token: tuple, graph, primitive, backend, run: dict, handed: H
         graphs[token] = graph
         while len(graphs) > KEPT_GRAPHS:
             graphs.pop(next(iter(graphs)))
-    result, stats = enact(primitive, graphs[token], transport=transport, **run)
+    lending = handed.borrows and handed.host == socket.gethostname()
+    lending = lending and not transport.backend.capabilities.virtual_devices  # (on a GPU)
+    result, stats = enact(
+        primitive, graphs[token], transport=transport, result_device=lending, **run
+    )
     if transport.rank != 0:
         return None
+    if lending:
+        return _lent(result, _HELD.setdefault("lent", {})), stats
     if handed.host != socket.gethostname():  # another machine's memory: through Dask
         return result, stats
     return _handed_over(result, handed.prefix), stats
@@ -441,11 +464,56 @@ def _run_on_worker(token: tuple, graph, primitive, backend, run: dict, handed: H
 
 @dataclasses.dataclass(frozen=True)
 class HandOver:
-    """Where rank 0 may hand its result over: the caller's host, and the prefix of the file
-    names there (this cluster's and the call's)."""
+    """Where rank 0 may hand its result over: the caller's host, the prefix of the file
+    names there (this cluster's and the call's), and whether the caller borrows large GPU
+    arrays through CUDA IPC (:class:`Lent`)."""
 
     host: str
     prefix: str
+    borrows: bool = False
+
+
+@dataclasses.dataclass(frozen=True)
+class Lent:
+    """A result array lent from a worker's GPU memory: its CUDA IPC handle (of an allocation
+    of its own: a handle names a whole allocation), the GPU (by PCI bus id: the caller may
+    number its GPUs otherwise), dtype and shape; what travels through Dask in its place."""
+
+    handle: bytes
+    bus: str
+    dtype: str
+    shape: tuple
+
+
+def _lent(values: dict, buffers: dict) -> dict:
+    """``values`` (rank 0's result, on its GPU) with each GPU array of HANDED_BYTES or more
+    copied into a lending buffer of ``buffers`` and lent as a :class:`Lent`, the other GPU
+    arrays on the host. The buffers (``(bytes, k)``: the k-th of that size, with its handle)
+    are kept and reused by size from run to run (a run's are read before the next starts),
+    so that the borrower opens each handle once: opening one maps the memory anew, which
+    costs more than the copy."""
+    import cupy
+
+    lent, used = {}, {}
+    for name, value in values.items():
+        if not hasattr(value, "__cuda_array_interface__"):
+            lent[name] = value
+        elif value.nbytes < HANDED_BYTES:
+            lent[name] = to_host(value)
+        else:
+            key = (value.nbytes, used.setdefault(value.nbytes, 0))
+            used[value.nbytes] += 1
+            if key not in buffers:
+                with value.device:
+                    memory = cupy.cuda.Memory(value.nbytes)
+                    buffers[key] = (memory, cupy.cuda.runtime.ipcGetMemHandle(memory.ptr))
+            memory, handle = buffers[key]
+            with value.device:
+                copy = cupy.ndarray(value.shape, value.dtype, cupy.cuda.MemoryPointer(memory, 0))
+                copy[...] = value
+                cupy.cuda.get_current_stream().synchronize()  # copied before it is read
+            lent[name] = Lent(handle, value.device.pci_bus_id, value.dtype.str, value.shape)
+    return lent
 
 
 @dataclasses.dataclass(frozen=True)
@@ -476,14 +544,59 @@ def _handed_over(result: dict, prefix: str) -> dict:
     return handed
 
 
-def _taken(value):
+def _taken(value, on_device: bool = False, opened: dict | None = None):
     """A result's value as the caller keeps it: a :class:`Handed` array mapped from its file
-    (then removed: the map keeps the memory until the array goes), else ``value``."""
+    (then removed: the map keeps the memory until the array goes), a :class:`Lent` one
+    copied from the worker's GPU (:func:`_borrowed`, its handle kept in ``opened``), else
+    ``value``."""
+    if isinstance(value, Lent):
+        return _borrowed(value, on_device, opened)
     if not isinstance(value, Handed):
         return value
     mapped = np.memmap(value.path, dtype=np.dtype(value.dtype), mode="r+", shape=value.shape)
     os.unlink(value.path)
     return np.asarray(mapped)  # (an ndarray; its base, the map)
+
+
+def _borrowed(value: Lent, on_device: bool, opened: dict):
+    """A :class:`Lent` array copied from the worker's GPU memory: to this process's current
+    GPU with ``on_device``, else to the host (through page-locked memory, as
+    :func:`~bspgraph.backend.to_host` copies). Its handle is opened once and kept open in
+    ``opened`` (handle: its device and pointer here) until the workers stop."""
+    import cupy
+
+    runtime = cupy.cuda.runtime
+    dtype = np.dtype(value.dtype)
+    nbytes = int(np.prod(value.shape)) * dtype.itemsize
+    here = cupy.cuda.Device()  # (where a result kept on a device goes)
+    if value.handle not in opened:
+        lender = runtime.deviceGetByPCIBusId(value.bus)
+        with cupy.cuda.Device(lender):
+            opened[value.handle] = (lender, runtime.ipcOpenMemHandle(value.handle))
+    lender, pointer = opened[value.handle]
+    with cupy.cuda.Device(lender):
+        memory = cupy.cuda.UnownedMemory(pointer, nbytes, None)
+        lent = cupy.ndarray(value.shape, dtype, cupy.cuda.MemoryPointer(memory, 0))
+        if not on_device:
+            return to_host(lent)
+    with here:
+        kept = cupy.empty(value.shape, dtype)
+        kept.data.copy_from_device(lent.data, nbytes)
+        cupy.cuda.get_current_stream().synchronize()  # (read before the worker's next run)
+    return kept
+
+
+def _closed(opened: dict) -> None:
+    """Every handle of ``opened`` (:func:`_borrowed`) closed, where its worker still lives."""
+    import cupy
+
+    for lender, pointer in opened.values():
+        with cupy.cuda.Device(lender):
+            try:
+                cupy.cuda.runtime.ipcCloseMemHandle(pointer)
+            except cupy.cuda.runtime.CUDARuntimeError:  # (its worker gone before)
+                pass
+    opened.clear()
 
 
 def _transport(backend):

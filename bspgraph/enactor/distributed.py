@@ -497,7 +497,7 @@ class LiftedRun:
         primitive, devices, states = self.primitive, self.devices, self.states
         if self.transport.distributed:
             _share_owned(primitive, devices, states, self.transport)
-            result = gather(primitive, states[self.local[0]])
+            result = gather(primitive, states[self.local[0]], host=not result_device)
         elif relabelling is None:
             result = _gather(primitive, devices, states, host=not result_device)
         else:  # renamed where the first part's arrays are (a GPU's gathers), then copied if asked
