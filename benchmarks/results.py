@@ -156,6 +156,29 @@ def several_gpus(name: str, text: str) -> Run:
     return Run(head["device"], head["date"], commit, command, table, notes)
 
 
+def one_call(name: str, text: str) -> Run:
+    """benchmarks.one_call: a run from one Python call on bg.cluster workers against the same
+    run under mpiexec, both on one machine (issue 50's gates)."""
+    head = _match(
+        r"^# (?P<device>.+?), (?P<date>\d{4}-\d\d-\d\d): (?P<what>.+)$", text, "header", name
+    )
+    commit = _match(r"Code of (\w+)", text, "commit", name).group(1)
+    command = " && ".join(c for c in _comments(text) if c.startswith(("mpiexec", "python")))
+    rows = []
+    for line in text.splitlines():
+        cells = line.split()
+        if len(cells) == 12 and cells[1].isdigit() and not line.startswith("#"):
+            algorithm, parts, _, _, bsp_mpi, bsp_one, bsp_ratio, *whole, setup, gates = cells
+            rows.append([algorithm, parts, bsp_mpi, bsp_one, bsp_ratio, *whole, setup, gates])
+    if not rows:
+        raise ValueError(f"benchmarks/data/{name}: no one_call lines")
+    header = ["algorithm", "P", "bsp ms, mpiexec", "bsp ms, one call", "ratio (<= 1.15)"]
+    header += ["whole ms, mpiexec", "whole ms, one call", "ratio (<= 1.3)", "setup s again"]
+    table = _table([*header, "gates"], rows, right_from=1, right_to=9)
+    notes = [head["what"], *(c for c in _comments(text)[1:] if c.startswith("("))]
+    return Run(head["device"], head["date"], commit, command, table, notes)
+
+
 def cpu(name: str, text: str) -> Run:
     """benchmarks.multi_gpu on NumPy virtual devices: the new code's rows, P = 2 and 4."""
     head = _match(
@@ -385,6 +408,7 @@ class Topic:
 TOPICS = (
     Topic("One GPU", "gpu-rmat24-h200-72adc79.txt", one_gpu),
     Topic("Several GPUs", "x2-nccl-rmat25-h200-23bc5df.txt", several_gpus),
+    Topic("One Python call (two GPUs)", "x2-one-call-rmat25-h200-0bcfede.txt", one_call),
     Topic("Parts of one GPU", "parts-h200-rmat25-aec9fae.txt", parts_of_one_gpu),
     Topic("CPU", "cpu-rmat18-gates-aec9fae.txt", cpu),
     Topic("Roads and meshes (CPU)", "cpu-roads-411b32d.txt", roads),
