@@ -256,3 +256,24 @@ def test_gpu_workers_lend_large_results_through_cuda_ipc(monkeypatch):
     assert np.array_equal(again, depth) and again is not depth
     expected = bg.pagerank(graph, backend="cupy").rank
     np.testing.assert_allclose(cupy.asnumpy(rank), expected, rtol=1e-9)
+
+
+def test_a_result_goes_when_the_caller_drops_it(workers):
+    """No reference cycle holds a run's result once the caller lets it go (a wait's traceback
+    once kept the callers' frames, and with them the result, until a collection: on GPUs
+    the next call could not reuse its page-locked memory)."""
+    import gc
+    import weakref
+
+    graph = bg.generators.rmat(10, 8, seed=3, backend="numpy")
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        for _ in range(2):
+            result = bg.pagerank(graph, cluster=workers)
+            rank = weakref.ref(result.rank)
+            del result
+            assert rank() is None
+    finally:
+        if collecting:
+            gc.enable()

@@ -47,9 +47,9 @@ import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import weakref
-from concurrent.futures import CancelledError
 
 import numpy as np
 
@@ -263,10 +263,16 @@ class Cluster:
     def _wait(self, futures, taken: list[int] | None = None) -> list:
         """The results of the futures ``taken`` (default all), once every one is done (each
         fetched costs a round trip to Dask's event loop); a WorkerError (every worker
-        stopped) as soon as one fails or the workers' job ends."""
-        from distributed import wait
-
+        stopped) as soon as one fails or the workers' job ends. It waits on an event each
+        future sets when done, not on Dask's ``wait`` with a timeout: that raises a
+        TimeoutError a look, whose traceback, held in a cycle with Dask's frames, kept the
+        callers' frames and so the run's result alive until a collection (on GPUs, a
+        page-locked block that CuPy's pool could not give the next call)."""
+        done = threading.Event()
+        for future in futures:
+            future.add_done_callback(lambda _: done.set())
         while True:
+            done.clear()  # (before the look: a future done after it wakes the wait below)
             states = [future.status for future in futures]
             if all(state == "finished" for state in states):
                 return [futures[i].result() for i in taken or range(len(futures))]
@@ -286,14 +292,10 @@ class Cluster:
                     f"the workers' MPI job ended (exit {self._exit}): {cause}; every worker "
                     "was stopped (the next run starts new ones)"
                 )
-            pending = [future for future in futures if not future.done()]
-            if not pending:  # done, not finished or failed: a worker lost, its job ending
-                time.sleep(JOB_POLL_SECONDS)
+            if all(future.done() for future in futures):  # not finished or failed: a worker
+                time.sleep(JOB_POLL_SECONDS)  # lost, its job ending
                 continue
-            try:  # until one more is done (finished or failed), or the job's next look
-                wait(pending, timeout=JOB_POLL_SECONDS, return_when="FIRST_COMPLETED")
-            except (TimeoutError, CancelledError):  # (cancelled: a worker lost)
-                pass
+            done.wait(JOB_POLL_SECONDS)  # until one more is done, or the job's next look
 
     def _device(self, rank: int) -> str:
         """What rank ``rank`` drives, in words."""
