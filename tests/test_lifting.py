@@ -597,3 +597,15 @@ def test_a_combine_that_needs_no_changes_writes_what_one_that_does_writes(data):
     assert _combine(contract, states[1], where, {"x": incoming}, np, changes=False) is None
     np.testing.assert_array_equal(states[1].x, states[0].x)
     assert changed.shape == (count,)
+
+
+def test_a_lifted_run_s_only_part_is_no_global_view():
+    """A part of a lifted run is never the whole run's view, even the only part: operators
+    then take no one-device shortcut (several levels in one advance), whose supersteps the
+    lifted enactor would not count; a graph of its own is."""
+    from bspgraph.enactor.layout import cut
+
+    graph = bg.generators.rmat(8, 4, seed=1, backend="numpy")
+    assert graph.context.global_view
+    for parts in (1, 2):
+        assert not any(part.context.global_view for part in cut(graph, parts))
