@@ -5,15 +5,16 @@ scheduler in this process (:mod:`distributed`, as cuGraph's multi-GPU path drive
 through Dask). A run on the cluster is the run ``mpiexec -n P`` makes: every worker calls
 :func:`~bspgraph.enactor.enact` with the transport of its rank (NCCL on GPUs, one per rank;
 MPI on NumPy), and rank 0's whole result comes back here: its large arrays, on GPUs, lent
-from rank 0's GPU memory through CUDA IPC and copied here straight from it (as a run under
-``mpiexec`` copies its result to the host: 268 MB in about 15 ms on an H200, where writing
-them to shared memory took 0.28 s); on NumPy workers through shared memory (a file of
-/dev/shm that this process maps, where Dask would pickle them through a socket; 268 MB in
-0.23 s against 0.33 on a 2-core machine). A graph is cut here, once for
+from rank 0's GPU memory through CUDA IPC and copied here straight from it, as a run under
+``mpiexec`` copies its result to the host (268 MB in 5 ms on an H200 from a free page-locked
+block, where writing them to shared memory took 0.28 s); on NumPy workers through shared
+memory (a file of /dev/shm that this process maps, where Dask would pickle them through a
+socket; 268 MB in 0.23 s against 0.33 on a 2-core machine). A graph is cut here, once for
 each cut a run asks for (partitioner, seed, and whether the primitive needs the whole graph
 or run ids), as :func:`~bspgraph.enactor.layout.distribute` cuts it, and each worker is sent
-its own part only; a worker keeps its parts (by a token this process gives the cut), so that a
-second call on the same graph sends nothing and sets nothing up (``stats.setup_seconds`` 0).
+its own part only; a worker keeps its parts (by a token this process gives the cut), so that
+a second call on the same graph sends nothing and sets nothing up (``stats.setup_seconds``
+0).
 
 Faults end the call on every worker with one :class:`~bspgraph.exceptions.WorkerError` and
 never hang: a worker that raises ends its MPI job (the transport aborts every rank), a worker
