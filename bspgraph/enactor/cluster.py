@@ -504,14 +504,13 @@ def _lent(values: dict, buffers: dict) -> dict:
         elif value.nbytes < HANDED_BYTES:
             lent[name] = to_host(value)
         else:
-            key = (value.nbytes, used.setdefault(value.nbytes, 0))
-            used[value.nbytes] += 1
-            if key not in buffers:
-                with value.device:
+            key = (value.nbytes, used.get(value.nbytes, 0))
+            used[value.nbytes] = key[1] + 1
+            with value.device:
+                if key not in buffers:
                     memory = cupy.cuda.Memory(value.nbytes)
                     buffers[key] = (memory, cupy.cuda.runtime.ipcGetMemHandle(memory.ptr))
-            memory, handle = buffers[key]
-            with value.device:
+                memory, handle = buffers[key]
                 copy = cupy.ndarray(value.shape, value.dtype, cupy.cuda.MemoryPointer(memory, 0))
                 copy[...] = value
                 cupy.cuda.get_current_stream().synchronize()  # copied before it is read
