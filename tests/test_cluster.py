@@ -227,9 +227,10 @@ def test_graphs_past_what_a_worker_keeps_are_sent_again(workers):
 @pytest.mark.gpu
 def test_gpu_workers_lend_large_results_through_cuda_ipc(monkeypatch):
     """On GPUs rank 0 lends each large result array from its GPU memory (CUDA IPC) and the
-    caller copies it to the host, or to its own GPU with ``result_device``: the one-GPU
-    answers, every large array borrowed (each lending buffer's handle opened once), no file
-    of shared memory made."""
+    caller copies it to the host, or to its own GPU with ``result_device``; the caller lends
+    large GPU params to the workers alike (betweenness' second phase reads the first's
+    depths and path counts): the one-GPU answers, every large array borrowed, no file of
+    shared memory made."""
     import glob
     import importlib
 
@@ -249,13 +250,17 @@ def test_gpu_workers_lend_large_results_through_cuda_ipc(monkeypatch):
         rank = bg.pagerank(host, result_device=True).rank
         assert not glob.glob(os.path.join(module.SHARED, workers._prefix + "-*"))
         assert len(workers._opened) == 2  # one a result size
-    assert not workers._opened  # (closed with the workers)
+        centrality = bg.betweenness_centrality(host, sources=[3], batch=1).centrality
+        assert len(workers._lending) == 2  # depths and path counts, lent to the workers
+    assert not workers._opened and not workers._lending  # (closed with the workers)
     assert type(depth) is np.ndarray and isinstance(rank, cupy.ndarray)
-    assert [v.shape for v in borrowed] == [(graph.num_vertices,)] * 3
+    assert len(borrowed) > 3 and {v.shape for v in borrowed} == {(graph.num_vertices,)}
     assert np.array_equal(depth, bg.bfs(graph, 3, backend="cupy").depth)
     assert np.array_equal(again, depth) and again is not depth
     expected = bg.pagerank(graph, backend="cupy").rank
     np.testing.assert_allclose(cupy.asnumpy(rank), expected, rtol=1e-9)
+    expected = bg.betweenness_centrality(graph, sources=[3], batch=1).centrality
+    np.testing.assert_allclose(centrality, expected, rtol=1e-9, atol=1e-12)
 
 
 def test_a_result_goes_when_the_caller_drops_it(workers):

@@ -110,6 +110,7 @@ class Cluster:
         self._tokens: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
         self._held: dict[tuple, None] = {}  # the cuts whose parts the workers hold, as sent
         self._opened: dict[bytes, tuple] = {}  # rank 0's lending buffers' handles open here
+        self._lending: dict[tuple, tuple] = {}  # this process's, for large GPU params
         self._numbers = itertools.count()
         self._prefix = f"bspgraph-{os.getpid()}-{id(self):x}"  # its files in SHARED
         self._calls = itertools.count()
@@ -153,9 +154,10 @@ class Cluster:
         }
         token = (self._token(graph), *{**how, "partitioner": repr(how["partitioner"])}.values())
         sent = [None] * self.size if token in self._held else self._send_parts(graph, how)
-        handed = HandOver(
-            socket.gethostname(), f"{self._prefix}-{next(self._calls)}", self._borrows()
-        )
+        borrows = self._borrows()
+        handed = HandOver(socket.gethostname(), f"{self._prefix}-{next(self._calls)}", borrows)
+        if borrows:  # large GPU params lent to the workers, as rank 0 lends its result here
+            run = _lent(run, self._lending)
         futures = [
             self._client.submit(
                 _run_on_worker,
@@ -199,6 +201,7 @@ class Cluster:
     def close(self) -> None:
         """Stop the workers and the scheduler (a later run starts new ones)."""
         self._stop()
+        self._lending.clear()  # (no worker left to read them)
         if self._client is not None:
             self._client.close()
             self._scheduler.close()
@@ -451,6 +454,8 @@ def _run_on_worker(token: tuple, graph, primitive, backend, run: dict, handed: H
         graphs[token] = graph
         while len(graphs) > KEPT_GRAPHS:
             graphs.pop(next(iter(graphs)))
+    opened = _HELD.setdefault("opened", {})  # the caller's lent params' handles, open here
+    run = {name: _taken(value, True, opened) for name, value in run.items()}
     lending = handed.borrows and handed.host == socket.gethostname()
     lending = lending and not transport.backend.capabilities.virtual_devices  # (on a GPU)
     result, stats = enact(
@@ -489,12 +494,12 @@ class Lent:
 
 
 def _lent(values: dict, buffers: dict) -> dict:
-    """``values`` (rank 0's result, on its GPU) with each GPU array of HANDED_BYTES or more
-    copied into a lending buffer of ``buffers`` and lent as a :class:`Lent`, the other GPU
-    arrays on the host. The buffers (``(bytes, k)``: the k-th of that size, with its handle)
-    are kept and reused by size from run to run (a run's are read before the next starts),
-    so that the borrower opens each handle once: opening one maps the memory anew, which
-    costs more than the copy."""
+    """``values`` (rank 0's result on its GPU, or a run's params in the caller) with each GPU
+    array of HANDED_BYTES or more copied into a lending buffer of ``buffers`` and lent as a
+    :class:`Lent`, the other GPU arrays on the host. The buffers (``(bytes, k)``: the k-th of
+    that size, with its handle) are kept and reused by size from run to run (a run's are
+    read before the next starts), so that the borrower opens each handle once: opening one
+    maps the memory anew, which costs more than the copy."""
     import cupy
 
     lent, used = {}, {}
