@@ -70,27 +70,41 @@ def _gpu_header(text: str, name: str) -> re.Match:
 
 # --- one topic a parser ---------------------------------------------------------------------------
 def one_gpu(name: str, text: str) -> Run:
-    """benchmarks.gpu's per-algorithm lines: the whole call, the BSP loop, the baseline."""
+    """benchmarks.gpu's per-algorithm lines under each graph's line: the whole call, the BSP
+    loop, the baseline."""
     head = _gpu_header(text, name)
-    graph = _match(r"^(rmat\d+: .+)$", text, "graph line", name).group(1)
+    graphs = re.findall(r"^(rmat\d+): (.+)$", text, re.MULTILINE)
+    if not graphs:
+        raise ValueError(f"benchmarks/data/{name}: no graph line")
     rows = []
-    for found in re.finditer(
-        r"^  (\S+): ([\d.]+) ms \(bsp ([\d.]+) ms[^)]*\), baseline "
-        r"([\d.]+) ms ?(.*)$",
-        text,
-        re.MULTILINE,
+    for graph, block in zip(
+        (g for g, _ in graphs), re.split(r"^rmat\d+: .+$", text, flags=re.MULTILINE)[1:]
     ):
-        algorithm, ms, bsp, base, note = found.groups()
-        speedup = f"{float(base) / float(ms):.2f}x"
-        rows.append([algorithm, ms, bsp, base, speedup, note.strip(" ()")])
+        for found in re.finditer(
+            r"^  (\S+): ([\d.]+) ms \(bsp ([\d.]+) ms[^)]*\), baseline ([\d.]+) ms ?(.*)$",
+            block,
+            re.MULTILINE,
+        ):
+            algorithm, ms, bsp, base, note = found.groups()
+            speedup = f"{float(base) / float(ms):.2f}x"
+            rows.append([graph, algorithm, ms, bsp, base, speedup, note.strip(" ()")])
     if not rows:
         raise ValueError(f"benchmarks/data/{name}: no algorithm lines")
     table = _table(
-        ["algorithm", "ms (whole call)", "bsp ms", "cupyx baseline ms", "speed-up", "note"],
+        [
+            "graph",
+            "algorithm",
+            "ms (whole call)",
+            "bsp ms",
+            "cupyx baseline ms",
+            "speed-up",
+            "note",
+        ],
         rows,
-        right_to=5,
+        right_from=2,
+        right_to=6,
     )
-    notes = [graph] + [c for c in _comments(text)[1:]]
+    notes = [f"{g}: {facts}" for g, facts in graphs] + _comments(text)[1:]
     return Run(head["device"], head["date"], head["commit"], head["command"], table, notes)
 
 
@@ -406,10 +420,10 @@ class Topic:
 
 
 TOPICS = (
-    Topic("One GPU", "gpu-rmat24-h200-72adc79.txt", one_gpu),
+    Topic("One GPU", "gpu-rmat24-h200-eeefc0c.txt", one_gpu),
     Topic("Several GPUs", "x2-nccl-rmat25-h200-23bc5df.txt", several_gpus),
     Topic("One Python call (two GPUs)", "x2-one-call-rmat25-h200-0bcfede.txt", one_call),
-    Topic("Parts of one GPU", "parts-h200-rmat25-aec9fae.txt", parts_of_one_gpu),
+    Topic("Parts of one GPU", "parts-h200-rmat25-eeefc0c.txt", parts_of_one_gpu),
     Topic("CPU", "cpu-rmat18-gates-aec9fae.txt", cpu),
     Topic("Roads and meshes (CPU)", "cpu-roads-411b32d.txt", roads),
     Topic("Roads and meshes (one GPU)", "h200-roads-6683312.txt", roads_gpu),
