@@ -34,6 +34,7 @@ Open MPI's serves too).
 
 from __future__ import annotations
 
+import asyncio
 import contextvars
 import dataclasses
 import functools
@@ -62,6 +63,7 @@ from .running import RUNNER
 
 START_TIMEOUT = 120.0  # seconds for P workers to join the scheduler
 JOB_POLL_SECONDS = 0.05  # how often a run looks at its workers' job (results wake it at once)
+JOB_GRACE_SECONDS = 2.0  # how long a lost worker's job may take to end and say why
 KEPT_GRAPHS = 4  # graphs a worker keeps (the least recently sent one goes first)
 SHARED = "/dev/shm"  # where a large result comes back: Linux's shared memory, as files
 HANDED_BYTES = 1 << 20  # the smallest result array handed over there
@@ -105,7 +107,7 @@ class Cluster:
         self.size, self.backend, self.hosts = workers, backend, hosts
         self._client = self._scheduler = self._job = self._log = self._exit = None
         self._finalizer = None
-        self._ranks: list[str] = []  # each rank's worker address
+        self._actors: list = []  # each rank's actor (:class:`_Rank`), by rank
         self._pids: dict[int, int] = {}  # each worker's process id: its rank
         self._tokens: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
         self._held: dict[tuple, None] = {}  # the cuts whose parts the workers hold, as sent
@@ -153,25 +155,14 @@ class Cluster:
             "relabel": primitive.params is not None,
         }
         token = (self._token(graph), *{**how, "partitioner": repr(how["partitioner"])}.values())
-        sent = [None] * self.size if token in self._held else self._send_parts(graph, how)
+        sent = [None] * self.size if token in self._held else self._parts(graph, how)
         borrows = self._borrows()
         handed = HandOver(socket.gethostname(), f"{self._prefix}-{next(self._calls)}", borrows)
         if borrows:  # large GPU params lent to the workers, as rank 0 lends its result here
             run = _lent(run, self._lending)
         futures = [
-            self._client.submit(
-                _run_on_worker,
-                token,
-                part,
-                primitive,
-                self.backend,
-                run,
-                handed,
-                workers=[address],
-                allow_other_workers=False,
-                pure=False,
-            )
-            for part, address in zip(sent, self._ranks, strict=True)
+            actor.run(token, part, primitive, self.backend, run, handed)
+            for part, actor in zip(sent, self._actors, strict=True)
         ]
         ((result, stats),) = self._wait(futures, taken=[0])  # (the others return None)
         result = {name: _taken(value, on_device, self._opened) for name, value in result.items()}
@@ -253,53 +244,79 @@ class Cluster:
                 self._stop()
                 raise DeviceError(f"bg.cluster: {self.size} workers did not start: {cause}")
             time.sleep(0.05)
-        workers = list(self._client.scheduler_info()["workers"])
-        ranks = self._wait(
-            [
-                self._client.submit(_rank, workers=[w], allow_other_workers=False, pure=False)
-                for w in workers
-            ]
-        )
-        self._ranks = [address for _, address in sorted(zip(ranks, workers, strict=True))]
+        made = [  # an actor on each worker: a call goes to it straight, not through tasks
+            self._client.submit(_Rank, actor=True, workers=[w], allow_other_workers=False)
+            for w in self._client.scheduler_info()["workers"]
+        ]
+        while not all(future.done() for future in made):
+            if self._job.poll() is not None:
+                cause = self._cause()
+                self._stop()
+                raise DeviceError(f"bg.cluster: {self.size} workers did not start: {cause}")
+            time.sleep(JOB_POLL_SECONDS)
+        actors = [future.result() for future in made]
+        ranks = self._wait([actor.rank() for actor in actors])
+        self._actors = [actor for _, actor in sorted(zip(ranks, actors), key=lambda p: p[0])]
         self._pids = {pid: rank for rank, pid in ranks}
         self._held.clear()
 
     def _wait(self, futures, taken: list[int] | None = None) -> list:
-        """The results of the futures ``taken`` (default all), once every one is done (each
-        fetched costs a round trip to Dask's event loop); a WorkerError (every worker
-        stopped) as soon as one fails or the workers' job ends. It waits on an event each
-        future sets when done, not on Dask's ``wait`` with a timeout: that raises a
-        TimeoutError a look, whose traceback, held in a cycle with Dask's frames, kept the
-        callers' frames and so the run's result alive until a collection (on GPUs, a
+        """The results of the actors' futures ``taken`` (default all), once every one is
+        done; a WorkerError (every worker stopped) as soon as one fails or the workers' job
+        ends. A future that lost its worker's connection waits a moment for the job to end,
+        so that the error names the rank, its device and the cause. It waits on an event that
+        each future sets when done (watched on the client's event loop), never on a wait that
+        raises a TimeoutError a look: its traceback, held in a cycle with Dask's frames, kept
+        the callers' frames and so the run's result alive until a collection (on GPUs, a
         page-locked block that CuPy's pool could not give the next call)."""
         done = threading.Event()
-        for future in futures:
-            future.add_done_callback(lambda _: done.set())
+
+        def watch() -> None:  # (on the client's event loop, where the futures settle)
+            for future in futures:
+                asyncio.ensure_future(_settled(future)).add_done_callback(lambda _: done.set())
+
+        self._client.loop.add_callback(watch)
+        results: dict[int, object] = {}
         while True:
             done.clear()  # (before the look: a future done after it wakes the wait below)
-            states = [future.status for future in futures]
-            if all(state == "finished" for state in states):
-                return [futures[i].result() for i in taken or range(len(futures))]
-            failed = next((f for f in futures if f.status == "error"), None)
-            if failed is not None:
-                error, rank = failed.exception(), futures.index(failed)
-                self._stop()
-                raise WorkerError(
-                    f"rank {rank} of {self.size} ({self._device(rank)}) failed: "
-                    f"{type(error).__name__}: {error}; every worker was stopped (the next run "
-                    "starts new ones)"
-                ) from error
+            for rank, future in enumerate(futures):
+                if rank in results or not future.done():
+                    continue
+                try:
+                    results[rank] = future.result()
+                except OSError:  # its worker is gone: the job ends, and says why
+                    self._job_ended(JOB_GRACE_SECONDS)
+                    raise self._failed("the connection to a worker", rank) from None
+                except Exception as error:
+                    self._stop()
+                    raise WorkerError(
+                        f"rank {rank} of {self.size} ({self._device(rank)}) failed: "
+                        f"{type(error).__name__}: {error}; every worker was stopped (the next "
+                        "run starts new ones)"
+                    ) from error
+            if len(results) == len(futures):
+                return [results[rank] for rank in taken or range(len(futures))]
             if self._job.poll() is not None:
-                cause = self._cause()
-                self._stop()
-                raise WorkerError(
-                    f"the workers' MPI job ended (exit {self._exit}): {cause}; every worker "
-                    "was stopped (the next run starts new ones)"
-                )
-            if all(future.done() for future in futures):  # not finished or failed: a worker
-                time.sleep(JOB_POLL_SECONDS)  # lost, its job ending
-                continue
+                raise self._failed("the workers' MPI job")
             done.wait(JOB_POLL_SECONDS)  # until one more is done, or the job's next look
+
+    def _job_ended(self, seconds: float) -> None:
+        """Wait up to ``seconds`` for the workers' job to end."""
+        started = time.monotonic()
+        while self._job.poll() is None and time.monotonic() - started < seconds:
+            time.sleep(0.01)
+
+    def _failed(self, what: str, rank: int | None = None) -> WorkerError:
+        """The WorkerError of a job that ended (its cause, :meth:`_cause`), or of a worker
+        whose connection ``what`` was lost while its job went on; every worker stopped."""
+        ended = self._job.poll() is not None
+        cause = self._cause() if ended else f"rank {rank} ({self._device(rank)}) was lost"
+        self._stop()
+        if ended:
+            what = f"the workers' MPI job ended (exit {self._exit})"
+        return WorkerError(
+            f"{what}: {cause}; every worker was stopped (the next run starts new ones)"
+        )
 
     def _device(self, rank: int) -> str:
         """What rank ``rank`` drives, in words."""
@@ -349,14 +366,10 @@ class Cluster:
             while self._client.scheduler_info()["workers"] and time.monotonic() - started < 10:
                 time.sleep(0.02)
 
-    def _send_parts(self, graph, how: dict) -> list:
+    def _parts(self, graph, how: dict) -> list:
         """Each worker's part of ``graph``, cut here once as ``how`` says (as
-        :func:`~bspgraph.enactor.layout.distribute` cuts) and sent to that worker alone."""
-        parts = cut(graph, self.size, **how)
-        return [
-            self._client.scatter(part, workers=[address], hash=False)
-            for part, address in zip(parts, self._ranks, strict=True)
-        ]
+        :func:`~bspgraph.enactor.layout.distribute` cuts), for its rank's call alone."""
+        return cut(graph, self.size, **how)
 
     def _token(self, graph) -> int:
         """This cluster's number for ``graph`` (the workers' key for it)."""
@@ -434,11 +447,28 @@ def _launcher_says(text: str) -> str:
     return worded[-1] if worded else "no output"
 
 
-def _rank() -> tuple[int, int]:
-    """This worker's MPI rank and process id."""
-    from mpi4py import MPI
+class _Rank:
+    """A worker's actor (Dask's): a call to it goes from the caller straight to its worker,
+    not through the scheduler's tasks (two NumPy workers on 2 cores: 2 ms a call against 11).
+    Its methods run in one thread of the worker, so that a GPU made current there stays so."""
 
-    return MPI.COMM_WORLD.Get_rank(), os.getpid()
+    def rank(self) -> tuple[int, int]:
+        """This worker's MPI rank and process id."""
+        from mpi4py import MPI
+
+        return MPI.COMM_WORLD.Get_rank(), os.getpid()
+
+    def run(self, *args):
+        """A run on this worker: :func:`_run_on_worker`."""
+        return _run_on_worker(*args)
+
+
+async def _settled(future) -> None:
+    """Await an actor's future, whatever its outcome (its waiter reads it)."""
+    try:
+        await future
+    except BaseException:  # (read by the waiter, with the rank it names)
+        pass
 
 
 def _run_on_worker(token: tuple, graph, primitive, backend, run: dict, handed: HandOver):
