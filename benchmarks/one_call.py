@@ -20,13 +20,14 @@ BSP_GATE, WHOLE_GATE = 1.15, 1.3
 
 
 def rows_of(path: str) -> dict:
-    """The rows of a ``benchmarks.multi_gpu --json`` file at P > 1, by (algorithm, P,
-    partitioner, communicator)."""
+    """The lifted rows of a ``benchmarks.multi_gpu --json`` file (P > 1, or one rank's run
+    through the multi-device enactor: a partitioner named), by (algorithm, P, partitioner,
+    communicator)."""
     with open(path) as rows:
         return {
             (r["algorithm"], r["P"], r["partitioner"], r["communicator"]): r
             for r in json.load(rows)
-            if r["P"] > 1
+            if r["P"] > 1 or r["partitioner"] != "-"
         }
 
 
