@@ -282,31 +282,29 @@ class Cluster:
         raises a TimeoutError a look: its traceback, held in a cycle with Dask's frames, kept
         the callers' frames and so the run's result alive until a collection (on GPUs, a
         page-locked block that CuPy's pool could not give the next call)."""
-        done = threading.Event()
+        done, outcomes = threading.Event(), {}
 
         def watch() -> None:  # (on the client's event loop, where the futures settle)
-            for future in futures:
-                asyncio.ensure_future(_settled(future)).add_done_callback(lambda _: done.set())
+            for rank, future in enumerate(futures):
+                asyncio.ensure_future(_settled(future, rank, outcomes, done))
 
         self._client.loop.add_callback(watch)
         results: dict[int, object] = {}
         while True:
             done.clear()  # (before the look: a future done after it wakes the wait below)
-            for rank, future in enumerate(futures):
-                if rank in results or not future.done():
-                    continue
-                try:
-                    results[rank] = future.result()
-                except OSError:  # its worker is gone: the job ends, and says why
+            for rank, (ok, value) in list(outcomes.items()):
+                if ok:
+                    results[rank] = value
+                elif isinstance(value, OSError):  # its worker is gone: the job ends, says why
                     self._job_ended(JOB_GRACE_SECONDS)
                     raise self._failed("the connection to a worker", rank) from None
-                except Exception as error:
+                else:
                     self._stop()
                     raise WorkerError(
                         f"rank {rank} of {self.size} ({self._device(rank)}) failed: "
-                        f"{type(error).__name__}: {error}; every worker was stopped (the next "
+                        f"{type(value).__name__}: {value}; every worker was stopped (the next "
                         "run starts new ones)"
-                    ) from error
+                    ) from value
             if len(results) == len(futures):
                 return [results[rank] for rank in taken or range(len(futures))]
             if self._job.poll() is not None:
@@ -481,12 +479,14 @@ class _Rank:
         return _run_on_worker(token, part, primitive, backend, run, handed)
 
 
-async def _settled(future) -> None:
-    """Await an actor's future, whatever its outcome (its waiter reads it)."""
+async def _settled(future, rank: int, outcomes: dict, done: threading.Event) -> None:
+    """Await an actor's future: ``outcomes[rank]`` its (True, result) or (False, error), then
+    ``done`` set (the waiter reads it there, with no further trip to the event loop)."""
     try:
-        await future
-    except BaseException:  # (read by the waiter, with the rank it names)
-        pass
+        outcomes[rank] = (True, await future)
+    except Exception as error:
+        outcomes[rank] = (False, error)
+    done.set()
 
 
 def _run_on_worker(token: tuple, graph, primitive, backend, run: dict, handed: HandOver):
