@@ -484,9 +484,12 @@ async def _settled(future, rank: int, outcomes: dict, done: threading.Event) -> 
     ``done`` set (the waiter reads it there, with no further trip to the event loop)."""
     try:
         outcomes[rank] = (True, await future)
-    except Exception as error:
+    except BaseException as error:  # (cancelled too: the waiter must not wait on for it)
         outcomes[rank] = (False, error)
-    done.set()
+        if not isinstance(error, Exception):
+            raise
+    finally:
+        done.set()
 
 
 def _run_on_worker(token: tuple, graph, primitive, backend, run: dict, handed: HandOver):
