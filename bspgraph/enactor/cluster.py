@@ -251,27 +251,27 @@ class Cluster:
         )
         self._finalizer = weakref.finalize(self, _ended, self._job.pid, self._prefix)  # (exit too)
         started = time.monotonic()
-        while len(self._client.scheduler_info()["workers"]) < self.size:
-            if self._job.poll() is not None or time.monotonic() - started > START_TIMEOUT:
-                cause = self._cause()
-                self._stop()
-                raise DeviceError(f"bg.cluster: {self.size} workers did not start: {cause}")
-            time.sleep(0.05)
+        self._starting(lambda: len(self._client.scheduler_info()["workers"]) >= self.size, started)
         made = [  # an actor on each worker: a call goes to it straight, not through tasks
             self._client.submit(_Rank, actor=True, workers=[w], allow_other_workers=False)
             for w in self._client.scheduler_info()["workers"]
         ]
-        while not all(future.done() for future in made):
-            if self._job.poll() is not None:
-                cause = self._cause()
-                self._stop()
-                raise DeviceError(f"bg.cluster: {self.size} workers did not start: {cause}")
-            time.sleep(JOB_POLL_SECONDS)
+        self._starting(lambda: all(future.done() for future in made), started)
         actors = [future.result() for future in made]
         ranks = self._wait([actor.rank() for actor in actors])
         self._actors = [actor for _, actor in sorted(zip(ranks, actors), key=lambda p: p[0])]
         self._pids = {pid: rank for rank, pid in ranks}
         self._held.clear()
+
+    def _starting(self, ready, started: float) -> None:
+        """Wait until ``ready()``; a DeviceError (the job stopped) where the workers' job ends
+        first or START_TIMEOUT seconds pass from ``started``."""
+        while not ready():
+            if self._job.poll() is not None or time.monotonic() - started > START_TIMEOUT:
+                cause = self._cause()
+                self._stop()
+                raise DeviceError(f"bg.cluster: {self.size} workers did not start: {cause}")
+            time.sleep(JOB_POLL_SECONDS)
 
     def _wait(self, futures, taken: list[int] | None = None) -> list:
         """The results of the actors' futures ``taken`` (default all), once every one is
