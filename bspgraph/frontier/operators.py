@@ -336,19 +336,24 @@ def link_replaced(graph, parent, previous, frontier: Frontier) -> bool:
     if graph.context.global_view:
         return False
     backend = graph.backend
-    if frontier.wide:
-        replaced = backend.nonzero(previous != parent, parent.dtype)
+    if frontier.wide:  # the replaced non-roots in one pass; the rest of previous as a copy
+        ids = graph.cached(
+            ("vertex ids", parent.dtype),
+            lambda: graph.xp.arange(graph.num_vertices, dtype=parent.dtype),
+        )
+        moved = backend.nonzero((previous != parent) & (previous != ids), parent.dtype)
+        tails, heads = previous.take(moved), parent.take(moved)
+        previous[...] = parent
     else:
         ids = backend.index(frontier.ids)
         replaced = ids.take(backend.nonzero(previous.take(ids) != parent.take(ids), ids.dtype))
-    if replaced.shape[0] == 0:
-        return False
-    tails, heads = previous.take(replaced), parent.take(replaced)
-    previous[replaced] = heads
-    moved = backend.nonzero(tails != replaced, replaced.dtype)  # not a root: split from its tree
+        tails, heads = previous.take(replaced), parent.take(replaced)
+        previous[replaced] = heads
+        moved = backend.nonzero(tails != replaced, replaced.dtype)  # not a root: split off
+        tails, heads = tails.take(moved), heads.take(moved)
     if moved.shape[0] == 0:
         return False
-    link_pairs(graph, parent, tails.take(moved), heads.take(moved))
+    link_pairs(graph, parent, tails, heads)
     return True
 
 

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .. import frontier as fr
-from ..backend import ops, to_host
+from ..backend import ops
 from ..enactor import Primitive, State, Stats, enact
 from ..frontier.operators import prepare_sample
 from ..graph.graph import register_preparation
@@ -41,34 +41,29 @@ class CC(Primitive):
 
     def step(self, graph, frontier, state, iteration):
         labels = state.labels
-        # The first superstep links along each vertex's first SAMPLE edges only (Afforest's
-        # sampling: that joins most of a large component cheaply); the next along every edge
-        # but those inside the largest component (Afforest's skip). (On several devices each
-        # starts with only its own vertices, so a choice by frontier could differ between
-        # devices, and a device that pushes and one that pulls would both skip the edges
-        # between them.) Then every edge is in some device's forest. What the min of the
-        # labels loses on a device is only where another device's smaller label y replaced
-        # its label x at a vertex: that splits the vertex from x's tree, and linking the pair
-        # (x, y) rejoins the two trees. So the superstep over every edge first links those
-        # pairs, and later ones link nothing else: no edge is read again.
-        sampled = _sampled_supersteps(graph)
-        if iteration < sampled:
-            _link(graph, labels, sample=SAMPLE)
-        elif iteration > sampled:
-            fr.link_replaced(graph, labels, state.previous, frontier)
-        elif sampled:
-            largest = _most_common(graph, labels)  # before the pairs: the same on every device
-            if fr.link_replaced(graph, labels, state.previous, frontier):
+        if iteration == 0:
+            # On a graph of long lists, link along each vertex's first SAMPLE edges (Afforest's
+            # sampling joins most of a large component cheaply), then along every edge but
+            # those of the vertices in the hub's tree (Afforest's skip). Then every edge is
+            # in some device's forest. Else along every edge.
+            if _sampled(graph):
+                _link(graph, labels, sample=SAMPLE)
                 fr.flatten(graph, labels)
-            _link(graph, labels, frontier=_outside(graph, labels, largest))
+                _link(graph, labels, frontier=_outside(graph, labels, _hub(graph)))
+            else:
+                _link(graph, labels)
         else:
-            _link(graph, labels)
+            # What the min of the labels loses on a device is only where another device's
+            # smaller label y replaced its label x at a vertex: that splits the vertex from
+            # x's tree, and linking the pair (x, y) rejoins the two trees. So later supersteps
+            # link those pairs, and nothing else: no edge is read again.
+            fr.link_replaced(graph, labels, state.previous, frontier)
         return fr.flatten(graph, labels, since=state.previous)  # the labels this step changed
 
     def converged(self, graph, frontier, state, iteration):
-        """A vote to halt after the superstep that linked along every edge: union-find has
-        seen them all (labels that arrive then are linked as pairs until none changes one)."""
-        return iteration > _sampled_supersteps(graph)
+        """A vote to halt after the first superstep (``iteration`` counts those done): union-find
+        has seen every edge (labels that arrive then are linked as pairs until none changes one)."""
+        return iteration > 0
 
     def traversed_edges(self, graph, state):
         return graph.num_edges
@@ -77,10 +72,10 @@ class CC(Primitive):
         super().prepare(graph)
         directions = ("out", "in") if graph.directed else ("out",)
         lists = [graph.forward, graph.reverse] if graph.directed else [graph.forward]
-        if _sampled_supersteps(graph):
+        if _sampled(graph):
             for direction in directions:  # the first superstep's samples
                 prepare_sample(graph, direction, SAMPLE)
-            _has_edges(graph)  # the skip's
+            _has_edges(graph), _hub(graph)  # the skip's
             lists += [graph.cache[("first entries", d, SAMPLE)] for d in directions]
         for csr in lists:  # union-find's links over every row
             ops.prepare_rows(graph.backend, csr.offsets)
@@ -96,37 +91,36 @@ def _link(graph, labels, *, frontier=None, sample=None) -> None:
         fr.link(graph, labels, direction="in", frontier=frontier, sample=sample)
 
 
-def _outside(graph, labels, vertex: int):
-    """The vertices that have edges and are outside ``vertex``'s tree, the labels being stars
-    (Afforest's skip: ``vertex`` is the most common label after sampling, the giant
-    component's; an edge between two vertices of its tree joins nothing, and an edge from it
-    to a vertex outside is in that vertex's lists). On several devices ``vertex`` is the same
-    on all, read before the trees part: wherever a device skips an edge, its two ends are
-    each joined to ``vertex`` on the devices that hold their lists."""
+def _outside(graph, labels, hub: int):
+    """The vertices that have edges and are outside ``hub``'s tree, the labels being stars
+    (Afforest's skip, with the hub's tree for the most common label: the giant component's
+    on the graphs sampling is for). An edge between two vertices of the hub's tree joins
+    nothing, and an edge from it to a vertex outside is in that vertex's lists. On several
+    devices, wherever a device skips an edge, its two ends are each joined to the hub on the
+    devices that hold their lists: the hub is the one vertex in every device's skip."""
     return fr.Frontier.from_mask(
-        graph, ops.differs_from(graph.backend, labels, vertex, _has_edges(graph))
+        graph, ops.differs_from(graph.backend, labels, hub, _has_edges(graph))
     )
 
 
 def _has_edges(graph):
-    """A bool per vertex: it has an out- or in-edge in the whole graph (cached)."""
+    """A bool per vertex: ``graph`` holds an out- or in-edge of it (on a device of several,
+    its own vertices only: the others' lists are elsewhere; cached)."""
+    return graph.cached(("cc: has edges",), lambda: (graph.out_degree() | graph.in_degree()) > 0)
+
+
+def _hub(graph) -> int:
+    """The vertex of most out- and in-edges in the whole graph (cached: the same on every
+    device)."""
     out_degree, in_degree, _ = graph.cost_degrees()
-    return graph.cached(("cc: has edges",), lambda: (out_degree | in_degree) > 0)
+    degree = out_degree + in_degree if graph.directed else out_degree
+    return graph.cached(("cc: hub",), lambda: int(graph.xp.argmax(degree)))
 
 
-def _most_common(graph, labels) -> int:
-    """The most common label among 1,024 vertices spread evenly over the ids (Afforest picks
-    them at random; a fixed stride gives every device the same vertices)."""
-    picked = to_host(labels[:: max(1, graph.num_vertices // 1024)])  # one small copy
-    values, counts = np.unique(picked, return_counts=True)
-    return int(values[counts.argmax()])
-
-
-def _sampled_supersteps(graph) -> int:
-    """1 on a graph whose lists average more than 4 * SAMPLE edges; else 0 (a grid's first
-    two edges are half of its edges: a sampled superstep would cost about as much as one
-    over every edge)."""
-    return 1 if graph.cost_degrees()[2] > 4 * SAMPLE * graph.num_vertices else 0
+def _sampled(graph) -> bool:
+    """Whether the lists average more than 4 * SAMPLE edges (a grid's first two edges are
+    half of its edges: sampling would cost about as much as linking every edge)."""
+    return graph.cost_degrees()[2] > 4 * SAMPLE * graph.num_vertices
 
 
 def connected_components(graph, **run) -> CCResult:
@@ -135,13 +129,15 @@ def connected_components(graph, **run) -> CCResult:
     Afforest (Sutton et al.): union-find links the two ends of edges (``fr.link``: a tree's
     root hooks under a smaller vertex), then pointer jumping (``labels = labels[labels]``)
     flattens every tree to a star. On a graph of more than 8 edges a vertex on average, the
-    first superstep links along each vertex's first two edges only (sampling); the next skips
-    the edges inside the most common label, the giant component. On one device that is the
-    answer. On several, each links its own vertices' edges and the labels meet by min, which
-    on a device can only split a vertex from its tree where another device's smaller label
-    replaced its own: later supersteps link just those pairs (old label, new label) with
-    ``fr.link_pairs``, never an edge again, until no label changes (the skip's label is read
-    before any pair is linked, so that it is the same on every device). Edge directions are
+    first superstep links along each vertex's first two edges only (sampling), then along
+    every edge but those of the vertices in the tree of the vertex of most edges (Afforest
+    skips the most common label's: on the graphs that sampling is for, the same giant
+    component; the hub is one vertex that every device names alike, so that sampling and the
+    skip share one superstep on several devices too). On one device that is the answer. On
+    several, each links its own vertices' edges and the labels meet by min, which on a device
+    can only split a vertex from its tree where another device's smaller label replaced its
+    own: later supersteps link just those pairs (old label, new label) with
+    ``fr.link_pairs``, never an edge again, until no label changes. Edge directions are
     ignored, so a directed graph gets its weakly connected components.
 
     Parameters

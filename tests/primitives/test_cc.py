@@ -52,7 +52,7 @@ def test_cc_literal_cases():
 def test_cc_dense_graphs_sample_first(directed, seed):
     """More than 8 edges a vertex on average: the first superstep links along each vertex's
     first two edges only, and the answer is still networkx's (components of every size), on
-    one device (in two supersteps: union-find over every edge is done) and on several."""
+    one device (in one superstep: union-find over every edge is done) and on several."""
     rng = np.random.default_rng(seed)
     n, m = 400, 5000
     src, dst = rng.integers(0, 300, m), rng.integers(0, 300, m)  # 300..399 stay isolated
@@ -64,7 +64,7 @@ def test_cc_dense_graphs_sample_first(directed, seed):
     nx_graph.add_edges_from(zip(src.tolist(), dst.tolist()))
     result = bg.connected_components(graph)
     np.testing.assert_array_equal(result.labels, expected_labels(nx_graph))
-    assert result.stats.iterations == 2  # one sampled superstep, one over every other edge
+    assert result.stats.iterations == 1  # the sampled lists, then every edge outside the hub's tree
     for run in (
         {"devices": 3, "partitioner": "random"},
         {"devices": 2, "partitioner": "edge_balanced", "communicator": "butterfly"},
@@ -96,6 +96,29 @@ def test_cc_largest_component_hooks_under_a_smaller_label(directed):
         {"devices": 2, "communicator": "butterfly"},
     ):
         np.testing.assert_array_equal(bg.connected_components(graph, **run).labels, expected)
+
+
+@pytest.mark.parametrize("directed", [False, True])
+def test_cc_skips_the_hub_s_tree_outside_the_giant_component(directed):
+    """The skip leaves out the tree of the vertex of most edges, the same vertex on every
+    device: here a star's centre (120 edges) beside a giant component whose vertices have
+    about 40, so that every edge of the giant is linked; the answer is networkx's on one
+    device and on several."""
+    from bspgraph.primitives import cc
+
+    rng = np.random.default_rng(3)
+    src, dst = rng.integers(0, 300, 6000), rng.integers(0, 300, 6000)
+    leaves = np.arange(380, 500)
+    src = np.concatenate([src, np.full(leaves.shape, 350)])
+    dst = np.concatenate([dst, leaves])
+    graph = bg.Graph.from_edges(src, dst, num_vertices=500, directed=directed, backend="numpy")
+    assert cc._sampled(graph) and cc._hub(graph) == 350
+    nx_graph = (nx.DiGraph if directed else nx.Graph)()
+    nx_graph.add_nodes_from(range(500))
+    nx_graph.add_edges_from(zip(src.tolist(), dst.tolist()))
+    for run in ({}, {"devices": 3, "partitioner": "random"}, {"devices": 4}):
+        labels = bg.connected_components(graph, **run).labels
+        np.testing.assert_array_equal(labels, expected_labels(nx_graph))
 
 
 def _rmat(scale, edge_factor, directed):
@@ -141,12 +164,12 @@ def test_cc_on_several_devices_reads_no_edge_after_the_full_link(
     monkeypatch.setattr(cc, "_link", lambda *a, **k: linked_in.append(current[-1]) or link(*a, **k))
     for edge_factor in (16, 2):
         graph = _rmat(10, edge_factor, directed)
-        sampled = cc._sampled_supersteps(graph)
+        assert cc._sampled(graph) == (edge_factor == 16)
         linked_in.clear()
         result = bg.connected_components(graph, devices=devices, partitioner=partitioner)
         np.testing.assert_array_equal(result.labels, expected_labels(_nx_of(graph)))
-        assert set(linked_in) == set(range(sampled + 1))
-        assert result.stats.iterations <= sampled + 4
+        assert set(linked_in) == {0}
+        assert result.stats.iterations <= 4
 
 
 def test_cc_lifts():
@@ -171,7 +194,7 @@ def test_cc_lifts():
 def cc_sampled(graph):
     from bspgraph.primitives import cc
 
-    return cc._sampled_supersteps(graph) == 1
+    return cc._sampled(graph)
 
 
 @pytest.mark.parametrize("directed", [True, False])
