@@ -1,10 +1,12 @@
 """bg.cluster: runs from one Python call on worker processes, one a device (an MPI job of
 NumPy workers here, driven through Dask), equal to networkx; faults end a call with one error."""
 
+import importlib
 import os
 import signal
 import sys
 import time
+import warnings
 
 import networkx as nx
 import numpy as np
@@ -280,3 +282,53 @@ def test_a_result_goes_when_the_caller_drops_it(workers):
     finally:
         if collecting:
             gc.enable()
+
+
+@pytest.mark.parametrize(
+    ("ids", "backend", "gpus", "expected"),
+    [
+        ([0, 1], "cupy", 2, "cupy"),
+        ([0, 1, 2, 3], None, 4, "cupy"),
+        ([0, 0], "cupy", 2, None),  # parts of one GPU: this process
+        ([1, 2], "cupy", 4, None),  # other ids: this process
+        ([0], "cupy", 2, None),
+        ([0, 1], "numpy", 2, None),  # NumPy virtual devices: this process
+        ([0, 1], "cupy", 1, None),  # more GPUs than the machine has: this process says so
+    ],
+)
+def test_which_device_lists_go_to_gpu_workers(monkeypatch, ids, backend, gpus, expected):
+    loop = importlib.import_module("bspgraph.enactor.loop")
+    monkeypatch.setattr(loop, "gpu_count", lambda: gpus)
+    monkeypatch.setattr("bspgraph.backend.select.gpu_count", lambda: gpus)
+    assert loop._on_gpus(ids, backend) == expected
+
+
+def test_devices_on_gpus_go_to_workers_started_once_and_kept(monkeypatch):
+    """A run with ``devices=P`` on GPUs and no cluster named goes to P worker processes,
+    started by the first such run (which says so), kept for the next ones (nothing sent or
+    set up again), and stopped for another P (NumPy workers stand in for GPU ones here)."""
+    loop = importlib.import_module("bspgraph.enactor.loop")
+    running = importlib.import_module("bspgraph.enactor.running")
+    monkeypatch.setattr(loop, "_on_gpus", lambda ids, backend: "numpy" if len(ids) > 1 else None)
+    g = _graph(40, seed=7)
+    graph = bg.Graph.from_networkx(g, weight="weight", backend="numpy")
+    hops = nx.single_source_shortest_path_length(g, 0)
+    try:
+        with pytest.warns(UserWarning, match="2 worker processes, one a GPU, started now"):
+            first = bg.bfs(graph, 0, devices=2)
+        workers = running.GPU_WORKERS.cluster
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")  # (said once)
+            again = bg.bfs(graph, 0, devices=2)
+        assert running.GPU_WORKERS.cluster is workers and "running" in repr(workers)
+        assert again.stats.setup_seconds == 0 and again.stats.devices == 2
+        assert all(first.depth[v] == again.depth[v] == hops.get(v, -1) for v in g)
+        with pytest.warns(UserWarning, match="3 worker processes"):
+            distance = bg.sssp(graph, 0, devices=3).distance
+        assert running.GPU_WORKERS.cluster is not workers and "stopped" in repr(workers)
+        lengths = nx.single_source_dijkstra_path_length(g, 0)
+        assert all(distance[v] == lengths[v] for v in lengths)
+    finally:
+        if running.GPU_WORKERS.cluster is not None:
+            running.GPU_WORKERS.cluster.close()
+            running.GPU_WORKERS.cluster = None

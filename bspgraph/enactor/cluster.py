@@ -61,7 +61,7 @@ from ..backend import to_host
 from ..exceptions import DeviceError, WorkerError
 from .layout import cut, partitioner_of
 from .loop import enact
-from .running import RUNNER
+from .running import GPU_WORKERS, RUNNER
 
 START_TIMEOUT = 120.0  # seconds for P workers to join the scheduler
 JOB_POLL_SECONDS = 0.05  # how often a run looks at its workers' job (results wake it at once)
@@ -388,6 +388,9 @@ class Cluster:
         if token is None:
             token = self._tokens[graph] = next(self._numbers)
         return token
+
+
+GPU_WORKERS.start = Cluster  # (runs with devices=P on GPUs, no cluster named: workers)
 
 
 def _ended(pid: int, prefix: str) -> None:

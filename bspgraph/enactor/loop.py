@@ -6,15 +6,17 @@ import copy
 import functools
 import inspect
 import time
+import warnings
 from typing import Any
 
 import numpy as np
 
 from .. import memory
-from ..backend import choose, clock, get_backend
+from ..backend import choose, clock, get_backend, gpu_count
 from .checks import Reference, Watch, snapshot, verify
 from .contract import Primitive, contract_of
 from .relabel import check_declarations
+from .running import GPU_WORKERS
 from .running import current as current_cluster
 from .state import allocate, gather
 from .stats import Stats
@@ -40,7 +42,10 @@ def enact(
     ``devices`` is a count or a list of device ids (default 1; a repeated id runs several parts
     on one GPU, ``devices=[0, 0]``); with more than one, the graph is
     partitioned by ``partitioner`` and updates travel by ``communicator``, as the lifting
-    contract says (:mod:`bspgraph.enactor.contract`).
+    contract says (:mod:`bspgraph.enactor.contract`). On GPUs 0 .. P-1 of this machine (no
+    ``transport`` or ``cluster`` given) the run goes to P worker processes, one a GPU, as
+    ``mpiexec -n P`` runs it: started by the first such run, which says so once, and kept
+    for later runs (:mod:`.running`); NumPy virtual devices and other lists run here.
     ``backend`` is "numpy", "cupy" or None: on one device, the graph's own backend for a graph
     on a GPU, else CuPy when a GPU is usable and the graph has SMALL_GRAPH_EDGES edges or
     more, else NumPy (:func:`bspgraph.backend.choose`; ``stats.backend`` and
@@ -70,6 +75,8 @@ def enact(
     """
     _check_params(primitive, params)
     cluster = cluster or current_cluster()
+    if cluster is None and transport is None and devices is not None:
+        cluster = _gpu_workers(_device_ids(devices), backend)
     if cluster is not None:  # every worker runs it, one rank a device
         return cluster.enact(
             primitive,
@@ -220,6 +227,46 @@ def _init_parameters(kind: type) -> frozenset | None:
     if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters):
         return None
     return frozenset(p.name for p in parameters)
+
+
+def _gpu_workers(device_ids: list[int], backend):
+    """The workers (one process a GPU: :data:`~.running.GPU_WORKERS`) that a run on
+    ``device_ids`` goes to: GPUs 0 .. P-1 of this machine, P >= 2, on CuPy, where bg.cluster
+    can start them; else None (the run stays in this process: NumPy virtual devices, parts of
+    one GPU, other ids, or no engine, which a warning says once)."""
+    name = _on_gpus(device_ids, backend)
+    if name is None:
+        return None
+    if not _engine():
+        warnings.warn(
+            f"devices={device_ids}: every GPU runs from this process, one after the other; "
+            "pip install 'bspgraph[engine]' (Dask's distributed, mpi4py, MPICH) for a process "
+            "a GPU",
+            stacklevel=3,
+        )
+        return None
+    return GPU_WORKERS.for_run(device_ids, name)
+
+
+def _on_gpus(device_ids: list[int], backend) -> str | None:
+    """ "cupy" where ``device_ids`` are GPUs 0 .. P-1 (P >= 2) of this machine and the run is
+    on CuPy; else None."""
+    size = len(device_ids)
+    if size < 2 or device_ids != list(range(size)) or gpu_count() < size:
+        return None
+    name, _ = choose(backend, None, by_size=False)
+    return "cupy" if getattr(name, "name", name) == "cupy" else None
+
+
+@functools.cache
+def _engine() -> bool:
+    """Whether bg.cluster can start workers here: ``mpiexec``, mpi4py and Dask's
+    distributed."""
+    import importlib.util
+    import shutil
+
+    modules = ("distributed", "mpi4py")
+    return shutil.which("mpiexec") is not None and all(importlib.util.find_spec(m) for m in modules)
 
 
 def _device_ids(devices) -> list[int]:

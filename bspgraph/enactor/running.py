@@ -1,11 +1,49 @@
 """Where the runs of this context go: the cluster of the innermost ``with bg.cluster(P)``
-block (None: this process). The enactor reads it; :mod:`.cluster` sets it."""
+block, else, for a run with ``devices=P`` on GPUs, the workers this process started for
+such runs (None: this process). The enactor reads it; :mod:`.cluster` sets it."""
 
 from __future__ import annotations
 
 import contextvars
+import warnings
 
 RUNNER: contextvars.ContextVar = contextvars.ContextVar("bspgraph_cluster", default=None)
+
+
+class GPUWorkers:
+    """The workers, one process a GPU, that runs with ``devices=P`` on GPUs go to when no
+    cluster is named: started by the first such run (which says so once), kept for the next
+    ones, and stopped for another P (or with the process). ``start(P, backend=...)``: how to
+    start them (``bg.cluster``'s class, which sets it where it is defined)."""
+
+    def __init__(self) -> None:
+        self.start = None
+        self.cluster = None
+
+    def for_run(self, device_ids: list[int], backend: str):
+        """The cluster a run on ``device_ids`` (GPUs 0 .. P-1, P >= 2) goes to, started or
+        kept; None where no cluster can start (no ``start``: bg.cluster's module not loaded)."""
+        size = len(device_ids)
+        if self.start is None:
+            return None
+        if self.cluster is not None and (self.cluster.size, self.cluster.backend) != (
+            size,
+            backend,
+        ):
+            self.cluster.close()
+            self.cluster = None
+        if self.cluster is None:
+            warnings.warn(
+                f"devices={device_ids}: the run goes to {size} worker processes, one a GPU, "
+                f"started now and kept for later runs (bg.cluster({size}) starts, reuses and "
+                "closes them explicitly)",
+                stacklevel=4,
+            )
+            self.cluster = self.start(size, backend=backend)
+        return self.cluster
+
+
+GPU_WORKERS = GPUWorkers()
 
 
 def current():
