@@ -278,7 +278,8 @@ def test_two_gpus_of_one_process_copy_messages_to_their_receivers(partitioner):
     if gpu_count() < 2:
         pytest.skip("needs 2 GPUs")
     graph = bg.generators.rmat(20, 16, seed=3, weights=True, backend="cupy")
-    run = {"devices": [0, 1], "partitioner": partitioner, "communicator": "selective"}
+    run = {"devices": [0, 1], "transport": "local"}  # (without it: a worker process a GPU)
+    run.update(partitioner=partitioner, communicator="selective")
     for direction in ("push", "auto"):
         np.testing.assert_array_equal(
             bg.bfs(graph, 1, direction=direction, **run).depth,
