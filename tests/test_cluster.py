@@ -188,19 +188,23 @@ def test_a_launcher_s_boxed_message_is_the_cause_given():
 
 def test_open_mpi_s_launcher_places_and_reports_as_mpich_s(tmp_path):
     """Open MPI's mpiexec (the GPU machines'): hosts= places ranks with --host, oversubscribed
-    and in turn over the hosts (MPICH: -hosts); a rank that dies is named from its notice."""
-    from bspgraph.enactor.cluster import _launcher, _open_mpi_noticed, _placed_on
+    and in turn over the hosts (MPICH: -hosts), and no rank is bound to a core (Open MPI binds
+    one or two ranks to a core each by default: a worker's threads would share it); a rank that
+    dies is named from its notice."""
+    from bspgraph.enactor.cluster import _launcher, _open_mpi_noticed, _placement
 
     fake = tmp_path / "mpiexec"
     fake.write_text("#!/bin/sh\necho 'mpiexec (OpenRTE) 4.1.6'\n")
     fake.chmod(0o755)
     assert _launcher(str(fake)) == "Open MPI"
-    placed = ["--host", "a,b", "--oversubscribe", "--map-by", "node"]
-    assert _placed_on(str(fake), ["a", "b"]) == placed
+    placed = ["--host", "a,b", "--oversubscribe", "--map-by", "node", "--bind-to", "none"]
+    assert _placement(str(fake), ["a", "b"]) == placed
+    assert _placement(str(fake), None) == ["--bind-to", "none"]
     hydra = tmp_path / "hydra"
     hydra.write_text("#!/bin/sh\necho 'HYDRA build details:'\n")
     hydra.chmod(0o755)
-    assert _placed_on(str(hydra), ["a", "b"]) == ["-hosts", "a,b"]
+    assert _placement(str(hydra), ["a", "b"]) == ["-hosts", "a,b"]
+    assert _placement(str(hydra), None) == []
     border = "-" * 74
     text = (
         f"{border}\nPrimary job  terminated normally, but 1 process returned\n{border}\n"

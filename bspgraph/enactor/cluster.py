@@ -239,9 +239,8 @@ class Cluster:
         address = self._scheduler.scheduler_address
         if self.hosts is not None:  # (0.0.0.0: reached by this machine's name)
             address = f"tcp://{socket.gethostname()}:{address.rsplit(':', 1)[1]}"
-        placed = [] if self.hosts is None else _placed_on(mpiexec, self.hosts)
         self._job = subprocess.Popen(
-            [mpiexec, *placed, "-n", str(self.size), sys.executable]
+            [mpiexec, *_placement(mpiexec, self.hosts), "-n", str(self.size), sys.executable]
             + ["-m", "distributed.cli.dask_worker", address, "--nthreads", "1", "--no-nanny"]
             + ["--no-dashboard", "--death-timeout", "60"],  # (this process gone: they go)
             stdout=self._log,
@@ -419,12 +418,17 @@ def _kill_group(pid: int) -> None:
 _HELD: dict = {}  # in a worker: its transport, and the graphs it was sent by token
 
 
-def _placed_on(mpiexec: str, hosts: list[str]) -> list[str]:
-    """``mpiexec``'s options that place its ranks on ``hosts`` in turn: MPICH's ``-hosts``,
-    or Open MPI's ``--host`` (which counts one slot a host unless told to oversubscribe)."""
+def _placement(mpiexec: str, hosts: list[str] | None) -> list[str]:
+    """``mpiexec``'s options that place its ranks: on ``hosts`` in turn (None: this machine),
+    MPICH's ``-hosts`` or Open MPI's ``--host`` (which counts one slot a host unless told to
+    oversubscribe); and with Open MPI bound to no core, as the benchmarks' ``mpiexec
+    --bind-to none`` (its default binds each of one or two ranks to one core, where a
+    worker's threads, the run's, Dask's event loop and NCCL's proxy, would take turns; MPICH
+    binds none)."""
     if _launcher(mpiexec) == "Open MPI":
-        return ["--host", ",".join(hosts), "--oversubscribe", "--map-by", "node"]
-    return ["-hosts", ",".join(hosts)]
+        placed = [] if hosts is None else ["--host", ",".join(hosts), "--oversubscribe"]
+        return [*placed, *(["--map-by", "node"] if hosts else []), "--bind-to", "none"]
+    return [] if hosts is None else ["-hosts", ",".join(hosts)]
 
 
 @functools.cache
