@@ -425,10 +425,12 @@ def _placement(mpiexec: str, hosts: list[str] | None) -> list[str]:
     --bind-to none`` (its default binds each of one or two ranks to one core, where a
     worker's threads, the run's, Dask's event loop and NCCL's proxy, would take turns; MPICH
     binds none)."""
-    if _launcher(mpiexec) == "Open MPI":
-        placed = [] if hosts is None else ["--host", ",".join(hosts), "--oversubscribe"]
-        return [*placed, *(["--map-by", "node"] if hosts else []), "--bind-to", "none"]
-    return [] if hosts is None else ["-hosts", ",".join(hosts)]
+    if _launcher(mpiexec) != "Open MPI":
+        return [] if hosts is None else ["-hosts", ",".join(hosts)]
+    unbound = ["--bind-to", "none"]
+    if hosts is None:
+        return unbound
+    return ["--host", ",".join(hosts), "--oversubscribe", "--map-by", "node", *unbound]
 
 
 @functools.cache

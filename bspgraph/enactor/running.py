@@ -26,10 +26,8 @@ class GPUWorkers:
         size = len(device_ids)
         if self.start is None:
             return None
-        if self.cluster is not None and (self.cluster.size, self.cluster.backend) != (
-            size,
-            backend,
-        ):
+        kept = self.cluster
+        if kept is not None and (kept.size, kept.backend) != (size, backend):
             self.cluster.close()
             self.cluster = None
         if self.cluster is None:

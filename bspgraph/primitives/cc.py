@@ -112,9 +112,12 @@ def _has_edges(graph):
 def _hub(graph) -> int:
     """The vertex of most out- and in-edges in the whole graph (cached: the same on every
     device)."""
-    out_degree, in_degree, _ = graph.cost_degrees()
-    degree = out_degree + in_degree if graph.directed else out_degree
-    return graph.cached(("cc: hub",), lambda: int(graph.xp.argmax(degree)))
+
+    def hub() -> int:
+        out_degree, in_degree, _ = graph.cost_degrees()
+        return int(graph.xp.argmax(out_degree + in_degree if graph.directed else out_degree))
+
+    return graph.cached(("cc: hub",), hub)
 
 
 def _sampled(graph) -> bool:
