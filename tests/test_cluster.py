@@ -69,6 +69,24 @@ def test_every_primitive_on_two_workers_equals_networkx(workers):
     _check_every_primitive(_graph(), {"cluster": workers})  # (NaN: a sampled source, as nx)
 
 
+def test_workers_run_without_dask_s_profiler_and_monitors(workers):
+    def settings():
+        import dask
+
+        return [
+            dask.config.get(key)
+            for key in (
+                "distributed.worker.profile.enabled",
+                "distributed.admin.system-monitor.interval",
+                "distributed.worker.memory.monitor-interval",
+                "distributed.admin.tick.interval",
+            )
+        ]
+
+    seen = workers._client.run(settings)  # (Dask's own call on every worker)
+    assert list(seen.values()) == [[False, "1h", "1h", "1h"]] * 2
+
+
 @pytest.mark.parametrize("size", [3, 4])
 def test_three_and_four_workers_equal_networkx(size):
     with bg.cluster(size, backend="numpy"):  # every run in the block goes to the workers
