@@ -420,11 +420,11 @@ class Topic:
 
 
 TOPICS = (
-    Topic("One GPU", "gpu-rmat24-h200-eeefc0c.txt", one_gpu),
+    Topic("One GPU", "gpu-rmat24-h200-b94791b.txt", one_gpu),
     Topic("Several GPUs", "x2-nccl-rmat25-h200-faadf1b.txt", several_gpus),
     Topic("One Python call (two GPUs)", "x2-one-call-rmat25-h200-faadf1b.txt", one_call),
     Topic("One Python call (one GPU)", "one-call-1gpu-rmat25-h200-615d38b.txt", one_call),
-    Topic("Parts of one GPU", "parts-h200-rmat25-eeefc0c.txt", parts_of_one_gpu),
+    Topic("Parts of one GPU", "parts-h200-rmat25-b94791b.txt", parts_of_one_gpu),
     Topic("CPU", "cpu-rmat18-gates-044e92b.txt", cpu),
     Topic("Roads and meshes (CPU)", "cpu-roads-411b32d.txt", roads),
     Topic("Roads and meshes (one GPU)", "h200-roads-6683312.txt", roads_gpu),
