@@ -3,11 +3,12 @@
     python -m benchmarks.host_reads                    # rmat12, 2 and 5 parts
     python -m benchmarks.host_reads --scale 14 --devices 2 3 4 5
     python -m benchmarks.host_reads --communicators selective broadcast butterfly:2
+    python -m benchmarks.host_reads --separate         # each part a GPU of its own (a link)
 
 Runs BFS (push and direction-optimising), SSSP, connected components, PageRank and
 betweenness' forward phase (path counts) from the R-MAT graph's highest-degree vertex on ``--devices`` parts (edge_balanced; selective, or each
-of ``--communicators``) with
-``bg.testing.host_reads``: a NumPy backend with a GPU's traits whose every conversion of a
+of ``--communicators``; parts of one GPU, or with ``--separate`` each a GPU of its own, whose
+messages cross a link as between processes) with ``bg.testing.host_reads``: a NumPy backend with a GPU's traits whose every conversion of a
 device value to a host one counts a read. It prints, for each, the reads around the step (the
 enactor's) and within it (NumPy's kernels') superstep by superstep.
 """
@@ -50,14 +51,23 @@ def main(argv=None) -> None:
     parser.add_argument(
         "--communicators", nargs="+", default=["selective"], choices=bg.testing.COMMUNICATORS
     )
+    parser.add_argument(
+        "--separate", action="store_true", help="each part a GPU of its own (messages cross a link)"
+    )
     args = parser.parse_args(argv)
     graph = bg.generators.rmat(args.scale, 16, seed=1, weights=True, backend="numpy")
-    print(f"rmat{args.scale}: host reads a superstep, around the step / within it")
+    where = "GPUs of their own" if args.separate else "parts of one GPU"
+    print(f"rmat{args.scale}, {where}: host reads a superstep, around the step / within it")
     for communicator in args.communicators:
         for parts in args.devices:
             for name, (primitive, params) in runs(graph).items():
                 reads = host_reads(
-                    primitive, graph, devices=parts, communicator=communicator, **params
+                    primitive,
+                    graph,
+                    devices=parts,
+                    communicator=communicator,
+                    separate=args.separate,
+                    **params,
                 )
                 print(
                     f"  {communicator} P={parts} {name:9s} around {reads.superstep}  "

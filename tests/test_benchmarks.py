@@ -55,7 +55,10 @@ def test_host_reads_benchmark_prints_each_primitive_s_reads(capsys):
     out = capsys.readouterr().out
     for name in ("bfs push", "bfs auto", "sssp", "cc", "pagerank"):
         assert f"P=3 {name}" in out
-    assert "pickled collectives 0" in out
+    assert "pickled collectives 0" in out and "parts of one GPU" in out
+    host_reads.main(["--scale", "8", "--devices", "2", "--separate"])
+    out = capsys.readouterr().out
+    assert "GPUs of their own" in out and "P=2 bfs push" in out
 
 
 def test_multi_gpu_benchmark_runs_a_grid(tmp_path):
