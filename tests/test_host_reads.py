@@ -123,6 +123,17 @@ def test_separate_gpus_run_each_ones_work_with_it_current(rmat, name, communicat
             np.testing.assert_allclose(reads.result[output], values, rtol=1e-9)
 
 
+@pytest.mark.parametrize("parts", [2, 3, 5])
+def test_a_light_superstep_across_links_reads_once_a_gpu(rmat, parts):
+    """Parts each a GPU of its own: a package of a few vertices crosses the link unread (its
+    whole buffers and its counts), so BFS's last superstep reads once a GPU, its next
+    frontier's size with the packages' counts, where reading each package's counts before
+    sending it read twice."""
+    graph, source = rmat
+    reads = host_reads(BFS(direction="push"), graph, devices=parts, separate=True, source=source)
+    assert reads.superstep[-1] == parts, reads
+
+
 def test_an_operation_on_another_gpus_array_is_refused():
     """The check can fail: a kernel on device 1's array while device 0 is current."""
     from bspgraph.testing import CrossDeviceError

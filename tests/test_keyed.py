@@ -174,9 +174,10 @@ def test_pieces_and_a_counted_list_are_listed_as_their_entries(graph, follower):
     assert len(pieces[1]) == 0 and len(pieces[0]) == int((owners[sent] == 2).sum())
 
 
-def test_a_piece_is_handed_over_in_one_memory_only():
+def test_a_piece_is_handed_over_in_one_memory_and_crosses_a_link_whole():
     """The in-process transport hands a Piece over as it is, counted once its package's
-    counts are read; across devices (``wire``) it refuses it."""
+    counts are read; across devices (``wire``) its package's whole buffers and counts cross,
+    a copy, counted when sent (its entries once the sender's counts are read)."""
     counts = np.array([0, 2], dtype=np.uint64)
     packed = Packed(np.array([5, 8, 0]), {"depth": np.array([1, 2, 0], np.int32)}, counts)
     local = bg.comm.Local(2)
@@ -190,11 +191,20 @@ def test_a_piece_is_handed_over_in_one_memory_only():
     assert (settled.messages, settled.bytes, settled.max_ids) == (1, 2 * (8 + 4), 2)
     np.testing.assert_array_equal(inbox[1][0].update().ids, [5, 8])
 
-    class Wire(bg.comm.Local):
-        wire = True
-
-    with pytest.raises(ValueError, match="one memory only"):
-        Wire(2).exchange_round([(0, 1, packed.piece(1))], num_vertices=10)
+    sent = Packed(packed.ids.copy(), {"depth": packed.values["depth"].copy()}, counts.copy())
+    inbox, stats = bg.comm.Local(2, wire=True).exchange_round(
+        [(0, 1, sent.piece(1))], num_vertices=10
+    )
+    (arrived,) = inbox[1]
+    assert arrived.crossed and arrived.packed is not sent and arrived.packed.ids is not sent.ids
+    assert (stats.messages, stats.bytes) == (1, 3 * 8 + 2 * 8 + 3 * 4)  # ids, counts, depth
+    sent.learn(counts.tolist())
+    settled = bg.comm.CommStats.of([stats]).settled()
+    assert (settled.messages, settled.bytes, settled.max_ids) == (1, 52, 2)  # not again
+    with pytest.raises(RuntimeError, match="still on the device"):
+        len(arrived)  # the copy's counts: read where it arrived
+    arrived.packed.learn(to_host(arrived.packed.counts).tolist())
+    np.testing.assert_array_equal(arrived.update().ids, [5, 8])
 
 
 @pytest.mark.parametrize("follower", [False, True])

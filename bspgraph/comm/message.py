@@ -130,6 +130,14 @@ class Packed:
         """Keep its ``counts``, read from the device: its pieces' lengths."""
         self.known[:] = [int(count) for count in counts]
 
+    def map(self, convert) -> Packed:
+        """The same package (its whole buffers, its counts) with ``convert`` applied to each
+        of its arrays: a copy on another device, as a link moves it."""
+        values = {name: convert(column) for name, column in self.values.items()}
+        return Packed(
+            convert(self.ids), values, convert(self.counts), list(self.known), self.at_most
+        )
+
 
 @dataclass(frozen=True, eq=False)
 class Piece:
@@ -141,10 +149,16 @@ class Piece:
 
     packed: Packed
     group: int
+    crossed: bool = False  # sent over a link: its package's whole buffers, counted when sent
 
     def __len__(self) -> int:
         start, stop = self._bounds()
         return stop - start
+
+    def moved(self, convert) -> Piece:
+        """This group of a copy of its package (:meth:`Packed.map`): what a receiver across
+        a link gets, the counts still unread."""
+        return Piece(self.packed.map(convert), self.group, crossed=True)
 
     def _bounds(self) -> tuple[int, int]:
         """Where its entries start and end in its package (the counts read)."""
@@ -331,26 +345,34 @@ def wire_bytes(message: Update | Slab | Bits) -> int:
 
 # --- the wire: messages as an int64 header and raw bytes, nothing pickled (MPI, NCCL) ------------
 WIRE_ALIGN = 8  # bytes: every array of a payload starts at a multiple of this
-_KIND = {Slab: 0, Bits: -1, Gathered: -2}  # the second header word of one that is no Update
+_KIND = {Slab: 0, Bits: -1, Gathered: -2, Piece: -3}  # the second header word: no Update
 _KIND_OF = {code: kind for kind, code in _KIND.items()}
 Layout = list[tuple[type, int, list[tuple[str | None, np.dtype, tuple]], Any]]
 
 
-def describe(messages: Sequence[Update | Slab | Bits]) -> np.ndarray:
+def describe(messages: Sequence[Update | Slab | Bits | Piece]) -> np.ndarray:
     """The shapes of ``messages`` as one int64 array: their count, then for each its length,
     the ids' dtype (0 for a Slab, -1 for Bits, -2 for a Gathered Slab, then its block + 1, 0
-    for None) and its column count, and for each column its name's length and UTF-8 bytes,
-    its dtype, number of axes and extra axes' sizes. Reads no array (no GPU synchronisation):
-    a transport whose arrays travel apart (NCCL) sends it ahead of them. :func:`described`
-    reverses it."""
+    for None; -3 for a Piece, its length its package's buffer, then its group, the ids' dtype,
+    how many counts and its package's bound + 1, 0 for None) and its column count, and for
+    each column its name's length and UTF-8 bytes, its dtype, number of axes and extra axes'
+    sizes. Reads no array (no GPU synchronisation): a transport whose arrays travel apart
+    (NCCL) sends it ahead of them. :func:`described` reverses it."""
     header: list[int] = [len(messages)]
     for message in messages:
         if isinstance(message, Update):
             header += [len(message), _dtype_code(message.ids.dtype), len(message.values)]
+        elif isinstance(message, Piece):
+            packed = message.packed
+            bound = 0 if packed.at_most is None else packed.at_most + 1
+            header += [message.capacity, _KIND[Piece], message.group]
+            header += [_dtype_code(packed.ids.dtype), int(packed.counts.shape[0]), bound]
+            header += [len(packed.values)]
         else:
             block = 0 if message.block is None else message.block + 1
             header += [len(message), _KIND[type(message)], block, len(message.values)]
-        for name, column in message.values.items():
+        values = message.packed.values if isinstance(message, Piece) else message.values
+        for name, column in values.items():
             encoded = name.encode()
             header += [
                 len(encoded),
@@ -364,14 +386,19 @@ def describe(messages: Sequence[Update | Slab | Bits]) -> np.ndarray:
 
 def described(header: np.ndarray) -> Layout:
     """What :func:`describe` wrote: for each message its class, its length, each of its
-    arrays in the order they travel (an Update's ids and a Bits' bitmap first, named None)
-    with its name, dtype and whole shape, and its block (None for an Update)."""
+    arrays in the order they travel (an Update's ids, a Bits' bitmap, a Piece's package's ids
+    then counts first, named None and "") with its name, dtype and whole shape, and its block
+    (None for an Update; a Piece's group and bound)."""
     fields = header.tolist()
     at, layout = 1, []
     for _ in range(fields[0]):
         count, code = fields[at : at + 2]
         if code > 0:  # an Update: its ids travel first
             kind, block, arrays, at = Update, None, [(None, _dtype_of(code), (count,))], at + 2
+        elif _KIND_OF[code] is Piece:  # its package's ids and counts first
+            group, ids_code, counts, bound = fields[at + 2 : at + 6]
+            kind, block, at = Piece, (group, bound - 1 if bound else None), at + 6
+            arrays = [(None, _dtype_of(ids_code), (count,)), ("", np.dtype(np.uint64), (counts,))]
         else:
             kind, block, at = _KIND_OF[code], fields[at + 2] - 1, at + 3
             block = None if block < 0 else block
@@ -389,9 +416,12 @@ def described(header: np.ndarray) -> Layout:
     return layout
 
 
-def arrays_of(message: Update | Slab | Bits) -> tuple:
+def arrays_of(message: Update | Slab | Bits | Piece) -> tuple:
     """The arrays of ``message`` in the order they travel: an Update's ids or a Bits' bitmap,
-    then each value."""
+    then each value; a Piece's package whole: its ids, its counts, then each value."""
+    if isinstance(message, Piece):
+        packed = message.packed
+        return (packed.ids, packed.counts, *packed.values.values())
     values = tuple(message.values.values())
     if isinstance(message, Slab):
         return values
@@ -422,6 +452,9 @@ def unpack(header: np.ndarray, payload) -> list[Update | Slab | Bits]:
         first = values.pop(None, None)
         if kind is Update:
             messages.append(Update(first, values))
+        elif kind is Piece:  # a copy of the sender's package, its counts unread
+            counts, (group, bound) = values.pop(""), block
+            messages.append(Piece(Packed(first, values, counts, at_most=bound), group, True))
         elif kind is Bits:
             messages.append(Bits(block, first, count, values))
         else:

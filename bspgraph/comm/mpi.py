@@ -22,6 +22,7 @@ start of its exchange round number ROUND (0-based), raise (``raise``), kill itse
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import signal
 import sys
@@ -34,7 +35,7 @@ import numpy as np
 
 from ..backend import Backend, get_backend, gpu_count, to_host
 from ..exceptions import CommunicationError, DeviceError
-from .message import Slab, Update, arrays_of, pack, unpack, wire_bytes
+from .message import Piece, Slab, Update, arrays_of, pack, unpack, wire_bytes
 from .transport import Inbox, RoundStats, Send, Transport
 
 TIMEOUT_ENV = "BSPGRAPH_MPI_TIMEOUT"
@@ -143,6 +144,7 @@ class MPITransport(Transport):
         self.rounds += 1
         outgoing: list[list[Update]] = [[] for _ in range(self.size)]
         total = largest = 0
+        pending = []  # Pieces: their entries counted once their package's counts are read
         for src, dst, update in sends:
             if src != self.rank or not 0 <= dst < self.size or dst == src:
                 raise ValueError(
@@ -150,17 +152,20 @@ class MPITransport(Transport):
                     f"{self.rank}: expected sends from this rank to another rank in [0, {self.size})"
                 )
             total += wire_bytes(update)
-            largest = max(largest, len(update))
+            if isinstance(update, Piece):
+                pending.append((src, dst, dataclasses.replace(update, crossed=True)))
+            else:
+                largest = max(largest, len(update))
             outgoing[dst].append(update)
-        return outgoing, (len(sends), total, largest)
+        return outgoing, (len(sends), total, largest, tuple(pending))
 
     def _finish_round(self, arrived: list[Update], counts) -> tuple[Inbox, RoundStats]:
         """The inbox (``arrived``, in order of source, for this rank) and the round's stats."""
         inbox: Inbox = [[] for _ in range(self.size)]
         inbox[self.rank] = arrived
-        messages, total, largest = counts
-        ids = sum(len(u) for u in arrived)
-        return inbox, RoundStats(messages, total, largest, ids)
+        messages, total, largest, pending = counts
+        ids = sum(len(u) for u in arrived if not isinstance(u, Piece))
+        return inbox, RoundStats(messages, total, largest, ids, pending)
 
     def _device_backend(self, name) -> Backend:
         backend = get_backend(name)
@@ -174,9 +179,9 @@ class MPITransport(Transport):
         backend.xp.cuda.Device(backend.device).use()  # this rank's GPU for every kernel
         return backend
 
-    def _to_device(self, message: Update | Slab) -> Update | Slab:
-        if self.backend.capabilities.virtual_devices:  # arrays arrive in this process's memory
-            return message
+    def _to_device(self, message: Update | Slab | Piece) -> Update | Slab | Piece:
+        if self.backend.capabilities.virtual_devices or isinstance(message, Piece):
+            return message  # (in this process's memory; a Piece: on this rank's GPU already)
         return message.map(self.backend.asarray)
 
     def _alltoallv(

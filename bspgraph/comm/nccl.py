@@ -44,6 +44,8 @@ class NCCLTransport(MPITransport):
         No GPU, or more ranks on a node than it has GPUs (NCCL needs one GPU per rank).
     """
 
+    carries_counts = True
+
     def __init__(self, comm=None, *, timeout: float | None = None):
         super().__init__(comm, backend="cupy", timeout=timeout)
         from cupy.cuda import nccl

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import abc
 import contextlib
+import dataclasses
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -66,6 +67,10 @@ class Transport(abc.ABC):
     # bytes than the Update; in one memory (False) its arrays are handed over, and a Slab
     # goes where it saves passes over the arrays (the backend's ``dense_share``).
     wire: bool = False
+    # It takes a Piece (a group of a package whose counts are still on the sender's device)
+    # across a link too, as the package's whole buffers and counts: sent unread, the
+    # receiver's kernels reading where its group starts and how many it holds.
+    carries_counts: bool = False
 
     @property
     def distributed(self) -> bool:
@@ -173,6 +178,8 @@ class Local(Transport):
     ([5], 1, 2)
     """
 
+    carries_counts = True
+
     def __init__(
         self, devices: int | Sequence[Backend], *, record: bool = False, wire: bool | None = None
     ):
@@ -211,14 +218,14 @@ class Local(Transport):
         pending = []
         for src, dst, update in sorted(sends, key=lambda send: send[0]):
             self._check(src, dst)
-            if isinstance(update, Piece):  # a view in one memory, its size still counted
-                if self.wire:
-                    raise ValueError(
-                        "Local.exchange_round: a Piece is handed over in one "
-                        "memory only; send its Update across devices"
-                    )
-                inbox[dst].append(update)
-                pending.append((src, dst, update))
+            if isinstance(update, Piece):  # its size still counted on the sender's device
+                if self.wire:  # its package's whole buffers cross: counted now
+                    update = dataclasses.replace(update, crossed=True)
+                    total += wire_bytes(update)
+                    if self.record:
+                        records.append(Message(src, dst, update.capacity, wire_bytes(update)))
+                inbox[dst].append(update if not self.wire else self._moved(update, dst))
+                pending.append((src, dst, update))  # (its entries counted once read)
                 continue
             size, nbytes = len(update), wire_bytes(update)
             total += nbytes
@@ -229,8 +236,13 @@ class Local(Transport):
             inbox[dst].append(self._move(update, dst))
         if self.record:
             self.log.append(records)
+        crossed = sum(piece.crossed for _, _, piece in pending)
         stats = RoundStats(
-            len(sends) - len(pending), total, largest, max(received, default=0), tuple(pending)
+            len(sends) - len(pending) + crossed,
+            total,
+            largest,
+            max(received, default=0),
+            tuple(pending),
         )
         return inbox, stats
 
@@ -240,6 +252,12 @@ class Local(Transport):
                 f"Local.exchange_round: send {src} -> {dst}: expected two different devices "
                 f"in [0, {self.size})"
             )
+
+    def _moved(self, piece: Piece, dst: int) -> Piece:
+        """``piece`` as its receiver gets it across a link: a copy of its package there."""
+        if self.copies or self.backends is None:
+            return piece.moved(lambda array: array.copy())
+        return piece.moved(self.backends[dst].asarray)
 
     def _move(self, message: Update | Slab, dst: int) -> Update | Slab:
         if self.copies:  # a simulated link: a copy, in the same memory

@@ -22,7 +22,10 @@ Update they make certain that is packed by owner from the step's list as it is, 
 of one GPU the Slab they foretell, goes without that read, and the host queues the exchange
 behind the step's kernels (:func:`_chosen_unread`). In one memory such a package goes to its
 receivers unread too, as Pieces (views whose start and count the receivers' kernels read),
-and its counts come back with the next frontiers': one host read a superstep.
+and its counts come back with the next frontiers': one host read a superstep. Across a link
+that carries counts (NCCL; GPUs of one process) a package of at most LENT_BYTES goes unread
+as well, its whole buffers and counts (the receiver gets a Piece of a copy), so that a light
+superstep reads once a GPU there too.
 
 :func:`_enact`'s loop is the contract, a line a rule; :class:`LiftedRun` holds the run's fixed
 parts and a method a phase, and the functions below it are how each phase is done.
@@ -40,7 +43,7 @@ import numpy as np
 
 from .. import comm
 from ..backend import backend_of, fused, get_backend, ops, read_together, to_host, while_alive
-from ..comm.message import Bits, Gathered, Packed, Piece, Slab, Update
+from ..comm.message import Bits, Gathered, Packed, Piece, Slab, Update, wire_bytes
 from ..comm.transport import failing_together
 from ..exceptions import DeviceError
 from ..frontier import Frontier, count_out_edges, read_counts
@@ -60,6 +63,10 @@ from .stats import Stats, Superstep, told
 # given without backends moves nothing: between GPUs, its Updates go through the host.
 HOST = get_backend("numpy")
 KEYED_SHARE = 4  # the keyed kernels list a next frontier while fewer than V / KEYED_SHARE arrive
+# A package of at most these bytes (its whole buffers) crosses a link unread, where the
+# transport carries counts: about 5 us over NVLink, less than the host read it spares and the
+# wait for the step's kernels before it
+LENT_BYTES = 1 << 20
 
 
 def enact_multi(
@@ -164,7 +171,8 @@ class LiftedRun:
     (processes, GPUs of this process; each device choosing for itself) where the pattern is
     direct and every part is one id range (``blocks``); over a link, Bits where the changed
     vertices took one value a column (``bitwise``); in one memory, packages handed to their
-    receivers unread, as views (``handed``: their counts read with the next frontiers')."""
+    receivers unread, as views (``handed``: their counts read with the next frontiers'), and
+    across a link that carries counts, small packages sent unread, whole (``lent``)."""
 
     def __init__(self, primitive, pattern, transport, backends, owner, devices, check) -> None:
         self.primitive, self.pattern, self.transport = primitive, pattern, transport
@@ -190,8 +198,11 @@ class LiftedRun:
         self.bitwise = (
             self.dense and wire and pattern.direct and _bitwise(contract, self.states[local[0]])
         )
+        self.lent = wire and transport.carries_counts  # small packages cross unread
         self.packers = self.each(
-            functools.partial(_packer, primitive, contract, pattern, transport.size, self.handed),
+            functools.partial(
+                _packer, primitive, contract, pattern, transport.size, self.handed or self.lent
+            ),
             devices,
             self.keyed,
             owners,
@@ -348,7 +359,7 @@ class LiftedRun:
             whole,
         )
         if self.packed and not self.handed:  # every part's counts by owner, and its output's
-            messages = _unpacked(self.backends, messages, outputs)  # (one read)
+            messages = _unpacked(self.backends, messages, outputs, self.lent)  # (one read)
         self.unread = [m for m in messages.values() if isinstance(m, Packed)]
         return messages
 
@@ -400,7 +411,8 @@ class LiftedRun:
             dict(enumerate(received)),
             self.reads,
         )
-        unread = [m for m in self.unread if not m.known]  # (beside Slabs: read)
+        crossed = [m.packed for inbox in received if inbox for m in inbox if _crossed(m)]
+        unread = [m for m in [*self.unread, *crossed] if not m.known]  # (beside Slabs: read)
         counted = read_counts(
             [*frontiers.values(), *outputs.values()],
             [(backend_of(m.counts), m.counts) for m in unread],
@@ -973,6 +985,12 @@ def _next_frontier(
     return Frontier.from_ids(graph, union.ids, out_edges=union.out_edges)
 
 
+def _crossed(message) -> bool:
+    """Whether ``message`` is a Piece that crossed a link: a copy of its package, its counts
+    unread."""
+    return isinstance(message, Piece) and message.crossed
+
+
 def _at_most(message) -> int:
     """The most vertices a frontier or a message holds: its size, or where that is still
     counted on the device, its bound (``Frontier.at_most``, a Piece's sender's) or its list's
@@ -1018,17 +1036,18 @@ def _keyed(contract: Contract, graph, state):
     return kernels(graph, state, columns, MODES[contract.combiners[key].name], adds)
 
 
-def _packer(primitive, contract: Contract, pattern, parts: int, handed: bool, graph, keyed, owner):
+def _packer(primitive, contract: Contract, pattern, parts: int, unread: bool, graph, keyed, owner):
     """The package of a keyed contract, where the communicator sends by owner: grouped by
     ``owner`` where every returned vertex goes to its owner only; where every device needs
-    every update and packages are ``handed`` over unread (one memory), the values of a
-    kernel's list gathered beside it (one group; a list whose size is known takes the
-    general path); None elsewhere. (Over a link the size is read to send the package: there
-    the general path gathers it after that read.)"""
+    every update and packages go ``unread`` to their receivers (handed over in one memory,
+    or across a link that carries counts), the values of a kernel's list gathered beside it
+    (one group; a list whose size is known takes the general path); None elsewhere. (Over
+    another link the size is read to send the package: there the general path gathers it
+    after that read.)"""
     if keyed is None or contract.owner_only or not pattern.sends_by_owner or parts > PACK_PARTS:
         return None
     if primitive.needs_all:
-        if not handed:
+        if not unread:
             return None
         return lambda ids, count=None: None if count is None else keyed.gather(ids, count)
     return functools.partial(keyed.pack, owner, parts, graph.context.device)
@@ -1327,11 +1346,17 @@ def _read_each(backends: dict, values: dict) -> dict:
     return read
 
 
-def _unpacked(backends: dict, messages: dict, outputs: dict) -> dict:
+def _unpacked(backends: dict, messages: dict, outputs: dict, lent: bool = False) -> dict:
     """``messages`` with each Packed one an Update, every part's counts by owner read at once
     with the sizes of those parts' ``outputs`` still counted on the device (one host read a
-    GPU; none without a Packed message)."""
-    packed = {d: m for d, m in messages.items() if isinstance(m, Packed)}
+    GPU; none without a Packed message). With ``lent`` (a link that carries counts) a package
+    of at most LENT_BYTES stays Packed: it crosses unread, its counts read with the next
+    frontiers'."""
+    packed = {
+        d: m
+        for d, m in messages.items()
+        if isinstance(m, Packed) and not (lent and wire_bytes(m.piece(0)) <= LENT_BYTES)
+    }
     counts = read_counts(
         [outputs[d] for d in packed], [(backends[d], m.counts) for d, m in packed.items()]
     )

@@ -5,7 +5,16 @@ test_gpu_transports_on_two_gpus.)"""
 import numpy as np
 
 from bspgraph.comm import Slab, Update
-from bspgraph.comm.message import WIRE_ALIGN, Bits, arrays_of, describe, described, pack, unpack
+from bspgraph.comm.message import (
+    WIRE_ALIGN,
+    Bits,
+    Packed,
+    arrays_of,
+    describe,
+    described,
+    pack,
+    unpack,
+)
 from bspgraph.comm.nccl import _sizes
 
 
@@ -87,3 +96,30 @@ def test_slabs_and_bits_travel_without_ids_beside_updates():
 def test_nothing_to_receive_is_no_update():
     assert described(describe([])) == []
     assert receive([], []).size == 0 and unpack(describe([]), np.empty(0, np.uint8)) == []
+
+
+def test_a_piece_crosses_as_its_package_whole_its_counts_unread():
+    """A Piece (a group of a package whose counts are still on the sender's device) travels
+    as its package's whole buffers, counts and bound: the receiver gets the same group of a
+    copy, which it reads the way the sender would once the counts are read."""
+    counts = np.array([2, 0, 1], np.uint64)
+    packed = Packed(
+        np.array([4, 9, 6, 0], np.int32),
+        {"depth": np.array([1, 1, 2, 0], np.int32), "parent": np.array([0, 3, 3, 0], np.int32)},
+        counts,
+        at_most=5,
+    )
+    messages = [Update(np.array([7], np.int64), {"depth": np.array([3], np.int32)})]
+    messages += [packed.piece(2), Packed(packed.ids[:0], {}, counts[:1]).piece(0)]
+    header = describe(messages)
+    for got in (unpack(header, receive(messages, described(header))), unpack(*pack(messages))):
+        update, piece, empty = got
+        np.testing.assert_array_equal(update.ids, [7])
+        assert piece.crossed and piece.group == 2 and piece.packed.at_most == 5
+        assert empty.capacity == 0 and empty.packed.at_most is None
+        for array, arrived in zip(arrays_of(messages[1]), arrays_of(piece), strict=True):
+            np.testing.assert_array_equal(arrived, array)
+            assert arrived.dtype == array.dtype and arrived.shape == array.shape
+        piece.packed.learn(piece.packed.counts.tolist())
+        np.testing.assert_array_equal(piece.update().ids, [6])
+        np.testing.assert_array_equal(piece.update().values["parent"], [3])
