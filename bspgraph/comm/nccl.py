@@ -5,9 +5,11 @@ round's message headers (``message.describe``: int64 arrays, in one ``Alltoall``
 where they fit), the scalars and the stop test
 of the enactor and the fingerprints. The payloads (the final result's too) never touch the
 host: one NCCL group moves every column of every message straight from the array that holds
-it (no packing), into one receive buffer per peer, cut by ``message.unpack`` as MPI's. Faults are handled
-as by :class:`~bspgraph.comm.mpi.MPITransport` (abort on an exception, the launcher on a dead
-rank, the watchdog on a hang, which also covers the wait for NCCL to finish).
+it (no packing), into one receive buffer per peer, cut by ``message.unpack`` as MPI's; the
+host does not wait for it (the receivers' kernels queue behind it). Faults are handled as by
+:class:`~bspgraph.comm.mpi.MPITransport` (abort on an exception, the launcher on a dead rank,
+the watchdog on a hang, which also covers a host read waiting for NCCL, until the next
+collective).
 
 Launch as for MPI, one rank per GPU::
 
@@ -17,6 +19,7 @@ Launch as for MPI, one rank per GPU::
 from __future__ import annotations
 
 import math
+import time
 from collections.abc import Sequence
 
 import numpy as np
@@ -102,7 +105,10 @@ class NCCLTransport(MPITransport):
                         )
                     offset += padded
             nccl.groupEnd()
-            self._collective("nccl send/recv", stream.synchronize)  # columns live until here
+            # Not waited for: what reads the columns queues behind the transfer on this stream,
+            # and a column freed now goes back to CuPy's pool for this stream only. The next
+            # host read waits for it, watched until the next collective as if in one.
+            self._waiting = (time.monotonic(), "nccl send/recv")
         arrived = [
             m
             for src, header in enumerate(arriving)
