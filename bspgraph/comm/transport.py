@@ -224,7 +224,7 @@ class Local(Transport):
                     total += wire_bytes(update)
                     if self.record:
                         records.append(Message(src, dst, update.capacity, wire_bytes(update)))
-                inbox[dst].append(update if not self.wire else self._moved(update, dst))
+                inbox[dst].append(self._moved(update, dst) if self.wire else update)
                 pending.append((src, dst, update))  # (its entries counted once read)
                 continue
             size, nbytes = len(update), wire_bytes(update)
