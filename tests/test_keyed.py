@@ -177,7 +177,8 @@ def test_pieces_and_a_counted_list_are_listed_as_their_entries(graph, follower):
 def test_a_piece_is_handed_over_in_one_memory_and_crosses_a_link_whole():
     """The in-process transport hands a Piece over as it is, counted once its package's
     counts are read; across devices (``wire``) its package's whole buffers and counts cross,
-    a copy, counted when sent (its entries once the sender's counts are read)."""
+    a copy, its bytes counted when sent, the message once the sender's counts are read and
+    only where it holds entries (as a transport that reads them first sends none)."""
     counts = np.array([0, 2], dtype=np.uint64)
     packed = Packed(np.array([5, 8, 0]), {"depth": np.array([1, 2, 0], np.int32)}, counts)
     local = bg.comm.Local(2)
@@ -197,10 +198,11 @@ def test_a_piece_is_handed_over_in_one_memory_and_crosses_a_link_whole():
     )
     (arrived,) = inbox[1]
     assert arrived.crossed and arrived.packed is not sent and arrived.packed.ids is not sent.ids
-    assert (stats.messages, stats.bytes) == (1, 3 * 8 + 2 * 8 + 3 * 4)  # ids, counts, depth
+    assert (stats.messages, stats.bytes) == (0, 3 * 8 + 2 * 8 + 3 * 4)  # ids, counts, depth
+    _, empty = bg.comm.Local(2, wire=True).exchange_round([(0, 1, sent.piece(0))], num_vertices=10)
     sent.learn(counts.tolist())
-    settled = bg.comm.CommStats.of([stats]).settled()
-    assert (settled.messages, settled.bytes, settled.max_ids) == (1, 52, 2)  # not again
+    settled = bg.comm.CommStats.of([stats, empty]).settled()
+    assert (settled.messages, settled.bytes, settled.max_ids) == (1, 2 * 52, 2)  # one non-empty
     with pytest.raises(RuntimeError, match="still on the device"):
         len(arrived)  # the copy's counts: read where it arrived
     arrived.packed.learn(to_host(arrived.packed.counts).tolist())

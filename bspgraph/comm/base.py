@@ -43,24 +43,20 @@ class CommStats:
     def settled(self) -> CommStats:
         """These counts with the ``pending`` sends counted, their sizes read (each
         :class:`~bspgraph.comm.message.Piece`'s package learned its counts): a message for
-        each non-empty one, its entries' bytes; one that crossed a link was counted, message
-        and bytes (its package's buffers), when sent: here only its entries."""
+        each non-empty one, and its entries' bytes where it was handed over in one memory (one
+        that crossed a link counted its package's buffers when sent)."""
         if not self.pending:
             return self
-        sizes = [(dst, len(piece), piece.crossed) for _, dst, piece in self.pending]
+        sizes = [(dst, len(piece)) for _, dst, piece in self.pending]
         received: dict[int, int] = {}
-        for dst, size, _ in sizes:
+        for dst, size in sizes:
             received[dst] = received.get(dst, 0) + size
-        handed = [
-            (len(piece), piece.entry_bytes)
-            for _, _, piece in self.pending
-            if len(piece) and not piece.crossed
-        ]
+        sent = [piece for _, _, piece in self.pending if len(piece)]
         return CommStats(
-            self.messages + len(handed),
-            self.bytes + sum(size * nbytes for size, nbytes in handed),
+            self.messages + len(sent),
+            self.bytes + sum(len(p) * p.entry_bytes for p in sent if not p.crossed),
             self.rounds,
-            max(self.max_ids, *(size for _, size, _ in sizes), 0),
+            max(self.max_ids, *(size for _, size in sizes), 0),
             max(self.max_inbox_ids, *received.values(), 0),
         )
 

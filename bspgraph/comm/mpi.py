@@ -157,7 +157,7 @@ class MPITransport(Transport):
             else:
                 largest = max(largest, len(update))
             outgoing[dst].append(update)
-        return outgoing, (len(sends), total, largest, tuple(pending))
+        return outgoing, (len(sends) - len(pending), total, largest, tuple(pending))
 
     def _finish_round(self, arrived: list[Update], counts) -> tuple[Inbox, RoundStats]:
         """The inbox (``arrived``, in order of source, for this rank) and the round's stats."""

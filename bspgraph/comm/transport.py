@@ -236,13 +236,8 @@ class Local(Transport):
             inbox[dst].append(self._move(update, dst))
         if self.record:
             self.log.append(records)
-        crossed = sum(piece.crossed for _, _, piece in pending)
         stats = RoundStats(
-            len(sends) - len(pending) + crossed,
-            total,
-            largest,
-            max(received, default=0),
-            tuple(pending),
+            len(sends) - len(pending), total, largest, max(received, default=0), tuple(pending)
         )
         return inbox, stats
 
