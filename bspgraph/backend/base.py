@@ -33,6 +33,8 @@ class Capabilities:
     lane_push_share: int  # a batched advance on one device pushes from the frontier rows when
     # their out-edges are at most 1 / lane_push_share of all, else pulls over every in-list
     # (benchmarks.many_sources)
+    push_columns: int  # a sum pushed from a few sources (ops.spmv_transposed) costs what a pull
+    # over this many entries a column costs, before its own entries (neighbor_reduce's choice)
 
 
 @dataclass(frozen=True)

@@ -37,6 +37,7 @@ class NumpyBackend(Backend):
         # as it is)
         dense_share=4,
         lane_push_share=4,
+        push_columns=0,  # scipy's product with the transposed rows: a pass over its entries
     )
 
     def activate(self):

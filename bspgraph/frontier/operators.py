@@ -114,7 +114,9 @@ def neighbor_reduce(
     ``Backend.spmv``, or cuSPARSE for a push), a min one gather per edge and a segmented
     reduction; no functor is called per edge. The product is taken over the
     fewest edges: the frontier's rows (a pull), the sources' edges (a push: the product with
-    the transpose of their rows), or every row when either holds most edges. On one device's
+    the transpose of their rows, which also passes over every column, ``push_columns`` pull
+    entries a column in the backend's capabilities), or every row when either holds most
+    edges. On one device's
     part of several, which holds its own vertices' lists only, a pull sums the whole lists of
     its own ``frontier`` vertices and a push the edges into its own ``sources``: a push only
     where the sums add up (``adds_up``), chosen by the whole graph's counts, so that every
@@ -147,7 +149,8 @@ def neighbor_reduce(
             )
         elif adds_up:  # a part: the whole graph's counts, the same on every device
             pushed, pulled, edges = _whole_counts(graph, direction, frontier, sources)
-        if pushed is not None and pushed < pulled and pushed * ROWS_SHARE <= edges:  # push
+        columns = n * backend.capabilities.push_columns  # (a push's pass over every column)
+        if pushed is not None and pushed + columns < pulled and pushed * ROWS_SHARE <= edges:
             ids = sources.ids  # their rows first: the data of only their entries is built
             offsets, indices, weights = ops.csr_rows(
                 backend,

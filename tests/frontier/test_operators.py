@@ -1,6 +1,8 @@
 """advance / filter / compute semantics on small literal graphs, push and pull alike."""
 
+import dataclasses
 import importlib
+from unittest import mock
 
 import networkx as nx
 import numpy as np
@@ -536,14 +538,18 @@ def test_every_distance_at_once_on_short_rows_equals_networkx(n, edges, directed
     assert sum(s.frontier for s in run.stats.supersteps) == len(want) - 1
 
 
+@pytest.mark.parametrize("push_columns", [0, 1 << 40])
 @examples(60)
 @given(graphs(), st.sampled_from(["out", "in"]), st.integers(2, 4), st.data())
-def test_neighbor_reduce_from_sources_on_parts(case, direction, parts, data):
+def test_neighbor_reduce_from_sources_on_parts(push_columns, case, direction, parts, data):
     """On the parts of a cut (each holding its own vertices' lists), sums over the edges from
     ``sources``: with ``adds_up`` the parts' sums add up to the whole graph's, whichever
     direction the whole graph's counts chose (a push sums the edges into a part's own sources,
     a pull its own frontier vertices' lists: every part the same); without it each part pulls,
-    the whole sums of the frontier vertices it owns."""
+    the whole sums of the frontier vertices it owns. Where a push also passes over every
+    column at a high cost (``push_columns``, as cuSPARSE's product does on a GPU), the sums
+    are pulled: the same sums, nothing pushed."""
+    from bspgraph.backend.numpy_backend import NumpyBackend
     from bspgraph.enactor.layout import _subgraph
 
     graph, _ = case
@@ -552,17 +558,24 @@ def test_neighbor_reduce_from_sources_on_parts(case, direction, parts, data):
     frontier = fr.Frontier.from_ids(graph, sorted(data.draw(pick)))
     sources = fr.Frontier.from_ids(graph, sorted(data.draw(pick)))
     values = np.random.default_rng(n).random(n)
-    expected = fr.neighbor_reduce(
-        graph, values, "sum", direction=direction, frontier=frontier, sources=sources
-    )
-    owner = np.random.default_rng(parts).integers(0, parts, n)
-    added, owned_sums = np.zeros(len(frontier)), np.zeros(len(frontier))
-    for device in range(parts):
-        part = _subgraph(graph, owner, device, parts, replicate=False)
-        on_part = [fr.Frontier.from_ids(part, f.ids) for f in (frontier, sources)]
-        run = dict(direction=direction, frontier=on_part[0], sources=on_part[1])
-        added += fr.neighbor_reduce(part, values, "sum", adds_up=True, **run)
-        mine = owner[frontier.ids] == device
-        owned_sums[mine] = fr.neighbor_reduce(part, values, "sum", **run)[mine]
+    capabilities = dataclasses.replace(NumpyBackend.capabilities, push_columns=push_columns)
+    pushed = mock.Mock(wraps=ops.spmv_transposed)
+    with (
+        mock.patch.object(NumpyBackend, "capabilities", capabilities),
+        mock.patch.object(ops, "spmv_transposed", pushed),
+    ):
+        expected = fr.neighbor_reduce(
+            graph, values, "sum", direction=direction, frontier=frontier, sources=sources
+        )
+        owner = np.random.default_rng(parts).integers(0, parts, n)
+        added, owned_sums = np.zeros(len(frontier)), np.zeros(len(frontier))
+        for device in range(parts):
+            part = _subgraph(graph, owner, device, parts, replicate=False)
+            on_part = [fr.Frontier.from_ids(part, f.ids) for f in (frontier, sources)]
+            run = dict(direction=direction, frontier=on_part[0], sources=on_part[1])
+            added += fr.neighbor_reduce(part, values, "sum", adds_up=True, **run)
+            mine = owner[frontier.ids] == device
+            owned_sums[mine] = fr.neighbor_reduce(part, values, "sum", **run)[mine]
     np.testing.assert_allclose(added, expected, rtol=1e-12, atol=1e-12)
     np.testing.assert_allclose(owned_sums, expected, rtol=1e-12, atol=1e-12)
+    assert not (push_columns and pushed.called)
