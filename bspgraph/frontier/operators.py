@@ -112,15 +112,14 @@ def neighbor_reduce(
     Gunrock's neighbor-reduce, GraphBLAS's ``A min.second values`` or ``A plus.times values``:
     a sum of floats is one sparse product (scipy.sparse; on CuPy the row reduction of
     ``Backend.spmv``, or cuSPARSE for a push), a min one gather per edge and a segmented
-    reduction; no functor is called per edge. The product is taken over the
-    fewest edges: the frontier's rows (a pull), the sources' edges (a push: the product with
-    the transpose of their rows, which also passes over every column, ``push_columns`` pull
-    entries a column in the backend's capabilities), or every row when either holds most
-    edges. On one device's part of several, which holds its own vertices' lists only, a pull
-    sums the whole lists of its own ``frontier`` vertices and a push the edges into its own
-    ``sources``: a push only
-    where the sums add up (``adds_up``), chosen by the whole graph's counts, so that every
-    device takes the same direction and each edge is summed on one device.
+    reduction; no functor is called per edge. The product is taken over the fewest edges:
+    the frontier's rows (a pull), the sources' edges (a push: the product with the transpose
+    of their rows, which also passes over every column, ``push_columns`` pull entries a
+    column in the backend's capabilities), or every row when either holds most edges. On one
+    device's part of several, which holds its own vertices' lists only, a pull sums the whole
+    lists of its own ``frontier`` vertices and a push the edges into its own ``sources``: a
+    push only where the sums add up (``adds_up``), chosen by the whole graph's counts, so
+    that every device takes the same direction and each edge is summed on one device.
     With ``sample`` (k >= 1, every row, no ``frontier`` or ``sources``): over the first k
     edges of each list only (Afforest's neighbour sampling; built once per graph, cached).
     """
