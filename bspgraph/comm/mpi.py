@@ -22,7 +22,6 @@ start of its exchange round number ROUND (0-based), raise (``raise``), kill itse
 
 from __future__ import annotations
 
-import dataclasses
 import os
 import signal
 import sys
@@ -153,7 +152,7 @@ class MPITransport(Transport):
                 )
             total += wire_bytes(update)
             if isinstance(update, Piece):
-                pending.append((src, dst, dataclasses.replace(update, crossed=True)))
+                pending.append((src, dst, Piece(update.packed, update.group, crossed=True)))
             else:
                 largest = max(largest, len(update))
             outgoing[dst].append(update)

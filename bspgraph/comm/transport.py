@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import abc
 import contextlib
-import dataclasses
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -220,7 +219,7 @@ class Local(Transport):
             self._check(src, dst)
             if isinstance(update, Piece):  # its size still counted on the sender's device
                 if self.wire:  # its package's whole buffers cross: counted now
-                    update = dataclasses.replace(update, crossed=True)
+                    update = Piece(update.packed, update.group, crossed=True)
                     total += wire_bytes(update)
                     if self.record:
                         records.append(Message(src, dst, update.capacity, wire_bytes(update)))
