@@ -185,3 +185,22 @@ def test_direction_optimising_bfs_takes_one_devices_directions(
         {direction} for direction in alone
     ]
     assert "pull" in alone and any(after_pull for *_, after_pull in taken)
+
+
+def test_a_run_ends_with_its_transfers_settled():
+    """A run on several devices waits for what its transport queued before it returns
+    (``Transport.settle`` after the result's exchange): a process that goes on to other work
+    has nothing in flight that a watchdog would take for a hang."""
+    calls = []
+
+    class Watched(bg.comm.Local):
+        def exchange_round(self, sends, *, num_vertices):
+            calls.append("exchange")
+            return super().exchange_round(sends, num_vertices=num_vertices)
+
+        def settle(self):
+            calls.append("settle")
+
+    graph = bg.generators.rmat(8, 8, seed=3, backend="numpy")
+    bg.bfs(graph, 0, transport=Watched(3), communicator="selective")
+    assert calls.count("settle") == 1 and calls[-1] == "settle" and "exchange" in calls

@@ -9,7 +9,7 @@ it (no packing), into one receive buffer per peer, cut by ``message.unpack`` as 
 host does not wait for it (the receivers' kernels queue behind it). Faults are handled as by
 :class:`~bspgraph.comm.mpi.MPITransport` (abort on an exception, the launcher on a dead rank,
 the watchdog on a hang, which also covers a host read waiting for NCCL, until the next
-collective).
+collective; a run ends by waiting for its transfers, :meth:`NCCLTransport.settle`).
 
 Launch as for MPI, one rank per GPU::
 
@@ -67,6 +67,11 @@ class NCCLTransport(MPITransport):
 
     def __repr__(self) -> str:
         return f"NCCLTransport(rank={self.rank}, size={self.size}, gpu={self.backend.device})"
+
+    def settle(self) -> None:
+        """Wait for the queued transfers, watched as a collective is (then nothing is left
+        marked as waited for: an idle process is no hung one)."""
+        self._collective("nccl send/recv", self.backend.xp.cuda.get_current_stream().synchronize)
 
     def exchange_round(
         self, sends: Sequence[Send], *, num_vertices: int

@@ -87,6 +87,13 @@ class Transport(abc.ABC):
         uses). A collective: every process calls it, in the same order."""
         return np.asarray(values, dtype=np.int64)[None, :]
 
+    def settle(self) -> None:
+        """Wait until the transfers this process queued have ended (where
+        :meth:`exchange_round` returns before them, as NCCL's does): what ends a run, so that
+        no transfer is still pending while the process goes on to other work. Nothing to wait
+        for by default."""
+        return
+
     def abort(self, error: BaseException) -> None:
         """Stop the run on every process after ``error`` on this one (no peer is left waiting).
         One process: re-raise ``error``; multi-process transports end every process non-zero."""

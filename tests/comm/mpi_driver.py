@@ -66,6 +66,7 @@ def main(path: str, out: str, source: int, kind: str) -> None:
                     messages = [step.messages for step in stats.supersteps]
                     saved[f"{algorithm}/{name}/{how}/messages"] = np.array(messages)
     saved["pickled"] = np.array([len(pickled), len(COMMUNICATORS) * 2 * 5])  # and the runs
+    saved["settled"] = np.array(transport._waiting is None)  # nothing left waited for
     np.savez(f"{out}.rank{transport.rank}.npz", **saved)
 
 
