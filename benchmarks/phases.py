@@ -245,8 +245,9 @@ def _time_transport(timed, transport) -> None:
     mpi.MPITransport._collective = lambda self, what, *rest: timed(f"({what})", collective)(
         self, what, *rest
     )
-    for module in (mpi, nccl):
-        module.unpack = timed("(unpack)", module.unpack)
+    mpi.unpack = timed("(unpack)", mpi.unpack)
+    nccl.assembled = timed("(unpack)", nccl.assembled)
+    nccl.NCCLTransport._columns_in = timed("(unpack)", nccl.NCCLTransport._columns_in)
     mpi.pack = timed("(pack)", mpi.pack)
     pieces = selective.Selective._pieces
     selective.Selective._pieces = timed("(pieces)", pieces)

@@ -3,6 +3,7 @@ position) or Bits (a vertex set and one value), and the bytes each hands to a tr
 
 from __future__ import annotations
 
+import functools
 import itertools
 import math
 from collections.abc import Sequence
@@ -388,8 +389,13 @@ def described(header: np.ndarray) -> Layout:
     """What :func:`describe` wrote: for each message its class, its length, each of its
     arrays in the order they travel (an Update's ids, a Bits' bitmap, a Piece's package's ids
     then counts first, named None and "") with its name, dtype and whole shape, and its block
-    (None for an Update; a Piece's group and bound)."""
-    fields = header.tolist()
+    (None for an Update; a Piece's group and bound). The same header gives the same Layout
+    (kept: a run's light supersteps repeat theirs); do not modify it."""
+    return _described(tuple(header.tolist()))
+
+
+@functools.lru_cache(maxsize=256)
+def _described(fields: tuple) -> Layout:
     at, layout = 1, []
     for _ in range(fields[0]):
         count, code = fields[at : at + 2]
@@ -441,14 +447,33 @@ def pack(messages: Sequence[Update | Slab | Bits]) -> tuple[np.ndarray, np.ndarr
 def unpack(header: np.ndarray, payload) -> list[Update | Slab | Bits]:
     """The messages that ``header`` (:func:`describe`) lays out in ``payload`` (a uint8 array,
     NumPy or CuPy, as :func:`pack` writes it): views of the payload."""
-    messages, offset = [], 0
-    for kind, count, arrays, block in described(header):
+    layout = described(header)
+    return assembled(layout, columns_of(layout, payload))
+
+
+def columns_of(layout: Layout, payload) -> list[dict]:
+    """Each message's arrays in ``payload`` as ``layout`` (:func:`described`) places them, by
+    name (an Update's ids, a Bits' bitmap and a Piece's package's ids under None, a Piece's
+    counts under ""): views, which a transport that receives into the same buffer again may
+    keep for the next message of that layout."""
+    columns, offset = [], 0
+    for _kind, _count, arrays, _block in layout:
         values = {}
         for name, dtype, shape in arrays:
             size = math.prod(shape) * dtype.itemsize
             piece = payload[offset : offset + size].view(dtype)
             values[name] = piece if len(shape) == 1 else piece.reshape(shape)
             offset += padded_size(size)
+        columns.append(values)
+    return columns
+
+
+def assembled(layout: Layout, columns: list[dict]) -> list[Update | Slab | Bits | Piece]:
+    """The messages of ``layout`` made of their ``columns`` (:func:`columns_of`): new
+    objects every time (a Piece's package learns its counts once read)."""
+    messages = []
+    for (kind, count, _arrays, block), arrays in zip(layout, columns, strict=True):
+        values = dict(arrays)
         first = values.pop(None, None)
         if kind is Update:
             messages.append(Update(first, values))

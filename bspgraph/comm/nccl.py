@@ -5,8 +5,10 @@ round's message headers (``message.describe``: int64 arrays, in one ``Alltoall``
 where they fit), the scalars and the stop test
 of the enactor and the fingerprints. The payloads (the final result's too) never touch the
 host: one NCCL group moves every column of every message straight from the array that holds
-it (no packing), into one receive buffer per peer, cut by ``message.unpack`` as MPI's; the
-host does not wait for it (the receivers' kernels queue behind it). Faults are handled as by
+it (no packing), into one receive buffer per peer, cut as MPI's (``message.columns_of``); the
+host does not wait for it (the receivers' kernels queue behind it). A light round allocates
+nothing: a peer's buffer is kept between rounds while small, and so are the views of it of a
+header that repeats. Faults are handled as by
 :class:`~bspgraph.comm.mpi.MPITransport` (abort on an exception, the launcher on a dead rank,
 the watchdog on a hang, which also covers a host read waiting for NCCL, until the next
 collective; a run ends by waiting for its transfers, :meth:`NCCLTransport.settle`).
@@ -26,7 +28,7 @@ import numpy as np
 
 from ..backend import gpu_count
 from ..exceptions import DeviceError
-from .message import arrays_of, describe, described, padded_size, unpack
+from .message import arrays_of, assembled, columns_of, describe, described, padded_size
 from .mpi import MPITransport, _mpi
 from .transport import Inbox, RoundStats, Send
 
@@ -64,6 +66,8 @@ class NCCLTransport(MPITransport):
         uid = self._collective("bcast", self.comm.bcast, uid)
         with self.backend.xp.cuda.Device(self.backend.device):
             self.nccl = nccl.NcclCommunicator(self.size, uid, self.rank)
+        self._kept: dict = {}  # src -> its receive buffer, kept between rounds (_buffer)
+        self._views: dict = {}  # src -> (its last header and buffer, the arrays in it)
 
     def __repr__(self) -> str:
         return f"NCCLTransport(rank={self.rank}, size={self.size}, gpu={self.backend.device})"
@@ -91,9 +95,7 @@ class NCCLTransport(MPITransport):
             for dst, messages in enumerate(outgoing)
         }
         sizes = {src: _sizes(layout) for src, layout in enumerate(layouts) if layout}
-        buffers = {
-            src: cp.empty(sum(p for _, p in sized), dtype=cp.uint8) for src, sized in sizes.items()
-        }
+        buffers = {src: self._buffer(src, sum(p for _, p in sized)) for src, sized in sizes.items()}
         receiving = any(n for sized in sizes.values() for n, _ in sized)
         if receiving or any(sending.values()):  # (nothing to move: no group, no wait)
             stream = cp.cuda.get_current_stream()
@@ -118,9 +120,41 @@ class NCCLTransport(MPITransport):
             m
             for src, header in enumerate(arriving)
             if layouts[src]
-            for m in unpack(header, buffers[src])
+            for m in assembled(
+                layouts[src], self._columns_in(src, header, layouts[src], buffers[src])
+            )
         ]
         return self._finish_round(arrived, counts)
+
+    def _buffer(self, src: int, nbytes: int):
+        """Where the round's payload from ``src`` arrives: a buffer kept for ``src`` between
+        rounds while it holds at most KEPT_BYTES (a light superstep allocates nothing;
+        receives and the kernels that read them queue in order on this stream), else a new
+        one."""
+        cp = self.backend.xp
+        if nbytes > KEPT_BYTES:
+            return cp.empty(nbytes, dtype=cp.uint8)
+        kept = self._kept.get(src)
+        if kept is None or kept.nbytes < nbytes:
+            kept = self._kept[src] = cp.empty(max(nbytes, KEPT_MIN), dtype=cp.uint8)
+        return kept
+
+    def _columns_in(self, src: int, header: np.ndarray, layout, buffer) -> list[dict]:
+        """The arrays of ``src``'s messages in ``buffer`` (:func:`~.message.columns_of`):
+        those of the last round from ``src`` where it sent the same header into the same
+        kept buffer (views cost a few CuPy calls each)."""
+        key = (header.tobytes(), buffer.data.ptr)
+        last = self._views.get(src)
+        if last is not None and last[0] == key:
+            return last[1]
+        columns = columns_of(layout, buffer)
+        if buffer is self._kept.get(src):
+            self._views[src] = (key, columns)
+        return columns
+
+
+KEPT_BYTES = 1 << 22  # a peer's payloads up to this size arrive in a buffer kept for it
+KEPT_MIN = 1 << 16  # the smallest kept buffer
 
 
 def _sizes(layout) -> list[tuple[int, int]]:

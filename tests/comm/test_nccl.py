@@ -10,6 +10,8 @@ from bspgraph.comm.message import (
     Bits,
     Packed,
     arrays_of,
+    assembled,
+    columns_of,
     describe,
     described,
     pack,
@@ -123,3 +125,27 @@ def test_a_piece_crosses_as_its_package_whole_its_counts_unread():
         piece.packed.learn(piece.packed.counts.tolist())
         np.testing.assert_array_equal(piece.update().ids, [6])
         np.testing.assert_array_equal(piece.update().values["parent"], [3])
+
+
+def test_kept_columns_assemble_fresh_messages():
+    """A transport that receives the same layout into the same buffer keeps the arrays
+    (``columns_of``) and assembles new messages from them each round: a Piece's package
+    learns its counts anew (what an earlier round learned does not leak into the next)."""
+    counts = np.array([1, 2], np.uint64)
+    packed = Packed(np.array([4, 9, 6], np.int32), {"depth": np.array([1, 1, 2], np.int32)}, counts)
+    messages = [
+        packed.piece(1),
+        Update(np.array([7], np.int64), {"depth": np.array([3], np.int32)}),
+    ]
+    header = describe(messages)
+    assert described(header) is described(header.copy())  # one layout a header, kept
+    buffer = receive(messages, described(header))
+    columns = columns_of(described(header), buffer)
+    first, again = assembled(described(header), columns), assembled(described(header), columns)
+    first[0].packed.learn([1, 2])
+    assert not again[0].packed.known and again[0].packed is not first[0].packed
+    np.testing.assert_array_equal(first[0].update().ids, [9, 6])
+    buffer[: 3 * 4] = np.array([5, 8, 3], np.int32).view(np.uint8)  # the next round's bytes
+    again[0].packed.learn([1, 2])
+    np.testing.assert_array_equal(again[0].update().ids, [8, 3])
+    np.testing.assert_array_equal(again[1].ids, [7])
