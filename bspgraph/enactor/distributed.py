@@ -33,7 +33,6 @@ parts and a method a phase, and the functions below it are how each phase is don
 
 from __future__ import annotations
 
-import dataclasses
 import functools
 import math
 import time
@@ -796,7 +795,7 @@ def _package(contract: Contract, graph, state, bases, packer, output: Frontier) 
         )
     packed = None if packer is None else packer(*(output.listing or (output.ids,)))
     if packed is not None:  # (a list still counted on the device: packed as it is, bounded)
-        return dataclasses.replace(packed, at_most=_at_most(output))
+        return Packed(packed.ids, packed.values, packed.counts, at_most=_at_most(output))
     if not contract.owner_only:
         ids = output.ids
     elif output.is_dense:  # one pass over the mask (PageRank's every owned vertex)
