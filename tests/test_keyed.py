@@ -80,13 +80,14 @@ def test_a_slab_applied_in_one_pass_equals_the_combiners(graph, mode, dense):
     rng = np.random.default_rng(7)
     key = rng.integers(0, 20, n).astype(np.float64)
     follower = rng.integers(0, n, n).astype(np.int32) if mode != "replace" else None
-    block = slice(n // 3, n // 3 + 1000)
-    incoming = rng.integers(0, 20, 1000).astype(np.float64)
-    incoming_follower = rng.integers(0, n, 1000).astype(np.int32)
+    size = 1003  # (Bits: a last byte not whole)
+    block = slice(n // 3, n // 3 + size)
+    incoming = rng.integers(0, 20, size).astype(np.float64)
+    incoming_follower = rng.integers(0, n, size).astype(np.int32)
     if dense == "bits":  # what Bits stand for: the one value at the set bits
-        inside = rng.random(1000) < 0.3
+        inside = rng.random(size) < 0.3
         incoming = np.where(inside, 9.0, np.inf if mode == "min" else -np.inf)
-        incoming_follower = np.full(1000, 5, dtype=np.int32)
+        incoming_follower = np.full(size, 5, dtype=np.int32)
     state = SimpleNamespace(
         key=xp.array(key), follower=None if follower is None else xp.array(follower)
     )
@@ -286,6 +287,21 @@ def test_an_added_follower_travels_as_changes_and_adds_up_on_a_tie(graph):
     combined, changed = add.apply(np, held_sigma, incoming_sigma, won, tied)
     np.testing.assert_array_equal(to_host(state.sigma)[block], combined)
     np.testing.assert_array_equal(to_host(state.depth)[block], np.minimum(incoming, held_depth))
+    np.testing.assert_array_equal(
+        np.flatnonzero(to_host(mark)), np.flatnonzero(changed) + block.start
+    )
+    assert int(to_host(tally)[0]) == int(changed.sum())
+
+    block = slice(n // 4, n // 4 + 501)  # Bits (one value a column), a length not of whole bytes
+    held_depth, held_sigma = to_host(state.depth)[block].copy(), to_host(state.sigma)[block].copy()
+    inside = rng.random(501) < 0.4
+    one = {"depth": xp.asarray([3], dtype=np.int32), "sigma": xp.asarray([2.0])}
+    mark = xp.zeros(n, dtype=bool)
+    tally = kernels.apply_block(block, Bits.of(None, xp.asarray(inside), one), mark)
+    won, tied = inside & (3 < held_depth), inside & (held_depth == 3)
+    combined, changed = add.apply(np, held_sigma, np.where(inside, 2.0, 0.0), won, tied)
+    np.testing.assert_array_equal(to_host(state.sigma)[block], combined)
+    np.testing.assert_array_equal(to_host(state.depth)[block], np.where(won, 3, held_depth))
     np.testing.assert_array_equal(
         np.flatnonzero(to_host(mark)), np.flatnonzero(changed) + block.start
     )
