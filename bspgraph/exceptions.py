@@ -33,6 +33,11 @@ class WorkerError(CommunicationError):
     and the message names the rank, its device and the cause."""
 
 
+class FrontierError(BspgraphError, ValueError):
+    """A frontier's recorded facts disagree with its members: a push found more vertices
+    than its list had room for, the frontier's ``out_edges`` under its members' out-degrees."""
+
+
 class ConvergenceError(BspgraphError, RuntimeError):
     """An iterative primitive did not reach its tolerance within its iteration limit."""
 

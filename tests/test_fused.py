@@ -90,7 +90,7 @@ def test_a_functor_without_a_kernel_takes_the_generic_path():
     sigma = np.array([1.0, 1.0, 1.0, 0.0])
     functor = count_paths(depth, sigma, 2, graph.backend)
     frontier = fr.Frontier.from_ids(graph, [1, 2])
-    assert functor.fused_push(graph, frontier.ids) is None
+    assert functor.fused_push(graph, frontier.ids, frontier.out_edges) is None
     out = fr.advance(graph, frontier, functor, unique=True, direction="push")
     assert out.ids.tolist() == [3] and sigma[3] == 2.0 and depth[3] == 2
 

@@ -5,7 +5,7 @@ fused kernel does the same work in one pass where a backend has one. The module 
 a kernel registers it where it defines it; an operator or functor asks for it by name::
 
     @fused.register("visit_unvisited", "cupy", "push")
-    def visit_push(graph, ids, depth, value, parent): ...
+    def visit_push(graph, ids, edges, depth, value, parent): ...
 
     kernel = fused.lookup("visit_unvisited", graph.backend, "push")  # None: the generic path
 

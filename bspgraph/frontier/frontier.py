@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from ..backend import ops, read_together
+from ..exceptions import FrontierError
 from ..graph.graph import index_dtype
 
 SPARSE_SHARE = 16  # a frontier of fewer than V / SPARSE_SHARE vertices is best held as ids
@@ -237,6 +238,11 @@ class Frontier:
             values = self.backend.read([c for c in counts if not isinstance(c, int)])
             values = _spliced(counts, values)
         members, edges = values[0], sum(values[1:])  # (out-edges not counted: 0 there)
+        if listed is not None and members > listed.shape[0]:  # (a kernel wrote the room only)
+            raise FrontierError(
+                f"a push found {members} vertices and its list had room for {listed.shape[0]}, "
+                "its frontier's out_edges: less than its members' out-degrees"
+            )
         self._counted, self._size = None, size + int(members)
         self._out_edges = None if out_edges is None else out_edges + int(edges)
         if listed is not None:

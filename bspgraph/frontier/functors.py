@@ -75,8 +75,8 @@ class visit_unvisited(Functor):  # noqa: N801 (a functor named like a function, 
         """The vertices this functor may still visit (``depth > value``): a pull's candidates."""
         return ops.greater(graph.backend, self.depth, self.value)
 
-    def fused_push(self, graph, ids):
-        return self.fused_call(graph, "push", ids, self.depth, self.value, self.parent)
+    def fused_push(self, graph, ids, edges):
+        return self.fused_call(graph, "push", ids, edges, self.depth, self.value, self.parent)
 
     def fused_pull(self, graph, frontier, candidates):
         return self.fused_call(
@@ -114,10 +114,10 @@ class relax_min(Functor):  # noqa: N801
             self.parent[dst[won]] = src[won]
         return improved
 
-    def fused_push(self, graph, ids):
+    def fused_push(self, graph, ids, edges):
         if self.parent is not None:
             return None
-        return self.fused_call(graph, "push", ids, self.distance)
+        return self.fused_call(graph, "push", ids, edges, self.distance)
 
     def fused_repeat(self, graph, frontier, every_level: bool = False):  # relaxes again from
         if self.parent is not None:  # its output

@@ -39,10 +39,11 @@ PADDED_SHARE = 1.25
 
 
 @fused.register("visit_unvisited", "numpy", "push")
-def visit_push(graph, ids, depth, value, parent) -> Frontier:
+def visit_push(graph, ids, out_edges, depth, value, parent) -> Frontier:
     """``functors.visit_unvisited`` fused on NumPy: no edge ids or weights are gathered, and the
     output is deduplicated in a mask when it may be large, else by a sort. With numba
-    installed, one compiled pass instead, which also counts the output's out-edges."""
+    installed, one compiled pass instead, which also counts the output's out-edges. (The
+    frontier's ``out_edges`` size a GPU kernel's list; NumPy's lists hold what they find.)"""
     ids = ids.astype(np.intp, copy=False)  # NumPy indexes with intp ~4x faster than int32
     edges = _tiny(graph, ids)
     if edges is not None:
@@ -342,7 +343,7 @@ def relax_levels(graph, frontier, distance, every_level: bool = False) -> Fronti
         return None
     level, lowered = frontier, []
     for _ in range(MAX_LEVELS):
-        level = relax_push(graph, level.ids, distance)
+        level = relax_push(graph, level.ids, level.out_edges, distance)
         if not len(level):
             break
         lowered.append(level.ids)
@@ -426,7 +427,7 @@ def _tree_order(tree, root: int) -> tuple[np.ndarray, np.ndarray]:
 
 
 @fused.register("relax_min", "numpy", "push")
-def relax_push(graph, ids, distance) -> Frontier:
+def relax_push(graph, ids, out_edges, distance) -> Frontier:
     """``functors.relax_min`` fused on NumPy: sources' distances repeated (not gathered per
     edge), or their rows of :func:`_padded`'s table taken whole, one scatter-min of the
     improving candidates, the output deduplicated as above."""

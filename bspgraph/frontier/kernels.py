@@ -75,13 +75,16 @@ FOR_EACH_EDGE = r"""
 # (cost_degrees) the thread's sum; at the end of the tile one atomic reserves the queue's place
 # in the output. The sums go to tally[1] once a block, so that one 16-byte read tells the host
 # the output's size and out-edges: the next superstep's direction test needs no read of its own.
+# The output holds ``capacity`` vertices (a push keeps at most one an edge: the frontier's
+# out-edges bound it); more are counted, not written, and reading that count raises.
 APPEND_AND_FINISH = r"""
       if (won) { queue[atomicAdd(&queued, 1u)] = v; edges += cost_degree[v]; }
     }
     __syncthreads();
     if (threadIdx.x == 0) at = atomicAdd(&tally[0], (unsigned long long)queued);
     __syncthreads();
-    for (unsigned int i = threadIdx.x; i < queued; i += blockDim.x) out[at + i] = queue[i];
+    for (unsigned int i = threadIdx.x; i < queued; i += blockDim.x)
+      if (at + i < (unsigned long long)capacity) out[at + i] = queue[i];  // else counted only
     __syncthreads();  // before thread 0 resets the queue for the next tile
   }
   add_block_sum(edges, &tally[1]);
@@ -212,7 +215,8 @@ _VISIT = (
     + r"""
 extern "C" __global__ void visit_push(const ID* ids, const OFF* starts, const long long* scan,
     long long n_frontier, const OFF* offsets, const ID* indices, DEPTH* depth, DEPTH value, ID* parent,
-    unsigned int* visited, const DEG* cost_degree, ID* out, unsigned long long* tally) {
+    unsigned int* visited, const DEG* cost_degree, ID* out, long long capacity,
+    unsigned long long* tally) {
 """
     + FOR_EACH_EDGE
     + r"""
@@ -526,7 +530,7 @@ _RELAX = (
     + r"""
 extern "C" __global__ void relax_push(const ID* ids, const OFF* starts, const long long* scan,
     long long n_frontier, const OFF* offsets, const ID* indices, const DIST* weights, DIST* distance, int* queued_at,
-    const DEG* cost_degree, ID* out, unsigned long long* tally) {
+    const DEG* cost_degree, ID* out, long long capacity, unsigned long long* tally) {
 """
     + FOR_EACH_EDGE
     + r"""
@@ -549,10 +553,12 @@ def typed_kernel(cupy, source: str, name: str, cooperative: bool = False, **dtyp
     )
 
 
-def launch_push(graph, kernel, ids, *args, out_bound: int) -> Frontier:
+def launch_push(graph, kernel, ids, *args, edges: int | None) -> Frontier:
     """One push kernel over the out-edges of the frontier ``ids``, sized without a host read
     (the edge count stays on the device); one read after it, when the output is first used:
-    its size and out-edges (:meth:`Frontier.listed`)."""
+    its size and out-edges (:meth:`Frontier.listed`). Its list has room for ``edges`` (the
+    frontier's out-edges, where the host knows them: a push keeps a vertex an edge at most)
+    or every vertex."""
     cp = graph.xp
     if ids.size == 0:
         return Frontier.empty(graph)
@@ -576,9 +582,12 @@ def launch_push(graph, kernel, ids, *args, out_bound: int) -> Frontier:
             (ids, np.int64(ids.size), graph.offsets, np.int64(chunk), sums, starts, scan),
         )
     cost_degree = graph.cost_degrees()[0]
-    out = cp.empty(out_bound, dtype=graph.indices.dtype)
+    room = graph.num_vertices if edges is None else min(edges, graph.num_vertices)
+    out = cp.empty(room, dtype=graph.indices.dtype)
     tally = cp.zeros(2, dtype=cp.uint64)
-    tiles = _expected_edges(graph, ids) // (256 * EDGES_PER_THREAD) + 1
+    tiles = (_expected_edges(graph, ids) if edges is None else edges) // (
+        256 * EDGES_PER_THREAD
+    ) + 1
     blocks = min(max(_resident_blocks(cp), tiles), 4 * _resident_blocks(cp))  # grid-stride
     kernel(
         (blocks,),
@@ -593,6 +602,7 @@ def launch_push(graph, kernel, ids, *args, out_bound: int) -> Frontier:
             *args,
             cost_degree,
             out,
+            np.int64(room),
             tally,
         ),
     )
@@ -620,7 +630,7 @@ def _resident_blocks(cupy) -> int:
 
 
 @fused.register("visit_unvisited", "cupy", "push")
-def visit_push(graph, ids, depth, value, parent) -> Frontier:
+def visit_push(graph, ids, edges, depth, value, parent) -> Frontier:
     """Fused push of :class:`functors.visit_unvisited`. A frontier with more expected edges
     than num_vertices / BITMAP_RATIO first marks the visited vertices in a bitmap (one bit
     each: it stays in L2, where a 4-byte depth does not); each edge then tests that bit and
@@ -651,7 +661,7 @@ def visit_push(graph, ids, depth, value, parent) -> Frontier:
         value,
         null if parent is None else parent,
         visited,
-        out_bound=graph.num_vertices,
+        edges=edges,
     )
 
 
@@ -768,7 +778,7 @@ def relax_levels(graph, frontier, distance, every_level: bool = False) -> Fronti
 
 
 @fused.register("relax_min", "cupy", "push")
-def relax_push(graph, ids, distance) -> Frontier:
+def relax_push(graph, ids, edges, distance) -> Frontier:
     """Fused push of :class:`functors.relax_min` (distances are non-negative)."""
     cp = graph.xp
     kernel = typed_kernel(
@@ -784,7 +794,7 @@ def relax_push(graph, ids, distance) -> Frontier:
         np.uintp(0) if graph.weights is None else graph.weights.astype(distance.dtype, copy=False)
     )
     queued = cp.zeros(graph.num_vertices, dtype=cp.int32)
-    return launch_push(graph, kernel, ids, weights, distance, queued, out_bound=graph.num_vertices)
+    return launch_push(graph, kernel, ids, weights, distance, queued, edges=edges)
 
 
 # One more level's path count, for a vertex or a batch's (vertex, lane) pair (items, as the

@@ -55,8 +55,8 @@ class count_paths(Functor):  # noqa: N801
         """The vertices not reached before (depth above ``value``): a pull's candidates."""
         return self.depth > self.value
 
-    def fused_push(self, graph, ids):
-        return self.fused_call(graph, "push", ids, self.depth, self.value, self.sigma)
+    def fused_push(self, graph, ids, edges):
+        return self.fused_call(graph, "push", ids, edges, self.depth, self.value, self.sigma)
 
     def fused_repeat(self, graph, frontier):  # levels value, value + 1, ... at once
         return self.fused_call(graph, "repeat", frontier, self.depth, self.value, self.sigma)
@@ -95,7 +95,8 @@ _COUNT_PATHS = (
     + r"""
 extern "C" __global__ void count_push(const ID* ids, const OFF* starts, const long long* scan,
     long long n_frontier, const OFF* offsets, const ID* indices, DEPTH* depth, DEPTH value,
-    DEPTH unset, double* sigma, const DEG* cost_degree, ID* out, unsigned long long* tally) {
+    DEPTH unset, double* sigma, const DEG* cost_degree, ID* out, long long capacity,
+    unsigned long long* tally) {
 """
     + FOR_EACH_EDGE
     + r"""
@@ -110,7 +111,7 @@ extern "C" __global__ void count_push(const ID* ids, const OFF* starts, const lo
 
 
 @fused.register("count_paths", "cupy", "push")
-def count_push(graph, ids, depth, value, sigma) -> Frontier:
+def count_push(graph, ids, edges, depth, value, sigma) -> Frontier:
     """Fused push of :class:`count_paths`: one kernel over the frontier's out-edges
     (atomic adds of whole-number path counts: the same sums in any order below 2^53)."""
     cp = graph.xp
@@ -132,7 +133,7 @@ def count_push(graph, ids, depth, value, sigma) -> Frontier:
         kind(value),
         kind(np.iinfo(depth.dtype).max),
         sigma,
-        out_bound=graph.num_vertices,
+        edges=edges,
     )
 
 

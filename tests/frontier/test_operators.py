@@ -217,7 +217,7 @@ def test_relax_push_through_the_padded_table_equals_the_rows(weighted, monkeypat
         for padded in (host._padded, lambda graph: None):
             monkeypatch.setattr(host, "_padded", padded)
             distance = start.copy()
-            out = host.relax_push(graph, ids, distance)
+            out = host.relax_push(graph, ids, None, distance)
             results.append((np.sort(out.ids).tolist(), distance))
         monkeypatch.undo()
         assert results[0][0] == results[1][0] != []

@@ -20,7 +20,8 @@ def run(graph, frontier: Frontier, op, *, unique: bool) -> Frontier:
     """
     xp, ids = graph.xp, sources(graph, frontier)
     fused = getattr(op, "fused_push", None)
-    result = None if fused is None else fused(graph, ids)  # None: no kernel on this backend
+    # (a kernel's list has room for the frontier's out-edges, where known: one vertex an edge)
+    result = None if fused is None else fused(graph, ids, frontier.out_edges)  # None: none here
     if result is not None:
         return result
     starts, degrees = rows_of(graph, ids)
