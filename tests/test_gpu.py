@@ -114,6 +114,19 @@ def test_sssp_cupy_equals_numpy(rmat_pair):
     np.testing.assert_array_equal(bg.sssp(gpu, source, backend="cupy").distance, expected)
 
 
+def test_a_push_whose_frontier_undercounts_its_out_edges_says_so(rmat_pair):
+    """A push kernel's list has room for the frontier's out-edges: told too few, it writes no
+    further and reading its count raises, never a list cut short."""
+    from bspgraph.exceptions import FrontierError
+
+    gpu, _ = rmat_pair
+    hub = int(gpu.xp.argmax(gpu.out_degree()))
+    frontier = fr.Frontier.from_ids(gpu, gpu.xp.asarray([hub]), out_edges=2)
+    depth = gpu.xp.full(gpu.num_vertices, np.iinfo(np.int32).max, dtype=np.int32)
+    with pytest.raises(FrontierError, match="its list had room for 2"):
+        len(fr.advance(gpu, frontier, fr.functors.visit_unvisited(depth, 1), direction="push"))
+
+
 @pytest.mark.parametrize("every", [7, 997])  # visit_push with its bitmap (7) and without
 @pytest.mark.parametrize(
     "name, direction",
@@ -125,10 +138,13 @@ def test_sssp_cupy_equals_numpy(rmat_pair):
         ("count_paths", "push"),
     ],
 )
-def test_fused_kernels_equal_generic_functors(rmat_pair, name, direction, every):
+@pytest.mark.parametrize("counted", [False, True])  # a push's list: room for V, or out-edges
+def test_fused_kernels_equal_generic_functors(rmat_pair, name, direction, every, counted):
     gpu, _ = rmat_pair
     xp = gpu.xp
     frontier = fr.Frontier.from_ids(gpu, xp.arange(0, gpu.num_vertices, every))
+    if counted:
+        count_out_edges(gpu, frontier)  # (kept as frontier.out_edges)
     results = []
     for fused in (True, False):
         extra = xp.zeros(0)

@@ -1,11 +1,13 @@
 """Frontier sets: union of sparse and dense parts; what a producer counted travels along."""
 
 import numpy as np
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
 import bspgraph as bg
 from bspgraph import frontier as fr
+from bspgraph.exceptions import FrontierError
 
 N = 200
 parts = st.lists(
@@ -91,3 +93,12 @@ def test_level_limits_widen_only_where_every_list_is_short():
     assert level_limits(small) == (WIDE_LEVELS[0], LEVEL_EDGES)
     star = bg.Graph.from_edges(np.zeros(40, int), np.arange(1, 41), backend="numpy")
     assert level_limits(star) == (LEVEL_VERTICES, LEVEL_EDGES)
+
+
+def test_a_list_that_found_more_than_its_room_says_so_when_read():
+    """A push kernel's list has room for its frontier's out-edges: a count past it (out_edges
+    that undercount the members) is an error when read, never a list cut short."""
+    graph = bg.Graph.from_edges([0, 0, 1], [1, 2, 2], num_vertices=10, backend="numpy")
+    overfull = fr.Frontier.listed(graph, np.array([5, 2], dtype=np.int32), Counts(3, 9))
+    with pytest.raises(FrontierError, match="found 3 vertices and its list had room for 2"):
+        len(overfull)
