@@ -67,7 +67,7 @@ class NCCLTransport(MPITransport):
         with self.backend.xp.cuda.Device(self.backend.device):
             self.nccl = nccl.NcclCommunicator(self.size, uid, self.rank)
         self._kept: dict = {}  # src -> its receive buffer, kept between rounds (_buffer)
-        self._views: dict = {}  # src -> (its last header and buffer, the arrays in it)
+        self._views: dict = {}  # src -> (its last Layout and buffer, the arrays in it)
 
     def __repr__(self) -> str:
         return f"NCCLTransport(rank={self.rank}, size={self.size}, gpu={self.backend.device})"
@@ -118,11 +118,9 @@ class NCCLTransport(MPITransport):
             self._waiting = (time.monotonic(), "nccl send/recv")
         arrived = [
             m
-            for src, header in enumerate(arriving)
-            if layouts[src]
-            for m in assembled(
-                layouts[src], self._columns_in(src, header, layouts[src], buffers[src])
-            )
+            for src, layout in enumerate(layouts)
+            if layout
+            for m in assembled(layout, self._columns_in(src, layout, buffers[src]))
         ]
         return self._finish_round(arrived, counts)
 
@@ -139,17 +137,17 @@ class NCCLTransport(MPITransport):
             kept = self._kept[src] = cp.empty(max(nbytes, KEPT_MIN), dtype=cp.uint8)
         return kept
 
-    def _columns_in(self, src: int, header: np.ndarray, layout, buffer) -> list[dict]:
+    def _columns_in(self, src: int, layout, buffer) -> list[dict]:
         """The arrays of ``src``'s messages in ``buffer`` (:func:`~.message.columns_of`):
-        those of the last round from ``src`` where it sent the same header into the same
-        kept buffer (views cost a few CuPy calls each)."""
-        key = (header.tobytes(), buffer.data.ptr)
+        those of the last round from ``src`` where the same header (the same Layout, which
+        ``described`` keeps) arrived in the same kept buffer (views cost a few CuPy calls
+        each)."""
         last = self._views.get(src)
-        if last is not None and last[0] == key:
-            return last[1]
+        if last is not None and last[0] is layout and last[1] is buffer:
+            return last[2]
         columns = columns_of(layout, buffer)
         if buffer is self._kept.get(src):
-            self._views[src] = (key, columns)
+            self._views[src] = (layout, buffer, columns)
         return columns
 
 
