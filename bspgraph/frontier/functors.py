@@ -5,7 +5,9 @@ under a "not yet visited" mask (BFS), ``relax_min`` is ``min_plus`` (SSSP). The 
 ``__call__`` runs on NumPy and CuPy alike; ``fused_push`` / ``fused_pull`` do the whole advance
 in one kernel (or one gather-reduce) where :func:`bspgraph.backend.fused.lookup` has one for
 the functor's name, the graph's backend and the direction, and must agree with it; they
-return None where there is none (the operator then takes the generic path). ``fused_repeat``
+return None where there is none (the operator then takes the generic path); ``fused_push``
+also takes the frontier's out-edges where known (``edges``, else None), which bound a push's
+output (a vertex an edge at most) and size its list. ``fused_repeat``
 advances again from its own output, level after level, on the device: what
 ``advance(..., repeat=True)`` asks for; it returns None where it does not apply. On one part of
 a graph among several, only a ``label_correcting`` functor repeats, and returns every vertex
