@@ -240,8 +240,9 @@ class Frontier:
         members, edges = values[0], sum(values[1:])  # (out-edges not counted: 0 there)
         if listed is not None and members > listed.shape[0]:  # (a kernel wrote the room only)
             raise FrontierError(
-                f"a push found {members} vertices and its list had room for {listed.shape[0]}, "
-                "its frontier's out_edges: less than its members' out-degrees"
+                f"a kernel found {members} vertices and its list had room for "
+                f"{listed.shape[0]} (a push's room: its frontier's out_edges, then less than "
+                "its members' out-degrees)"
             )
         self._counted, self._size = None, size + int(members)
         self._out_edges = None if out_edges is None else out_edges + int(edges)

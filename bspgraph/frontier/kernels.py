@@ -585,9 +585,8 @@ def launch_push(graph, kernel, ids, *args, edges: int | None) -> Frontier:
     room = graph.num_vertices if edges is None else min(edges, graph.num_vertices)
     out = cp.empty(room, dtype=graph.indices.dtype)
     tally = cp.zeros(2, dtype=cp.uint64)
-    tiles = (_expected_edges(graph, ids) if edges is None else edges) // (
-        256 * EDGES_PER_THREAD
-    ) + 1
+    expected = _expected_edges(graph, ids) if edges is None else edges
+    tiles = expected // (256 * EDGES_PER_THREAD) + 1
     blocks = min(max(_resident_blocks(cp), tiles), 4 * _resident_blocks(cp))  # grid-stride
     kernel(
         (blocks,),
