@@ -23,6 +23,7 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
@@ -76,6 +77,27 @@ class NCCLTransport(MPITransport):
         """Wait for the queued transfers, watched as a collective is (then nothing is left
         marked as waited for: an idle process is no hung one)."""
         self._collective("nccl send/recv", self.backend.xp.cuda.get_current_stream().synchronize)
+
+    def reduce_in_place(self, scalars: Sequence[tuple[Any, str]]) -> bool:
+        """Each scalar all-reduced in place by NCCL, one group for all, queued on this GPU's
+        stream (no host read: whatever reads a scalar next waits for it, watched as the
+        exchange's transfers are); False where a scalar is not a CuPy array on this GPU or its
+        reduction or dtype is not NCCL's."""
+        cp, nccl, gpu = self.backend.xp, self._nccl, self.backend.device or 0
+        calls = []
+        for array, reduction in scalars:
+            op, kind = NCCL_OPS.get(reduction), NCCL_TYPES.get(getattr(array, "dtype", None))
+            on_this_gpu = isinstance(array, cp.ndarray) and array.device.id == gpu
+            if op is None or kind is None or not on_this_gpu or not array.flags.c_contiguous:
+                return False
+            calls.append((array, getattr(nccl, kind), getattr(nccl, op)))
+        stream = cp.cuda.get_current_stream().ptr
+        nccl.groupStart()
+        for array, kind, op in calls:
+            self.nccl.allReduce(array.data.ptr, array.data.ptr, array.size, kind, op, stream)
+        nccl.groupEnd()
+        self._waiting = (time.monotonic(), "nccl allreduce")
+        return True
 
     def exchange_round(
         self, sends: Sequence[Send], *, num_vertices: int
@@ -151,6 +173,11 @@ class NCCLTransport(MPITransport):
         return columns
 
 
+NCCL_OPS = {"add": "NCCL_SUM", "min": "NCCL_MIN", "max": "NCCL_MAX"}  # a scalar's reduction
+NCCL_TYPES = {
+    np.dtype(name): f"NCCL_{name.upper()}"
+    for name in ("float64", "float32", "int64", "int32", "uint64", "uint32")
+}
 KEPT_BYTES = 1 << 22  # a peer's payloads up to this size arrive in a buffer kept for it
 KEPT_MIN = 1 << 16  # the smallest kept buffer
 

@@ -87,6 +87,13 @@ class Transport(abc.ABC):
         uses). A collective: every process calls it, in the same order."""
         return np.asarray(values, dtype=np.int64)[None, :]
 
+    def reduce_in_place(self, scalars: Sequence[tuple[Any, str]]) -> bool:
+        """Replace each 0-d array of ``scalars`` (``(array, reduction)``, a reduction "add",
+        "min" or "max") by its reduction over every process, on the device and unread, where
+        this transport can (NCCL); False, touching nothing, where it cannot (then the caller
+        reduces on the host). A collective where it returns True."""
+        return False
+
     def settle(self) -> None:
         """Wait until the transfers this process queued have ended (where
         :meth:`exchange_round` returns before them, as NCCL's does): what ends a run, so that

@@ -707,12 +707,19 @@ def _owned_part(graph, frontier: Frontier) -> Frontier:
 
 def _combine_scalars(contract: Contract, states, transport, shared: bool) -> None:
     """Every scalar replaced, on every device, by its combiner's reduction over all devices:
-    the scalars read together (one host read a GPU), then one buffer collective of their bits
-    (a float's travel as int64, exactly); or, when every device's state is in one memory
+    with one device a process, in place on the device where the transport can (NCCL's
+    all-reduce: no host read, the GPU not left waiting for the host between supersteps);
+    else the scalars read together (one host read a GPU), then one buffer collective of their
+    bits (a float's travel as int64, exactly); or, when every device's state is in one memory
     (``shared``: parts on one GPU, virtual devices), the reduction of the scalars' arrays
     there, with no read to the host."""
     if not contract.scalars:
         return
+    if len(states) == 1 and not shared:
+        (state,) = states.values()
+        pairs = [(getattr(state, name), c.name) for name, c in contract.scalars.items()]
+        if transport.reduce_in_place(pairs):
+            return
     if shared:
         for name, combiner in contract.scalars.items():
             scalars = [getattr(s, name) for s in states.values()]

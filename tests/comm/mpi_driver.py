@@ -66,8 +66,25 @@ def main(path: str, out: str, source: int, kind: str) -> None:
                     messages = [step.messages for step in stats.supersteps]
                     saved[f"{algorithm}/{name}/{how}/messages"] = np.array(messages)
     saved["pickled"] = np.array([len(pickled), len(COMMUNICATORS) * 2 * 5])  # and the runs
+    saved["reduced"] = _reduced_in_place(transport)
     saved["settled"] = np.array(transport._waiting is None)  # nothing left waited for
     np.savez(f"{out}.rank{transport.rank}.npz", **saved)
+
+
+def _reduced_in_place(transport) -> np.ndarray:
+    """Whether ``transport.reduce_in_place`` took three scalars (rank + 1 added, rank maxed,
+    rank + 5 minned: float64, int64, int32 on NCCL's GPU) and what each became (after a
+    settle, so the transport ends idle)."""
+    xp = transport.backend.xp
+    r = transport.rank
+    scalars = [
+        (xp.asarray(r + 1.0), "add"),
+        (xp.asarray(r, dtype=np.int64), "max"),
+        (xp.asarray(r + 5, dtype=np.int32), "min"),
+    ]
+    took = transport.reduce_in_place(scalars)
+    transport.settle()
+    return np.array([took, *(float(array) for array, _ in scalars)])
 
 
 PICKLING = {

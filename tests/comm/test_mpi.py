@@ -167,8 +167,15 @@ def check_driver(ranks, transport, graph_file, tmp_path):
     results = [dict(np.load(tmp_path / f"out.rank{r}.npz")) for r in range(ranks)]
     pickled, runs = results[0].pop("pickled")  # one agreement a run, none in its supersteps
     assert pickled <= runs, f"{pickled} pickled collectives in {runs} runs"
-    for result in results:  # a run ends with its transfers waited for: an idle rank is no hung one
+    for rank, result in enumerate(results):  # a run ends with its transfers waited for
         assert result.pop("settled"), "a rank ended its runs with a transfer still watched"
+        # scalars: NCCL reduces them on the GPU, in place; other transports leave them as they
+        # are (the enactor then reduces them on the host)
+        took, *values = result.pop("reduced").tolist()
+        if transport == "nccl":
+            assert took and values == [ranks * (ranks + 1) / 2, ranks - 1, 5], values
+        else:
+            assert not took and values == [rank + 1, rank, rank + 5], values
     assert len(results[0]) == 4 * 2 * (5 + 2)  # communicators x paths x (results + counts)
     for key, values in results[0].items():
         for other in results[1:]:  # every rank returns the whole result
