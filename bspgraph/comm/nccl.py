@@ -3,12 +3,12 @@
 MPI starts the processes and carries everything small: the NCCL unique id (a broadcast), each
 round's message headers (``message.describe``: int64 arrays, in one ``Alltoall`` of fixed slots
 where they fit), the enactor's stop test and the fingerprints; a run's scalars are all-reduced
-on the GPUs (:meth:`NCCLTransport.reduce_in_place`). The payloads (the final result's too) never touch the
-host: one NCCL group moves every column of every message straight from the array that holds
-it (no packing), into one receive buffer per peer, cut as MPI's (``message.columns_of``); the
-host does not wait for it (the receivers' kernels queue behind it). A light round allocates
-nothing: a peer's buffer is kept between rounds while small, and so are the views of it of a
-header that repeats. Faults are handled as by
+on the GPUs (:meth:`NCCLTransport.reduce_in_place`). The payloads (the final result's too)
+never touch the host: one NCCL group moves every column of every message straight from the
+array that holds it (no packing), into one receive buffer per peer, cut as MPI's
+(``message.columns_of``); the host does not wait for it (the receivers' kernels queue behind
+it). A light round allocates nothing: a peer's buffer is kept between rounds while small, and
+so are the views of it of a header that repeats. Faults are handled as by
 :class:`~bspgraph.comm.mpi.MPITransport` (abort on an exception, the launcher on a dead rank,
 the watchdog on a hang, which also covers a host read waiting for NCCL, until the next
 collective; a run ends by waiting for its transfers, :meth:`NCCLTransport.settle`).
