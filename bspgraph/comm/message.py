@@ -387,8 +387,8 @@ def describe(messages: Sequence[Update | Slab | Bits | Piece]) -> np.ndarray:
 
 def described(header: np.ndarray) -> Layout:
     """What :func:`describe` wrote: for each message its class, its length, each of its
-    arrays in the order they travel (an Update's ids, a Bits' bitmap, a Piece's package's ids
-    then counts first, named None and "") with its name, dtype and whole shape, and its block
+    arrays in the order they travel (an Update's ids, a Bits' bitmap or a Piece's package's ids
+    first, named None; a Piece's counts last, named "") with its name, dtype and whole shape, and its block
     (None for an Update; a Piece's group and bound). The same header gives the same Layout
     (kept: a run's light supersteps repeat theirs); do not modify it."""
     return _described(tuple(header.tolist()))
@@ -401,10 +401,10 @@ def _described(fields: tuple) -> Layout:
         count, code = fields[at : at + 2]
         if code > 0:  # an Update: its ids travel first
             kind, block, arrays, at = Update, None, [(None, _dtype_of(code), (count,))], at + 2
-        elif _KIND_OF[code] is Piece:  # its package's ids and counts first
+        elif _KIND_OF[code] is Piece:  # its package's ids first, its counts last
             group, ids_code, counts, bound = fields[at + 2 : at + 6]
             kind, block, at = Piece, (group, bound - 1 if bound else None), at + 6
-            arrays = [(None, _dtype_of(ids_code), (count,)), ("", np.dtype(np.uint64), (counts,))]
+            arrays = [(None, _dtype_of(ids_code), (count,))]
         else:
             kind, block, at = _KIND_OF[code], fields[at + 2] - 1, at + 3
             block = None if block < 0 else block
@@ -418,16 +418,19 @@ def _described(fields: tuple) -> Layout:
             code, axes = fields[at : at + 2]
             arrays.append((name, _dtype_of(code), (rows, *fields[at + 2 : at + 1 + axes])))
             at += 1 + axes
+        if kind is Piece:
+            arrays.append(("", np.dtype(np.uint64), (counts,)))
         layout.append((kind, count, arrays, block))
     return layout
 
 
 def arrays_of(message: Update | Slab | Bits | Piece) -> tuple:
     """The arrays of ``message`` in the order they travel: an Update's ids or a Bits' bitmap,
-    then each value; a Piece's package whole: its ids, its counts, then each value."""
+    then each value; a Piece's package whole: its ids, each value, then its counts (the order
+    of :func:`laid_out` buffers, which a transport may send as one)."""
     if isinstance(message, Piece):
         packed = message.packed
-        return (packed.ids, packed.counts, *packed.values.values())
+        return (packed.ids, *packed.values.values(), packed.counts)
     values = tuple(message.values.values())
     if isinstance(message, Slab):
         return values
@@ -485,6 +488,21 @@ def assembled(layout: Layout, columns: list[dict]) -> list[Update | Slab | Bits 
         else:
             messages.append(kind(block, values))  # a Slab, or a Gathered one
     return messages
+
+
+def laid_out(xp, arrays: Sequence[tuple[int, np.dtype]]) -> list:
+    """New 1-D arrays of the given ``(length, dtype)``, in one allocation, each starting where
+    the wire puts it (a multiple of WIRE_ALIGN after the one before): a message made of them
+    in that order travels as one send (:class:`~bspgraph.comm.nccl.NCCLTransport`)."""
+    starts, end = [], 0
+    for length, dtype in arrays:
+        starts.append(end)
+        end += padded_size(length * np.dtype(dtype).itemsize)
+    buffer = xp.empty(max(end, WIRE_ALIGN), dtype=np.uint8)
+    return [
+        buffer[start : start + length * np.dtype(dtype).itemsize].view(dtype)
+        for start, (length, dtype) in zip(starts, arrays, strict=True)
+    ]
 
 
 def padded_size(nbytes: int) -> int:

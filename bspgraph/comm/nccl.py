@@ -5,9 +5,10 @@ round's message headers (``message.describe``: int64 arrays, in one ``Alltoall``
 where they fit), the enactor's stop test and the fingerprints; a run's scalars are all-reduced
 on the GPUs (:meth:`NCCLTransport.reduce_in_place`). The payloads (the final result's too)
 never touch the host: one NCCL group moves every column of every message straight from the
-array that holds it (no packing), into one receive buffer per peer, cut as MPI's
-(``message.columns_of``); the host does not wait for it (the receivers' kernels queue behind
-it). A light round allocates nothing: a peer's buffer is kept between rounds while small, and
+array that holds it (no packing; arrays that lie one after another as the receiver places
+them, a package laid out as it travels, in one send: the header says how many a send holds),
+into one receive buffer per peer, cut as MPI's (``message.columns_of``); the host does not
+wait for it (the receivers' kernels queue behind it). A light round allocates nothing: a peer's buffer is kept between rounds while small, and
 so are the views of it of a header that repeats. Faults are handled as by
 :class:`~bspgraph.comm.mpi.MPITransport` (abort on an exception, the launcher on a dead rank,
 the watchdog on a hang, which also covers a host read waiting for NCCL, until the next
@@ -28,7 +29,7 @@ from typing import Any
 import numpy as np
 
 from ..backend import gpu_count
-from ..exceptions import DeviceError
+from ..exceptions import CommunicationError, DeviceError
 from .message import arrays_of, assembled, columns_of, describe, described, padded_size
 from .mpi import MPITransport, _mpi
 from .transport import Inbox, RoundStats, Send
@@ -105,34 +106,34 @@ class NCCLTransport(MPITransport):
         cp, nccl = self.backend.xp, self._nccl
         outgoing, counts = self._start_round(sends, num_vertices)
         outgoing = [[self._to_device(m) for m in per_peer] for per_peer in outgoing]
-        (arriving,) = self._alltoallv([describe(per_peer) for per_peer in outgoing])
-        layouts = [described(header) for header in arriving]  # shapes, nothing pickled
-        sending = {  # every array with bytes, in the order of its header
-            dst: [
-                cp.ascontiguousarray(array)
-                for m in messages
-                for array in arrays_of(m)
-                if array.nbytes
-            ]
+        sending = {  # every array with bytes, in the order of its header, in runs
+            dst: _runs([cp.ascontiguousarray(array) for m in messages for array in arrays_of(m)])
             for dst, messages in enumerate(outgoing)
         }
-        sizes = {src: _sizes(layout) for src, layout in enumerate(layouts) if layout}
-        buffers = {src: self._buffer(src, sum(p for _, p in sized)) for src, sized in sizes.items()}
-        receiving = any(n for sized in sizes.values() for n, _ in sized)
-        if receiving or any(sending.values()):  # (nothing to move: no group, no wait)
+        headers = [  # how many arrays each send holds, then the messages' shapes
+            np.concatenate([[len(sending[dst]), *(n for *_, n in sending[dst])], describe(m)])
+            for dst, m in enumerate(outgoing)
+        ]
+        (arriving,) = self._alltoallv(headers)
+        runs = [header[1 : 1 + header[0]].tolist() for header in arriving]
+        layouts = [described(header[1 + header[0] :]) for header in arriving]  # no pickle
+        spans = {
+            src: _spans(_sizes(layout), runs[src], src)
+            for src, layout in enumerate(layouts)
+            if layout
+        }
+        buffers = {src: self._buffer(src, sum(p for _, p in _sizes(layouts[src]))) for src in spans}
+        if any(spans.values()) or any(sending.values()):  # (nothing to move: no group, no wait)
             stream = cp.cuda.get_current_stream()
-            nccl.groupStart()  # sends and receives of a pair match in order: array by array
-            for dst, arrays in sending.items():
-                for array in arrays:
-                    self.nccl.send(array.data.ptr, array.nbytes, nccl.NCCL_UINT8, dst, stream.ptr)
+            nccl.groupStart()  # sends and receives of a pair match in order: run by run
+            for dst, sent in sending.items():
+                for pointer, nbytes, _ in sent:
+                    self.nccl.send(pointer, nbytes, nccl.NCCL_UINT8, dst, stream.ptr)
             for src, buffer in buffers.items():
-                offset = 0
-                for nbytes, padded in sizes[src]:
-                    if nbytes:
-                        self.nccl.recv(
-                            buffer.data.ptr + offset, nbytes, nccl.NCCL_UINT8, src, stream.ptr
-                        )
-                    offset += padded
+                for offset, nbytes in spans[src]:
+                    self.nccl.recv(
+                        buffer.data.ptr + offset, nbytes, nccl.NCCL_UINT8, src, stream.ptr
+                    )
             nccl.groupEnd()
             # Not waited for: what reads the columns queues behind the transfer on this stream,
             # and a column freed now goes back to CuPy's pool for this stream only. The next
@@ -180,6 +181,51 @@ NCCL_TYPES = {
 }
 KEPT_BYTES = 1 << 22  # a peer's payloads up to this size arrive in a buffer kept for it
 KEPT_MIN = 1 << 16  # the smallest kept buffer
+
+
+def _runs(arrays: list) -> list[tuple[int, int, int]]:
+    """The sends that move ``arrays`` (those with bytes, in order): one a run of arrays that lie
+    one after another as the receiver places them (each at a multiple of WIRE_ALIGN after the
+    one before: a package of :func:`~.message.laid_out` arrays), as (pointer, bytes, arrays)."""
+    runs: list[list[int]] = []
+    end = None
+    for array in arrays:
+        if not array.nbytes:
+            continue
+        pointer = array.data.ptr
+        if pointer == end:  # it starts where the run's last array's place ends
+            runs[-1][1] = pointer + array.nbytes - runs[-1][0]
+            runs[-1][2] += 1
+        else:
+            runs.append([pointer, array.nbytes, 1])
+        end = pointer + padded_size(array.nbytes)
+    return [tuple(run) for run in runs]
+
+
+def _spans(sizes: list[tuple[int, int]], runs: list[int], src: int) -> list[tuple[int, int]]:
+    """Where each of ``src``'s sends (``runs``: how many arrays each holds) lands in the
+    receive buffer, from the arrays' ``sizes`` (:func:`_sizes`): (offset, bytes) a send.
+
+    Raises
+    ------
+    CommunicationError
+        The runs do not cover the arrays with bytes (the two ranks' code differs)."""
+    placed, offset = [], 0
+    for nbytes, padded in sizes:
+        if nbytes:
+            placed.append((offset, nbytes))
+        offset += padded
+    if sum(runs) != len(placed):
+        raise CommunicationError(
+            f"transport 'nccl': rank {src} sends {sum(runs)} arrays, its header lays out "
+            f"{len(placed)}: do the ranks run the same bspgraph?"
+        )
+    spans, at = [], 0
+    for count in runs:
+        first, (last, nbytes) = placed[at][0], placed[at + count - 1]
+        spans.append((first, last + nbytes - first))
+        at += count
+    return spans
 
 
 def _sizes(layout) -> list[tuple[int, int]]:

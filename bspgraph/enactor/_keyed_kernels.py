@@ -32,7 +32,7 @@ import numpy as np
 
 from ..backend import fused
 from ..backend.cuda import C_TYPES, c_type, stream
-from ..comm.message import Bits, Packed, Piece, Slab
+from ..comm.message import Bits, Packed, Piece, Slab, laid_out
 from ..frontier import Frontier
 from . import combiners
 
@@ -231,17 +231,19 @@ extern "C" __global__ void pack_by_owner(const ID* ids, long long n,
   }
 }
 """
-# A package for every device (``needs_all``): the key's (and follower's: its change since
-# ``base`` where it is added) value of each of the first listed[0] ids of a kernel's list,
-# beside them; the ids are the list itself.
+# A package for every device (``needs_all``): each of the first listed[0] ids of a kernel's
+# list and the key's (and follower's: its change since ``base`` where it is added) value
+# beside it, and their count, written where the package travels from.
 _GATHER = r"""
 extern "C" __global__ void gather_listed(const ID* ids, long long n,
     const unsigned long long* listed, const KEY* key, const FOL* follower, const FOL* base,
-    KEY* out_key, FOL* out_follower) {
+    ID* out_ids, KEY* out_key, FOL* out_follower, unsigned long long* out_count) {
+  if (blockIdx.x == 0 && threadIdx.x == 0) out_count[0] = listed[0];
   if ((unsigned long long)n > listed[0]) n = (long long)listed[0];
   for (long long j = blockIdx.x * (long long)blockDim.x + threadIdx.x; j < n;
        j += (long long)gridDim.x * blockDim.x) {
     const ID v = ids[j];
+    out_ids[j] = v;
     out_key[j] = key[v];
     if (follower) out_follower[j] = base ? follower[v] - base[v] : follower[v];
   }
@@ -329,13 +331,18 @@ class KeyedKernels(Keyed):
         """The package at ``ids`` (distinct; with ``count``, a device array, its first
         ``count[0]``: a kernel's list, not read) grouped by ``owner`` (a device array) over
         ``parts`` owners, without the entries of owner ``skip`` (the sender: its own vertices
-        stay; their piece is empty); its counts by owner stay on the device (``Packed``)."""
+        stay; their piece is empty); its counts by owner stay on the device (``Packed``). Its
+        arrays are laid out as they travel (:func:`~bspgraph.comm.message.laid_out`)."""
         cp = self.graph.xp
         key, follower, types = self._columns()
         n = ids.shape[0]
         ids, listed = cp.ascontiguousarray(ids), _or_null(count)
         types.update(ID=c_type(ids), OWNER=c_type(owner))
-        counts = cp.zeros(2 * parts, dtype=cp.uint64)  # the counts, then the places filled
+        # as the package travels (ids, values, counts), then the places filled: one buffer
+        out_ids, out_key, *out_follower, counts, filled = laid_out(
+            cp, _columns_of(n, ids, key, follower) + [(parts, np.uint64)] * 2
+        )
+        counts.data.memset_async(0, 2 * counts.nbytes)  # (filled follows counts)
         stream(
             cp,
             _PACK,
@@ -349,8 +356,7 @@ class KeyedKernels(Keyed):
             counts,
             **types,
         )
-        out_ids, out_key = cp.empty_like(ids), cp.empty(n, dtype=key.dtype)
-        out_follower = None if follower is None else cp.empty(n, dtype=follower.dtype)
+        out_follower = out_follower[0] if out_follower else None
         stream(
             cp,
             _PACK,
@@ -362,7 +368,7 @@ class KeyedKernels(Keyed):
             np.int32(parts),
             np.int32(skip),
             counts,
-            counts[parts:],
+            filled,
             key,
             _or_null(follower),
             _or_null(self._base()),
@@ -371,33 +377,40 @@ class KeyedKernels(Keyed):
             _or_null(out_follower),
             **types,
         )
-        return Packed(out_ids, self._named(out_key, out_follower), counts[:parts])
+        return Packed(out_ids, self._named(out_key, out_follower), counts)
 
     def gather(self, ids, count) -> Packed:
         """The package for every device of a kernel's list ``ids`` and its ``count`` (a
-        device array, not read): the columns' values (an added follower's changes) at its
-        first ``count[0]`` ids, beside the list itself, in one group counted by ``count``."""
+        device array, not read): its first ``count[0]`` ids and the columns' values (an
+        added follower's changes) at them, in one group, counted, laid out as it travels."""
         cp = self.graph.xp
         key, follower, types = self._columns()
         ids = cp.ascontiguousarray(ids)
-        out_key = cp.empty(ids.shape[0], dtype=key.dtype)
-        out_follower = None if follower is None else cp.empty(ids.shape[0], dtype=follower.dtype)
+        n = ids.shape[0]
+        out_ids, out_key, *out_follower, out_count = laid_out(
+            cp, _columns_of(n, ids, key, follower) + [(1, np.uint64)]
+        )
+        out_follower = out_follower[0] if out_follower else None
+        if not n:  # (no launch: the count copied apart)
+            out_count.data.copy_from_device_async(count.data, out_count.nbytes)
         stream(
             cp,
             _GATHER,
             "gather_listed",
-            ids.shape[0],
+            n,
             ids,
             count,
             key,
             _or_null(follower),
             _or_null(self._base()),
+            out_ids,
             out_key,
             _or_null(out_follower),
+            out_count,
             ID=c_type(ids),
             **types,
         )
-        return Packed(ids, self._named(out_key, out_follower), count[:1])
+        return Packed(out_ids, self._named(out_key, out_follower), out_count)
 
     def list(self, returned, keep, updates: list, stamp: int) -> Frontier:
         """Combine ``updates`` (Updates or Pieces on this GPU, distinct ids each) into the
@@ -682,6 +695,13 @@ def _held(update) -> int:
     package's buffer: a bound from the sender's frontier is no bound where its levels ran
     ahead)."""
     return update.capacity if isinstance(update, Piece) else len(update)
+
+
+def _columns_of(n: int, ids, key, follower) -> list[tuple[int, np.dtype]]:
+    """The (length, dtype) of a package's ids, key and follower (where there is one): ``n``
+    entries each."""
+    columns = [(n, ids.dtype), (n, key.dtype)]
+    return columns if follower is None else [*columns, (n, follower.dtype)]
 
 
 def _or_null(array):

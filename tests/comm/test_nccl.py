@@ -2,7 +2,10 @@
 arrays, nothing pickled) say unpack to the same Updates. (The transport itself runs in tests/comm/test_mpi.py::
 test_gpu_transports_on_two_gpus.)"""
 
+from types import SimpleNamespace
+
 import numpy as np
+import pytest
 
 from bspgraph.comm import Slab, Update
 from bspgraph.comm.message import (
@@ -14,10 +17,12 @@ from bspgraph.comm.message import (
     columns_of,
     describe,
     described,
+    laid_out,
     pack,
     unpack,
 )
-from bspgraph.comm.nccl import _sizes
+from bspgraph.comm.nccl import _runs, _sizes, _spans
+from bspgraph.exceptions import CommunicationError
 
 
 def receive(updates, headers):
@@ -149,3 +154,42 @@ def test_kept_columns_assemble_fresh_messages():
     again[0].packed.learn([1, 2])
     np.testing.assert_array_equal(again[0].update().ids, [8, 3])
     np.testing.assert_array_equal(again[1].ids, [7])
+
+
+def on_device(array):
+    """``array`` as the transport sees a device array: its address and bytes."""
+    return SimpleNamespace(data=SimpleNamespace(ptr=array.ctypes.data), nbytes=array.nbytes)
+
+
+def test_a_laid_out_package_travels_as_one_send_where_the_receiver_finds_it():
+    """A package whose arrays lie one after another as the wire places them (``laid_out``:
+    a keyed kernel's) goes as one send; arrays apart go one a send. The receiver's spans
+    (from the header's run counts and the layout) take the same bytes to the places
+    ``columns_of`` reads, so that the messages arrive equal."""
+    ids, depth, parent, counts = laid_out(
+        np, [(5, np.int32), (5, np.int32), (5, np.int64), (3, np.uint64)]
+    )
+    ids[:], depth[:], parent[:], counts[:] = [4, 9, 6, 0, 2], [1, 1, 2, 0, 3], range(5), [2, 0, 1]
+    packed = Packed(ids, {"depth": depth, "parent": parent}, counts, at_most=5)
+    apart = Update(np.array([7, 8], np.int64), {"depth": np.array([3, 4], np.int32)})
+    empty = Packed(np.zeros(0, np.int32), {}, np.zeros(1, np.uint64))
+    messages = [packed.piece(2), apart, empty.piece(0)]
+    arrays = [array for m in messages for array in arrays_of(m)]
+    sent = _runs([on_device(array) for array in arrays])
+    assert [n for *_, n in sent] == [4, 1, 1, 1]  # the package's four arrays, then one each
+    layout = described(describe(messages))
+    spans = _spans(_sizes(layout), [n for *_, n in sent], src=1)
+    buffer = np.full(sum(padded for _, padded in _sizes(layout)), 255, np.uint8)
+    for (pointer, nbytes, _), (offset, size) in zip(sent, spans, strict=True):
+        assert size == nbytes
+        source = next(a for a in arrays if a.nbytes and a.ctypes.data == pointer)
+        whole = np.frombuffer(source.base if source.base is not None else source, np.uint8)
+        start = pointer - whole.ctypes.data
+        buffer[offset : offset + nbytes] = whole[start : start + nbytes]
+    assert sent[0][0] == ids.ctypes.data
+    got = assembled(layout, columns_of(layout, buffer))
+    for message, arrived in zip(messages, got, strict=True):
+        for array, copy in zip(arrays_of(message), arrays_of(arrived), strict=True):
+            np.testing.assert_array_equal(copy, array)
+    with pytest.raises(CommunicationError, match="rank 1 sends 3 arrays"):
+        _spans(_sizes(layout), [1, 1, 1], src=1)
