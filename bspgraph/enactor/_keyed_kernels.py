@@ -7,10 +7,11 @@ travel and are added on a tie of the key), takes these kernels:
 
 - ``owner_counts`` and ``pack_by_owner`` write a device's package grouped by owner (as a
   sender writes one send buffer a destination), its own vertices left out, its counts by owner
-  on the device; a selective exchange sends the slices (``Update.by_owner``), no split, or in
-  one memory hands each owner its group unread (a ``Piece``);
-- ``gather_listed`` writes the package for every device (``needs_all``): the values of a
-  kernel's list beside the list itself, one group counted by the list's count;
+  on the device; a selective exchange sends the slices (``Update.by_owner``), no split, or
+  hands each owner its group unread (a ``Piece``: in one memory a view, across NCCL the
+  package whole, in one send: it is ``laid_out`` as it travels);
+- ``gather_listed`` writes the package for every device (``needs_all``): a kernel's list and
+  its values beside it, one group, and the list's count, laid out as it travels;
 - ``apply_best`` combines each arrived Update's or Piece's entries into the key (the winner's
   follower taken along; a Piece's start and count read on the device) and lists the winners
   and the returned vertices (those this device owns, unless ``needs_all``), each vertex once
