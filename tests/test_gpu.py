@@ -1337,21 +1337,3 @@ def test_runs_in_a_row_time_their_exchanges_on_reused_events(rmat_pair):
         np.testing.assert_array_equal(result.depth, expected)
         steps = result.stats.supersteps
         assert steps and all(0 < step.comm_seconds <= step.seconds for step in steps)
-
-
-def test_a_read_of_many_arrays_of_any_dtype_equals_each_read_alone():
-    """``Backend.read``: more arrays than one launch copies (READ_SLOTS), of every width,
-    0-d, empty, offset views and one too large for the launch, all equal to their own
-    reads."""
-    from bspgraph.backend.cupy_backend import READ_SLOTS, READ_SMALL_BYTES
-
-    cupy = bg.backend.get_backend("cupy")
-    xp, rng = cupy.xp, np.random.default_rng(5)
-    base = xp.asarray(rng.integers(0, 1 << 40, 64), dtype=np.int64)
-    arrays = [
-        xp.asarray(rng.integers(0, 100, n), dtype=dtype)
-        for n, dtype in zip(range(1, 2 * READ_SLOTS), [np.int8, np.int32, np.uint64, bool] * 9)
-    ]
-    arrays += [base[3:7], base[1::2][:5], xp.asarray(7, dtype=np.int16), base[:0]]
-    arrays.append(xp.arange(READ_SMALL_BYTES // 4 + 3, dtype=np.int64))
-    assert cupy.read(arrays) == [array.ravel().get().tolist() for array in arrays]

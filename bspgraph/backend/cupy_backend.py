@@ -130,49 +130,27 @@ class CupyBackend(Backend):
         return cuda.masked_total(self.xp, values, mask=mask, ids=ids)
 
     def read(self, arrays: list) -> list[list[int]]:
-        """Each array copied into page-locked host memory on the current stream, those of at
-        most READ_SMALL_BYTES READ_SLOTS a kernel (which writes host memory directly: unified
-        addressing), where a copy each is a runtime call each; any dtypes, the host waiting
-        once."""
+        """Each array copied into page-locked host memory on the current stream (one runtime
+        call each, no kernel: any dtypes), the host waiting once."""
         if len(arrays) < 2:
             return [array.ravel().tolist() for array in arrays]
-        runtime = self.xp.cuda.runtime
+        cuda = self.xp.cuda
         arrays = [a if a.flags.c_contiguous else self.xp.ascontiguousarray(a) for a in arrays]
         starts, end = [], 0
         for array in arrays:  # 8-byte aligned places
             starts.append(end)
             end += -(-array.nbytes // 8) * 8
         buffer, address = _pinned(end)
-        kernel = cuda.compile_kernel(self.xp, _READ_SMALL, "read_small")
-        stream = self.xp.cuda.get_current_stream().ptr
-        placed = []
-        for array, start in zip(arrays, starts, strict=True):
-            if array.nbytes <= READ_SMALL_BYTES:
-                placed.append((array, start))
-                continue
-            runtime.memcpyAsync(  # (a larger one: a copy of its own)
-                address + start, array.data.ptr, array.nbytes, runtime.memcpyDeviceToHost, stream
+        stream = cuda.get_current_stream().ptr
+        for array, start in zip(arrays, starts):
+            cuda.runtime.memcpyAsync(
+                address + start,
+                array.data.ptr,
+                array.nbytes,
+                cuda.runtime.memcpyDeviceToHost,
+                stream,
             )
-        for first in range(0, len(placed), READ_SLOTS):
-            slots = placed[first : first + READ_SLOTS]
-            slots += [(None, 0)] * (READ_SLOTS - len(slots))
-            kernel(
-                (1,),
-                (256,),
-                (
-                    np.uintp(address),
-                    *(
-                        value
-                        for array, start in slots
-                        for value in (
-                            np.uintp(0 if array is None else array.data.ptr),
-                            np.int64(0 if array is None else array.nbytes),
-                            np.int64(start),
-                        )
-                    ),
-                ),
-            )
-        runtime.streamSynchronize(stream)
+        cuda.runtime.streamSynchronize(stream)
         return [
             np.frombuffer(buffer, array.dtype, array.size, start).tolist()
             for array, start in zip(arrays, starts)
@@ -488,22 +466,6 @@ def within(backend: Backend, mask, span: slice):
     return out
 
 
-READ_SLOTS = 8  # the arrays one launch of read_small copies
-READ_SMALL_BYTES = 1 << 12  # ... each at most this many bytes (a larger one: a copy of its own)
-# Small arrays (counts) into page-locked host memory at their places, in one launch: a block,
-# each thread a byte at a time (a few hundred bytes in all).
-_READ_SMALL = (
-    'extern "C" __global__ void read_small(unsigned char* out, '
-    + ", ".join(
-        f"const unsigned char* a{k}, long long n{k}, long long at{k}" for k in range(READ_SLOTS)
-    )
-    + ") {\n"
-    + "".join(
-        f"  for (long long b = threadIdx.x; b < n{k}; b += blockDim.x) out[at{k} + b] = a{k}[b];\n"
-        for k in range(READ_SLOTS)
-    )
-    + "}\n"
-)
 _PINNED: list = []  # page-locked bytes for Backend.read and their address (one host thread)
 
 
