@@ -172,11 +172,6 @@ class Backend(ABC):
         once the work before ``end`` is done (waiting for it)."""
         return end - start
 
-    def release(self, marks) -> None:
-        """Take back ``marks`` whose times were read: later marks may reuse them (nothing to
-        take back by default)."""
-        return
-
     @abstractmethod
     def free_bytes(self) -> int | None:
         """Free device memory in bytes, or None on the CPU (no limit checked)."""

@@ -13,8 +13,6 @@ from ..exceptions import DeviceError
 from . import cuda, fused, ops
 from .base import Backend, Capabilities
 
-_SPARE_EVENTS: dict[int, list] = {}  # per GPU: events whose times were read (CupyBackend.mark)
-
 
 class CupyBackend(Backend):
     """CuPy on GPU ``device``: grid-stride kernels where CuPy's element-wise ones move less
@@ -201,16 +199,11 @@ class CupyBackend(Backend):
         self.xp.cuda.Device(self.device or 0).synchronize()
 
     def mark(self):
-        """An event recorded on this GPU's current stream: one that :meth:`release` took back,
-        where there is one (then a superstep's timing creates no event)."""
-        spare = _SPARE_EVENTS.get(self.device or 0)
+        """An event recorded on this GPU's current stream."""
         with self.activate():
-            event = spare.pop() if spare else self.xp.cuda.Event()
+            event = self.xp.cuda.Event()
             event.record()
         return event
-
-    def release(self, marks) -> None:
-        _SPARE_EVENTS.setdefault(self.device or 0, []).extend(marks)
 
     def seconds_between(self, start, end) -> float:
         end.synchronize()

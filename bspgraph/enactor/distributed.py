@@ -488,7 +488,7 @@ class LiftedRun:
 
     def time_communication(self, supersteps: list) -> None:
         """Each superstep's ``comm_seconds`` from the marks on its GPUs' queues (the longest
-        of this process's GPUs'), read once after the run; the marks given back."""
+        of this process's GPUs'), read once after the run."""
         for backend in self.gpus:
             backend.synchronize()
         for superstep, (starts, ends) in zip(supersteps, self.marks, strict=True):
@@ -496,8 +496,6 @@ class LiftedRun:
                 backend.seconds_between(start, end)
                 for backend, start, end in zip(self.gpus, starts, ends)
             )
-        for k, backend in enumerate(self.gpus):  # the next run's marks reuse them
-            backend.release([mark[k] for pair in self.marks for mark in pair])
 
     def traversed_edges(self) -> int:
         """The edges the run traversed, summed over every device."""
