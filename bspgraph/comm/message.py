@@ -387,10 +387,10 @@ def describe(messages: Sequence[Update | Slab | Bits | Piece]) -> np.ndarray:
 
 def described(header: np.ndarray) -> Layout:
     """What :func:`describe` wrote: for each message its class, its length, each of its
-    arrays in the order they travel (an Update's ids, a Bits' bitmap or a Piece's package's ids
-    first, named None; a Piece's counts last, named "") with its name, dtype and whole shape, and its block
-    (None for an Update; a Piece's group and bound). The same header gives the same Layout
-    (kept: a run's light supersteps repeat theirs); do not modify it."""
+    arrays in the order they travel (an Update's ids, a Bits' bitmap or a Piece's package's
+    ids first, named None; a Piece's counts last, named "") with its name, dtype and whole
+    shape, and its block (None for an Update; a Piece's group and bound). The same header
+    gives the same Layout (kept: a run's light supersteps repeat theirs); do not modify it."""
     return _described(tuple(header.tolist()))
 
 

@@ -8,11 +8,12 @@ never touch the host: one NCCL group moves every column of every message straigh
 array that holds it (no packing; arrays that lie one after another as the receiver places
 them, a package laid out as it travels, in one send: the header says how many a send holds),
 into one receive buffer per peer, cut as MPI's (``message.columns_of``); the host does not
-wait for it (the receivers' kernels queue behind it). A light round allocates nothing: a peer's buffer is kept between rounds while small, and
-so are the views of it of a header that repeats. Faults are handled as by
-:class:`~bspgraph.comm.mpi.MPITransport` (abort on an exception, the launcher on a dead rank,
-the watchdog on a hang, which also covers a host read waiting for NCCL, until the next
-collective; a run ends by waiting for its transfers, :meth:`NCCLTransport.settle`).
+wait for it (the receivers' kernels queue behind it). A light round allocates nothing: a
+peer's buffer is kept between rounds while small, and so are the views of it of a header
+that repeats. Faults are handled as by :class:`~bspgraph.comm.mpi.MPITransport` (abort on
+an exception, the launcher on a dead rank, the watchdog on a hang, which also covers a host
+read waiting for NCCL, until the next collective; a run ends by waiting for its transfers,
+:meth:`NCCLTransport.settle`).
 
 Launch as for MPI, one rank per GPU::
 
