@@ -6,12 +6,16 @@ from types import SimpleNamespace
 
 import numpy as np
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from strategies import examples
 
 from bspgraph.comm import Slab, Update
 from bspgraph.comm.message import (
     WIRE_ALIGN,
     Bits,
     Packed,
+    Piece,
     arrays_of,
     assembled,
     columns_of,
@@ -161,6 +165,72 @@ def on_device(array):
     return SimpleNamespace(data=SimpleNamespace(ptr=array.ctypes.data), nbytes=array.nbytes)
 
 
+def delivered(messages, src=1):
+    """``messages`` as the NCCL transport moves them: the sender's runs (``_runs``) copied
+    byte for byte to where the receiver's spans (``_spans``, from the run counts and the
+    header's layout) put them, the buffer's other bytes garbage; the messages assembled
+    there, and the run counts."""
+    arrays = [a for m in messages for a in arrays_of(m)]
+    sent = _runs([on_device(a) for a in arrays])
+    layout = described(describe(messages))
+    spans = _spans(_sizes(layout), [n for *_, n in sent], src=src)
+    buffer = np.full(sum(padded for _, padded in _sizes(layout)), 255, np.uint8)
+    for (pointer, nbytes, _), (offset, size) in zip(sent, spans, strict=True):
+        assert size == nbytes
+        source = next(a for a in arrays if a.nbytes and a.ctypes.data == pointer)
+        whole = np.frombuffer(source.base if source.base is not None else source, np.uint8)
+        start = pointer - whole.ctypes.data
+        buffer[offset : offset + nbytes] = whole[start : start + nbytes]
+    return assembled(layout, columns_of(layout, buffer)), [n for *_, n in sent]
+
+
+DTYPES = [np.int32, np.int64, np.uint8, np.float32, np.float64]
+
+
+@st.composite
+def wire_messages(draw):
+    """A round's messages to one peer: packages laid out as they travel (a keyed kernel's, a
+    few owners, with or without a follower) and Updates of arrays apart, any lengths (0
+    included) and dtypes."""
+    messages = []
+    for _ in range(draw(st.integers(0, 4))):
+        n = draw(st.integers(0, 9))
+        ids_dtype, key_dtype = draw(st.sampled_from(DTYPES[:2])), draw(st.sampled_from(DTYPES))
+        rng = np.random.default_rng(draw(st.integers(0, 2**16)))
+        if draw(st.booleans()):
+            parts = draw(st.integers(1, 5))
+            columns = [(n, ids_dtype), (n, key_dtype)]
+            if draw(st.booleans()):
+                columns.append((n, draw(st.sampled_from(DTYPES))))
+            ids, *values, counts = laid_out(np, [*columns, (parts, np.uint64)])
+            for array in (ids, *values, counts):
+                array[:] = rng.integers(0, 100, array.shape[0])
+            names = ["key", "follower"][: len(values)]
+            packed = Packed(ids, dict(zip(names, values, strict=True)), counts)
+            messages.append(packed.piece(draw(st.integers(0, parts - 1))))
+        else:
+            ids = rng.integers(0, 100, n).astype(ids_dtype)
+            messages.append(Update(ids, {"key": rng.integers(0, 100, n).astype(key_dtype)}))
+    return messages
+
+
+@given(wire_messages())
+@examples(60)
+def test_any_round_of_laid_out_packages_and_arrays_apart_arrives_equal(messages):
+    """Whatever mix a round holds, each laid-out package with bytes goes in one send, each
+    array apart in its own, and every message arrives with the arrays it was sent with."""
+    got, runs = delivered(messages)
+    for message, arrived in zip(messages, got, strict=True):
+        assert type(arrived) is type(message)
+        for array, copy in zip(arrays_of(message), arrays_of(arrived), strict=True):
+            assert copy.dtype == array.dtype and copy.shape == array.shape
+            np.testing.assert_array_equal(copy, array)
+    pieces = [m for m in messages if isinstance(m, Piece)]
+    apart = sum(a.nbytes > 0 for m in messages if isinstance(m, Update) for a in arrays_of(m))
+    assert len(runs) <= apart + len(pieces)  # (adjacent by chance: fewer)
+    assert sum(runs) == sum(a.nbytes > 0 for m in messages for a in arrays_of(m))
+
+
 def test_a_laid_out_package_travels_as_one_send_where_the_receiver_finds_it():
     """A package whose arrays lie one after another as the wire places them (``laid_out``:
     a keyed kernel's) goes as one send; arrays apart go one a send. The receiver's spans
@@ -174,22 +244,12 @@ def test_a_laid_out_package_travels_as_one_send_where_the_receiver_finds_it():
     apart = Update(np.array([7, 8], np.int64), {"depth": np.array([3, 4], np.int32)})
     empty = Packed(np.zeros(0, np.int32), {}, np.zeros(1, np.uint64))
     messages = [packed.piece(2), apart, empty.piece(0)]
-    arrays = [array for m in messages for array in arrays_of(m)]
-    sent = _runs([on_device(array) for array in arrays])
-    assert [n for *_, n in sent] == [4, 1, 1, 1]  # the package's four arrays, then one each
-    layout = described(describe(messages))
-    spans = _spans(_sizes(layout), [n for *_, n in sent], src=1)
-    buffer = np.full(sum(padded for _, padded in _sizes(layout)), 255, np.uint8)
-    for (pointer, nbytes, _), (offset, size) in zip(sent, spans, strict=True):
-        assert size == nbytes
-        source = next(a for a in arrays if a.nbytes and a.ctypes.data == pointer)
-        whole = np.frombuffer(source.base if source.base is not None else source, np.uint8)
-        start = pointer - whole.ctypes.data
-        buffer[offset : offset + nbytes] = whole[start : start + nbytes]
-    assert sent[0][0] == ids.ctypes.data
-    got = assembled(layout, columns_of(layout, buffer))
+    got, runs = delivered(messages)
+    assert runs == [4, 1, 1, 1]  # the package's four arrays, then one each
     for message, arrived in zip(messages, got, strict=True):
         for array, copy in zip(arrays_of(message), arrays_of(arrived), strict=True):
             np.testing.assert_array_equal(copy, array)
+    assert got[0].group == 2 and got[0].packed.at_most == 5
+    layout = described(describe(messages))
     with pytest.raises(CommunicationError, match="rank 1 sends 3 arrays"):
         _spans(_sizes(layout), [1, 1, 1], src=1)
