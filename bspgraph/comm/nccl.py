@@ -118,12 +118,9 @@ class NCCLTransport(MPITransport):
         (arriving,) = self._alltoallv(headers)
         runs = [header[1 : 1 + header[0]].tolist() for header in arriving]
         layouts = [described(header[1 + header[0] :]) for header in arriving]  # no pickle
-        spans = {
-            src: _spans(_sizes(layout), runs[src], src)
-            for src, layout in enumerate(layouts)
-            if layout
-        }
-        buffers = {src: self._buffer(src, sum(p for _, p in _sizes(layouts[src]))) for src in spans}
+        sizes = {src: _sizes(layout) for src, layout in enumerate(layouts) if layout}
+        spans = {src: _spans(sized, runs[src], src) for src, sized in sizes.items()}
+        buffers = {src: self._buffer(src, sum(p for _, p in sized)) for src, sized in sizes.items()}
         if any(spans.values()) or any(sending.values()):  # (nothing to move: no group, no wait)
             stream = cp.cuda.get_current_stream()
             nccl.groupStart()  # sends and receives of a pair match in order: run by run
