@@ -322,8 +322,10 @@ class Graph:
           ORDERED_VERTICES`` vertices or more), the lists' columns renamed in degree order,
           which they would otherwise build in their ORDER_AFTER-th reduction; then the
           backend's structures of a product over every list (NumPy: the edge values as
-          floats; CuPy: the pieces of the rows longer than ``LONG_ROW``); "pagerank",
-          "pagerank_from" on NumPy: the transition matrix their pull reads (E float64 values);
+          floats; CuPy: the pieces of the rows longer than ``LONG_ROW``); "pagerank": each
+          vertex's out-weight (V float64 values, a product over the out-lists that a run
+          would otherwise pay once); "pagerank", "pagerank_from" on NumPy: the transition
+          matrix their pull reads (E float64 values);
         - "cc": the CSR of each list's first two entries (Afforest's sampling) on a graph of
           more than 8 edges a vertex, and on CuPy the pieces of the long rows it links along;
         - "bc": the float64 adjacency matrices (in- and out-edges, E values each) of its

@@ -232,8 +232,7 @@ def transition(graph, weighted: bool):
 
     def build():
         xp, lists = graph.xp, graph.reverse
-        ones = xp.ones(graph.num_vertices)
-        out_weight = fr.neighbor_reduce(graph, ones, "sum", direction="out", weighted=weighted)
+        out_weight = out_weights(graph, weighted)
         scale = 1.0 / xp.where(out_weight == 0, xp.inf, out_weight)
         weights = lists.weights if weighted else None
         return (
@@ -242,3 +241,15 @@ def transition(graph, weighted: bool):
         )
 
     return graph.cached(("transition", weighted), build)
+
+
+def out_weights(graph, weighted: bool):
+    """Each vertex's out-weight: the sum of its out-edges' weights (its out-degree
+    unweighted), one product over the out-lists, kept with the graph (on a device's part,
+    right for the vertices it owns: the others' lists are elsewhere)."""
+
+    def build():
+        ones = graph.xp.ones(graph.num_vertices)
+        return fr.neighbor_reduce(graph, ones, "sum", direction="out", weighted=weighted)
+
+    return graph.cached(("out-weights", weighted), build)

@@ -9,7 +9,7 @@ import numpy as np
 from .. import frontier as fr
 from ..enactor import Scalar, State, Stats, enact
 from ..graph.graph import register_preparation
-from ._pagerank_kernels import damped_update, rank_pull, transition
+from ._pagerank_kernels import damped_update, out_weights, rank_pull, transition
 from .power import PowerIteration, checked_options, checked_weights, teleport
 
 
@@ -41,7 +41,7 @@ class PageRank(PowerIteration):
         # scale, sink or teleport, and the out-weights (row sums of the weights) are right
         # only for them.
         xp, mine = graph.xp, graph.owned_index()
-        out_weight = self.pull(graph, xp.ones(graph.num_vertices), "out")[mine]
+        out_weight = out_weights(graph, self.weighted)[mine]
         dangling = out_weight == 0
         state.sink[mine] = dangling
         state.scale[mine] = 1.0 / xp.where(dangling, xp.inf, out_weight)  # 0 if dangling
@@ -79,6 +79,7 @@ class PageRank(PowerIteration):
     def prepare(self, graph):
         super().prepare(graph)
         graph.weight_range()
+        out_weights(graph, self.weighted)
         if rank_pull(graph):
             transition(graph, self.weighted)
 
