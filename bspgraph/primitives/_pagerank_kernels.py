@@ -244,12 +244,16 @@ def transition(graph, weighted: bool):
 
 
 def out_weights(graph, weighted: bool):
-    """Each vertex's out-weight: the sum of its out-edges' weights (its out-degree
-    unweighted), one product over the out-lists, kept with the graph (on a device's part,
-    right for the vertices it owns: the others' lists are elsewhere)."""
+    """The out-weight of each vertex ``graph`` owns (every vertex of a whole graph, in id
+    order; a part's own, in the order of its ``owned_index``): the sum of its out-edges'
+    weights (its out-degree unweighted), one product over the out-lists, kept with the
+    graph (a part keeps its own vertices' only: the others' lists are elsewhere)."""
 
     def build():
         ones = graph.xp.ones(graph.num_vertices)
-        return fr.neighbor_reduce(graph, ones, "sum", direction="out", weighted=weighted)
+        every = fr.neighbor_reduce(graph, ones, "sum", direction="out", weighted=weighted)
+        if graph.context.owned is None:
+            return every
+        return every[graph.owned_index()].copy()  # (a view would keep every vertex's)
 
     return graph.cached(("out-weights", weighted), build)

@@ -41,7 +41,7 @@ class PageRank(PowerIteration):
         # scale, sink or teleport, and the out-weights (row sums of the weights) are right
         # only for them.
         xp, mine = graph.xp, graph.owned_index()
-        out_weight = out_weights(graph, self.weighted)[mine]
+        out_weight = out_weights(graph, self.weighted)
         dangling = out_weight == 0
         state.sink[mine] = dangling
         state.scale[mine] = 1.0 / xp.where(dangling, xp.inf, out_weight)  # 0 if dangling

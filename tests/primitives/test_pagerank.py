@@ -144,3 +144,37 @@ def test_numpy_kernels_match_the_generic_step(monkeypatch, personalized, weighte
     generic = bg.pagerank(graph, **run)
     assert fast.stats.iterations == generic.stats.iterations
     np.testing.assert_allclose(fast.rank, generic.rank, rtol=1e-12, atol=0)
+
+
+@pytest.mark.parametrize("devices", [1, 3])
+def test_the_out_weights_are_a_product_once_per_graph(monkeypatch, devices):
+    """A run computes the out-weights (a product over every out-list) once for its graph (on
+    several devices, once for each part); a later run, weighted alike, reads them again and
+    ranks alike, and an unweighted run gets its own."""
+    from bspgraph import frontier
+
+    rng = np.random.default_rng(7)
+    pairs = np.unique(rng.integers(0, 200, (700, 2)), axis=0)
+    src, dst = pairs[:, 0], pairs[:, 1]
+    weights = rng.integers(0, 3, len(src)).astype(float)  # some 0: vertices of out-weight 0
+    graph = bg.Graph.from_edges(src, dst, weights, num_vertices=200, backend="numpy")
+    products, reduce = [], frontier.neighbor_reduce
+
+    def counted(graph, values, *args, direction="in", **kwargs):
+        products.append(direction)
+        return reduce(graph, values, *args, direction=direction, **kwargs)
+
+    monkeypatch.setattr(frontier, "neighbor_reduce", counted)
+    run = {"devices": devices, "partitioner": "edge_balanced", "tol": 1e-10, "max_iter": 500}
+    first = bg.pagerank(graph, **run)
+    assert products.count("out") == devices
+    products.clear()
+    again = bg.pagerank(graph, **run)
+    assert products.count("out") == 0
+    np.testing.assert_array_equal(first.rank, again.rank)
+    unweighted = bg.pagerank(graph, weighted=False, **run)
+    assert products.count("out") == devices
+    expected = nx.DiGraph(list(zip(src.tolist(), dst.tolist())))
+    expected.add_nodes_from(range(200))
+    want = nx.pagerank(expected, tol=1e-10, max_iter=500)
+    np.testing.assert_allclose(unweighted.rank, [want[v] for v in range(200)], atol=1e-9)
