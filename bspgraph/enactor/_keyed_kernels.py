@@ -7,8 +7,7 @@ travel and are added on a tie of the key), takes these kernels:
 
 - ``owner_counts`` and ``pack_by_owner`` write a device's package grouped by owner (as a
   sender writes one send buffer a destination), its own vertices left out, its counts by owner
-  on the device (``pack_small`` the same in one block and one launch, for a light superstep's
-  package); a selective exchange sends the slices (``Update.by_owner``), no split, or
+  on the device; a selective exchange sends the slices (``Update.by_owner``), no split, or
   hands each owner its group unread (a ``Piece``: in one memory a view, across NCCL the
   package whole, in one send: it is ``laid_out`` as it travels);
 - ``gather_listed`` writes the package for every device (``needs_all``): a kernel's list and
@@ -33,7 +32,7 @@ import functools
 import numpy as np
 
 from ..backend import fused
-from ..backend.cuda import C_TYPES, c_type, compile_kernel, stream
+from ..backend.cuda import C_TYPES, c_type, stream
 from ..comm.message import Bits, Packed, Piece, Slab, laid_out
 from ..frontier import Frontier
 from . import combiners
@@ -232,45 +231,7 @@ extern "C" __global__ void pack_by_owner(const ID* ids, long long n,
     if (follower) out_follower[at] = base ? follower[v] - base[v] : follower[v];
   }
 }
-
-// A package of at most SMALL_PACK ids in one block and one launch: the owners' counts in
-// shared memory, their offsets, then each entry at its owner's offset plus its place among
-// that owner's entries; counts and filled written whole (no memset before).
-extern "C" __global__ void pack_small(const ID* ids, long long n,
-    const unsigned long long* listed, const OWNER* owner, int parts, int skip,
-    unsigned long long* counts, unsigned long long* filled, const KEY* key,
-    const FOL* follower, const FOL* base, ID* out_ids, KEY* out_key, FOL* out_follower) {
-  if (listed && (unsigned long long)n > listed[0]) n = (long long)listed[0];
-  __shared__ unsigned long long owned[64], offset[64], placed[64];
-  for (int k = threadIdx.x; k < parts; k += blockDim.x) owned[k] = placed[k] = 0;
-  __syncthreads();
-  for (long long j = threadIdx.x; j < n; j += blockDim.x) {
-    const int o = (int)owner[ids[j]];
-    if (o != skip) atomicAdd(&owned[o], 1ULL);
-  }
-  __syncthreads();
-  if (threadIdx.x == 0) {
-    unsigned long long at = 0;
-    for (int k = 0; k < parts; ++k) { offset[k] = at; at += owned[k]; }
-  }
-  __syncthreads();
-  for (long long j = threadIdx.x; j < n; j += blockDim.x) {
-    const ID v = ids[j];
-    const int o = (int)owner[v];
-    if (o == skip) continue;
-    const unsigned long long at = offset[o] + atomicAdd(&placed[o], 1ULL);
-    out_ids[at] = v;
-    out_key[at] = key[v];
-    if (follower) out_follower[at] = base ? follower[v] - base[v] : follower[v];
-  }
-  __syncthreads();
-  for (int k = threadIdx.x; k < parts; k += blockDim.x) {
-    counts[k] = owned[k];
-    filled[k] = placed[k];
-  }
-}
 """
-SMALL_PACK = 4096  # ids (a list's capacity) that one block packs in one launch
 # A package for every device (``needs_all``): each of the first listed[0] ids of a kernel's
 # list and the key's (and follower's: its change since ``base`` where it is added) value
 # beside it, and their count, written where the package travels from.
@@ -382,17 +343,41 @@ class KeyedKernels(Keyed):
         out_ids, out_key, *out_follower, counts, filled = laid_out(
             cp, _columns_of(n, ids, key, follower) + [(parts, np.uint64)] * 2
         )
+        counts.data.memset_async(0, 2 * counts.nbytes)  # (filled follows counts)
+        stream(
+            cp,
+            _PACK,
+            "owner_counts",
+            n,
+            ids,
+            listed,
+            owner,
+            np.int32(parts),
+            np.int32(skip),
+            counts,
+            **types,
+        )
         out_follower = out_follower[0] if out_follower else None
-        grouping = (listed, owner, np.int32(parts), np.int32(skip), counts)
-        values = (filled, key, _or_null(follower), _or_null(self._base()))
-        written = (out_ids, out_key, _or_null(out_follower))
-        if n <= SMALL_PACK:  # one block, one launch, nothing set before it
-            small = compile_kernel(cp, _PACK, "pack_small", **types)
-            small((1,), (256,), (ids, np.int64(n), *grouping, *values, *written))
-        else:
-            counts.data.memset_async(0, 2 * counts.nbytes)  # (filled follows counts)
-            stream(cp, _PACK, "owner_counts", n, ids, *grouping, **types)
-            stream(cp, _PACK, "pack_by_owner", n, ids, *grouping, *values, *written, **types)
+        stream(
+            cp,
+            _PACK,
+            "pack_by_owner",
+            n,
+            ids,
+            listed,
+            owner,
+            np.int32(parts),
+            np.int32(skip),
+            counts,
+            filled,
+            key,
+            _or_null(follower),
+            _or_null(self._base()),
+            out_ids,
+            out_key,
+            _or_null(out_follower),
+            **types,
+        )
         return Packed(out_ids, self._named(out_key, out_follower), counts)
 
     def gather(self, ids, count) -> Packed:
