@@ -301,3 +301,28 @@ def test_multi_gpu_benchmark_runs_on_cluster_workers(tmp_path):
         ("cc", "cluster"),
     ]
     assert all(r["setup_again_s"] == 0 for r in rows)
+
+
+def test_setting_ab_sets_each_arm_before_its_runs_and_reports_both(monkeypatch, capsys):
+    """The setting holds arm A's or B's value in each run (warm runs A, B, A, B; then ABBA),
+    the arms' answers are checked equal, and each arm reports its light supersteps and bsp."""
+    from benchmarks import setting_ab
+    from bspgraph.enactor import distributed
+
+    seen = []
+    call, field = setting_ab.ALGORITHMS["bfs-push"]
+
+    def watched(graph, source, run):
+        seen.append(distributed.KEYED_SHARE)
+        return call(graph, source, run)
+
+    monkeypatch.setitem(setting_ab.ALGORITHMS, "bfs-push", (watched, field))
+    monkeypatch.setattr(distributed, "KEYED_SHARE", distributed.KEYED_SHARE)  # restored after
+    argv = ["bspgraph.enactor.distributed", "KEYED_SHARE", "4", "8", "--scale", "8"]
+    rows = setting_ab.main([*argv, "--devices", "3", "--runs", "2", "--algorithms", "bfs-push"])
+    assert seen == [4, 8, 4, 8] + [4, 8, 8, 4]
+    assert [(r["arm"], r["value"]) for r in rows] == [("A", 4), ("B", 8)]
+    assert all(r["bsp_ms"] > 0 and r["light_us"] for r in rows)
+    assert "bfs-push  KEYED_SHARE=8" in capsys.readouterr().out
+    with pytest.raises(SystemExit, match="no setting"):
+        setting_ab.main(["bspgraph.enactor.distributed", "NO_SUCH", "1", "2"])
