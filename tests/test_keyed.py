@@ -210,59 +210,6 @@ def test_a_piece_is_handed_over_in_one_memory_and_crosses_a_link_whole():
     np.testing.assert_array_equal(arrived.update().ids, [5, 8])
 
 
-def test_a_package_with_room_holds_the_same_entries(graph):
-    """``room``: a package's buffers hold that many entries (never fewer than without it),
-    its counts and entries as without it; packed and gathered alike."""
-    xp, n = graph.xp, graph.num_vertices
-    owner = xp.asarray(np.arange(n, dtype=np.int32) % 3)
-    state = SimpleNamespace(depth=xp.asarray(np.arange(n, dtype=np.int32)), parent=None)
-    kernels = kernels_of(graph, state, ("depth", None))
-    ids = xp.asarray(np.arange(0, 600, 2, dtype=graph.indices.dtype))
-    tally = xp.asarray(np.array([200, 0], dtype=np.uint64))
-    for make in (
-        lambda room: kernels.pack(owner, 3, 0, ids, room=room),
-        lambda room: kernels.gather(ids, tally, room=room),
-    ):
-        exact, roomy, fewer = make(None), make(1024), make(10)
-        assert (roomy.ids.shape[0], roomy.values["depth"].shape[0]) == (1024, 1024)
-        assert fewer.ids.shape[0] == exact.ids.shape[0] <= 300
-        counts = to_host(exact.counts).tolist()
-        assert to_host(roomy.counts).tolist() == counts
-        got, expected = roomy.update(counts), exact.update(counts)
-        np.testing.assert_array_equal(to_host(got.ids), to_host(expected.ids))
-        np.testing.assert_array_equal(
-            to_host(got.values["depth"]), to_host(expected.values["depth"])
-        )
-
-
-def test_light_packages_that_cross_a_link_repeat_their_header(monkeypatch):
-    """Lent packages (:func:`~bspgraph.enactor.distributed._lent_room`) of lists of different
-    lengths have room for the same power of two entries, at least LENT_ROOM: their headers on
-    the wire are equal, so a receiver keeps its parse and views from the round before; one
-    whose room would not fit in LENT_BYTES keeps its list's length."""
-    from bspgraph.comm.message import describe
-    from bspgraph.enactor import distributed
-
-    assert distributed._lent_room(0, 8) == distributed._lent_room(9000, 8) == 1 << 14
-    assert distributed._lent_room(20_000, 8) == 1 << 15
-    assert distributed._lent_room(100_000, 16) is None  # 2 MiB of room: past LENT_BYTES
-    monkeypatch.setattr(distributed, "LENT_ROOM", 0)
-    assert distributed._lent_room(10, 8) is None
-    monkeypatch.undo()
-    graph = bg.generators.rmat(12, 8, seed=2, backend="numpy")
-    state = SimpleNamespace(depth=np.arange(graph.num_vertices, dtype=np.int32), parent=None)
-    kernels = kernels_of(graph, state, ("depth", None))
-    owner = np.arange(graph.num_vertices, dtype=np.int32) % 2
-    headers = []
-    for length in (5, 700):
-        ids = np.arange(length, dtype=graph.indices.dtype)
-        room = distributed._lent_room(length, 8)
-        packed = kernels.pack(owner, 2, 0, ids, room=room)
-        lent = Packed(packed.ids, packed.values, packed.counts, at_most=room)
-        headers.append(describe([lent.piece(1)]).tolist())
-    assert headers[0] == headers[1]
-
-
 @pytest.mark.parametrize("follower", [False, True])
 def test_a_package_for_every_device_gathers_a_counted_list(graph, follower):
     """``gather``: a kernel's list and its count on the device (ids beyond the count are not

@@ -328,13 +328,12 @@ class KeyedKernels(Keyed):
             return key_in, NULL
         return key_in, cp.ascontiguousarray(values[self.columns[1]], dtype=follower.dtype)
 
-    def pack(self, owner, parts: int, skip: int, ids, count=None, room=None) -> Packed:
+    def pack(self, owner, parts: int, skip: int, ids, count=None) -> Packed:
         """The package at ``ids`` (distinct; with ``count``, a device array, its first
         ``count[0]``: a kernel's list, not read) grouped by ``owner`` (a device array) over
         ``parts`` owners, without the entries of owner ``skip`` (the sender: its own vertices
         stay; their piece is empty); its counts by owner stay on the device (``Packed``). Its
-        arrays are laid out as they travel (:func:`~bspgraph.comm.message.laid_out`), with
-        ``room`` entries (default, or fewer: as many as ``ids``)."""
+        arrays are laid out as they travel (:func:`~bspgraph.comm.message.laid_out`)."""
         cp = self.graph.xp
         key, follower, types = self._columns()
         n = ids.shape[0]
@@ -342,7 +341,7 @@ class KeyedKernels(Keyed):
         types.update(ID=c_type(ids), OWNER=c_type(owner))
         # as the package travels (ids, values, counts), then the places filled: one buffer
         out_ids, out_key, *out_follower, counts, filled = laid_out(
-            cp, _columns_of(max(n, room or 0), ids, key, follower) + [(parts, np.uint64)] * 2
+            cp, _columns_of(n, ids, key, follower) + [(parts, np.uint64)] * 2
         )
         counts.data.memset_async(0, 2 * counts.nbytes)  # (filled follows counts)
         stream(
@@ -381,17 +380,16 @@ class KeyedKernels(Keyed):
         )
         return Packed(out_ids, self._named(out_key, out_follower), counts)
 
-    def gather(self, ids, count, room=None) -> Packed:
+    def gather(self, ids, count) -> Packed:
         """The package for every device of a kernel's list ``ids`` and its ``count`` (a
         device array, not read): its first ``count[0]`` ids and the columns' values (an
-        added follower's changes) at them, in one group, counted, laid out as it travels,
-        with ``room`` entries (as :meth:`pack`)."""
+        added follower's changes) at them, in one group, counted, laid out as it travels."""
         cp = self.graph.xp
         key, follower, types = self._columns()
         ids = cp.ascontiguousarray(ids)
         n = ids.shape[0]
         out_ids, out_key, *out_follower, out_count = laid_out(
-            cp, _columns_of(max(n, room or 0), ids, key, follower) + [(1, np.uint64)]
+            cp, _columns_of(n, ids, key, follower) + [(1, np.uint64)]
         )
         out_follower = out_follower[0] if out_follower else None
         if not n:  # (no launch: the count copied apart)
@@ -550,7 +548,7 @@ class NumpyKeyed(Keyed):
         key[index] = combined
         return changed
 
-    def pack(self, owner, parts: int, skip: int, ids, count=None, room=None) -> Packed:
+    def pack(self, owner, parts: int, skip: int, ids, count=None) -> Packed:
         """As :meth:`KeyedKernels.pack`: grouped by ``owner``, the entries
         of owner ``skip`` left out, the counts by owner 0-d arrays' worth on the device."""
         graph, xp = self.graph, self.graph.xp
@@ -561,12 +559,12 @@ class NumpyKeyed(Keyed):
         order = xp.argsort(groups, kind="stable")
         out = ids.take(order)
         counts = xp.bincount(groups, minlength=parts + 1)[:parts].astype(np.uint64)
-        return _with_room(Packed(out, self._gathered(out), counts), room)
+        return Packed(out, self._gathered(out), counts)
 
-    def gather(self, ids, count, room=None) -> Packed:
+    def gather(self, ids, count) -> Packed:
         """As :meth:`KeyedKernels.gather`."""
         ids = _leading(self.graph, ids, count)
-        return _with_room(Packed(ids, self._gathered(ids), count[:1]), room)
+        return Packed(ids, self._gathered(ids), count[:1])
 
     def _gathered(self, ids) -> dict:
         """The columns' values at ``ids`` (an added follower's changes), by name."""
@@ -644,22 +642,6 @@ def _at(array, index):
 def _listing(returned) -> tuple:
     """``(ids, count)`` of ``returned``: ids (count None) or a list with its count."""
     return returned if isinstance(returned, tuple) else (returned, None)
-
-
-def _with_room(package: Packed, room: int | None) -> Packed:
-    """``package`` with room for ``room`` entries (its arrays longer, the rest unset), as the
-    CUDA kernels lay one out; itself where it holds as many already."""
-    size = package.ids.shape[0]
-    if room is None or room <= size:
-        return package
-
-    def roomy(array):
-        longer = np.empty((room, *array.shape[1:]), dtype=array.dtype)
-        longer[:size] = array
-        return longer
-
-    values = {name: roomy(column) for name, column in package.values.items()}
-    return Packed(roomy(package.ids), values, package.counts)
 
 
 def _leading(graph, ids, count):

@@ -66,10 +66,6 @@ KEYED_SHARE = 4  # the keyed kernels list a next frontier while fewer than V / K
 # transport carries counts: about 5 us over NVLink, less than the host read it spares and the
 # wait for the step's kernels before it
 LENT_BYTES = 1 << 20
-# A lent package has room for a power of two entries, at least this many (0: exactly its
-# list's), so that light supersteps repeat their layouts: a receiver keeps the header's parse
-# and its views of the payload from the round before
-LENT_ROOM = 1 << 14
 
 
 def enact_multi(
@@ -205,13 +201,7 @@ class LiftedRun:
         self.lent = wire and transport.carries_counts  # small packages cross unread
         self.packers = self.each(
             functools.partial(
-                _packer,
-                primitive,
-                contract,
-                pattern,
-                transport.size,
-                self.handed or self.lent,
-                self.lent,
+                _packer, primitive, contract, pattern, transport.size, self.handed or self.lent
             ),
             devices,
             self.keyed,
@@ -810,12 +800,9 @@ def _package(contract: Contract, graph, state, bases, packer, output: Frontier) 
                 if getattr(state, name) is not None
             },
         )
-    listing = output.listing or (output.ids,)
-    packed = None if packer is None else packer(*listing)
+    packed = None if packer is None else packer(*(output.listing or (output.ids,)))
     if packed is not None:  # (a list still counted on the device: packed as it is, bounded)
-        room = int(packed.ids.shape[0])  # (more than the list's: a lent package's, its bound)
-        bound = room if room > listing[0].shape[0] else _at_most(output)
-        return Packed(packed.ids, packed.values, packed.counts, at_most=bound)
+        return Packed(packed.ids, packed.values, packed.counts, at_most=_at_most(output))
     if not contract.owner_only:
         ids = output.ids
     elif output.is_dense:  # one pass over the mask (PageRank's every owned vertex)
@@ -1056,52 +1043,21 @@ def _keyed(contract: Contract, graph, state):
     return kernels(graph, state, columns, MODES[contract.combiners[key].name], adds)
 
 
-def _packer(
-    primitive,
-    contract: Contract,
-    pattern,
-    parts: int,
-    unread: bool,
-    lent: bool,
-    graph,
-    keyed,
-    owner,
-):
+def _packer(primitive, contract: Contract, pattern, parts: int, unread: bool, graph, keyed, owner):
     """The package of a keyed contract, where the communicator sends by owner: grouped by
     ``owner`` where every returned vertex goes to its owner only; where every device needs
     every update and packages go ``unread`` to their receivers (handed over in one memory,
     or across a link that carries counts), the values of a kernel's list gathered beside it
     (one group; a list whose size is known takes the general path); None elsewhere. (Over
     another link the size is read to send the package: there the general path gathers it
-    after that read.) Across a link that carries counts (``lent``), with the room of
-    :func:`_lent_room`."""
+    after that read.)"""
     if keyed is None or contract.owner_only or not pattern.sends_by_owner or parts > PACK_PARTS:
         return None
-    entry = graph.indices.dtype.itemsize + sum(
-        getattr(keyed.state, name).dtype.itemsize for name in keyed.columns if name is not None
-    )
-
-    def room(ids) -> int | None:
-        return _lent_room(int(ids.shape[0]), entry) if lent else None
-
     if primitive.needs_all:
         if not unread:
             return None
-        return lambda ids, count=None: (
-            None if count is None else keyed.gather(ids, count, room=room(ids))
-        )
-    device = graph.context.device
-    return lambda ids, count=None: keyed.pack(owner, parts, device, ids, count, room=room(ids))
-
-
-def _lent_room(entries: int, entry_bytes: int) -> int | None:
-    """The entries a package of ``entries`` has room for where it may cross a link unread: a
-    power of two, at least LENT_ROOM, while so many and their counts fit in LENT_BYTES; None
-    (as many as it holds) where they do not, or with LENT_ROOM 0."""
-    if not LENT_ROOM:
-        return None
-    room = max(LENT_ROOM, 1 << max(entries - 1, 0).bit_length())
-    return room if room * entry_bytes + 8 * PACK_PARTS <= LENT_BYTES else None
+        return lambda ids, count=None: None if count is None else keyed.gather(ids, count)
+    return functools.partial(keyed.pack, owner, parts, graph.context.device)
 
 
 def _next_frontier_marked(
