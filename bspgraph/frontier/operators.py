@@ -272,7 +272,10 @@ def link(
     whole = frontier is None and sample is None and graph.context.owned is None
     symmetric = whole and not graph.directed
     rows = None if frontier is None else frontier.ids
-    kernel(graph.backend, parent, csr.offsets, csr.indices, rows, symmetric=symmetric)
+    sampled = sample is not None
+    kernel(
+        graph.backend, parent, csr.offsets, csr.indices, rows, symmetric=symmetric, sample=sampled
+    )
 
 
 def link_pairs(graph, parent, a, b) -> None:

@@ -219,3 +219,32 @@ def test_the_first_link_on_numpy_is_scipy_s_components_and_equals_hook_rounds(di
     _cc_kernels._flatten(by_rounds)
     np.testing.assert_array_equal(by_components, by_rounds)
     assert (by_components <= np.arange(n)).all()
+
+
+def test_a_sample_is_linked_by_rounds_and_every_list_by_scipy_s_components(monkeypatch):
+    """On NumPy the first link of a forest of single vertices goes to scipy's components
+    over every list (a road network's or a mesh's long paths), but by hook rounds over a
+    sample of each list (Afforest's: its trees take a few rounds, which cost the sample's
+    entries, not the vertices); both join the ends of every entry they cover."""
+    from bspgraph import frontier as fr
+    from bspgraph.primitives import _cc_kernels
+
+    graph = bg.generators.rmat(10, 16, seed=3, backend="numpy")
+    called = []
+    components = _cc_kernels._components
+    monkeypatch.setattr(
+        _cc_kernels,
+        "_components",
+        lambda *args, **kw: called.append(True) or components(*args, **kw),
+    )
+    n = graph.num_vertices
+    sampled = np.arange(n, dtype=graph.indices.dtype)
+    fr.link(graph, sampled, sample=2)
+    assert not called
+    whole = np.arange(n, dtype=graph.indices.dtype)
+    fr.link(graph, whole)
+    assert called
+    fr.flatten(graph, sampled)
+    csr = graph.cached(("first entries", "out", 2), lambda: None)
+    tails = np.repeat(np.arange(n), np.diff(csr.offsets))
+    assert (sampled[tails] == sampled[csr.indices]).all()  # every sampled entry's ends joined
