@@ -3,6 +3,7 @@ communicator (NumPy, one process): the grid of tests/grid.py, one pytest paramet
 the multi-device cases written out by hand."""
 
 import dataclasses
+import sys
 
 import networkx as nx
 import numpy as np
@@ -204,3 +205,25 @@ def test_a_run_ends_with_its_transfers_settled():
     graph = bg.generators.rmat(8, 8, seed=3, backend="numpy")
     bg.bfs(graph, 0, transport=Watched(3), communicator="selective")
     assert calls.count("settle") == 1 and calls[-1] == "settle" and "exchange" in calls
+
+
+def test_workers_start_with_the_mpiexec_beside_this_python(tmp_path, monkeypatch):
+    """bg.cluster's launcher: the ``mpiexec`` beside the running Python (a virtual
+    environment's, active or not, as the ``mpi`` extra installs MPICH's), else the PATH's;
+    None without either (then a run on several GPUs stays in this process, said once)."""
+    from bspgraph.enactor import running
+
+    venv, elsewhere = tmp_path / "venv" / "bin", tmp_path / "elsewhere"
+    venv.mkdir(parents=True)
+    elsewhere.mkdir()
+    monkeypatch.setattr(sys, "executable", str(venv / "python"))
+    monkeypatch.setenv("PATH", str(elsewhere))
+    assert running.mpiexec() is None
+    on_path = elsewhere / "mpiexec"
+    on_path.write_text("#!/bin/sh\n")
+    on_path.chmod(0o755)
+    assert running.mpiexec() == str(on_path)
+    beside = venv / "mpiexec"
+    beside.write_text("#!/bin/sh\n")
+    beside.chmod(0o755)
+    assert running.mpiexec() == str(beside)

@@ -62,6 +62,7 @@ from ..exceptions import DeviceError, WorkerError
 from .layout import cut, partitioner_of
 from .loop import enact
 from .running import GPU_WORKERS, RUNNER
+from .running import mpiexec as find_mpiexec
 
 START_TIMEOUT = 120.0  # seconds for P workers to join the scheduler
 JOB_POLL_SECONDS = 0.05  # how often a run looks at its workers' job (results wake it at once)
@@ -225,7 +226,7 @@ class Cluster:
     # --- internals ------------------------------------------------------------------------------
     def _start(self) -> None:
         """The scheduler (once), then the workers' MPI job; each worker's rank."""
-        mpiexec = shutil.which("mpiexec")
+        mpiexec = find_mpiexec()
         if mpiexec is None:
             raise DeviceError("bg.cluster needs mpiexec: pip install 'bspgraph[mpi]'")
         if self._client is None:

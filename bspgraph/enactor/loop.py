@@ -16,7 +16,7 @@ from ..backend import choose, clock, get_backend, gpu_count
 from .checks import Reference, Watch, snapshot, verify
 from .contract import Primitive, contract_of
 from .relabel import check_declarations
-from .running import GPU_WORKERS
+from .running import GPU_WORKERS, mpiexec
 from .running import current as current_cluster
 from .state import allocate, gather
 from .stats import Stats
@@ -263,10 +263,9 @@ def _engine() -> bool:
     """Whether bg.cluster can start workers here: ``mpiexec``, mpi4py and Dask's
     distributed."""
     import importlib.util
-    import shutil
 
     modules = ("distributed", "mpi4py")
-    return shutil.which("mpiexec") is not None and all(importlib.util.find_spec(m) for m in modules)
+    return mpiexec() is not None and all(importlib.util.find_spec(m) for m in modules)
 
 
 def _device_ids(devices) -> list[int]:

@@ -5,6 +5,9 @@ such runs (None: this process). The enactor reads it; :mod:`.cluster` sets it.""
 from __future__ import annotations
 
 import contextvars
+import os
+import shutil
+import sys
 import warnings
 
 RUNNER: contextvars.ContextVar = contextvars.ContextVar("bspgraph_cluster", default=None)
@@ -47,3 +50,13 @@ GPU_WORKERS = GPUWorkers()
 def current():
     """The cluster of the innermost ``with`` block, or None."""
     return RUNNER.get()
+
+
+def mpiexec() -> str | None:
+    """The ``mpiexec`` that starts workers: the one beside this Python (a virtual
+    environment's, where the ``mpi`` extra puts MPICH's, whether the environment is active
+    or not: it matches that environment's mpi4py), else the PATH's; None where neither is."""
+    beside = os.path.join(os.path.dirname(sys.executable), "mpiexec")
+    if os.path.isfile(beside) and os.access(beside, os.X_OK):
+        return beside
+    return shutil.which("mpiexec")
