@@ -485,15 +485,15 @@ def _launcher_says(text: str) -> str:
 class _Rank:
     """A worker's actor (Dask's): a call to it goes from the caller straight to its worker,
     not through the scheduler's tasks (two NumPy workers on 2 cores: 2 ms a call against 11).
-    Its runs run on the worker's event loop (Dask awaits an actor's coroutine there), one
-    thread for every run, so that a GPU made current there stays so; no hop to the actor's
+    Its methods run on the worker's event loop (Dask awaits an actor's coroutine there), one
+    thread for MPI and every run, so that a GPU made current there stays so; no hop to the actor's
     own thread and back, and no thread beside the run taking the interpreter's lock (two
     NumPy workers on 2 cores, BFS on rmat8: 2.4-3.4 ms a call against 2.5-5.7; two H200
     workers, rmat12: alike, 12.4-13.4 against 12.1-12.6). The scheduler keeps a worker whose
     loop a long run holds (no time to live: the caller watches the workers' job)."""
 
-    def rank(self) -> tuple[int, int]:
-        """This worker's MPI rank and process id."""
+    async def rank(self) -> tuple[int, int]:
+        """This worker's MPI rank and process id (MPI starts here: on the loop, as the runs)."""
         from mpi4py import MPI
 
         return MPI.COMM_WORLD.Get_rank(), os.getpid()
