@@ -87,6 +87,20 @@ def test_workers_run_without_dask_s_profiler_and_monitors(workers):
     assert list(seen.values()) == [[False, "1h", "1h", "1h"]] * 2
 
 
+def test_runs_hold_the_workers_event_loop_and_the_scheduler_keeps_them(workers):
+    """A run goes on the worker's event loop (the actor's methods are coroutines: no thread
+    beside the run), so a long run holds the loop: the scheduler gives workers no time to
+    live, and they answer again once the run is over."""
+    import inspect
+
+    rank = importlib.import_module("bspgraph.enactor.cluster")._Rank
+    assert inspect.iscoroutinefunction(rank.run) and inspect.iscoroutinefunction(rank.rank)
+    assert workers._scheduler.scheduler.worker_ttl is None
+    graph = bg.Graph.from_networkx(_graph(), backend="numpy")
+    assert bg.bfs(graph, 0, cluster=workers).depth.shape == (graph.num_vertices,)
+    assert len(workers._client.scheduler_info()["workers"]) == 2
+
+
 @pytest.mark.parametrize("size", [3, 4])
 def test_three_and_four_workers_equal_networkx(size):
     with bg.cluster(size, backend="numpy"):  # every run in the block goes to the workers
