@@ -104,8 +104,9 @@ def estimate(primitive, graph, *, devices: int = 1, edges: int | None = None) ->
         total += 2 * n * (ids + sum(sizes.get(name, 8) for name in names))  # sent, received
         total += 2 * n * offsets  # the whole graph's degrees, for every device's cost model
         total += n * (1 + 4)  # the owned mask and the owner map (int32)
-        total += n * 4  # stamps of the next frontier's listing (a GPU's, int32)
-        total += n * ids  # what a part's levels lowered, listed (label-correcting: SSSP)
+        if not getattr(primitive, "every_vertex", False):  # (its next frontier: every vertex)
+            total += n * 4  # stamps of the next frontier's listing (a GPU's, int32)
+            total += n * ids  # what a part's levels lowered, listed (label-correcting: SSSP)
         if primitive.reads_neighbours:  # the proxies: the others' vertices
             total += 2 * n * ids  # its lists name, and the positions of its own they read
     return int(total)
