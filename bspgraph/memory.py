@@ -4,8 +4,9 @@
 the reverse CSR when the primitive may pull on a directed graph), the cached degree arrays, the
 lists' columns in degree order (a large graph that pulls every list: ``operators.gathered``), the
 lists a primitive samples or copies (``sampled_entries``, ``list_copies``), the primitive's
-state, two frontiers (ids and mask each), the fused kernels' output buffers and the
-per-superstep temporaries of a generic advance (a functor's push works in chunks of
+state, two frontiers (ids and mask each), the fused kernels' output buffers (a power
+iteration's: its frontier's mask, its pulled sums and new iterates) and the per-superstep
+temporaries of a generic advance (a functor's push works in chunks of
 ``frontier.advance.push.CHUNK_EDGES`` edges; a generic pull has every in-edge in flight; a
 fused kernel has none).
 :func:`check` compares it with the device's free memory and raises
@@ -34,6 +35,9 @@ PUSH_BYTES_PER_EDGE = 56  # slots, segment, edge ids (int64), src, dst, weights,
 # functor values (the NumPy path peaks at ~85 bytes per in-edge, weighted PageRank)
 PULL_BYTES_PER_EDGE = 88
 QUEUED_BYTES = 4  # the relax kernel's int32 "queued" flag per vertex
+# a power iteration's pulled sums and its new iterate (float64), each held twice, the last
+# step's while the next are made (PageRank on one H200, rmat24: 32 bytes a vertex live at the peak)
+POWER_BYTES = 32
 SAMPLE_BUILD_BYTES = 16  # a list sample's int64 row and position per entry while it is built
 COPY_BUILD_BYTES_PER_EDGE = 25  # a list copy's int64 rows and two int64 gathers, and a mask
 
@@ -85,9 +89,13 @@ def estimate(primitive, graph, *, devices: int = 1, edges: int | None = None) ->
     if copied:
         total += (n + 1) * 8 + copied * ids + edges * COPY_BUILD_BYTES_PER_EDGE
     total += n * _state_itemsize(primitive, graph)
-    total += 2 * n * (ids + 1)  # current and next frontier: ids and mask each
-    total += n * (2 * ids + QUEUED_BYTES + 8)  # fused output (a repeated advance's levels: two
-    # halves of n ids), queued flags, degree scan
+    if getattr(primitive, "every_vertex", False):  # a power iteration: it never advances
+        total += n if devices == 1 else 0  # its frontier, every vertex: a mask (a part's: owned)
+        total += n * POWER_BYTES
+    else:
+        total += 2 * n * (ids + 1)  # current and next frontier: ids and mask each
+        total += n * (2 * ids + QUEUED_BYTES + 8)  # fused output (a repeated advance's levels:
+        # two halves of n ids), queued flags, degree scan
     temporaries = 0
     if primitive.push_kind == "generic":
         temporaries = min(edges, push.CHUNK_EDGES) * PUSH_BYTES_PER_EDGE

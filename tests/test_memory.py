@@ -153,10 +153,12 @@ def test_push_temporaries_are_bounded_by_the_chunk():
     assert memory.estimate(generic, large) - memory.estimate(generic, small) == csr_growth
 
 
-def test_a_power_iteration_s_parts_list_no_next_frontier():
-    """On several devices a primitive that works on every vertex (its next frontier is
-    every vertex) holds no listing's stamps and no lowered levels: 4 + 4 bytes a vertex
-    fewer than the same primitive listing its frontiers."""
+def test_a_power_iteration_counts_its_iterates_not_an_advance_s_buffers():
+    """A primitive that works on every vertex never advances: its frontier is a mask of
+    every vertex (on a part, the owned mask counted with the part), and it holds its pulled
+    sums and new iterates (memory.POWER_BYTES a vertex) where a traversal holds two frontiers'
+    ids and masks and an advance's buffers; on a part, no listing's stamps nor lowered
+    levels either."""
     graph = shape(1000, 50_000, directed=False)
 
     class Listed(PageRank):
@@ -164,9 +166,12 @@ def test_a_power_iteration_s_parts_list_no_next_frontier():
 
     pagerank = PRIMITIVES["pagerank"]
     listed = Listed(**pagerank.options)
-    assert memory.estimate(listed, graph) == memory.estimate(pagerank, graph)  # one device
+    ids = 4  # (int32 ids: 1000 vertices)
+    advancing = 2 * (ids + 1) + (2 * ids + memory.QUEUED_BYTES + 8)
+    one = memory.estimate(listed, graph) - memory.estimate(pagerank, graph)
+    assert one == 1000 * (advancing - 1 - memory.POWER_BYTES)
     four = memory.estimate(listed, graph, devices=4) - memory.estimate(pagerank, graph, devices=4)
-    assert four == 1000 * (4 + 4)
+    assert four == 1000 * (advancing - memory.POWER_BYTES + 4 + 4)
 
 
 def test_estimate_on_several_devices_splits_the_edges():
