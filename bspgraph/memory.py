@@ -117,6 +117,14 @@ def estimate(primitive, graph, *, devices: int = 1, edges: int | None = None) ->
             total += n * ids  # what a part's levels lowered, listed (label-correcting: SSSP)
         if primitive.reads_neighbours:  # the proxies: the others' vertices
             total += 2 * n * ids  # its lists name, and the positions of its own they read
+        if getattr(primitive, "every_vertex", False) and primitive.reduces_every_list:
+            # its lists split into the entries of its own vertices and the others' (where the
+            # others' values arrive behind its pull: NCCL): their weights apart, two offsets,
+            # and while it is built a flag an entry and a count a column; their entries
+            # replace the lists' renamed ones where those are counted
+            total += edges * ((weight or 0) + 1) + n * (8 + 2 * offsets)
+            if n < operators.ORDERED_VERTICES:
+                total += edges * ids
     return int(total)
 
 

@@ -1325,3 +1325,52 @@ def test_a_parameter_checksum_on_the_gpu_equals_the_hosts():
         assert layout._checksum(cp.asarray(array)) == layout._checksum(array)
     described = layout._describe({"sigma": cp.asarray(host)})
     assert described == f"sigma={layout._checksum(host)}"
+
+
+SPIN = r"""
+extern "C" __global__ void spin(long long cycles) {
+  long long start = clock64();
+  while (clock64() - start < cycles) {}
+}
+"""
+
+
+@pytest.mark.parametrize("ordered", [False, True], ids=["ids", "degree-order"])
+def test_a_part_s_pull_waits_for_the_others_values_on_another_stream(monkeypatch, ordered):
+    """The others' values written on a second stream behind a long kernel (as the enactor's
+    transfers arrive there, ``context.arrivals``): a part's pull over every list sums its own
+    entries, makes its stream wait for them, then sums the others': the whole graph's sums,
+    never the values from before they arrived."""
+    import cupy as cp
+
+    from bspgraph.enactor.layout import cut
+    from bspgraph.frontier import operators
+
+    if ordered:
+        monkeypatch.setattr(operators, "ORDERED_VERTICES", 0)
+        monkeypatch.setattr(operators, "SKEW", 1)
+    graph = bg.generators.rmat(14, 16, seed=3, weights=True, backend="cupy")
+    values = cp.random.default_rng(5).random(graph.num_vertices)
+    whole = fr.neighbor_reduce(graph, values, "sum", direction="in", weighted=True)
+    spin = cp.RawKernel(SPIN, "spin")
+    side = cp.cuda.Stream(non_blocking=True)
+    for host_part in cut(graph, 2, partitioner="edge_balanced", relabel=False):
+        part = host_part.to("cupy")
+        span = operators.owned_range(part)
+        for _ in range(operators.ORDER_AFTER + 1):
+            arrived = values.copy()
+            arrived[: span.start], arrived[span.stop :] = cp.nan, cp.nan  # not yet here
+            side.wait_event(cp.cuda.get_current_stream().record())
+            with side:  # they arrive after some 20 ms
+                spin((1,), (1,), (np.int64(40_000_000),))
+                arrived[: span.start], arrived[span.stop :] = (
+                    values[: span.start],
+                    values[span.stop :],
+                )
+                came = side.record()
+            part.context.arrivals.pending = lambda came=came: (
+                cp.cuda.get_current_stream().wait_event(came)
+            )
+            sums = fr.neighbor_reduce(part, arrived, "sum", direction="in", weighted=True)
+            np.testing.assert_allclose(to_host(sums[span]), to_host(whole[span]), rtol=1e-12)
+            cp.cuda.Device().synchronize()  # (what the next pass writes, after this one read)

@@ -513,6 +513,57 @@ def test_a_power_iteration_receives_only_the_vertices_its_lists_name(directed):
         np.testing.assert_allclose(result.rank, bg.pagerank(graph).rank, rtol=1e-12, atol=0)
 
 
+@pytest.mark.parametrize("ordered", [False, True], ids=["ids", "degree-order"])
+@pytest.mark.parametrize("directed", [False, True], ids=["undirected", "directed"])
+def test_a_part_sums_its_own_entries_before_the_others_values_arrive(
+    monkeypatch, directed, ordered
+):
+    """With the others' values still on their way (``context.arrivals``, as the enactor
+    leaves them when they cross on a second GPU stream), a part's pull over every list sums
+    the entries of its own vertices, waits once, then the others': each owned row's sum is the
+    whole graph's, with the lists' columns as they are and in degree order."""
+    from bspgraph.enactor.layout import cut
+    from bspgraph.frontier import operators
+
+    if ordered:  # (rmat's columns are skewed; put in order from the ORDER_AFTER-th pull)
+        monkeypatch.setattr(operators, "ORDERED_VERTICES", 0)
+        monkeypatch.setattr(operators, "SKEW", 1)
+    rmat = bg.generators.rmat(10, 8, seed=3, weights=True, backend="numpy")
+    src, dst, weight = rmat.edges()
+    keep = src <= dst  # (each undirected edge once: directed, a graph with sinks)
+    graph = bg.Graph.from_edges(
+        src[keep], dst[keep], weight[keep], num_vertices=rmat.num_vertices, directed=directed
+    )
+    values = np.random.default_rng(5).random(graph.num_vertices)
+    whole = fr.neighbor_reduce(graph, values, "sum", direction="in", weighted=True)
+    for part in cut(graph, 3, partitioner="edge_balanced", relabel=False):
+        span = operators.owned_range(part)
+        arrived = values.copy()
+        arrived[: span.start], arrived[span.stop :] = np.nan, np.nan  # not yet here
+        waits = []
+
+        def pending(waits=waits, arrived=arrived):
+            waits.append(1)
+            arrived[:] = values
+
+        for _ in range(operators.ORDER_AFTER + 1):
+            arrived[: span.start], arrived[span.stop :] = np.nan, np.nan
+            part.context.arrivals.pending = pending
+            sums = fr.neighbor_reduce(part, arrived, "sum", direction="in", weighted=True)
+            assert part.context.arrivals.pending is None
+            np.testing.assert_allclose(sums[span], whole[span], rtol=1e-12, atol=1e-15)
+            assert not sums[: span.start].any() and not sums[span.stop :].any()
+        assert len(waits) == operators.ORDER_AFTER + 1
+        kept = part.cache[("own and other entries", "in", True)][0]
+        assert (kept is part.reverse.indices) != ordered  # (rebuilt once put in order)
+        if ordered:  # the split holds the renamed entries; a pull made whole makes them again
+            key = operators._ordered_key(part, "in")
+            assert part.cache[key][1] is None
+            sums = fr.neighbor_reduce(part, values, "sum", direction="in", weighted=True)
+            np.testing.assert_allclose(sums[span], whole[span], rtol=1e-12, atol=1e-15)
+            assert part.cache[key][1] is not None
+
+
 class MirroredKatz(bg.primitives.Katz):
     """Katz whose pull also reads each vertex's mirror image ``n - 1 - v``, a vertex its lists
     need not name: a step that reads beyond its lists."""

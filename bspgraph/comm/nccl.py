@@ -53,6 +53,7 @@ class NCCLTransport(MPITransport):
     """
 
     carries_counts = True
+    streams = True
 
     def __init__(self, comm=None, *, timeout: float | None = None):
         super().__init__(comm, backend="cupy", timeout=timeout)
@@ -71,6 +72,10 @@ class NCCLTransport(MPITransport):
             self.nccl = nccl.NcclCommunicator(self.size, uid, self.rank)
         self._kept: dict = {}  # src -> its receive buffer, kept between rounds (_buffer)
         self._views: dict = {}  # src -> (its last Layout and buffer, the arrays in it)
+        self.stream = None  # where the rounds' transfers go (``Transport.streams``)
+        self._sent = None  # the last round's sent arrays, on another stream: kept until the
+        # next (their memory goes back to the caller's stream's pool, which may hand it to a
+        # kernel that writes it before the send has read it)
 
     def __repr__(self) -> str:
         return f"NCCLTransport(rank={self.rank}, size={self.size}, gpu={self.backend.device})"
@@ -107,10 +112,15 @@ class NCCLTransport(MPITransport):
         cp, nccl = self.backend.xp, self._nccl
         outgoing, counts = self._start_round(sends, num_vertices)
         outgoing = [[self._to_device(m) for m in per_peer] for per_peer in outgoing]
-        sending = {  # every array with bytes, in the order of its header, in runs
-            dst: _runs([cp.ascontiguousarray(array) for m in messages for array in arrays_of(m)])
-            for dst, messages in enumerate(outgoing)
-        }
+        contiguous = [
+            [cp.ascontiguousarray(array) for m in messages for array in arrays_of(m)]
+            for messages in outgoing
+        ]
+        sending = dict(enumerate(map(_runs, contiguous)))  # every array with bytes, in runs
+        stream = cp.cuda.get_current_stream() if self.stream is None else self.stream
+        if self.stream is not None:  # behind the caller's queue (its messages are made there)
+            stream.wait_event(cp.cuda.get_current_stream().record())
+        self._sent = contiguous if self.stream is not None else None
         headers = [  # how many arrays each send holds, then the messages' shapes
             np.concatenate([[len(sending[dst]), *(n for *_, n in sending[dst])], describe(m)])
             for dst, m in enumerate(outgoing)
@@ -120,9 +130,11 @@ class NCCLTransport(MPITransport):
         layouts = [described(header[1 + header[0] :]) for header in arriving]  # no pickle
         sizes = {src: _sizes(layout) for src, layout in enumerate(layouts) if layout}
         spans = {src: _spans(sized, runs[src], src) for src, sized in sizes.items()}
-        buffers = {src: self._buffer(src, sum(p for _, p in sized)) for src, sized in sizes.items()}
+        with stream:  # (from that stream's pool: no other stream's kernel writes them first)
+            buffers = {
+                src: self._buffer(src, sum(p for _, p in sized)) for src, sized in sizes.items()
+            }
         if any(spans.values()) or any(sending.values()):  # (nothing to move: no group, no wait)
-            stream = cp.cuda.get_current_stream()
             nccl.groupStart()  # sends and receives of a pair match in order: run by run
             for dst, sent in sending.items():
                 for pointer, nbytes, _ in sent:

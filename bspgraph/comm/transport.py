@@ -70,6 +70,10 @@ class Transport(abc.ABC):
     # across a link too, as the package's whole buffers and counts: sent unread, the
     # receiver's kernels reading where its group starts and how many it holds.
     carries_counts: bool = False
+    # Its transfers go on the GPU stream set as ``stream`` (None: the caller's), queued behind
+    # what the caller's stream holds; the caller makes its stream wait for them before it
+    # reads what arrived, and before the next round (which frees the last one's sent arrays).
+    streams: bool = False
 
     @property
     def distributed(self) -> bool:

@@ -131,6 +131,12 @@ def neighbor_reduce(
     backend, n = graph.backend, graph.num_vertices
     csr = _lists(graph, direction, sample, "neighbor_reduce", frontier, sources)
     floats = reduce == "sum" and values.dtype.kind == "f"
+    arrivals = graph.context.arrivals
+    split = floats and frontier is None and sources is None and not sample
+    span = owned_range(graph) if split and arrivals.pending is not None else None
+    if span is not None:  # the others' values still on their way: the own entries first
+        return _own_then_others(graph, csr, direction, weighted, values, span)
+    arrivals.wait()
     if weighted and not floats and csr.weights is not None:
         raise ValueError("neighbor_reduce(weighted=True): a weighted sum needs float values")
     total = csr.indices.shape[0]
@@ -190,6 +196,86 @@ def neighbor_reduce(
     if floats:  # the frontier's rows, in place
         return ops.spmv(backend, csr.offsets, csr.indices, weights, values, n, rows=frontier.ids)
     return ops.gather_reduce(backend, values, csr.offsets, csr.indices, reduce, rows=frontier.ids)
+
+
+def _own_then_others(graph, csr: CSR, direction: str, weighted: bool, values, span: slice):
+    """:func:`neighbor_reduce`'s sum over every list of a part that owns the rows ``span``,
+    in two products: over the entries that name its own vertices, which it computed itself,
+    then, once the others' values sent to it have arrived (``context.arrivals``), over the
+    rest; so that their transfer runs beside the first product (Gunrock's multi-GPU
+    overlap of communication with the computation that does not need it). Each row's sum
+    is its own entries' plus the others' (the same order every run)."""
+    own, others = _split_lists(graph, csr, direction, weighted, span)
+    backend, rows = graph.backend, span.stop - span.start
+    out = ops.spmv(backend, own.offsets, own.indices, own.weights, own.gathered(values), rows)
+    graph.context.arrivals.wait()
+    out += ops.spmv(
+        backend, others.offsets, others.indices, others.weights, others.gathered(values), rows
+    )
+    whole = backend.xp.zeros(graph.num_vertices, dtype=values.dtype)
+    whole[span] = out
+    return whole
+
+
+class _Columns:
+    """A CSR over a part's rows of some of its entries, and the vertices its column indices
+    stand for (``columns[j]`` for index ``j``; None: the indices are the vertices)."""
+
+    def __init__(self, offsets, indices, weights, columns) -> None:
+        self.offsets, self.indices, self.weights, self.columns = offsets, indices, weights, columns
+
+    def gathered(self, values):
+        """``values`` as the product reads them through :attr:`indices`."""
+        return values if self.columns is None else values[self.columns]
+
+
+def _split_lists(graph, csr: CSR, direction: str, weighted: bool, span: slice):
+    """The rows ``span`` of ``csr`` as two CSRs, each row's entries in their order: those
+    naming a vertex of ``span`` (owned) and the others, renamed as :func:`gathered` renames
+    them where it does (each side's columns numbered apart). Kept with the part, built again
+    once the columns are put in degree order."""
+    ordered = _ordered_columns(graph, direction)
+    made_for = csr.indices if ordered is None else ordered[0]  # (the columns' order it follows)
+    key = ("own and other entries", direction, weighted)
+    kept = graph.cache.get(key)
+    if kept is not None and kept[0] is made_for:
+        return kept[1]
+    graph.cache.pop(key, None)  # (the split of the columns before they were put in order)
+
+    def build():
+        xp = graph.xp
+        weights = csr.weights if weighted else None
+        indices = csr.indices if ordered is None else _ordered_entries(graph, direction, ordered)
+        ranged = ("range rows", id(csr.offsets), id(indices), id(weights))
+        offsets, entries, weights = range_rows(graph, csr, indices, weights, span)
+        graph.cache.pop(ranged, None)  # (its views would keep the renamed list)
+        if ordered is None:  # a flag a column: whether this part owns it
+            owned = xp.zeros(graph.num_vertices, dtype=bool)
+            owned[span] = True
+            own_entry = owned[entries]
+            own = _Columns(None, entries[own_entry], None, None)
+            others = _Columns(None, entries[~own_entry], None, None)
+        else:
+            columns = ordered[0]
+            owned = (columns >= span.start) & (columns < span.stop)
+            before = xp.cumsum(owned) - owned  # the owned columns before each column
+            own_entry = owned[entries]
+            own_index = before[entries[own_entry]].astype(entries.dtype)
+            other_index = (entries[~own_entry] - before[entries[~own_entry]]).astype(entries.dtype)
+            own = _Columns(None, own_index, None, columns[owned])
+            others = _Columns(None, other_index, None, columns[~owned])
+        rows = offsets.shape[0] - 1  # each row's own entries: a product with the flags
+        mine = ops.spmv(graph.backend, offsets, entries, None, owned.astype(np.float64), rows)
+        own.offsets = xp.zeros(rows + 1, dtype=offsets.dtype)
+        xp.cumsum(mine.astype(offsets.dtype), out=own.offsets[1:])
+        others.offsets = offsets - own.offsets  # (its others' start where its own end)
+        if weights is not None:
+            own.weights, others.weights = weights[own_entry], weights[~own_entry]
+        if ordered is not None:  # the split holds every renamed entry: the list goes
+            graph.cache[_ordered_key(graph, direction)] = (ordered[0], None)
+        return made_for, (own, others)
+
+    return graph.cached(key, build)[1]
 
 
 def owned_range(graph) -> slice | None:
@@ -431,7 +517,7 @@ def gathered(graph, direction: str, values, *, where=None, other=None):
         if where is not None:
             values = graph.xp.where(where, values, other)
         return _lists(graph, direction, None, "neighbor_reduce").indices, values
-    columns, indices = ordered
+    columns, indices = ordered[0], _ordered_entries(graph, direction, ordered)
     if where is None:
         return indices, values[columns]
     return indices, ops.where_at(graph.backend, where, values, other, columns)
@@ -479,7 +565,7 @@ def prepare_reduction(
         if isinstance(graph.cache.get(key, 0), int):
             graph.cache.pop(key, None)
         ordered = graph.cached(key, lambda: _order_columns(graph, direction))
-        indices = indices if ordered is None else ordered[1]
+        indices = indices if ordered is None else _ordered_entries(graph, direction, ordered)
     ops.prepare_rows(graph.backend, csr.offsets)  # a min reads the rows' pieces too
     if reduce == "sum":  # (the backend keeps what it builds with the arrays: a mark here)
         weights = csr.weights if weighted else None
@@ -505,9 +591,25 @@ def _order_columns(graph, direction: str):
     # part names): the gather before each product reads no other value
     named = int(graph.backend.count(frequency > 0))
     columns = xp.argsort(-frequency)[:named].astype(csr.indices.dtype)
-    renamed = xp.empty(n, dtype=columns.dtype)
-    renamed[columns] = xp.arange(named, dtype=columns.dtype)
-    return columns, renamed[csr.indices]
+    return columns, _renamed(graph, csr, columns)
+
+
+def _renamed(graph, csr: CSR, columns):
+    """``csr``'s entries renamed so that vertex ``columns[j]`` is ``j``."""
+    xp = graph.xp
+    renamed = xp.empty(graph.num_vertices, dtype=columns.dtype)
+    renamed[columns] = xp.arange(columns.shape[0], dtype=columns.dtype)
+    return renamed[csr.indices]
+
+
+def _ordered_entries(graph, direction: str, ordered):
+    """``ordered``'s renamed entries: kept, or made again (and kept) where a part that
+    pulls its own entries and the others' apart let them go (:func:`_split_lists`)."""
+    columns, indices = ordered
+    if indices is None:
+        indices = _renamed(graph, _lists(graph, direction, None, "neighbor_reduce"), columns)
+        graph.cache[_ordered_key(graph, direction)] = (columns, indices)
+    return indices
 
 
 def _first_entries(graph, direction: str, k: int):

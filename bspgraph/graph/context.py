@@ -2,8 +2,24 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
+
+
+class Arrivals:
+    """What the others' values sent to a device's part are still waiting on: the enactor sets
+    ``pending`` (a call that makes this device's queue wait for them) where it lets them
+    arrive behind the next step's work on its own vertices; a pull that reads them calls
+    :meth:`wait` first, after what it can do without them."""
+
+    def __init__(self) -> None:
+        self.pending = None
+
+    def wait(self) -> None:
+        """Queue the wait for the others' values, once (nothing where none are on the way)."""
+        pending, self.pending = self.pending, None
+        if pending is not None:
+            pending()
 
 
 @dataclass(frozen=True, eq=False)
@@ -17,13 +33,15 @@ class RunContext:
     every vertex); ``parts``: the devices of the run; ``device``: this one's index among them;
     ``degrees``: ``(out_degree, in_degree,
     num_edges)`` of the whole graph on this device's backend, for cost models (None: this
-    graph's own), so that every device takes the same decision.
+    graph's own), so that every device takes the same decision; ``arrivals``: the others'
+    values still on their way here (:class:`Arrivals`).
     """
 
     owned: Any = None
     parts: int = 1
     degrees: tuple | None = None
     device: int = 0
+    arrivals: Arrivals = field(default_factory=Arrivals)
 
     @property
     def global_view(self) -> bool:
