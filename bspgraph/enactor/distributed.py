@@ -305,9 +305,9 @@ class LiftedRun:
         the step's kernels."""
         contract, blocks, devices, states = self.contract, self.blocks, self.devices, self.states
         local = self.local
-        if self.behind is not None:  # rule 4's scalars first: their all-reduce, queued on the
-            _combine_scalars(contract, states, self.transport, self.shared)  # link before the
-            # transfers, waits for none of them (the stop test reads them)
+        if self.behind is not None:  # rule 4's scalars first: their all-reduce goes on the
+            # link before the transfers and waits for none of them (the stop test reads them)
+            _combine_scalars(contract, states, self.transport, self.shared)
         whole = dict.fromkeys(local)
         choices = {d: self.choose(devices[d], states[d], outputs[d]) for d in local if self.bounded}
         whole.update({d: chosen for d, (_, chosen) in choices.items()})
