@@ -564,6 +564,24 @@ def test_a_part_sums_its_own_entries_before_the_others_values_arrive(
             assert part.cache[key][1] is not None
 
 
+def test_an_advance_waits_for_the_others_values_before_its_functor_reads_them():
+    """A functor may read the others' values through the lists (``reads_neighbours``): with
+    them on their way (``context.arrivals``), an advance waits for them before it visits."""
+    from bspgraph.enactor.layout import cut
+
+    graph = bg.generators.rmat(8, 4, seed=1, backend="numpy")
+    part = next(iter(cut(graph, 2, partitioner="edge_balanced", relabel=False)))
+    seen = []
+    part.context.arrivals.pending = lambda: seen.append("waited")
+
+    def op(src, dst, eid, weight):
+        seen.append("visited")
+        return None
+
+    fr.advance(part, bg.frontier.Frontier.all(part), op, direction="push")
+    assert seen[0] == "waited" and "visited" in seen and part.context.arrivals.pending is None
+
+
 class MirroredKatz(bg.primitives.Katz):
     """Katz whose pull also reads each vertex's mirror image ``n - 1 - v``, a vertex its lists
     need not name: a step that reads beyond its lists."""

@@ -77,6 +77,7 @@ def advance(
         op = _Discard(op)
     if direction == "pull" and candidates is None:
         raise ValueError("advance(direction='pull'): pull needs candidates (a bool mask)")
+    graph.context.arrivals.wait()  # (a functor may read the others' values through the lists)
     if direction == "pull" and frontier.partial:
         raise ValueError(
             "advance(direction='pull'): the frontier is this device's share of the run's "
