@@ -554,8 +554,13 @@ def test_a_part_sums_its_own_entries_before_the_others_values_arrive(
             np.testing.assert_allclose(sums[span], whole[span], rtol=1e-12, atol=1e-15)
             assert not sums[: span.start].any() and not sums[span.stop :].any()
         assert len(waits) == operators.ORDER_AFTER + 1
-        kept = part.cache[("own and other entries", "in", True)][0]
+        lists = operators._ordered_key(part, "in")[1]  # (undirected: the out-lists, once)
+        kept = part.cache[("own and other entries", lists, True)][0]
         assert (kept is part.reverse.indices) != ordered  # (rebuilt once put in order)
+        part.context.arrivals.pending = pending  # the other direction (HITS' hubs)
+        fr.neighbor_reduce(part, arrived, "sum", direction="out", weighted=True)
+        splits = [key for key in part.cache if key[0] == "own and other entries"]
+        assert len(splits) == (2 if directed else 1)
         if ordered:  # the split holds the renamed entries; a pull made whole makes them again
             key = operators._ordered_key(part, "in")
             assert part.cache[key][1] is None

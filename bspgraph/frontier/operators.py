@@ -236,7 +236,8 @@ def _split_lists(graph, csr: CSR, direction: str, weighted: bool, span: slice):
     once the columns are put in degree order."""
     ordered = _ordered_columns(graph, direction)
     made_for = csr.indices if ordered is None else ordered[0]  # (the columns' order it follows)
-    key = ("own and other entries", direction, weighted)
+    key = ("own and other entries", _ordered_key(graph, direction)[1], weighted)  # (one CSR
+    # for both directions of an undirected graph: one split)
     kept = graph.cache.get(key)
     if kept is not None and kept[0] is made_for:
         return kept[1]
