@@ -181,17 +181,8 @@ def neighbor_reduce(
             if floats
             else ops.gather_reduce(backend, values, offsets, indices, reduce)
         )
-        if span is not None:  # the other rows are empty: the identity (zeros: NumPy's are
-            empty = identity(reduce, values.dtype)  # pages not written, a third faster)
-            out, rows_out = (
-                (
-                    backend.xp.zeros(n, dtype=values.dtype)
-                    if empty == 0
-                    else backend.full(n, empty, values.dtype)
-                ),
-                out,
-            )
-            out[span] = rows_out
+        if span is not None:
+            out = _every_vertex(graph, span, out, identity(reduce, values.dtype))
         return out if frontier is None else out[frontier.ids]
     if floats:  # the frontier's rows, in place
         return ops.spmv(backend, csr.offsets, csr.indices, weights, values, n, rows=frontier.ids)
@@ -212,9 +203,17 @@ def _own_then_others(graph, csr: CSR, direction: str, weighted: bool, values, sp
     out += ops.spmv(
         backend, others.offsets, others.indices, others.weights, others.gathered(values), rows
     )
-    whole = backend.xp.zeros(graph.num_vertices, dtype=values.dtype)
-    whole[span] = out
-    return whole
+    return _every_vertex(graph, span, out, 0)
+
+
+def _every_vertex(graph, span: slice, rows_out, empty):
+    """A part's reduction over its rows ``span`` as one value a vertex: ``empty`` (the
+    identity) at the other, empty rows (zeros: NumPy's pages not written, a third faster)."""
+    backend, dtype = graph.backend, rows_out.dtype
+    n = graph.num_vertices
+    out = backend.xp.zeros(n, dtype=dtype) if empty == 0 else backend.full(n, empty, dtype)
+    out[span] = rows_out
+    return out
 
 
 class _Columns:
@@ -262,7 +261,8 @@ def _split_lists(graph, csr: CSR, direction: str, weighted: bool, span: slice):
             before = xp.cumsum(owned) - owned  # the owned columns before each column
             own_entry = owned[entries]
             own_index = before[entries[own_entry]].astype(entries.dtype)
-            other_index = (entries[~own_entry] - before[entries[~own_entry]]).astype(entries.dtype)
+            other = entries[~own_entry]
+            other_index = (other - before[other]).astype(entries.dtype)
             own = _Columns(None, own_index, None, columns[owned])
             others = _Columns(None, other_index, None, columns[~owned])
         rows = offsets.shape[0] - 1  # each row's own entries: a product with the flags
