@@ -23,12 +23,51 @@ import traceback
 import bspgraph as bg
 from bspgraph.memory import estimate
 from bspgraph.primitives import BFS, CC, SSSP, PageRank
+from bspgraph.primitives.bc_backward import Backward
+from bspgraph.primitives.bc_batched_backward import BatchedBackward
+from bspgraph.primitives.bc_batched_forward import BatchedForward
+from bspgraph.primitives.bc_forward import Forward
+
+
+def _one(primitive):
+    """The estimate of a run of one primitive."""
+    return lambda graph, devices: estimate(primitive(), graph, devices=devices)
+
+
+BATCH = 8  # the sources of "bc-batch": one batched run of each phase, a lane a source
+
+
+def betweenness_estimate(graph, devices: int, lanes: int = 1) -> int:
+    """Betweenness from ``lanes`` sources (one run of each phase): the larger of its two
+    phases' estimates, the backward phase's with the forward phase's result beside it (a
+    depth and a path count a vertex and lane)."""
+    if lanes == 1:
+        forward, backward = Forward(), Backward(bounds=(0, 1, 1))
+    else:
+        forward, backward = (
+            BatchedForward(lanes=lanes),
+            BatchedBackward(lanes=lanes, bounds=(0, 1, 1)),
+        )
+    held = graph.num_vertices * lanes * (4 + 8)
+    return max(
+        estimate(forward, graph, devices=devices),
+        estimate(backward, graph, devices=devices) + held,
+    )
+
 
 PRIMITIVES = {
-    "pagerank": (PageRank, lambda graph, run: bg.pagerank(graph, **run)),
-    "bfs": (lambda: BFS(direction="auto"), lambda graph, run: bg.bfs(graph, 0, **run)),
-    "sssp": (SSSP, lambda graph, run: bg.sssp(graph, 0, **run)),
-    "cc": (CC, lambda graph, run: bg.connected_components(graph, **run)),
+    "pagerank": (_one(PageRank), lambda graph, run: bg.pagerank(graph, **run)),
+    "bfs": (_one(lambda: BFS(direction="auto")), lambda graph, run: bg.bfs(graph, 0, **run)),
+    "sssp": (_one(SSSP), lambda graph, run: bg.sssp(graph, 0, **run)),
+    "cc": (_one(CC), lambda graph, run: bg.connected_components(graph, **run)),
+    "bc": (
+        betweenness_estimate,
+        lambda graph, run: bg.betweenness_centrality(graph, sources=[0], **run),
+    ),
+    "bc-batch": (
+        lambda graph, devices: betweenness_estimate(graph, devices, BATCH),
+        lambda graph, run: bg.betweenness_centrality(graph, sources=range(BATCH), **run),
+    ),
 }
 
 
@@ -52,7 +91,7 @@ def main(argv=None) -> None:
     run = {"backend": "cupy"}
     if comm.size > 1:
         run.update(transport="mpi", partitioner="edge_balanced")
-    primitive, call = PRIMITIVES[args.algorithm]
+    estimated_for, call = PRIMITIVES[args.algorithm]
     if args.sites and comm.rank == 0:
         with sites_hook() as sites:
             call(host, run)
@@ -61,7 +100,7 @@ def main(argv=None) -> None:
     cp.cuda.Device().synchronize()
     pools = comm.gather(cp.get_default_memory_pool().total_bytes())
     if comm.rank == 0:
-        estimated = estimate(primitive(), host, devices=comm.size)
+        estimated = estimated_for(host, comm.size)
         ranks = " ".join(f"{pool / 2**30:.2f}" for pool in pools)
         print(
             f"{args.algorithm:9s} P={comm.size}: measured {max(pools) / 2**30:6.2f} GiB (largest "

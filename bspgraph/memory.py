@@ -24,6 +24,7 @@ import math
 
 import numpy as np
 
+from .backend.base import ROWS_SHARE
 from .exceptions import OutOfDeviceMemory
 from .frontier import operators
 from .frontier.advance import push
@@ -35,6 +36,11 @@ PUSH_BYTES_PER_EDGE = 56  # slots, segment, edge ids (int64), src, dst, weights,
 # functor values (the NumPy path peaks at ~85 bytes per in-edge, weighted PageRank)
 PULL_BYTES_PER_EDGE = 88
 QUEUED_BYTES = 4  # the relax kernel's int32 "queued" flag per vertex
+# a sum pushed from a few sources as a sparse product (``operators.neighbor_reduce`` with
+# ``sources``): their rows copied, at most a ROWS_SHARE-th of the entries, each with its row
+# and position (int64) while expanded, then its index, weight and float64 value (betweenness
+# from one source on one H200, rmat24: 2.8 GiB of them live at its peak, 7.43 GiB in all)
+PRODUCT_PUSH_BYTES = 32
 # a power iteration's pulled sums and its new iterate (float64), each held twice, the last
 # step's while the next are made (PageRank on one H200, rmat24: 32 bytes a vertex live at the peak)
 POWER_BYTES = 32
@@ -99,6 +105,8 @@ def estimate(primitive, graph, *, devices: int = 1, edges: int | None = None) ->
     temporaries = 0
     if primitive.push_kind == "generic":
         temporaries = min(edges, push.CHUNK_EDGES) * PUSH_BYTES_PER_EDGE
+    elif primitive.push_kind == "product":
+        temporaries = -(-edges // ROWS_SHARE) * PRODUCT_PUSH_BYTES
     if pull == "generic":
         temporaries = max(temporaries, edges * PULL_BYTES_PER_EDGE)
     total += temporaries

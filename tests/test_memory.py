@@ -119,6 +119,26 @@ def test_estimate_counts_optional_state_and_generic_pull_temporaries():
     )
 
 
+def test_betweenness_counts_its_products_not_every_in_edge():
+    """Brandes' phases are sparse products, pulled or pushed from a few sources (their rows
+    copied: at most a quarter of the entries), not operators over every in-edge: from one
+    source on rmat26's shape they fit one H200 (the estimate once asked for 199 GiB)."""
+    from bspgraph.primitives.bc_backward import Backward
+    from bspgraph.primitives.bc_forward import Forward
+
+    rmat26 = shape(2**26, 2_103_827_300, directed=False, weights="float32")
+    phases = (Forward(), Backward(bounds=(0, 1, 1)))
+    for phase in phases:
+        assert memory.estimate(phase, rmat26) < 60 * GiB
+    graph = shape(1000, 50_000, directed=False, weights="float32")
+
+    class Pulled(Forward):  # the same phase, never pushing a product
+        push_kind = "fused"
+
+    copied = -(-50_000 // 4) * memory.PRODUCT_PUSH_BYTES
+    assert memory.estimate(Forward(), graph) - memory.estimate(Pulled(), graph) == copied
+
+
 def test_estimate_counts_columns_in_degree_order_on_large_graphs(monkeypatch):
     graph = shape(1000, 50_000, directed=False)
     plain = {name: memory.estimate(PRIMITIVES[name], graph) for name in PRIMITIVES}

@@ -146,7 +146,9 @@ class Primitive(abc.ABC):
     @property
     def push_kind(self) -> str | None:
         """How the step pushes, for the memory estimate: None (never), "fused" (a kernel: no
-        per-edge temporaries) or "generic" (the default: a functor called on chunks of
+        per-edge temporaries), "product" (a sum pushed from a few sources as a sparse product,
+        ``neighbor_reduce`` with ``sources``: their rows copied, at most a quarter of the
+        entries) or "generic" (the default: a functor called on chunks of
         ``frontier.advance.push.CHUNK_EDGES`` out-edges). Declare it as ``pull_kind``."""
         return "generic"
 

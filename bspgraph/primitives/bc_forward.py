@@ -18,6 +18,9 @@ class Forward(Primitive):
     communicate = {"depth": "min", "sigma": Add(follows="depth")}  # counted at the least depth
     needs_all = True  # a heavy level's pull reads the whole frontier's path counts
     params = {"source": "id"}
+    pull_kind = "fused"  # count_paths' pull: one sparse product (memory.estimate)
+    reduces_every_list = True  # ... over every in-list, through operators.gathered
+    push_kind = "product"  # ... or pushed from the frontier (its kernels' light levels: none)
 
     def init_frontier(self, graph, state, *, source):
         state.depth[source], state.sigma[source] = 0, 1.0
