@@ -134,9 +134,9 @@ def betweenness_centrality(
     return BCResult(centrality if on_device else to_host(centrality), Stats.combine(runs))
 
 
-CHECKED_OVER_PROCESSES = 1 << 25  # vertices: the largest graph whose betweenness over NCCL
-# ranks was checked against one GPU (rmat25 on two H200s:
-# benchmarks/data/x2-nccl-rmat25-h200-a39b595.txt)
+CHECKED_OVER_PROCESSES = 1 << 26  # vertices: the largest graph whose betweenness over NCCL
+# ranks was checked against one GPU (rmat26 on two H200s, to rtol 1e-9:
+# benchmarks/data/x2-nccl-rmat26-h200-55a8f23.txt)
 
 
 def _warn_over_processes(graph, transport) -> None:

@@ -80,15 +80,15 @@ def test_bc_says_when_path_counts_overflow_float64(devices):
 
 
 def test_betweenness_over_processes_past_the_largest_graph_checked_warns():
-    """Over MPI or NCCL ranks past the largest graph checked against one GPU (rmat25 on two
-    H200s; it was wrong there once) a RuntimeWarning says so; in one process, none."""
+    """Over MPI or NCCL ranks past the largest graph checked against one GPU (rmat26 on two
+    H200s; it was wrong once at rmat25) a RuntimeWarning says so; in one process, none."""
     import warnings
 
     from bspgraph.primitives import bc
 
     large = types.SimpleNamespace(num_vertices=bc.CHECKED_OVER_PROCESSES + 1)
     for transport in ("nccl", "mpi", types.SimpleNamespace(distributed=True)):
-        with pytest.warns(RuntimeWarning, match="checked against one GPU up to 33,554,432"):
+        with pytest.warns(RuntimeWarning, match="checked against one GPU up to 67,108,864"):
             bc._warn_over_processes(large, transport)
     with warnings.catch_warnings():
         warnings.simplefilter("error")
