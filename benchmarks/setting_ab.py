@@ -81,10 +81,9 @@ def main(argv=None) -> list[dict]:
                     if i and step.frontier < args.light
                 ]
         for k, value in arms.items():
-            median = statistics.median(bsp[k])
             rows.append(
                 {"rank": rank, "algorithm": algorithm, "arm": k, "value": value}
-                | {"light_us": light[k], "bsp_ms": median}
+                | {"light_us": light[k], "bsp_ms": statistics.median(bsp[k]), "runs_ms": bsp[k]}
             )
     every = transport.comm.gather(rows, root=0) if transport is not None else [rows]
     if rank == 0:
@@ -93,20 +92,35 @@ def main(argv=None) -> list[dict]:
 
 
 def _report(name: str, every: list[list[dict]]) -> None:
-    """Per algorithm and arm: the light supersteps' host time on each rank, the bsp median."""
-    print("light supersteps' host us: median (p25-p75, count) on each rank; bsp: rank 0's median")
+    """Per algorithm and arm: the light supersteps' host time on each rank, the bsp median and
+    quartiles; per algorithm, B - A run by run (the two arms of a turn run back to back): its
+    median and quartiles, and in how many turns B was the faster."""
+    print(
+        "light supersteps' host us: median (p25-p75, count) on each rank; bsp: rank 0's "
+        "median (p25-p75); B - A: rank 0's bsp, turn by turn"
+    )
     for at, row in enumerate(every[0]):
         ranks = []
         for rank_rows in every:
             times = rank_rows[at]["light_us"]
             p25, p50, p75 = np.percentile(times, [25, 50, 75]) if times else [np.nan] * 3
             ranks.append(f"r{rank_rows[at]['rank']} {p50:6.0f} ({p25:.0f}-{p75:.0f}, {len(times)})")
+        p25, p75 = np.percentile(row["runs_ms"], [25, 75])
         print(
             f"{row['algorithm']:<9} {name}={row['value']!r:<10} light "
             + " | ".join(ranks)
-            + f"; bsp {row['bsp_ms']:.2f} ms",
+            + f"; bsp {row['bsp_ms']:.2f} ms ({p25:.2f}-{p75:.2f})",
             flush=True,
         )
+        if row["arm"] == "B":  # (the row before it is the same algorithm's arm A)
+            change = np.subtract(row["runs_ms"], every[0][at - 1]["runs_ms"])
+            p25, p50, p75 = np.percentile(change, [25, 50, 75])
+            faster = int((change < 0).sum())
+            print(
+                f"{row['algorithm']:<9} B - A {p50:+.2f} ms ({p25:+.2f} to {p75:+.2f}); "
+                f"B faster in {faster} of {change.size} turns",
+                flush=True,
+            )
 
 
 if __name__ == "__main__":
