@@ -1284,7 +1284,7 @@ def test_betweenness_runs_a_deep_graphs_light_levels_several_to_a_launch(monkeyp
     assert launches["lane_dependencies"] == backward_runs  # every level light: one launch each
 
 
-@pytest.mark.parametrize("name", ["bfs", "bfs-push", "sssp", "cc", "pagerank", "tc", "bc"])
+@pytest.mark.parametrize("name", ["bfs", "bfs-push", "sssp", "cc", "pagerank", "tc", "bc", "scc"])
 def test_estimate_covers_a_gpu_run(name):
     """``memory.estimate`` bounds what a run holds on the GPU at its highest (the graph moved
     there, its preparations and the run's own), within a few times of it: measured by a
@@ -1293,7 +1293,7 @@ def test_estimate_covers_a_gpu_run(name):
     backward one)."""
     from benchmarks.memory_peak import betweenness_estimate, sites_hook
     from bspgraph import memory
-    from bspgraph.primitives import BFS, CC, SSSP, TC, PageRank
+    from bspgraph.primitives import BFS, CC, SCC, SSSP, TC, PageRank
 
     primitives = {
         "bfs": (BFS(direction="auto"), lambda g, s: bg.bfs(g, s)),
@@ -1303,6 +1303,7 @@ def test_estimate_covers_a_gpu_run(name):
         "pagerank": (PageRank(), lambda g, s: bg.pagerank(g)),
         "tc": (TC(), lambda g, s: bg.triangle_count(g)),
         "bc": (None, lambda g, s: bg.betweenness_centrality(g, sources=[s])),
+        "scc": (SCC(), lambda g, s: bg.strongly_connected_components(g)),
     }
     primitive, call = primitives[name]
     for scale in (16, 18):

@@ -17,7 +17,7 @@ from bspgraph.frontier.advance import push
 from bspgraph.graph import csr as csr_module
 from bspgraph.graph.build import _check_ids
 from bspgraph.graph.graph import INT32_MAX, index_dtype
-from bspgraph.primitives import BFS, CC, SSSP, TC, PageRank
+from bspgraph.primitives import BFS, CC, SCC, SSSP, TC, PageRank
 
 GiB = 2**30
 
@@ -119,10 +119,11 @@ def test_estimate_counts_optional_state_and_generic_pull_temporaries():
     )
 
 
-def test_betweenness_counts_its_products_not_every_in_edge():
+def test_betweenness_and_scc_count_their_products_not_every_in_edge():
     """Brandes' phases are sparse products, pulled or pushed from a few sources (their rows
-    copied: at most a quarter of the entries), not operators over every in-edge: from one
-    source on rmat26's shape they fit one H200 (the estimate once asked for 199 GiB)."""
+    copied: at most a quarter of the entries), and SCC's backward step a min over rows, not
+    operators over every in-edge: from one source on rmat26's shape Brandes fits one H200, and
+    so does SCC (the estimate once asked for 199 GiB of each)."""
     from bspgraph.primitives.bc_backward import Backward
     from bspgraph.primitives.bc_forward import Forward
 
@@ -131,6 +132,9 @@ def test_betweenness_counts_its_products_not_every_in_edge():
     for phase in phases:
         assert memory.estimate(phase, rmat26) < 60 * GiB
     graph = shape(1000, 50_000, directed=False, weights="float32")
+
+    scc = memory.estimate(SCC(), shape(2**26, 2_103_827_300))  # a min over rows, and colours
+    assert scc < 60 * GiB  # pushed by its functor in chunks (the estimate once: 199 GiB)
 
     class Pulled(Forward):  # the same phase, never pushing a product
         push_kind = "fused"

@@ -55,6 +55,8 @@ class SCC(Primitive):
     communicate = {"labels": "min", "colour": "min"}
     needs_all = True  # the backward reduce reads the marks and colours of any vertex
     params = {}
+    pull_kind = "fused"  # the backward min: a row reduction, no per-edge temporaries
+    reduces_every_list = True  # ... over every list where most rows take part (gathered)
 
     def init_frontier(self, graph, state):
         return fr.Frontier.empty(graph)  # the first superstep (reset) takes every open vertex
