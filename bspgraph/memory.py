@@ -41,6 +41,11 @@ QUEUED_BYTES = 4  # the relax kernel's int32 "queued" flag per vertex
 # and position (int64) while expanded, then its index, weight and float64 value (betweenness
 # from one source on one H200, rmat24: 2.8 GiB of them live at its peak, 7.43 GiB in all)
 PRODUCT_PUSH_BYTES = 32
+# a batched step's temporaries a vertex and lane, beside its state: the level's rows of lanes,
+# the product's output, the pairs it reached (rows and lanes, int64) and their values; with the
+# forward phase's 12 bytes of state, the 70 that lanes.GPU_BYTES_PER_ENTRY measured (betweenness
+# from eight sources on one H200, rmat24: 75 bytes a vertex and lane at its peak, state included)
+LANE_WORK_BYTES = 58
 # a power iteration's pulled sums and its new iterate (float64), each held twice, the last
 # step's while the next are made (PageRank on one H200, rmat24: 32 bytes a vertex live at the peak)
 POWER_BYTES = 32
@@ -95,6 +100,9 @@ def estimate(primitive, graph, *, devices: int = 1, edges: int | None = None) ->
     if copied:
         total += (n + 1) * 8 + copied * ids + edges * COPY_BUILD_BYTES_PER_EDGE
     total += n * _state_itemsize(primitive, graph)
+    lanes = _lanes(primitive)
+    if lanes > 1:  # a batched run: its steps' rows of lanes and the pairs they reach
+        total += n * lanes * LANE_WORK_BYTES
     if getattr(primitive, "every_vertex", False):  # a power iteration: it never advances
         total += n if devices == 1 else 0  # its frontier, every vertex: a mask (a part's: owned)
         total += n * POWER_BYTES
@@ -216,6 +224,12 @@ def _state_itemsize(primitive, graph) -> int:
         for spec in primitive.state
         if spec.when is None or options.get(spec.when)
     )
+
+
+def _lanes(primitive) -> int:
+    """The lanes of a batched primitive's state (1: one traversal)."""
+    options = getattr(primitive, "options", {})
+    return max((spec.width(options) or 1 for spec in primitive.state), default=1)
 
 
 def _resident_bytes(graph) -> int:

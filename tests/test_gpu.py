@@ -1284,14 +1284,16 @@ def test_betweenness_runs_a_deep_graphs_light_levels_several_to_a_launch(monkeyp
     assert launches["lane_dependencies"] == backward_runs  # every level light: one launch each
 
 
-@pytest.mark.parametrize("name", ["bfs", "bfs-push", "sssp", "cc", "pagerank", "tc", "bc", "scc"])
+@pytest.mark.parametrize(
+    "name", ["bfs", "bfs-push", "sssp", "cc", "pagerank", "tc", "bc", "bc-batch", "scc"]
+)
 def test_estimate_covers_a_gpu_run(name):
     """``memory.estimate`` bounds what a run holds on the GPU at its highest (the graph moved
     there, its preparations and the run's own), within a few times of it: measured by a
     memory hook on CuPy's pool, on rmat 16 and 18 (fused kernels: no per-edge temporaries;
-    betweenness from one source: its two phases, the forward one's result held through the
-    backward one)."""
-    from benchmarks.memory_peak import betweenness_estimate, sites_hook
+    betweenness from one source or a batch of BATCH: its two phases, the forward one's result
+    held through the backward one)."""
+    from benchmarks.memory_peak import BATCH, betweenness_estimate, sites_hook
     from bspgraph import memory
     from bspgraph.primitives import BFS, CC, SCC, SSSP, TC, PageRank
 
@@ -1302,7 +1304,8 @@ def test_estimate_covers_a_gpu_run(name):
         "cc": (CC(), lambda g, s: bg.connected_components(g)),
         "pagerank": (PageRank(), lambda g, s: bg.pagerank(g)),
         "tc": (TC(), lambda g, s: bg.triangle_count(g)),
-        "bc": (None, lambda g, s: bg.betweenness_centrality(g, sources=[s])),
+        "bc": (1, lambda g, s: bg.betweenness_centrality(g, sources=[s])),
+        "bc-batch": (BATCH, lambda g, s: bg.betweenness_centrality(g, sources=range(BATCH))),
         "scc": (SCC(), lambda g, s: bg.strongly_connected_components(g)),
     }
     primitive, call = primitives[name]
@@ -1312,8 +1315,8 @@ def test_estimate_covers_a_gpu_run(name):
         live = sites_hook()
         with live:
             call(host.to("cupy"), source)
-        if primitive is None:
-            estimate = betweenness_estimate(host, 1)
+        if isinstance(primitive, int):  # betweenness, from that many sources
+            estimate = betweenness_estimate(host, 1, primitive)
         else:
             estimate = memory.estimate(primitive, host)
         assert live.peak <= estimate, (scale, live.peak, estimate)

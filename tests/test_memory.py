@@ -121,10 +121,13 @@ def test_estimate_counts_optional_state_and_generic_pull_temporaries():
 
 def test_betweenness_and_scc_count_their_products_not_every_in_edge():
     """Brandes' phases are sparse products, pulled or pushed from a few sources (their rows
-    copied: at most a quarter of the entries), and SCC's backward step a min over rows, not
-    operators over every in-edge: from one source on rmat26's shape Brandes fits one H200, and
-    so does SCC (the estimate once asked for 199 GiB of each)."""
+    copied: at most a quarter of the entries), batched ones products over the lanes (their
+    temporaries a vertex and lane), and SCC's backward step a min over rows, not operators over
+    every in-edge: on rmat26's shape Brandes from one source or eight fits one H200, and so
+    does SCC (the estimate once asked for 199 GiB of each)."""
     from bspgraph.primitives.bc_backward import Backward
+    from bspgraph.primitives.bc_batched_backward import BatchedBackward
+    from bspgraph.primitives.bc_batched_forward import BatchedForward
     from bspgraph.primitives.bc_forward import Forward
 
     rmat26 = shape(2**26, 2_103_827_300, directed=False, weights="float32")
@@ -135,6 +138,17 @@ def test_betweenness_and_scc_count_their_products_not_every_in_edge():
 
     scc = memory.estimate(SCC(), shape(2**26, 2_103_827_300))  # a min over rows, and colours
     assert scc < 60 * GiB  # pushed by its functor in chunks (the estimate once: 199 GiB)
+
+    def batched(lanes):  # forward phases of lanes sources at once, and their backward ones
+        return [BatchedForward(lanes=lanes), BatchedBackward(lanes=lanes, bounds=(0, 1, 1))]
+
+    assert all(memory.estimate(phase, rmat26) < 100 * GiB for phase in batched(8))
+    more = [
+        memory.estimate(p, rmat26) - memory.estimate(q, rmat26)
+        for p, q in zip(*map(batched, (16, 8)))
+    ]
+    state = (4 + 8, 8 + 8 + 8 + 4 + 8)  # depth and sigma; sigma, delta, share, rows, columns
+    assert more == [2**26 * 8 * (held + memory.LANE_WORK_BYTES) for held in state]
 
     class Pulled(Forward):  # the same phase, never pushing a product
         push_kind = "fused"

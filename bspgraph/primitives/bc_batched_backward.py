@@ -29,6 +29,7 @@ class BatchedBackward(Primitive):
     communicate = {"delta": "replace"}
     params = {"depth": "per_vertex", "sigma": "per_vertex"}
     needs_all = True  # a vertex reads the dependencies of its successors, owned or not
+    pull_kind = push_kind = "fused"  # products over the lanes (memory.estimate: its lanes)
 
     def init_frontier(self, graph, state, *, depth, sigma):
         state.sigma[...] = graph.backend.asarray(sigma)

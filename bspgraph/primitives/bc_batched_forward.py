@@ -25,6 +25,7 @@ class BatchedForward(Primitive):
     communicate = {"depth": "min", "sigma": "add"}  # lane by lane
     params = {"sources": "id"}
     needs_all = True  # every device knows every depth: counts add up only at the new level
+    pull_kind = push_kind = "fused"  # products over the lanes (memory.estimate: its lanes)
 
     def init_frontier(self, graph, state, *, sources):
         ids = graph.backend.asarray(sources).astype(graph.indices.dtype, copy=False)
