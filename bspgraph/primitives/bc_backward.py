@@ -25,8 +25,8 @@ class Backward(Primitive):
     communicate = {"delta": "add"}  # sums over shares of the edges add up
     params = {"depth": "per_vertex", "sigma": "per_vertex"}
     needs_all = True  # a vertex reads the dependencies of its successors, owned or not
-    pull_kind, push_kind = "fused", "product"  # sparse products, pulled or pushed from the
-    reduces_every_list = True  # level below (memory.estimate); a pull over every out-list
+    pull_kind, push_kind = "fused", "product"  # sparse products, pulled or pushed (memory.estimate)
+    reduces_every_list = True  # ... a heavy level's pull over every out-list (gathered)
 
     def init_frontier(self, graph, state, *, depth, sigma):
         state.sigma[...] = graph.backend.asarray(sigma)
