@@ -103,7 +103,8 @@ def estimate(primitive, graph, *, devices: int = 1, edges: int | None = None) ->
     lanes = _lanes(primitive)
     if lanes > 1:  # a batched run: its steps' rows of lanes and the pairs they reach
         total += n * lanes * LANE_WORK_BYTES
-    if getattr(primitive, "every_vertex", False):  # a power iteration: it never advances
+    power = getattr(primitive, "every_vertex", False)  # a power iteration: it never advances
+    if power:
         total += n if devices == 1 else 0  # its frontier, every vertex: a mask (a part's: owned)
         total += n * POWER_BYTES
     else:
@@ -128,12 +129,12 @@ def estimate(primitive, graph, *, devices: int = 1, edges: int | None = None) ->
         total += 2 * n * (ids + sum(sizes.get(name, 8) for name in names))  # sent, received
         total += 2 * n * offsets  # the whole graph's degrees, for every device's cost model
         total += n * (1 + 4)  # the owned mask and the owner map (int32)
-        if not getattr(primitive, "every_vertex", False):  # (its next frontier: every vertex)
+        if not power:  # (a power iteration's next frontier: every vertex)
             total += n * 4  # stamps of the next frontier's listing (a GPU's, int32)
             total += n * ids  # what a part's levels lowered, listed (label-correcting: SSSP)
         if primitive.reads_neighbours:  # the proxies: the others' vertices
             total += 2 * n * ids  # its lists name, and the positions of its own they read
-        if getattr(primitive, "every_vertex", False) and primitive.reduces_every_list:
+        if power and primitive.reduces_every_list:
             # its lists split into the entries of its own vertices and the others' (where the
             # others' values arrive behind its pull: NCCL): their weights apart, two offsets,
             # and while it is built a flag an entry and a count a column; their entries
