@@ -11,7 +11,8 @@ one call with the device synchronised before and after each phase of the superst
 and the count it queues, the message's choice, the message (package or Slab), exchange, next
 frontier and its counts, tally, convergence, gather; a phase inside another is printed too and
 counted once): the phases' totals, calls and time per call. The synchronisations add a few microseconds a phase; the plain calls' best whole and
-BSP times are printed first. With ``--host`` nothing is synchronised: each superstep's phases
+BSP times are printed first. Every superstep runs on every part (no light one on one part
+alone, ``bspgraph.enactor.solo``: its phases are the one-device loop's). With ``--host`` nothing is synchronised: each superstep's phases
 are printed apart, as the host spent them (a host read inside a phase includes its wait for the
 device), with the time of the superstep and the frontier it made.
 
@@ -46,6 +47,7 @@ import bspgraph as bg
 from bspgraph import comm
 from bspgraph.backend import get_backend, to_host
 from bspgraph.enactor import distributed
+from bspgraph.enactor.solo import light_share
 
 from .multi_gpu import ALGORITHMS
 
@@ -165,45 +167,46 @@ def main(argv=None) -> None:
         _time_inner(timed)
     if transport is not None:
         _time_transport(timed, transport)
-    for name in args.algorithms:
-        call = ALGORITHMS[name][0]
-        for parts in (None, *(args.parts if transport is None else [transport.size])):
-            run = {"backend": backend}
-            if parts is not None:  # the multi-device enactor (None: the one-device loop)
-                run.update(partitioner="edge_balanced", communicator="selective")
-                if transport is not None:
-                    run.update(transport=transport)
-                else:
-                    run.update(devices=[0] * parts)
-                    if args.wire:
-                        run.update(transport=comm.Local(parts, wire=True))
-            for _ in range(2):
-                call(graph, source, run)
-            plain = []
-            for _ in range(3):
-                started = time.perf_counter()
+    with light_share(0):  # (every superstep through the lifted phases)
+        for name in args.algorithms:
+            call = ALGORITHMS[name][0]
+            for parts in (None, *(args.parts if transport is None else [transport.size])):
+                run = {"backend": backend}
+                if parts is not None:  # the multi-device enactor (None: the one-device loop)
+                    run.update(partitioner="edge_balanced", communicator="selective")
+                    if transport is not None:
+                        run.update(transport=transport)
+                    else:
+                        run.update(devices=[0] * parts)
+                        if args.wire:
+                            run.update(transport=comm.Local(parts, wire=True))
+                for _ in range(2):
+                    call(graph, source, run)
+                plain = []
+                for _ in range(3):
+                    started = time.perf_counter()
+                    result = call(graph, source, run)
+                    plain.append((time.perf_counter() - started, result.stats.seconds))
+                totals.clear()
+                counts.clear()
+                steps.clear()
+                timing[0] = True
                 result = call(graph, source, run)
-                plain.append((time.perf_counter() - started, result.stats.seconds))
-            totals.clear()
-            counts.clear()
-            steps.clear()
-            timing[0] = True
-            result = call(graph, source, run)
-            timing[0] = False
-            whole, bsp = min(plain)
-            label = "the one-device loop" if parts is None else f"{parts} part(s)"
-            lines.append(
-                f"{name} on {label}: whole {whole * 1e3:.2f} ms, bsp "
-                f"{bsp * 1e3:.2f} ms, {len(result.stats.supersteps)} supersteps"
-            )
-            if apart:
-                lines += _supersteps(result.stats.supersteps, steps)
-                continue
-            for label, seconds in totals.most_common():
+                timing[0] = False
+                whole, bsp = min(plain)
+                label = "the one-device loop" if parts is None else f"{parts} part(s)"
                 lines.append(
-                    f"    {label:22} {seconds * 1e3:8.3f} ms {counts[label]:4d} calls "
-                    f"{seconds / counts[label] * 1e6:8.1f} us a call"
+                    f"{name} on {label}: whole {whole * 1e3:.2f} ms, bsp "
+                    f"{bsp * 1e3:.2f} ms, {len(result.stats.supersteps)} supersteps"
                 )
+                if apart:
+                    lines += _supersteps(result.stats.supersteps, steps)
+                    continue
+                for label, seconds in totals.most_common():
+                    lines.append(
+                        f"    {label:22} {seconds * 1e3:8.3f} ms {counts[label]:4d} calls "
+                        f"{seconds / counts[label] * 1e6:8.1f} us a call"
+                    )
     if transport is None:
         print("\n".join(lines))
         return

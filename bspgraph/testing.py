@@ -21,6 +21,7 @@ import numpy as np
 from ._counting import CrossDeviceError
 from .enactor import Primitive, Stats, enact
 from .enactor.checks import Reference
+from .enactor.solo import light_share
 from .exceptions import ContractError
 from .graph import Graph
 
@@ -36,6 +37,7 @@ __all__ = [
 
 PARTITIONERS = ("random", "biased", "edge_balanced")
 COMMUNICATORS = ("broadcast", "selective", "butterfly:1", "butterfly:2", "butterfly:3")
+LIGHT_SHARES = (0, 1 << 40)  # the cells' light supersteps: on every device, or on one alone
 
 
 def graphs(
@@ -129,17 +131,23 @@ def assert_lifts(
         expected = run(graph, devices=1, backend="numpy", check=one_device)
         if expected is _SKIP:
             return
-        for p, partitioner, communicator in cells:
-            cell = f"devices={p}, partitioner={partitioner!r}, communicator={communicator!r}"
+        for index, (p, partitioner, communicator) in enumerate(cells):
+            share = LIGHT_SHARES[index % len(LIGHT_SHARES)]  # (every superstep everywhere, or
+            # every one that may on one device alone: contract rule 6, cell by cell in turn)
+            cell = (
+                f"devices={p}, partitioner={partitioner!r}, communicator={communicator!r}, "
+                f"light_share={share}"
+            )
             try:
-                got = run(
-                    graph,
-                    devices=p,
-                    partitioner=partitioner,
-                    communicator=communicator,
-                    backend="numpy",
-                    check=one_device,
-                )
+                with light_share(share):
+                    got = run(
+                        graph,
+                        devices=p,
+                        partitioner=partitioner,
+                        communicator=communicator,
+                        backend="numpy",
+                        check=one_device,
+                    )
             except ContractError as error:  # the run and the graph named, as for a difference
                 raise ContractError(f"{error}\n({cell} on {_describe(graph)})") from error
             _assert_same(expected, got, f"{cell} on {_describe(graph)}", rtol, atol)

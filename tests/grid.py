@@ -24,6 +24,7 @@ from hypothesis import strategies as st
 from strategies import DEEP, SEED, as_array, edge_lists, to_networkx
 
 import bspgraph as bg
+from bspgraph.enactor import solo
 from bspgraph.primitives.sssp import SSSP
 
 PARTITIONERS = ("random", "biased", "edge_balanced", "metis")
@@ -36,6 +37,7 @@ COMMUNICATORS = (
     "butterfly:4",
 )
 DEVICES = (2, 3, 4, 5)
+LIGHT_SHARES = (0, 2, solo.LIGHT_SHARE, 1 << 40)  # a frontier of fewer out-edges than E / share
 HAS_PYMETIS = importlib.util.find_spec("pymetis") is not None
 NO_PYMETIS = "pymetis is not installed: the metis cells did NOT run (pip install '.[dev]')"
 
@@ -551,8 +553,14 @@ def run_cell(row: Row, partitioner: str, communicator: str, devices: int) -> Non
         nonlocal ran
         graph, nx_graph = build(*edges)
         options = data.draw(row.options(graph.num_vertices), label="options") if edges[0] else {}
+        # light supersteps on one device (rule 6): never, the default, or from most frontiers
+        share = data.draw(st.sampled_from(LIGHT_SHARES), label="LIGHT_SHARE")
         note(f"{row.name} on {devices} devices, {partitioner}, {communicator}")
-        row.check(graph, nx_graph, options, run)
+        default, solo.LIGHT_SHARE = solo.LIGHT_SHARE, share
+        try:
+            row.check(graph, nx_graph, options, run)
+        finally:
+            solo.LIGHT_SHARE = default
         ran += 1
 
     search()

@@ -63,7 +63,8 @@ def test_host_reads_benchmark_prints_each_primitive_s_reads(capsys):
 
 def test_multi_gpu_benchmark_runs_a_grid(tmp_path):
     """``--grid 24``: the 24 x 24 grid instead of R-MAT, named so in the rows; SSSP on two
-    bands of it takes few supersteps, a level each on one device."""
+    bands of it takes no more supersteps than on one device (its light ones on one device
+    alone, where they cost it what they cost one device)."""
     out = tmp_path / "rows.json"
     multi_gpu.main(
         [
@@ -88,7 +89,7 @@ def test_multi_gpu_benchmark_runs_a_grid(tmp_path):
     rows = json.loads(out.read_text())
     assert [(r["graph"], r["P"]) for r in rows] == [("grid24", 1), ("grid24", 2)]
     assert rows[0]["edges"] == 2 * 2 * 24 * 23  # undirected: both directions of each edge
-    assert len(rows[1]["supersteps"]) < 2 * 23
+    assert len(rows[1]["supersteps"]) <= len(rows[0]["supersteps"])  # (light ones: rule 6)
 
 
 def test_bsp_model_recovers_the_link_from_exact_supersteps():

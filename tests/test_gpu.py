@@ -12,6 +12,7 @@ from strategies import as_array, examples, graphs
 import bspgraph as bg
 from bspgraph import frontier as fr
 from bspgraph.backend import ops, to_host
+from bspgraph.enactor import solo
 from bspgraph.frontier import count_out_edges
 from bspgraph.primitives._bc_kernels import count_paths
 
@@ -346,7 +347,8 @@ def test_sssp_on_parts_of_a_grid_relaxes_each_region_in_few_supersteps():
         ("edge_balanced", True),
         ("random", False),
     ):
-        run = bg.sssp(graph, 0, devices=[0, 0], partitioner=partitioner, check=check)
+        with solo.light_share(0):  # (every superstep on both parts: none on one alone)
+            run = bg.sssp(graph, 0, devices=[0, 0], partitioner=partitioner, check=check)
         np.testing.assert_array_equal(run.distance, one)
         steps = len(run.stats.supersteps)
         assert steps <= 20 if partitioner == "edge_balanced" else steps >= 510
@@ -1167,9 +1169,9 @@ PARTS_RUNS = {  # a run of each keyed contract on several parts, and its answer'
 @pytest.mark.parametrize("parts", [1, 2, 3])
 def test_parts_on_one_gpu_equal_one_part(name, parts):
     """Parts on one GPU (a keyed contract's packing by owner and combine-and-list, the marked
-    mask, Slabs; one part: a lifted run of one, whose levels are supersteps) give one
-    device's answer for every cut and communicator; BFS parents are in-neighbours one level
-    up."""
+    mask, Slabs; one part: a lifted run of one, whose levels are supersteps; light
+    supersteps on the first part alone or not) give one device's answer for every cut and
+    communicator; BFS parents are in-neighbours one level up."""
     graph = bg.generators.rmat(14, 8, seed=5, weights=True, backend="cupy")
     host = graph.to("numpy")
     offsets, indices = host.forward.offsets, host.forward.indices
@@ -1177,15 +1179,18 @@ def test_parts_on_one_gpu_equal_one_part(name, parts):
     edges = np.repeat(np.arange(host.num_vertices), np.diff(offsets)) * host.num_vertices + indices
     call, field = PARTS_RUNS[name]
     expected = getattr(call(host, source, backend="numpy"), field)
-    for partitioner in ("edge_balanced", "random", "biased"):
+    # light supersteps on one part alone (rule 6): as by default, never, or wherever they may
+    shares = {"edge_balanced": solo.LIGHT_SHARE, "random": 0, "biased": 1 << 40}
+    for partitioner, share in shares.items():
         for communicator in ("selective", "broadcast", "butterfly"):
-            result = call(
-                graph,
-                source,
-                devices=[0] * parts,
-                partitioner=partitioner,
-                communicator=communicator,
-            )
+            with solo.light_share(share):
+                result = call(
+                    graph,
+                    source,
+                    devices=[0] * parts,
+                    partitioner=partitioner,
+                    communicator=communicator,
+                )
             got = getattr(result, field)
             np.testing.assert_allclose(got, expected, rtol=1e-9, atol=1e-12)
             if name.startswith("bfs"):

@@ -12,6 +12,7 @@ from grid import ROWS, cells, run_cell
 
 import bspgraph as bg
 from bspgraph.backend import NumpyBackend
+from bspgraph.enactor import solo
 
 
 @pytest.mark.parametrize(("row", "partitioner", "communicator", "devices"), cells())
@@ -156,7 +157,9 @@ def test_direction_optimising_bfs_takes_one_devices_directions(
 ):
     """Every device takes the direction one device takes, level by level: the frontier's
     out-edges come from the superstep's tally, and after a superstep in which every device
-    pulled, Beamer's switch by frontier size (``pulled_from``) holds on each."""
+    pulled, Beamer's switch by frontier size (``pulled_from``) holds on each. (Every level
+    on every device: no light superstep on one device alone.)"""
+    monkeypatch.setattr(solo, "LIGHT_SHARE", 0)
     advance = __import__("sys").modules["bspgraph.frontier.advance"]
     taken = []
     for direction in ("pull", "push"):
@@ -227,3 +230,33 @@ def test_workers_start_with_the_mpiexec_beside_this_python(tmp_path, monkeypatch
     beside.write_text("#!/bin/sh\n")
     beside.chmod(0o755)
     assert running.mpiexec() == str(beside)
+
+
+@pytest.mark.parametrize("devices", [2, 3, 5])
+def test_light_supersteps_run_on_one_device_and_heavy_ones_on_all(devices):
+    """Rule 6: the first superstep (a source's few out-edges) and the last light ones run on
+    the first device alone, the heavy ones in between on every device, and the run gives one
+    device's answers; a traversal takes one device's levels, each frontier one device's (a
+    lifted superstep counts a needs_all frontier once a device). (SSSP's lifted levels are
+    its own: a part's relaxations run ahead.)"""
+    graph = bg.generators.rmat(12, 16, seed=1, weights=True, backend="numpy")
+    source = int(np.argmax(graph.out_degree()))
+    run = {"devices": devices, "partitioner": "random", "communicator": "selective"}
+    for call, field in (
+        (lambda **r: bg.bfs(graph, source, parents=True, **r), "depth"),
+        (lambda **r: bg.betweenness_centrality(graph, sources=[source], **r), "centrality"),
+        (lambda **r: bg.sssp(graph, source, **r), "distance"),
+    ):
+        one, many = call(), call(**run)
+        np.testing.assert_allclose(getattr(many, field), getattr(one, field), equal_nan=True)
+        ran_on = [step.devices for step in many.stats.supersteps]
+        assert ran_on[0] == 1 and devices in ran_on and 1 in ran_on[ran_on.index(devices) :]
+        sizes = [step.frontier // step.devices for step in many.stats.supersteps]
+        if field != "distance":
+            assert sizes == [step.frontier for step in one.stats.supersteps]
+            assert many.stats.edges == one.stats.edges
+        alone = [step for step in many.stats.supersteps if step.devices == 1]
+        assert all(step.formats == () for step in alone)  # (no message but their changes)
+    with solo.light_share(0):  # never: every superstep on every device
+        steps = bg.bfs(graph, source, **run).stats.supersteps
+    assert {step.devices for step in steps} == {devices}

@@ -10,6 +10,7 @@ import pytest
 import bspgraph as bg
 from bspgraph import frontier as fr
 from bspgraph.enactor import checks
+from bspgraph.enactor.solo import light_share
 from bspgraph.testing import assert_lifts, graphs
 
 UNDECIDED, IN, OUT = 0, 1, 2
@@ -81,7 +82,7 @@ def test_the_mis_lifts_and_is_networkx_s_greedy_set():
     [(MinMIS(), "is the combiner the one"), (PullWithoutNeedsAll(), "needs needs_all = True")],
 )
 def test_a_checked_run_that_never_settles_names_the_state(primitive, hint):
-    with pytest.raises(bg.ContractError) as failure:
+    with pytest.raises(bg.ContractError) as failure, light_share(0):  # (every device steps)
         bg.enact(primitive, one_edge, devices=2, partitioner="edge_balanced", check=True)
     message = str(failure.value)
     assert f"did not converge in {checks.MINIMUM_SUPERSTEPS} supersteps" in message
@@ -109,8 +110,8 @@ def test_assert_lifts_fails_and_shrinks_to_one_edge(primitive):
     message = str(failure.value)
     assert "'status' differs from its owner's value" in message
     assert (
-        "(devices=2, partitioner='edge_balanced', communicator='selective' on 2 vertices, "
-        "undirected, edges [(0, 1)" in message
+        "(devices=2, partitioner='edge_balanced', communicator='selective', light_share=0 on "
+        "2 vertices, undirected, edges [(0, 1)" in message
     )
 
 

@@ -51,6 +51,7 @@ from ._keyed_kernels import MODES, PACK_PARTS, _at, keyed_columns
 from .checks import snapshot, verify
 from .contract import Contract, contract_of
 from .layout import _parts, _per_cut, _run_fingerprint, proxies
+from .solo import LEADER, Solo, takes_part, whole_graph
 from .state import allocate, gather
 from .stats import Stats, Superstep, told
 
@@ -133,6 +134,7 @@ def _enact(
     owner, devices, relabelling, built = _parts(
         primitive, graph, transport, backends, partitioner, seed
     )
+    whole = _whole(primitive, graph, transport, backends, relabelling)
     setup_seconds = time.perf_counter() - started if built else 0.0  # 0: a graph cut before
     if transport.distributed:  # also a barrier: the run's clock starts with every process
         transport.agree("run", _run_fingerprint(primitive, graph, owner, pattern, backends, params))
@@ -140,11 +142,20 @@ def _enact(
         params = relabelling.params(primitive, params)
     stats = Stats(devices=transport.size, setup_seconds=setup_seconds)
     started = time.perf_counter()
-    run = LiftedRun(primitive, pattern, transport, backends, owner, devices, check)
+    run = LiftedRun(primitive, pattern, transport, backends, owner, devices, check, whole)
     frontiers = run.first_frontiers(params)
     done = run.converged_before_start(frontiers)
     while not done:  # the lifting contract (enactor/contract.py), a superstep a turn
         step_started = time.perf_counter()
+        if run.light:  # 6. a light frontier's supersteps on one device, while light
+            frontiers, records, done = run.solo.supersteps(frontiers)
+            records[-1].seconds += (
+                time.perf_counter() - step_started - sum(record.seconds for record in records)
+            )  # (the exchange of its changes, and the others' wait)
+            run.marks.extend([None] * len(records))
+            stats.supersteps.extend(records)
+            started += told(run.iteration, records)
+            continue
         outputs = run.step(frontiers)  # 1. the unmodified step on every device
         messages = run.messages(outputs)  # 2. the returned vertices' communicated state
         inboxes, traffic = run.exchange(messages)  # to their owners (to all: needs_all)
@@ -177,7 +188,9 @@ class LiftedRun:
     receivers unread, as views (``handed``: their counts read with the next frontiers'), and
     across a link that carries counts, small packages sent unread, whole (``lent``)."""
 
-    def __init__(self, primitive, pattern, transport, backends, owner, devices, check) -> None:
+    def __init__(
+        self, primitive, pattern, transport, backends, owner, devices, check, whole=False
+    ) -> None:
         self.primitive, self.pattern, self.transport = primitive, pattern, transport
         self.backends, self.devices, self.check = backends, devices, check
         self.iteration, self.joined, self.marks = 0, False, []
@@ -239,6 +252,10 @@ class LiftedRun:
             self.reads = {d: reads for d, (reads, _) in found.items()}
             self.gathers = {d: gathers for d, (_, gathers) in found.items()}
         self.behind = _Behind.of(self)
+        # light supersteps on the first device (rule 6; ``whole``: the whole graph there,
+        # None where this process does not drive it, False where the run has none)
+        self.solo = None if whole is False else Solo(self, whole)
+        self.light = False  # whether the next superstep is one of those
 
     def first_frontiers(self, params: dict) -> dict:
         """Each device's first frontier (a vertex on its owner only, unless ``needs_all``) from
@@ -267,11 +284,20 @@ class LiftedRun:
         return frontiers
 
     def converged_before_start(self, frontiers: dict) -> bool:
-        """Whether every device has converged before the first superstep."""
+        """Whether every device has converged before the first superstep; and whether the
+        first is light (rule 6), where every device's first frontier is alike and light."""
         converged = _converged(
             self.primitive, self.each, self.shared, self.devices, frontiers, self.states, 0
         )
-        return _sum(self.transport, [sum(not c for c in converged.values())]) == [0]
+        counts = [[int(not c), 0, 0, 0] for c in converged.values()]
+        if self.solo is not None:
+            for d, row in zip(self.local, counts, strict=True):
+                edges = count_out_edges(self.devices[d], frontiers[d])
+                row[1:] = int(self.solo.light(edges)), len(frontiers[d]), edges
+        rows = self.transport.allgather_numbers(np.array(counts).ravel()).reshape(-1, 4)
+        alike = (rows[:, 2:] == rows[0, 2:]).all()  # (each device's first frontier the run's)
+        self.light = bool(rows[:, 1].all() and alike)
+        return not rows[:, 0].any()
 
     def step(self, frontiers: dict) -> dict:
         """Rule 1: the primitive's step on every device (each on its own share of the
@@ -488,6 +514,7 @@ class LiftedRun:
         )  # one collective a superstep
         alike = self.joined and pulled == transport.size  # one frontier in, every device pulled
         self.joined = unions == transport.size and size == transport.size * returned
+        self.light = self.solo is not None and self.joined and self.solo.light(edges)
         if self.joined:  # every device's frontier is every returned vertex, once: the tally's
             for d in local:
                 frontiers[d].out_edges = edges
@@ -499,6 +526,7 @@ class LiftedRun:
         record = Superstep(
             size,
             0.0,
+            devices=transport.size,
             messages=sent,
             bytes=nbytes,
             rounds=traffic.rounds,
@@ -515,14 +543,19 @@ class LiftedRun:
             backend.synchronize()
         if self.behind is not None:  # (every queue done: nothing is on its way)
             self.behind.arrivals.pending = None
-        for superstep, (starts, ends) in zip(supersteps, self.marks, strict=True):
-            superstep.comm_seconds = max(
-                backend.seconds_between(start, end)
-                for backend, start, end in zip(self.gpus, starts, ends)
-            )
+        for superstep, marks in zip(supersteps, self.marks, strict=True):
+            if marks is not None:  # (None: a superstep on one device, nothing exchanged)
+                superstep.comm_seconds = max(
+                    backend.seconds_between(start, end)
+                    for backend, start, end in zip(self.gpus, *marks)
+                )
 
     def traversed_edges(self) -> int:
-        """The edges the run traversed, summed over every device."""
+        """The edges the run traversed, summed over every device (the first device's on
+        the whole graph, where the run ended there alone: rule 6)."""
+        if self.solo is not None and self.solo.ended:
+            (edges,) = _sum(self.transport, [self.solo.traversed_edges()])
+            return edges
         traversed = self.each(self.primitive.traversed_edges, self.devices, self.states)
         (edges,) = _sum(self.transport, [sum(int(edges) for edges in traversed.values())])
         return edges
@@ -531,9 +564,14 @@ class LiftedRun:
         """Each vertex's output state from its owner (every process returns the whole), in
         the caller's ids; host arrays unless ``result_device``."""
         primitive, devices, states = self.primitive, self.devices, self.states
+        alone = self.solo is not None and self.solo.ended  # (the first device's state: whole)
         if self.transport.distributed:
-            _share_owned(primitive, devices, states, self.transport)
+            share = _share_leader if alone else _share_owned
+            share(primitive, devices, states, self.transport)
             result = gather(primitive, states[self.local[0]], host=not result_device)
+        elif alone:
+            host = relabelling is None and not result_device
+            result = gather(primitive, states[LEADER], host=host)
         elif relabelling is None:
             result = _gather(primitive, devices, states, host=not result_device)
         else:  # renamed where the first part's arrays are (a GPU's gathers), then copied if asked
@@ -650,6 +688,24 @@ def _formats(messages) -> list[int]:
         for m in messages
     ]
     return [kinds.count(kind) for kind in FORMATS]
+
+
+def _whole(primitive, graph, transport, backends, relabelling):
+    """The whole graph for rule 6 (:mod:`.solo`) on the first device, where this process
+    drives it; None where another process does; False where the run has none (the
+    primitive does not take part, or the first device has no whole graph: every process
+    learns which, in one collective)."""
+    if not takes_part(primitive):
+        return False
+    whole = None
+    if LEADER in transport.local:
+        whole = whole_graph(primitive, graph, backends[LEADER], relabelling)
+        if whole is not None:
+            primitive.prepare(whole)
+    if transport.distributed:
+        (found,) = _sum(transport, [int(whole is not None)])
+        return False if not found else whole
+    return False if whole is None else whole
 
 
 def _converged(primitive, each, shared: bool, devices, frontiers, states, iteration: int) -> dict:
@@ -1614,6 +1670,20 @@ def _share_owned(primitive, devices, states, transport) -> None:
     for update in inbox[d]:
         for name in names:
             getattr(state, name)[update.ids] = update.values[name]
+
+
+def _share_leader(primitive, devices, states, transport) -> None:
+    """Give every process's device the first device's output state of every vertex (a run
+    that ended on it alone: rule 6), as a Slab from it to all peers."""
+    (d,) = transport.local
+    state = states[d]
+    names = [s.name for s in primitive.state if s.output and getattr(state, s.name) is not None]
+    whole = Slab(None, {name: getattr(state, name) for name in names})
+    sends = [(d, peer, whole) for peer in range(transport.size) if d == LEADER and peer != d]
+    inbox, _ = transport.exchange_round(sends, num_vertices=devices[d].num_vertices)
+    for slab in inbox[d]:
+        for name in names:
+            getattr(state, name)[...] = slab.values[name]
 
 
 def _gather(primitive, devices, states, *, host: bool) -> dict:

@@ -41,8 +41,9 @@ class Superstep:
     for the slowest process; near 0 in one process); ``formats``, what the devices' messages
     were: "ids" (vertex ids and values), "slab" (a value for every vertex of a block) and
     "bits" (a vertex set and one value a column), each named when some device sent one (empty
-    on one device). The levels of a repeated advance (several supersteps in one launch) share
-    its time evenly."""
+    on one device); ``devices``, how many devices ran its step (1 where a lifted run's light
+    superstep ran on one device alone: :mod:`bspgraph.enactor.solo`). The levels of a
+    repeated advance (several supersteps in one launch) share its time evenly."""
 
     frontier: int
     seconds: float
@@ -53,6 +54,7 @@ class Superstep:
     comm_seconds: float = 0.0
     sync_seconds: float = 0.0
     formats: tuple[str, ...] = ()
+    devices: int = 1
 
 
 class _Records:
