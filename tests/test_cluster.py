@@ -108,8 +108,9 @@ def test_three_and_four_workers_equal_networkx(size):
 
 
 def test_a_second_call_on_a_graph_sends_nothing_and_sets_nothing_up(workers, monkeypatch):
-    """The first call sends each worker its own part only (cut here); a second call on the
-    same graph and cut sends nothing and sets nothing up; another cut sends parts again."""
+    """The first call sends each worker its own part only (cut here), rank 0 the whole graph
+    beside it (its light supersteps alone: rule 6); a second call on the same graph and cut
+    sends nothing and sets nothing up; another cut sends parts again."""
     graph = bg.generators.rmat(9, 8, seed=4, backend="numpy")
     sent = []
     parts = workers._parts
@@ -117,6 +118,8 @@ def test_a_second_call_on_a_graph_sends_nothing_and_sets_nothing_up(workers, mon
     first = bg.bfs(graph, 1, cluster=workers)
     assert [part.partition.device for part in sent] == [0, 1]
     assert sum(part.num_edges for part in sent) == graph.num_edges  # (out-edges: owners')
+    assert sent[0].partition.whole.num_edges == graph.num_edges and not sent[1].partition.whole
+    assert 1 in [step.devices for step in first.stats.supersteps]
     sent.clear()
     second = bg.bfs(graph, 1, cluster=workers)
     assert first.stats.setup_seconds > 0 and second.stats.setup_seconds == 0 and not sent

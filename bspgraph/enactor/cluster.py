@@ -63,6 +63,7 @@ from .layout import cut, partitioner_of
 from .loop import enact
 from .running import GPU_WORKERS, RUNNER
 from .running import mpiexec as find_mpiexec
+from .solo import takes_part
 
 START_TIMEOUT = 120.0  # seconds for P workers to join the scheduler
 JOB_POLL_SECONDS = 0.05  # how often a run looks at its workers' job (results wake it at once)
@@ -173,6 +174,7 @@ class Cluster:
             "seed": run.get("seed", 0),
             "replicate": primitive.replicate_graph,
             "relabel": primitive.params is not None,
+            "whole": takes_part(primitive),  # rank 0's light supersteps alone (rule 6)
         }
         token = (self._token(graph), *{**how, "partitioner": repr(how["partitioner"])}.values())
         sent = [None] * self.size if token in self._held else self._parts(graph, how)

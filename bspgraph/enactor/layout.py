@@ -108,6 +108,8 @@ class Partition:
     in_degree: np.ndarray
     num_edges: int  # of the whole graph
     digest: str  # of the whole graph
+    whole: Graph | None = None  # the whole graph in the part's ids, with device 0's part where
+    # the run's primitive runs light supersteps there alone (:mod:`.solo`); else None
 
 
 def distribute(
@@ -172,10 +174,12 @@ def cut(
     seed: int = 0,
     replicate: bool = False,
     relabel: bool = True,
+    whole: bool = False,
     devices=None,
 ) -> Iterator[Graph]:
     """The parts of ``graph`` over ``parts`` devices (those of ``devices``, default every one),
-    in turn, each as :func:`distribute` makes its own: host arrays, ``part.partition`` set.
+    in turn, each as :func:`distribute` makes its own: host arrays, ``part.partition`` set;
+    with ``whole``, device 0's with the whole graph in the parts' ids beside it (rule 6).
     One cut for all of them; each part is built when the next is asked for."""
     host = graph.to("numpy")
     digest = _graph_digest(graph)
@@ -199,6 +203,7 @@ def cut(
             in_degree,
             host.num_edges,
             digest,
+            host if whole and device == 0 else None,
         )
         yield part
 

@@ -65,19 +65,25 @@ def takes_part(primitive) -> bool:
 
 
 def whole_graph(primitive, graph, backend, relabelling):
-    """``graph`` whole on ``backend`` (the leader's) in the run's ids, or None where ``graph``
-    is a part (:func:`~.layout.distribute`) or a one-device run of ``primitive`` would not fit
-    there (:func:`~bspgraph.memory.check`). Kept with ``graph``."""
-    if getattr(graph, "partition", None) is not None:
-        return None
+    """``graph`` whole on ``backend`` (the leader's) in the run's ids, or None where a
+    one-device run of ``primitive`` would not fit there (:func:`~bspgraph.memory.check`) or
+    ``graph`` is a part (:func:`~.layout.distribute`) cut without it (``Partition.whole``:
+    a cluster's rank 0 gets it). Kept with ``graph``."""
+    part = getattr(graph, "partition", None)
+    if part is not None:
+        if part.whole is None:
+            return None
+        graph, relabelling = part.whole, None  # (in run ids already)
     try:
         memory.check(primitive, graph, backend)
     except OutOfDeviceMemory:
         return None
-    if relabelling is None:
-        return graph.to(backend)
     key = ("whole, in run ids", id(relabelling), backend.name, backend.device)
-    return graph.cached(key, lambda: relabelling.graph(graph.to("numpy")).to(backend))
+    if key not in graph.cache:  # (where it is the graph itself: None, no cycle)
+        whole = graph if relabelling is None else relabelling.graph(graph.to("numpy"))
+        copy = whole.to(backend)
+        graph.cache[key] = None if copy is graph else copy
+    return graph.cache[key] or graph
 
 
 @dataclass
@@ -213,7 +219,11 @@ def _taken(run, d, outcome: _Outcome, changes: Update, reached: Update) -> Front
     """Device ``d`` takes the leader's ``changes`` (on the leader: its own) and scalars as
     they are, its ``add`` baselines with them; its next frontier, the leader's ``reached``."""
     state = run.states[d]
-    if d != LEADER:
+    if d != LEADER:  # (on this device's GPU: a transport in one memory moves nothing)
+        changes, reached = (
+            changes.map(run.backends[d].asarray),
+            reached.map(run.backends[d].asarray),
+        )
         for name, values in changes.values.items():
             getattr(state, name)[changes.ids] = values
         for name, value in outcome.scalars.items():
