@@ -290,10 +290,10 @@ class LiftedRun:
             self.primitive, self.each, self.shared, self.devices, frontiers, self.states, 0
         )
         counts = [[int(not c), 0, 0, 0] for c in converged.values()]
-        if self.solo is not None:
+        if self.solo is not None:  # (each device's count on its own GPU)
+            edges = self.each(count_out_edges, self.devices, frontiers)
             for d, row in zip(self.local, counts, strict=True):
-                edges = count_out_edges(self.devices[d], frontiers[d])
-                row[1:] = int(self.solo.light(edges)), len(frontiers[d]), edges
+                row[1:] = int(self.solo.light(edges[d])), len(frontiers[d]), edges[d]
         rows = self.transport.allgather_numbers(np.array(counts).ravel()).reshape(-1, 4)
         alike = (rows[:, 2:] == rows[0, 2:]).all()  # (each device's first frontier the run's)
         self.light = bool(rows[:, 1].all() and alike)
