@@ -214,7 +214,11 @@ class LiftedRun:
         self.bitwise = (
             self.dense and wire and pattern.direct and _bitwise(contract, self.states[local[0]])
         )
-        self.lent = wire and transport.carries_counts  # small packages cross unread
+        # small packages cross unread, where each arrives on its receiver's device (GPUs of
+        # one process: a Local transport with their backends moves it there; one without
+        # moves nothing, and a package lent from another GPU would be read across devices)
+        moves = not self.staged or getattr(transport, "backends", None) is not None
+        self.lent = wire and transport.carries_counts and moves
         self.packers = self.each(
             functools.partial(
                 _packer, primitive, contract, pattern, transport.size, self.handed or self.lent
