@@ -7,10 +7,12 @@ holds the whole frontier (``needs_all``, after a superstep whose tally found the
 joined) and its out-edges are fewer than E / LIGHT_SHARE, the first device runs the
 supersteps alone, on the whole graph and its own copy of every vertex's state, as one device
 runs them (a repeated advance's light levels in one launch), until its frontier is heavy again
-or the run is over; then its changes (every vertex whose communicated state differs from
-before) and its frontier go to every other device in one exchange, which takes them as they
-are. Each vertex is still expanded once, by one device; the others wait. Direction optimising
-for the number of devices, as Beamer's is for push and pull.
+or the run is over. Then its changes (the vertices its steps returned) and its frontier go
+straight to every other device in one exchange round, which take them as they are; or, where
+the run is over, its state is the result (the gather reads it there). Each vertex is still
+expanded once, by one device; the others wait. Direction optimising for the number of
+devices, as Beamer's is for push and pull: on two H200 at rmat25 it took 2.5 ms off a
+direction-optimising BFS of 9 and 17 off a betweenness of 63 (``benchmarks/RESULTS.md``).
 
 The first device holds the whole graph for it (the caller's, or in run ids a copy), where the
 run was given the whole graph and a one-device run of the primitive fits there
