@@ -80,7 +80,7 @@ def whole_graph(primitive, graph, backend, relabelling):
         memory.check(primitive, graph, backend)
     except OutOfDeviceMemory:
         return None
-    key = ("whole, in run ids", id(relabelling), backend.name, backend.device)
+    key = ("whole, in run ids", relabelling, backend.name, backend.device)  # (by identity)
     if key not in graph.cache:  # (where it is the graph itself: None, no cycle)
         whole = graph if relabelling is None else relabelling.graph(graph.to("numpy"))
         copy = whole.to(backend)
