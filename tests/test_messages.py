@@ -15,6 +15,7 @@ from bspgraph import comm
 from bspgraph import frontier as fr
 from bspgraph.backend import to_host
 from bspgraph.backend.numpy_backend import NumpyBackend
+from bspgraph.enactor import solo
 from bspgraph.primitives.bc_forward import Forward
 from bspgraph.testing import COMMUNICATORS, PARTITIONERS, graphs
 
@@ -145,20 +146,22 @@ def test_a_lifted_traversal_does_one_devices_work(
     if not graph.num_vertices:
         return
     source = data.draw(st.integers(0, graph.num_vertices - 1), label="source")
+    share = data.draw(st.sampled_from([0, 4, 1 << 40]), label="light share (rule 6)")
     for name in ("push", "pull", "auto", "hops", "path counts"):
         run = _traversal(name)
         one = run(graph, source, backend="numpy", check=True)
         transport = comm.Local(devices, wire=True) if wire else None
-        many = run(
-            graph,
-            source,
-            backend="numpy",
-            check=True,
-            partitioner=partitioner,
-            communicator=communicator,
-            devices=None if wire else devices,
-            transport=transport,
-        )
+        with solo.light_share(share):  # (light supersteps on one device: never, some, all)
+            many = run(
+                graph,
+                source,
+                backend="numpy",
+                check=True,
+                partitioner=partitioner,
+                communicator=communicator,
+                devices=None if wire else devices,
+                transport=transport,
+            )
         expected = [s.frontier for s in one.supersteps]
         assert [s.vertices for s in many.supersteps] == expected, (name, devices)
 
