@@ -260,3 +260,15 @@ def test_light_supersteps_run_on_one_device_and_heavy_ones_on_all(devices):
     with solo.light_share(0):  # never: every superstep on every device
         steps = bg.bfs(graph, source, **run).stats.supersteps
     assert {step.devices for step in steps} == {devices}
+
+
+def test_without_the_whole_graph_every_superstep_runs_on_every_device(monkeypatch):
+    """Where the first device has no whole graph (a one-device run would not fit there, or
+    it was given a part only), the first collective tells every device so, and no superstep
+    runs on one device alone."""
+    graph = bg.generators.rmat(12, 16, seed=1, backend="numpy")
+    source = int(np.argmax(graph.out_degree()))
+    monkeypatch.setattr(bg.enactor.distributed, "whole_graph", lambda *args: None)
+    run = bg.bfs(graph, source, devices=3, partitioner="random")
+    assert {step.devices for step in run.stats.supersteps} == {3}
+    np.testing.assert_array_equal(run.depth, bg.bfs(graph, source).depth)

@@ -51,7 +51,7 @@ from ._keyed_kernels import MODES, PACK_PARTS, _at, keyed_columns
 from .checks import snapshot, verify
 from .contract import Contract, contract_of
 from .layout import _parts, _per_cut, _run_fingerprint, proxies
-from .solo import LEADER, Solo, takes_part, whole_graph
+from .solo import LEADER, Solo, is_light, takes_part, whole_graph
 from .state import allocate, gather
 from .stats import Stats, Superstep, told
 
@@ -257,8 +257,9 @@ class LiftedRun:
             self.gathers = {d: gathers for d, (_, gathers) in found.items()}
         self.behind = _Behind.of(self)
         # light supersteps on the first device (rule 6; ``whole``: the whole graph there,
-        # None where this process does not drive it, False where the run has none)
-        self.solo = None if whole is False else Solo(self, whole)
+        # None where this process has none, False where the primitive does not take part):
+        # every process learns in the first collective whether the first device has it
+        self.whole, self.solo = whole, None
         self.light = False  # whether the next superstep is one of those
 
     def first_frontiers(self, params: dict) -> dict:
@@ -288,19 +289,23 @@ class LiftedRun:
         return frontiers
 
     def converged_before_start(self, frontiers: dict) -> bool:
-        """Whether every device has converged before the first superstep; and whether the
-        first is light (rule 6), where every device's first frontier is alike and light."""
+        """Whether every device has converged before the first superstep; whether light
+        supersteps may run on the first device (rule 6: it has the whole graph), and whether
+        the first is one (every device's first frontier alike and light)."""
         converged = _converged(
             self.primitive, self.each, self.shared, self.devices, frontiers, self.states, 0
         )
-        counts = [[int(not c), 0, 0, 0] for c in converged.values()]
-        if self.solo is not None:  # (each device's count on its own GPU)
+        counts = [[int(not c), 0, 0, 0, 0] for c in converged.values()]
+        if self.whole is not False:  # (each device's count on its own GPU)
             edges = self.each(count_out_edges, self.devices, frontiers)
             for d, row in zip(self.local, counts, strict=True):
-                row[1:] = int(self.solo.light(edges[d])), len(frontiers[d]), edges[d]
-        rows = self.transport.allgather_numbers(np.array(counts).ravel()).reshape(-1, 4)
-        alike = (rows[:, 2:] == rows[0, 2:]).all()  # (each device's first frontier the run's)
-        self.light = bool(rows[:, 1].all() and alike)
+                light = is_light(self.devices[d], edges[d])
+                row[1:] = int(light), len(frontiers[d]), edges[d], int(self.whole is not None)
+        rows = self.transport.allgather_numbers(np.array(counts).ravel()).reshape(-1, 5)
+        if self.whole is not False and rows[0, 4]:  # (the first row: the first device's)
+            self.solo = Solo(self, self.whole)
+            alike = (rows[:, 2:4] == rows[0, 2:4]).all()  # (each one's frontier the run's)
+            self.light = bool(rows[:, 1].all() and alike)
         return not rows[:, 0].any()
 
     def step(self, frontiers: dict) -> dict:
@@ -696,20 +701,16 @@ def _formats(messages) -> list[int]:
 
 def _whole(primitive, graph, transport, backends, relabelling):
     """The whole graph for rule 6 (:mod:`.solo`) on the first device, where this process
-    drives it; None where another process does; False where the run has none (the
-    primitive does not take part, or the first device has no whole graph: every process
-    learns which, in one collective)."""
+    drives it and has it; else None (the first collective tells every process); False where
+    the primitive does not take part."""
     if not takes_part(primitive):
         return False
-    whole = None
-    if LEADER in transport.local:
-        whole = whole_graph(primitive, graph, backends[LEADER], relabelling)
-        if whole is not None:
-            primitive.prepare(whole)
-    if transport.distributed:
-        (found,) = _sum(transport, [int(whole is not None)])
-        return False if not found else whole
-    return False if whole is None else whole
+    if LEADER not in transport.local:
+        return None
+    whole = whole_graph(primitive, graph, backends[LEADER], relabelling)
+    if whole is not None:
+        primitive.prepare(whole)
+    return whole
 
 
 def _converged(primitive, each, shared: bool, devices, frontiers, states, iteration: int) -> dict:

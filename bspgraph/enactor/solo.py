@@ -66,6 +66,12 @@ def takes_part(primitive) -> bool:
     )
 
 
+def is_light(graph, out_edges: int | None) -> bool:
+    """Whether a frontier of ``out_edges`` (None: not counted) is light on ``graph`` (a part:
+    its whole graph's edges, alike on every device)."""
+    return out_edges is not None and out_edges * LIGHT_SHARE < graph.cost_degrees()[2]
+
+
 def whole_graph(primitive, graph, backend, relabelling):
     """``graph`` whole on ``backend`` (the leader's) in the run's ids, or None where a
     one-device run of ``primitive`` would not fit there (:func:`~bspgraph.memory.check`) or
@@ -110,12 +116,11 @@ class Solo:
 
     def __init__(self, run, whole) -> None:
         self.run, self.whole, self.ended = run, whole, False
-        first = run.devices[run.local[0]]
-        self.edges = first.cost_degrees()[2]  # the whole graph's, on every device alike
+        self.first = run.devices[run.local[0]]  # (any device's whole-graph counts)
 
     def light(self, out_edges: int | None) -> bool:
         """Whether a frontier of ``out_edges`` (None: not counted) is light."""
-        return out_edges is not None and out_edges * LIGHT_SHARE < self.edges
+        return is_light(self.first, out_edges)
 
     def supersteps(self, frontiers: dict) -> tuple[dict, list[Superstep], bool]:
         """Rule 6: supersteps on the leader alone from ``frontiers`` (each the whole run's),
