@@ -53,7 +53,7 @@ def fit(rows, parts: set[int] | None = None) -> Link:
     crossing = [row for row in rows if _gpus(row) > 1]  # bytes that crossed between GPUs
     for row in crossing or rows:  # (parts of one GPU hand their arrays over: no link to fit)
         if row["P"] > 1 and (parts is None or row["P"] in parts):
-            for step in row["supersteps"]:
+            for step in _on_every_device(row):
                 rounds, sent = step["rounds"], step.get("messages", 1) > 0
                 design.append(
                     [
@@ -121,6 +121,12 @@ def share(algorithm: str, communicator: str, parts: int) -> float:
     return (radix - 1) / radix * math.log(parts, radix) / parts
 
 
+def _on_every_device(row) -> list:
+    """The row's supersteps that ran on its every device (not those that ran on one alone,
+    the contract's rule 6: their exchange is untimed, ``comm_seconds`` 0)."""
+    return [step for step in row["supersteps"] if step.get("devices", row["P"]) == row["P"]]
+
+
 def overhead(one, row) -> float:
     """O(P) of a measured row on P devices, in seconds: a device's time beyond its share of W
     and its communication (for two parts on one GPU, half of their time beyond W)."""
@@ -139,12 +145,13 @@ def predict(one, two, link: Link, parts: int, four=None) -> float:
     if four is not None:
         step = (overhead(one, four) - grown) / (peers(communicator, 4) - peers(communicator, 2))
         grown += step * (peers(communicator, parts) - peers(communicator, 2))
-    sent = sum(s["bytes"] for s in two["supersteps"]) / 2  # per device
+    lifted = _on_every_device(two)
+    sent = sum(s["bytes"] for s in lifted) / 2  # per device
     scaled = share(algorithm, communicator, parts) / share(algorithm, communicator, 2)
     rounds = bg.comm.get(communicator).rounds(parts)
-    sending = sum(s.get("messages", 1) > 0 for s in two["supersteps"])
+    sending = sum(s.get("messages", 1) > 0 for s in lifted)
     link_seconds = rounds * (
-        link.latency * len(two["supersteps"])
+        link.latency * len(lifted)
         + (link.sending + link.message * peers(communicator, parts)) * sending
     )
     seconds = one["bsp_ms"] / 1e3 / parts + max(grown, 0.0) + link.g * sent * scaled + link_seconds
