@@ -523,7 +523,7 @@ class LiftedRun:
         )  # one collective a superstep
         alike = self.joined and pulled == transport.size  # one frontier in, every device pulled
         self.joined = unions == transport.size and size == transport.size * returned
-        self.light = self.solo is not None and self.joined and self.solo.light(edges)
+        self.light = self.solo is not None and self.joined and is_light(devices[local[0]], edges)
         if self.joined:  # every device's frontier is every returned vertex, once: the tally's
             for d in local:
                 frontiers[d].out_edges = edges
@@ -575,8 +575,7 @@ class LiftedRun:
         primitive, devices, states = self.primitive, self.devices, self.states
         alone = self.solo is not None and self.solo.ended  # (the first device's state: whole)
         if self.transport.distributed:
-            share = _share_leader if alone else _share_owned
-            share(primitive, devices, states, self.transport)
+            _share_owned(primitive, devices, states, self.transport, alone=alone)
             result = gather(primitive, states[self.local[0]], host=not result_device)
         elif alone:
             host = relabelling is None and not result_device
@@ -1658,9 +1657,11 @@ def _combine(contract: Contract, state, ids, values: dict, xp, *, changes: bool 
     return improved
 
 
-def _share_owned(primitive, devices, states, transport) -> None:
+def _share_owned(primitive, devices, states, transport, *, alone: bool = False) -> None:
     """Give every process's device the output state of every vertex from its owner: one
-    exchange round over the transport (device to device on NCCL), each owner to all peers."""
+    exchange round over the transport (device to device on NCCL), each owner to all peers;
+    with ``alone`` (a run that ended on the first device alone: rule 6), the first device's
+    state of every vertex, as a Slab from it."""
     (d,) = transport.local
     graph, state = devices[d], states[d]
     names = [
@@ -1668,27 +1669,17 @@ def _share_owned(primitive, devices, states, transport) -> None:
         for spec in primitive.state
         if spec.output and getattr(state, spec.name) is not None
     ]
-    ids = graph.owned_ids()
-    mine = Update(ids, {name: getattr(state, name)[ids] for name in names})
-    sends = [(d, peer, mine) for peer in range(transport.size) if peer != d]
+    if not alone:
+        ids = graph.owned_ids()
+        mine = Update(ids, {name: getattr(state, name)[ids] for name in names})
+    else:
+        mine = Slab(None, {name: getattr(state, name) for name in names}) if d == LEADER else None
+    sends = [(d, peer, mine) for peer in range(transport.size) if mine is not None and peer != d]
     inbox, _ = transport.exchange_round(sends, num_vertices=graph.num_vertices)
-    for update in inbox[d]:
+    for message in inbox[d]:
+        at = slice(None) if isinstance(message, Slab) else message.ids
         for name in names:
-            getattr(state, name)[update.ids] = update.values[name]
-
-
-def _share_leader(primitive, devices, states, transport) -> None:
-    """Give every process's device the first device's output state of every vertex (a run
-    that ended on it alone: rule 6), as a Slab from it to all peers."""
-    (d,) = transport.local
-    state = states[d]
-    names = [s.name for s in primitive.state if s.output and getattr(state, s.name) is not None]
-    whole = Slab(None, {name: getattr(state, name) for name in names})
-    sends = [(d, peer, whole) for peer in range(transport.size) if d == LEADER and peer != d]
-    inbox, _ = transport.exchange_round(sends, num_vertices=devices[d].num_vertices)
-    for slab in inbox[d]:
-        for name in names:
-            getattr(state, name)[...] = slab.values[name]
+            getattr(state, name)[at] = message.values[name]
 
 
 def _gather(primitive, devices, states, *, host: bool) -> dict:

@@ -82,16 +82,17 @@ def whole_graph(primitive, graph, backend, relabelling):
         if part.whole is None:
             return None
         graph, relabelling = part.whole, None  # (in run ids already)
-    try:
-        memory.check(primitive, graph, backend)
+    key = ("whole, in run ids", relabelling, backend.name, backend.device)  # (by identity)
+    held = graph.cache.get(key, False)  # (None: the graph itself is there, no cycle)
+    try:  # (a copy held there counts as memory the run has)
+        memory.check(primitive, held or graph, backend)
     except OutOfDeviceMemory:
         return None
-    key = ("whole, in run ids", relabelling, backend.name, backend.device)  # (by identity)
-    if key not in graph.cache:  # (where it is the graph itself: None, no cycle)
+    if held is False:
         whole = graph if relabelling is None else relabelling.graph(graph.to("numpy"))
         copy = whole.to(backend)
-        graph.cache[key] = None if copy is graph else copy
-    return graph.cache[key] or graph
+        held = graph.cache[key] = None if copy is graph else copy
+    return held or graph
 
 
 @dataclass
@@ -116,11 +117,6 @@ class Solo:
 
     def __init__(self, run, whole) -> None:
         self.run, self.whole, self.ended = run, whole, False
-        self.first = run.devices[run.local[0]]  # (any device's whole-graph counts)
-
-    def light(self, out_edges: int | None) -> bool:
-        """Whether a frontier of ``out_edges`` (None: not counted) is light."""
-        return is_light(self.first, out_edges)
 
     def supersteps(self, frontiers: dict) -> tuple[dict, list[Superstep], bool]:
         """Rule 6: supersteps on the leader alone from ``frontiers`` (each the whole run's),
@@ -183,7 +179,7 @@ class Solo:
             done = primitive.converged(graph, frontier, state, iteration)
             levels.append((sizes, time.perf_counter() - started))
             returned.append(None if frontier.passed else frontier.ids)
-            if done or not self.light(count_out_edges(graph, frontier)):
+            if done or not is_light(graph, count_out_edges(graph, frontier)):
                 break
         scalars = {name: getattr(state, name).item() for name in run.contract.scalars}
         if done:
