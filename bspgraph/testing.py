@@ -37,7 +37,7 @@ __all__ = [
 
 PARTITIONERS = ("random", "biased", "edge_balanced")
 COMMUNICATORS = ("broadcast", "selective", "butterfly:1", "butterfly:2", "butterfly:3")
-LIGHT_SHARES = (0, 1 << 40)  # the cells' light supersteps: on every device, or on one alone
+LIGHT_SHARES = (0, 1)  # the cells' light supersteps: on every device, or on one alone
 
 
 def graphs(

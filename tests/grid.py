@@ -37,7 +37,7 @@ COMMUNICATORS = (
     "butterfly:4",
 )
 DEVICES = (2, 3, 4, 5)
-LIGHT_SHARES = (0, 2, solo.LIGHT_SHARE, 1 << 40)  # a frontier of fewer out-edges than E / share
+LIGHT_SHARES = (0, 1, 2, solo.LIGHT_SHARE)  # a frontier of at most E / share out-edges
 HAS_PYMETIS = importlib.util.find_spec("pymetis") is not None
 NO_PYMETIS = "pymetis is not installed: the metis cells did NOT run (pip install '.[dev]')"
 

@@ -146,7 +146,7 @@ def test_a_lifted_traversal_does_one_devices_work(
     if not graph.num_vertices:
         return
     source = data.draw(st.integers(0, graph.num_vertices - 1), label="source")
-    share = data.draw(st.sampled_from([0, 4, 1 << 40]), label="light share (rule 6)")
+    share = data.draw(st.sampled_from([0, 1, 4]), label="light share (rule 6)")
     for name in ("push", "pull", "auto", "hops", "path counts"):
         run = _traversal(name)
         one = run(graph, source, backend="numpy", check=True)

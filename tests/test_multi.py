@@ -262,6 +262,35 @@ def test_light_supersteps_run_on_one_device_and_heavy_ones_on_all(devices):
     assert {step.devices for step in steps} == {devices}
 
 
+@pytest.mark.parametrize("devices", [2, 3, 5])
+@pytest.mark.parametrize("communicator", ["selective", "broadcast", "butterfly"])
+def test_light_supersteps_gather_each_devices_own_state_first(devices, communicator):
+    """Rule 6 where each device holds only its own vertices' state and frontier (push BFS,
+    a batch of BFS: not needs_all): the first superstep runs on every device (the first one
+    would take every vertex's first state), the last light ones on the first device after
+    it took the others' own state and frontiers in one exchange round, and the run is one
+    device's: its answers, levels, frontiers and traversed edges."""
+    graph = bg.generators.rmat(12, 16, seed=1, backend="numpy")
+    source = int(np.argmax(graph.out_degree()))
+    run = {"devices": devices, "partitioner": "random", "communicator": communicator}
+    for call, field in (
+        (lambda **r: bg.bfs(graph, source, direction="push", parents=True, **r), "depth"),
+        (lambda **r: bg.bfs(graph, sources=[source, 7], **r), "depth"),
+    ):
+        one, many = call(), call(**run)
+        np.testing.assert_array_equal(getattr(many, field), getattr(one, field))
+        steps = many.stats.supersteps
+        assert [step.frontier for step in steps] == [step.frontier for step in one.stats.supersteps]
+        assert many.stats.edges == one.stats.edges
+        ran_on = [step.devices for step in steps]
+        assert ran_on[0] == devices and ran_on[-1] == 1, ran_on
+        assert steps[-1].rounds == 1 and steps[-1].bytes > 0  # the gather, no changes after
+    parents = bg.bfs(graph, source, direction="push", parents=True, **run).parent
+    reached = parents >= 0
+    depth = bg.bfs(graph, source).depth
+    np.testing.assert_array_equal(depth[parents[reached]] + 1, depth[reached])
+
+
 def test_without_the_whole_graph_every_superstep_runs_on_every_device(monkeypatch):
     """Where the first device has no whole graph (a one-device run would not fit there, or
     it was given a part only), the first collective tells every device so, and no superstep

@@ -26,13 +26,13 @@ The contract, in full (docs/writing-a-primitive.md walks through it with an exam
    (Pregel's): the run stops once every device has voted and every frontier is empty, so
    that no message is left to arrive; on one device, at the vote. After voting, a step
    changes state only in answer to its frontier (what arrived).
-6. A light superstep may run on one device alone (:mod:`bspgraph.enactor.solo`): where every
-   device holds every vertex's state and the whole frontier (``needs_all``, not
-   ``every_vertex``) and every output state is communicated, the first device runs the
-   supersteps of a frontier of few out-edges as one device would, on the whole graph, until
-   it is heavy again or the run is over; the others skip those steps and take its changed
-   vertices' values as they are (at the end, its result). Their other state does not see
-   those steps.
+6. A light superstep may run on one device alone (:mod:`bspgraph.enactor.solo`): where the
+   frontier is not ``every_vertex`` and every output state is communicated (every state,
+   unless ``needs_all``), the first device runs the supersteps of a frontier of few
+   out-edges as one device would, on the whole graph, until it is heavy again or the run is
+   over (without ``needs_all`` it first takes every other device's own vertices' state and
+   frontier); the others skip those steps and take its changed vertices' values as they are
+   (at the end, its result). Their other state does not see those steps.
 """
 
 from __future__ import annotations

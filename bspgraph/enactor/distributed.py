@@ -50,8 +50,8 @@ from ..frontier.frontier import SPARSE_SHARE
 from ._keyed_kernels import MODES, PACK_PARTS, _at, keyed_columns
 from .checks import snapshot, verify
 from .contract import Contract, contract_of
-from .layout import _parts, _per_cut, _run_fingerprint, proxies
-from .solo import LEADER, Solo, is_light, takes_part, whole_graph
+from .layout import _parts, _per_cut, _run_fingerprint, owned_part, proxies
+from .solo import LEADER, Solo, is_light, own_edges, takes_part, whole_graph
 from .state import allocate, gather
 from .stats import Stats, Superstep, told
 
@@ -269,7 +269,7 @@ class LiftedRun:
         init = functools.partial(primitive.init_frontier, **params)
         frontiers = self.each(init, devices, self.states)
         if not primitive.needs_all:
-            frontiers = self.each(_owned_part, devices, frontiers)
+            frontiers = self.each(owned_part, devices, frontiers)
         if self.bounded:  # their out-edges bound the first steps' outputs: one read here
             self.each(
                 lambda graph, frontier: frontier.defer_counts(graph.cost_degrees()[0]),
@@ -305,7 +305,9 @@ class LiftedRun:
         if self.whole is not False and rows[0, 4]:  # (the first row: the first device's)
             self.solo = Solo(self, self.whole)
             alike = (rows[:, 2:4] == rows[0, 2:4]).all()  # (each one's frontier the run's)
-            self.light = bool(rows[:, 1].all() and alike)
+            # (where each device holds only its own state, light supersteps begin after a
+            # lifted one: before it the first device would take every vertex's first state)
+            self.light = bool(self.primitive.needs_all and rows[:, 1].all() and alike)
         return not rows[:, 0].any()
 
     def step(self, frontiers: dict) -> dict:
@@ -500,6 +502,9 @@ class LiftedRun:
             else {}
         )
         vertices = _distinct(transport, devices, frontiers) if self.check else None
+        own = {}  # (rule 6 where devices hold their own frontiers: its out-edges, theirs summed)
+        if self.solo is not None and not primitive.needs_all:
+            own = self.each(own_edges, devices, frontiers)
         sync_started = time.perf_counter()
         if self.behind is None:
             _combine_scalars(self.contract, self.states, transport, self.shared)
@@ -517,13 +522,29 @@ class LiftedRun:
             sum(e is not None for e in union.values()),
             sum(e or 0 for e in union.values()),
             sum(o.pulled_from is not None for o in outputs.values()),
+            sum(e is None for e in own.values()),
+            sum(e or 0 for e in own.values()),
         ]
-        (*formats, size, sent, nbytes, running, returned, unions, edges, pulled) = _sum(
-            transport, counts
-        )  # one collective a superstep
+        (
+            *formats,
+            size,
+            sent,
+            nbytes,
+            running,
+            returned,
+            unions,
+            edges,
+            pulled,
+            uncounted,
+            owns,
+        ) = _sum(transport, counts)  # one collective a superstep
         alike = self.joined and pulled == transport.size  # one frontier in, every device pulled
         self.joined = unions == transport.size and size == transport.size * returned
-        self.light = self.solo is not None and self.joined and is_light(devices[local[0]], edges)
+        if primitive.needs_all:  # the run's frontier's out-edges, where counted
+            whole = edges if self.joined else None
+        else:
+            whole = None if uncounted else owns
+        self.light = self.solo is not None and is_light(devices[local[0]], whole)
         if self.joined:  # every device's frontier is every returned vertex, once: the tally's
             for d in local:
                 frontiers[d].out_edges = edges
@@ -830,12 +851,6 @@ def _owned_mask(graph, frontier: Frontier):
     return frontier.mask & graph.context.owned
 
 
-def _owned_part(graph, frontier: Frontier) -> Frontier:
-    """The vertices of ``frontier`` that ``graph``'s device owns."""
-    ids = frontier.ids
-    return Frontier.from_ids(graph, ids[graph.context.owned[ids]])
-
-
 def _combine_scalars(contract: Contract, states, transport, shared: bool) -> None:
     """Every scalar replaced, on every device, by its combiner's reduction over all devices:
     with one device a process, in place on the device where the transport can (NCCL's
@@ -1107,7 +1122,7 @@ def _next_frontier(
     inbox = _sized(inbox)
     if graph.backend.capabilities.costly_supersteps:  # marks in a mask: no compaction, one count
         return _next_frontier_marked(primitive, contract, graph, state, bases, output, inbox)
-    mine = output if primitive.needs_all or not len(output) else _owned_part(graph, output)
+    mine = output if primitive.needs_all or not len(output) else owned_part(graph, output)
     arrived, touched = [], [output.ids] if len(output) else []
     for update in inbox:
         update = update.map(graph.backend.asarray)

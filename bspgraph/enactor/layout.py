@@ -13,6 +13,7 @@ from .. import partitioners
 from ..backend import backend_of, to_host
 from ..comm.message import Update
 from ..comm.transport import failing_together
+from ..frontier import Frontier
 from ..graph.context import RunContext
 from ..graph.graph import CSR, Graph
 from .relabel import Relabelling
@@ -366,3 +367,9 @@ def _subgraph(host: Graph, owner: np.ndarray, device: int, parts: int, replicate
         reverse=reverse,
         context=context,
     )
+
+
+def owned_part(graph, frontier: Frontier) -> Frontier:
+    """The vertices of ``frontier`` that ``graph``'s device owns."""
+    ids = frontier.ids
+    return Frontier.from_ids(graph, ids[graph.context.owned[ids]])

@@ -2,12 +2,16 @@
 
 A lifted superstep costs every device a fixed price (the step's launches, the package, the
 exchange, the combine and the tally's collective: some 0.6-1 ms on two H200) whatever its
-frontier; a light frontier's step costs one device far less than that. So where every device
-holds the whole frontier (``needs_all``, after a superstep whose tally found the frontiers
-joined) and its out-edges are fewer than E / LIGHT_SHARE, the first device runs the
-supersteps alone, on the whole graph and its own copy of every vertex's state, as one device
-runs them (a repeated advance's light levels in one launch), until its frontier is heavy again
-or the run is over. Then its changes (the vertices its steps returned) and its frontier go
+frontier; a light frontier's step costs one device far less than that. So where the run's
+frontier has at most E / LIGHT_SHARE out-edges, the first device runs the supersteps alone, on
+the whole graph and its own copy of every vertex's state, as one device runs them (a repeated
+advance's light levels in one launch), until its frontier is heavy again or the run is over.
+Where every device holds every vertex's state and the whole frontier (``needs_all``, after a
+superstep whose tally found the frontiers joined), the first device has them already; where
+each holds only its own vertices' (a push BFS), the others first send it their own vertices'
+state and frontiers in one exchange round (:meth:`Solo._gather`: on rmat25 over two ranks,
+a slice of V / 2 ids and values). Then its changes (the vertices its steps returned) and its
+frontier go
 straight to every other device in one exchange round, which take them as they are; or, where
 the run is over, its state is the result (the gather reads it there). Each vertex is still
 expanded once, by one device; the others wait. Direction optimising for the number of
@@ -16,10 +20,11 @@ direction-optimising BFS of 9 and 17 off a betweenness of 63 (``benchmarks/RESUL
 
 The first device holds the whole graph for it (the caller's, or in run ids a copy), where the
 run was given the whole graph and a one-device run of the primitive fits there
-(:func:`whole_graph`). A primitive takes part when every device holds every vertex's state
-(``needs_all``), its frontier is not every vertex (``every_vertex``), its lists are its own
-vertices' (not ``replicate_graph``, not ``reads_neighbours``) and every output state travels
-(else an owner's own value would be lost): :func:`takes_part`.
+(:func:`whole_graph`). A primitive takes part when its frontier is not every vertex
+(``every_vertex``), its lists are its own vertices' (not ``replicate_graph``, not
+``reads_neighbours``) and every output state travels (else an owner's own value would be
+lost), every state where devices hold only their own vertices' (else the first device would
+not see the others'): :func:`takes_part`.
 """
 
 from __future__ import annotations
@@ -30,21 +35,22 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from .. import memory
-from ..comm.message import Update, wire_bytes
+from ..comm.message import Slab, Update, wire_bytes
 from ..exceptions import OutOfDeviceMemory
 from ..frontier import Frontier, count_out_edges
 from .checks import snapshot, verify
+from .layout import owned_part
 from .stats import Superstep
 
-LIGHT_SHARE = 64  # a frontier is light when its out-edges are fewer than E / LIGHT_SHARE (0: never)
+LIGHT_SHARE = 64  # a frontier is light when its out-edges are at most E / LIGHT_SHARE (0: never)
 LEADER = 0  # the device that runs light supersteps alone
 
 
 @contextlib.contextmanager
 def light_share(share: int) -> Iterator[None]:
     """Runs inside this block take a frontier for light below E / ``share`` out-edges (0:
-    none is: every superstep on every device; ``1 << 40``: every one is, where rule 6
-    applies), then LIGHT_SHARE is as it was (tests: ``bspgraph.testing.assert_lifts``)."""
+    none is: every superstep on every device; 1: every one is, where rule 6 applies), then
+    LIGHT_SHARE is as it was (tests: ``bspgraph.testing.assert_lifts``)."""
     global LIGHT_SHARE
     kept, LIGHT_SHARE = LIGHT_SHARE, share
     try:
@@ -55,21 +61,31 @@ def light_share(share: int) -> Iterator[None]:
 
 def takes_part(primitive) -> bool:
     """Whether ``primitive`` may run its light supersteps on one device (see the module)."""
-    outputs = {spec.name for spec in primitive.state if spec.output}
+    travels = {  # where devices hold their own vertices' state only, all of it gathers
+        spec.name for spec in primitive.state if spec.output or not primitive.needs_all
+    }
     return (
         LIGHT_SHARE > 0
-        and primitive.needs_all
         and not primitive.every_vertex
         and not primitive.replicate_graph
         and not primitive.reads_neighbours
-        and outputs <= set(primitive.communicate)
+        and travels <= set(primitive.communicate)
     )
 
 
 def is_light(graph, out_edges: int | None) -> bool:
     """Whether a frontier of ``out_edges`` (None: not counted) is light on ``graph`` (a part:
     its whole graph's edges, alike on every device)."""
-    return out_edges is not None and out_edges * LIGHT_SHARE < graph.cost_degrees()[2]
+    return out_edges is not None and out_edges * LIGHT_SHARE <= graph.cost_degrees()[2]
+
+
+def own_edges(graph, frontier: Frontier) -> int | None:
+    """The out-edges of a device's own frontier (not ``needs_all``: the run's frontier is
+    every device's together) where a light one may be: a list of ids (a mask holds many
+    vertices, :func:`~.distributed._few_as_ids`), or counted already; else None."""
+    if frontier.is_dense and frontier.out_edges is None:
+        return None
+    return count_out_edges(graph, frontier)
 
 
 def whole_graph(primitive, graph, backend, relabelling):
@@ -106,7 +122,7 @@ class _Outcome:
     frontier: int  # the last one's size (0 where the run is over)
     out_edges: int | None
     edges_before: int | None
-    bytes: int  # what its changes and frontier cost to send
+    bytes: int  # what its changes and frontier cost to send (and those gathered)
 
 
 class Solo:
@@ -119,14 +135,17 @@ class Solo:
         self.run, self.whole, self.ended = run, whole, False
 
     def supersteps(self, frontiers: dict) -> tuple[dict, list[Superstep], bool]:
-        """Rule 6: supersteps on the leader alone from ``frontiers`` (each the whole run's),
-        while light; unless the run is over, every device then takes its changes. The next
-        frontiers, the records and whether the run is over."""
+        """Rule 6: supersteps on the leader alone from ``frontiers`` (each the whole run's;
+        or each device's own, gathered on the leader first: :meth:`_gather`), while light;
+        unless the run is over, every device then takes its changes. The next frontiers, the
+        records and whether the run is over."""
         run = self.run
+        gathered = 0 if run.primitive.needs_all else self._gather(frontiers)
         led = None
         if self.whole is not None:
             with run.backends[LEADER].activate():
                 led = self._lead(frontiers[LEADER])
+            led[0].bytes += gathered
         outcome = led[0] if led is not None else None
         if run.transport.distributed:
             outcome = run.transport.allgather(outcome)[LEADER]
@@ -136,6 +155,13 @@ class Solo:
             for sizes, seconds in outcome.levels
             for size in sizes
         ]
+        rounds = int(not run.primitive.needs_all) + int(not outcome.done)  # (gather, changes)
+        last = records[-1]  # (each round: two Updates from or to each other device)
+        last.messages, last.bytes, last.rounds = (
+            2 * (run.transport.size - 1) * rounds,
+            outcome.bytes,
+            rounds,
+        )
         if outcome.done:  # the leader's state is the result: nothing to send (:meth:`result`)
             self.ended = True
             return {}, records, True
@@ -151,9 +177,38 @@ class Solo:
         for d in run.local:
             with run.backends[d].activate():
                 frontiers[d] = _taken(run, d, outcome, *(led[1] if d == LEADER else inbox[d]))
-        last = records[-1]  # (the changes' exchange: two Updates to each other device)
-        last.messages, last.bytes, last.rounds = 2 * (run.transport.size - 1), outcome.bytes, 1
         return frontiers, records, False
+
+    def _gather(self, frontiers: dict) -> int:
+        """Where each device holds only its own vertices' state and frontier (not
+        ``needs_all``), the leader takes every other device's (one exchange round), and its
+        frontier becomes their union, in ``frontiers``. The bytes it received (0 elsewhere)."""
+        run, blocks = self.run, self.run.blocks  # (blocks: each device's own, without ids)
+        names = _travelling(run, run.states[run.local[0]])
+        sends = []
+        for d in run.local:
+            if d != LEADER:
+                with run.backends[d].activate():  # (read on that device's own GPU)
+                    at = run.devices[d].owned_ids() if blocks is None else blocks[d]
+                    values = {name: getattr(run.states[d], name)[at] for name in names}
+                    own = Update(at, values) if blocks is None else Slab(d, values)
+                    sends += [(d, LEADER, own), (d, LEADER, Update(frontiers[d].ids))]
+        vertices = run.devices[run.local[0]].num_vertices
+        inbox, _ = run.transport.exchange_round(sends, num_vertices=vertices)
+        if LEADER not in run.local:
+            return 0
+        graph, state, bases = run.devices[LEADER], run.states[LEADER], run.bases[LEADER]
+        reached = [frontiers[LEADER].ids]
+        with run.backends[LEADER].activate():
+            for own, theirs in zip(inbox[LEADER][::2], inbox[LEADER][1::2], strict=True):
+                at = own.ids if blocks is None else blocks[own.block]
+                for name in names:
+                    getattr(state, name)[at] = own.values[name]
+                    if name in bases:  # (their changes were sent to their owners already)
+                        bases[name][at] = own.values[name]
+                reached.append(theirs.ids)
+            frontiers[LEADER] = Frontier.from_ids(graph, graph.xp.concatenate(reached))
+        return sum(map(wire_bytes, inbox[LEADER]))
 
     def _lead(self, frontier: Frontier) -> tuple[_Outcome, tuple]:
         """The leader's supersteps on the whole graph, as one device runs them, while light;
@@ -162,7 +217,7 @@ class Solo:
         (``passed``: only the last level returned), those whose state differs from before."""
         run, graph = self.run, self.whole
         primitive, state = run.primitive, run.states[LEADER]
-        names = [name for name in run.contract.combiners if getattr(state, name) is not None]
+        names = _travelling(run, state)
         before = {name: getattr(state, name).copy() for name in names}
         edges_before = frontier.edges_before
         frontier = Frontier.from_ids(graph, frontier.ids, out_edges=frontier.out_edges)
@@ -218,9 +273,15 @@ class Solo:
             return int(self.run.primitive.traversed_edges(self.whole, self.run.states[LEADER]))
 
 
+def _travelling(run, state) -> list[str]:
+    """The names of the communicated state columns this run holds."""
+    return [name for name in run.contract.combiners if getattr(state, name) is not None]
+
+
 def _taken(run, d, outcome: _Outcome, changes: Update, reached: Update) -> Frontier:
     """Device ``d`` takes the leader's ``changes`` (on the leader: its own) and scalars as
-    they are, its ``add`` baselines with them; its next frontier, the leader's ``reached``."""
+    they are, its ``add`` baselines with them; its next frontier, the leader's ``reached``
+    (its own vertices of it, where devices hold only theirs: not ``needs_all``)."""
     state = run.states[d]
     if d != LEADER:  # (on this device's GPU: a transport in one memory moves nothing)
         changes, reached = (
@@ -234,5 +295,7 @@ def _taken(run, d, outcome: _Outcome, changes: Update, reached: Update) -> Front
     for name, base in run.bases[d].items():
         base[changes.ids] = getattr(state, name)[changes.ids]
     frontier = Frontier.from_ids(run.devices[d], reached.ids, out_edges=outcome.out_edges)
+    if not run.primitive.needs_all:
+        return owned_part(run.devices[d], frontier)
     frontier.edges_before = outcome.edges_before
     return frontier
