@@ -11,7 +11,8 @@ import pytest
 from grid import ROWS, cells, run_cell
 
 import bspgraph as bg
-from bspgraph.backend import NumpyBackend
+from bspgraph import frontier as fr
+from bspgraph.backend import NumpyBackend, ops
 from bspgraph.enactor import solo
 
 
@@ -289,6 +290,75 @@ def test_light_supersteps_gather_each_devices_own_state_first(devices, communica
     reached = parents >= 0
     depth = bg.bfs(graph, source).depth
     np.testing.assert_array_equal(depth[parents[reached]] + 1, depth[reached])
+
+
+class ReachCount(bg.Primitive):
+    """A push traversal whose ``hits`` (reached in-neighbours) add up over devices: each
+    device holds only its own vertices' sums (not needs_all), the others' partial ones
+    travel as changes."""
+
+    state = (bg.State("depth", "vertex", init="max", unset=-1), bg.State("hits", "int64"))
+    communicate = {"depth": "min", "hits": "add"}
+    params = {"source": "id"}
+
+    def init_frontier(self, graph, state, *, source):
+        state.depth[source] = 0
+        return fr.Frontier.from_ids(graph, [source])
+
+    def step(self, graph, frontier, state, iteration):
+        reached = fr.filter(graph, frontier, lambda ids: state.depth[ids] == iteration)
+        depth, hits, backend = state.depth, state.hits, graph.backend
+
+        def touch(src, dst, eid, weight):
+            ops.scatter_add(backend, hits, dst, graph.xp.ones(dst.shape, np.int64))
+            depth[dst[depth[dst] == np.iinfo(depth.dtype).max]] = iteration + 1
+            return graph.xp.ones(dst.shape, bool)
+
+        return fr.advance(graph, reached, touch, direction="push", unique=True)
+
+
+@pytest.mark.parametrize("share", [1, 2])
+def test_light_supersteps_keep_sums_held_by_their_owners(share):
+    """Rule 6 with an ``add`` state held by its owners: the first device takes their sums
+    (and their baselines), runs the light levels alone, and every device takes its totals:
+    one device's sums on 2, 3 and 5 devices, with the light levels alone or none of them."""
+    graph = bg.generators.rmat(10, 8, seed=3, backend="numpy")
+    source = int(np.argmax(graph.out_degree()))
+    one, _ = bg.enact(ReachCount(), graph, source=source)
+    for devices in (2, 3, 5):
+        for partitioner in ("random", "edge_balanced"):
+            with solo.light_share(share):
+                many, stats = bg.enact(
+                    ReachCount(),
+                    graph,
+                    source=source,
+                    devices=devices,
+                    partitioner=partitioner,
+                    check=True,
+                )
+            np.testing.assert_array_equal(many["hits"], one["hits"])
+            np.testing.assert_array_equal(many["depth"], one["depth"])
+            assert stats.supersteps[-1].devices == 1
+    bg.testing.assert_lifts(
+        ReachCount(), params=lambda g: {"source": 0} if g.num_vertices else None, max_examples=8
+    )
+
+
+def test_after_light_supersteps_the_first_device_sends_only_its_new_sums():
+    """A light level between heavy ones (a chain to a hub): the first device took the owners'
+    sums and their baselines with them, so what it adds after the light level travels as
+    its own change, not again as the sums it took."""
+    edges = [(0, 1), (1, 2), *((2, v) for v in range(3, 10)), (0, 4), (6, 5), (9, 9), (5, 2)]
+    edges += [(6, 8), (9, 6), (7, 0), (6, 3), (5, 8)]
+    src, dst = np.array(edges).T
+    graph = bg.Graph.from_edges(src, dst, num_vertices=10, directed=True, backend="numpy")
+    one, _ = bg.enact(ReachCount(), graph, source=0)
+    with solo.light_share(3):
+        many, stats = bg.enact(
+            ReachCount(), graph, source=0, devices=2, partitioner="random", check=True
+        )
+    assert [step.devices for step in stats.supersteps] == [2, 1, 2, 2, 2]
+    np.testing.assert_array_equal(many["hits"], one["hits"])
 
 
 def test_without_the_whole_graph_every_superstep_runs_on_every_device(monkeypatch):
