@@ -361,6 +361,52 @@ def test_after_light_supersteps_the_first_device_sends_only_its_new_sums():
     np.testing.assert_array_equal(many["hits"], one["hits"])
 
 
+class MinLabel(bg.Primitive):
+    """Labels by the least vertex id pushed along edges, every vertex in the first frontier:
+    on parts each device's first frontier is its own vertices (``Frontier.all``), so that
+    two parts of one shape hold first frontiers alike in size and out-edges, not in ids."""
+
+    needs_all = True
+    state = (bg.State("label", "int64"),)
+    communicate = {"label": "min"}
+    params = {}
+
+    def init_frontier(self, graph, state):
+        state.label[...] = graph.xp.arange(graph.num_vertices)
+        return fr.Frontier.all(graph)
+
+    def step(self, graph, frontier, state, iteration):
+        label = state.label
+
+        def push(src, dst, eid, weight):
+            before = label[dst].copy()
+            ops.scatter_min(graph.backend, label, dst, label[src])
+            return label[dst] < before
+
+        return fr.advance(graph, frontier, push, direction="push", unique=True)
+
+
+def test_light_supersteps_need_one_frontier_not_frontiers_alike_in_size():
+    """Two paths of four vertices, a part each: the parts' first frontiers are alike in size
+    and out-edges but not one frontier, so no superstep runs on the first device alone (it
+    compares them), and the labels are one device's; SSSP, whose frontiers after a run-ahead
+    level count a vertex two devices returned twice, takes its light levels alone after
+    the first device found them one."""
+    graph = bg.Graph.from_edges([0, 1, 2, 4, 5, 6], [1, 2, 3, 5, 6, 7], directed=False)
+    one, _ = bg.enact(MinLabel(), graph)
+    with solo.light_share(1):  # (every frontier light)
+        many, stats = bg.enact(MinLabel(), graph, devices=2, partitioner="edge_balanced")
+    np.testing.assert_array_equal(many["label"], one["label"])
+    assert {step.devices for step in stats.supersteps} == {2}
+    rmat = bg.generators.rmat(14, 16, seed=1, weights=True, backend="numpy")
+    source = int(np.argmax(rmat.out_degree()))
+    with solo.light_share(8):
+        run = bg.sssp(rmat, source, devices=2, partitioner="edge_balanced", check=True)
+    np.testing.assert_allclose(run.distance, bg.sssp(rmat, source).distance)
+    ran_on = [step.devices for step in run.stats.supersteps]
+    assert ran_on[:4] == [1, 2, 2, 2] and set(ran_on[4:]) == {1}, ran_on
+
+
 def test_without_the_whole_graph_every_superstep_runs_on_every_device(monkeypatch):
     """Where the first device has no whole graph (a one-device run would not fit there, or
     it was given a part only), the first collective tells every device so, and no superstep

@@ -31,8 +31,10 @@ The contract, in full (docs/writing-a-primitive.md walks through it with an exam
    unless ``needs_all``), the first device runs the supersteps of a frontier of few
    out-edges as one device would, on the whole graph, until it is heavy again or the run is
    over (without ``needs_all`` it first takes every other device's own vertices' state and
-   frontier); the others skip those steps and take its changed vertices' values as they are
-   (at the end, its result). Their other state does not see those steps.
+   frontier; with it, where the devices' frontiers are not known to be one, it compares them
+   and goes on only where they are); the others skip those steps and take its changed
+   vertices' values as they are (at the end, its result). Their other state does not see
+   those steps.
 """
 
 from __future__ import annotations

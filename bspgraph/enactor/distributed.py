@@ -51,7 +51,7 @@ from ._keyed_kernels import MODES, PACK_PARTS, _at, keyed_columns
 from .checks import snapshot, verify
 from .contract import Contract, contract_of
 from .layout import _parts, _per_cut, _run_fingerprint, owned_part, proxies
-from .solo import LEADER, Solo, is_light, own_edges, takes_part, whole_graph
+from .solo import FEW_IDS, LEADER, Solo, is_light, own_edges, takes_part, whole_graph
 from .state import allocate, gather
 from .stats import Stats, Superstep, told
 
@@ -147,8 +147,9 @@ def _enact(
     done = run.converged_before_start(frontiers)
     while not done:  # the lifting contract (enactor/contract.py), a superstep a turn
         step_started = time.perf_counter()
-        if run.light:  # 6. a light frontier's supersteps on one device, while light
-            frontiers, records, done = run.solo.supersteps(frontiers)
+        led = run.solo.supersteps(frontiers) if run.light else None
+        if led is not None:  # 6. a light frontier's supersteps on one device, while light
+            frontiers, records, done = led
             records[-1].seconds += (
                 time.perf_counter() - step_started - sum(record.seconds for record in records)
             )  # (the exchange of its changes, and the others' wait)
@@ -261,6 +262,7 @@ class LiftedRun:
         # every process learns in the first collective whether the first device has it
         self.whole, self.solo = whole, None
         self.light = False  # whether the next superstep is one of those
+        self.one_frontier = False  # whether every device's frontier is known to be the run's
 
     def first_frontiers(self, params: dict) -> dict:
         """Each device's first frontier (a vertex on its owner only, unless ``needs_all``) from
@@ -295,19 +297,24 @@ class LiftedRun:
         converged = _converged(
             self.primitive, self.each, self.shared, self.devices, frontiers, self.states, 0
         )
-        counts = [[int(not c), 0, 0, 0, 0] for c in converged.values()]
+        counts = [[int(not c), 0, 0, 0, 0, *[-1] * FEW_IDS] for c in converged.values()]
         if self.whole is not False:  # (each device's count on its own GPU)
             edges = self.each(count_out_edges, self.devices, frontiers)
             for d, row in zip(self.local, counts, strict=True):
                 light = is_light(self.devices[d], edges[d])
-                row[1:] = int(light), len(frontiers[d]), edges[d], int(self.whole is not None)
-        rows = self.transport.allgather_numbers(np.array(counts).ravel()).reshape(-1, 5)
+                row[1:5] = int(light), len(frontiers[d]), edges[d], int(self.whole is not None)
+                if len(frontiers[d]) <= FEW_IDS:  # (a source's: its ids, compared exactly)
+                    row[5 : 5 + len(frontiers[d])] = sorted(to_host(frontiers[d].ids).tolist())
+        columns = 5 + FEW_IDS
+        rows = self.transport.allgather_numbers(np.array(counts).ravel()).reshape(-1, columns)
         if self.whole is not False and rows[0, 4]:  # (the first row: the first device's)
             self.solo = Solo(self, self.whole)
-            alike = (rows[:, 2:4] == rows[0, 2:4]).all()  # (each one's frontier the run's)
+            alike = (rows[:, 2:4] == rows[0, 2:4]).all()  # (sizes and edges: maybe one frontier)
             # (where each device holds only its own state, light supersteps begin after a
             # lifted one: before it the first device would take every vertex's first state)
             self.light = bool(self.primitive.needs_all and rows[:, 1].all() and alike)
+            few = rows[0, 2] <= FEW_IDS and (rows[:, 5:] == rows[0, 5:]).all()
+            self.one_frontier = bool(alike and few)  # (else the first device compares them)
         return not rows[:, 0].any()
 
     def step(self, frontiers: dict) -> dict:
@@ -502,8 +509,8 @@ class LiftedRun:
             else {}
         )
         vertices = _distinct(transport, devices, frontiers) if self.check else None
-        own = {}  # (rule 6 where devices hold their own frontiers: its out-edges, theirs summed)
-        if self.solo is not None and not primitive.needs_all:
+        own = {}  # (rule 6 where the frontiers are not known to be one: each one's out-edges)
+        if self.solo is not None and not (primitive.needs_all and self.solo.alike_only):
             own = self.each(own_edges, devices, frontiers)
         sync_started = time.perf_counter()
         if self.behind is None:
@@ -539,11 +546,15 @@ class LiftedRun:
             owns,
         ) = _sum(transport, counts)  # one collective a superstep
         alike = self.joined and pulled == transport.size  # one frontier in, every device pulled
-        self.joined = unions == transport.size and size == transport.size * returned
-        if primitive.needs_all:  # the run's frontier's out-edges, where counted
-            whole = edges if self.joined else None
-        else:
-            whole = None if uncounted else owns
+        self.joined = self.one_frontier = (
+            unions == transport.size and size == transport.size * returned
+        )
+        if self.joined:  # the run's frontier's out-edges, where counted
+            whole = edges
+        elif uncounted or not own:
+            whole = None
+        else:  # (needs_all: each one's frontier the run's, if the first device finds them one)
+            whole = owns // transport.size if primitive.needs_all else owns
         self.light = self.solo is not None and is_light(devices[local[0]], whole)
         if self.joined:  # every device's frontier is every returned vertex, once: the tally's
             for d in local:

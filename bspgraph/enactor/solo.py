@@ -6,8 +6,10 @@ frontier; a light frontier's step costs one device far less than that. So where 
 frontier has at most E / LIGHT_SHARE out-edges, the first device runs the supersteps alone, on
 the whole graph and its own copy of every vertex's state, as one device runs them (a repeated
 advance's light levels in one launch), until its frontier is heavy again or the run is over.
-Where every device holds every vertex's state and the whole frontier (``needs_all``, after a
-superstep whose tally found the frontiers joined), the first device has them already; where
+Where every device holds every vertex's state and the whole frontier (``needs_all``), the
+first device has them already, once the frontiers are known to be one (the tally found them
+joined; a source's first frontier, compared id by id; else the first device compares them
+and, where one differs, every device steps as before: a part's own first vertices); where
 each holds only its own vertices' (a push BFS), the others first send it their own vertices'
 state and frontiers in one exchange round (:meth:`Solo._gather`: on rmat25 over two ranks,
 a slice of V / 2 ids and values). Then its changes (the vertices its steps returned) and its
@@ -44,6 +46,7 @@ from .stats import Superstep
 
 LIGHT_SHARE = 64  # a frontier is light when its out-edges are at most E / LIGHT_SHARE (0: never)
 LEADER = 0  # the device that runs light supersteps alone
+FEW_IDS = 4  # first frontiers of at most this many vertices are compared id by id, in the tally
 
 
 @contextlib.contextmanager
@@ -133,6 +136,7 @@ class Solo:
 
     def __init__(self, run, whole) -> None:
         self.run, self.whole, self.ended = run, whole, False
+        self.alike_only = False  # (set once the frontiers it was handed differed)
 
     def supersteps(self, frontiers: dict) -> tuple[dict, list[Superstep], bool]:
         """Rule 6: supersteps on the leader alone from ``frontiers`` (each the whole run's;
@@ -140,28 +144,31 @@ class Solo:
         unless the run is over, every device then takes its changes. The next frontiers, the
         records and whether the run is over."""
         run = self.run
-        gathered = 0 if run.primitive.needs_all else self._gather(frontiers)
+        state = not run.primitive.needs_all  # (else every device holds every vertex's)
+        gathering = state or not run.one_frontier  # (else the leader compares the frontiers)
+        gathered = self._gather(frontiers, state=state) if gathering else 0
         led = None
-        if self.whole is not None:
+        if self.whole is not None and gathered is not None:
             with run.backends[LEADER].activate():
                 led = self._lead(frontiers[LEADER])
             led[0].bytes += gathered
         outcome = led[0] if led is not None else None
         if run.transport.distributed:
             outcome = run.transport.allgather(outcome)[LEADER]
-        run.iteration, run.joined, run.light = outcome.iteration, False, False  # (heavy again)
+        run.light = False  # (heavy again, or the frontiers differ: every device steps)
+        if outcome is None:  # they differ: not tried again in this run (rule 6 as joined)
+            self.alike_only = True
+            return None
+        run.iteration, run.joined, run.one_frontier = outcome.iteration, False, False
         records = [
             Superstep(size, seconds / len(sizes), size, devices=1)
             for sizes, seconds in outcome.levels
             for size in sizes
         ]
-        rounds = int(not run.primitive.needs_all) + int(not outcome.done)  # (gather, changes)
-        last = records[-1]  # (each round: two Updates from or to each other device)
-        last.messages, last.bytes, last.rounds = (
-            2 * (run.transport.size - 1) * rounds,
-            outcome.bytes,
-            rounds,
-        )
+        peers, gather = run.transport.size - 1, (2 if state else 1) if gathering else 0
+        last = records[-1]  # (a gather, each other device's state and frontier or frontier;
+        last.messages = peers * (gather + 2 * (not outcome.done))  # its changes, two Updates)
+        last.bytes, last.rounds = outcome.bytes, int(gather > 0) + int(not outcome.done)
         if outcome.done:  # the leader's state is the result: nothing to send (:meth:`result`)
             self.ended = True
             return {}, records, True
@@ -179,36 +186,45 @@ class Solo:
                 frontiers[d] = _taken(run, d, outcome, *(led[1] if d == LEADER else inbox[d]))
         return frontiers, records, False
 
-    def _gather(self, frontiers: dict) -> int:
-        """Where each device holds only its own vertices' state and frontier (not
-        ``needs_all``), the leader takes every other device's (one exchange round), and its
-        frontier becomes their union, in ``frontiers``. The bytes it received (0 elsewhere)."""
+    def _gather(self, frontiers: dict, *, state: bool) -> int | None:
+        """Every other device's frontier to the leader, in one exchange round. With ``state``
+        (each device holds only its own vertices' state and frontier: not ``needs_all``) their
+        own state too, which the leader takes, and its frontier becomes their union, in
+        ``frontiers``; else (``needs_all``, every frontier meant to be the run's) the leader
+        compares them: None where one differs from its own. The bytes the leader received
+        (0 elsewhere)."""
         run, blocks = self.run, self.run.blocks  # (blocks: each device's own, without ids)
-        names = _travelling(run, run.states[run.local[0]])
+        names = _travelling(run, run.states[run.local[0]]) if state else []
         sends = []
         for d in run.local:
             if d != LEADER:
                 with run.backends[d].activate():  # (read on that device's own GPU)
-                    at = run.devices[d].owned_ids() if blocks is None else blocks[d]
-                    values = {name: getattr(run.states[d], name)[at] for name in names}
-                    own = Update(at, values) if blocks is None else Slab(d, values)
-                    sends += [(d, LEADER, own), (d, LEADER, Update(frontiers[d].ids))]
+                    if state:
+                        at = run.devices[d].owned_ids() if blocks is None else blocks[d]
+                        values = {name: getattr(run.states[d], name)[at] for name in names}
+                        own = Update(at, values) if blocks is None else Slab(d, values)
+                        sends.append((d, LEADER, own))
+                    sends.append((d, LEADER, Update(frontiers[d].ids)))
         vertices = run.devices[run.local[0]].num_vertices
         inbox, _ = run.transport.exchange_round(sends, num_vertices=vertices)
         if LEADER not in run.local:
             return 0
-        graph, state, bases = run.devices[LEADER], run.states[LEADER], run.bases[LEADER]
-        reached = [frontiers[LEADER].ids]
+        graph, received = run.devices[LEADER], sum(map(wire_bytes, inbox[LEADER]))
         with run.backends[LEADER].activate():
-            for own, theirs in zip(inbox[LEADER][::2], inbox[LEADER][1::2], strict=True):
+            if not state:
+                mine = graph.xp.sort(frontiers[LEADER].ids)
+                theirs = (graph.xp.sort(reached.ids) for reached in inbox[LEADER])
+                return received if all(_same(mine, ids) for ids in theirs) else None
+            states, bases, reached = run.states[LEADER], run.bases[LEADER], [frontiers[LEADER].ids]
+            for own, their in zip(inbox[LEADER][::2], inbox[LEADER][1::2], strict=True):
                 at = own.ids if blocks is None else blocks[own.block]
                 for name in names:
-                    getattr(state, name)[at] = own.values[name]
+                    getattr(states, name)[at] = own.values[name]
                     if name in bases:  # (their changes were sent to their owners already)
                         bases[name][at] = own.values[name]
-                reached.append(theirs.ids)
+                reached.append(their.ids)
             frontiers[LEADER] = Frontier.from_ids(graph, graph.xp.concatenate(reached))
-        return sum(map(wire_bytes, inbox[LEADER]))
+        return received
 
     def _lead(self, frontier: Frontier) -> tuple[_Outcome, tuple]:
         """The leader's supersteps on the whole graph, as one device runs them, while light;
@@ -271,6 +287,11 @@ class Solo:
             return 0
         with self.run.backends[LEADER].activate():
             return int(self.run.primitive.traversed_edges(self.whole, self.run.states[LEADER]))
+
+
+def _same(a, b) -> bool:
+    """Whether the sorted id arrays ``a`` and ``b`` are equal (one host read)."""
+    return a.shape == b.shape and bool((a == b).all())
 
 
 def _travelling(run, state) -> list[str]:
