@@ -407,6 +407,26 @@ def test_light_supersteps_need_one_frontier_not_frontiers_alike_in_size():
     assert ran_on[:4] == [1, 2, 2, 2] and set(ran_on[4:]) == {1}, ran_on
 
 
+@pytest.mark.parametrize("parts", [2, 3])
+def test_connected_components_keeps_each_devices_own_replaced_labels(parts):
+    """CC's later steps link the labels that another device's smaller ones replaced on this
+    one (``previous``, each device's own, not alike): no superstep of it runs on one device
+    alone, so that none of those links is lost. Parts whose counts stay on the device, as a
+    GPU's (where its frontiers joined and one device linked only its own pairs: 24 of 2048
+    vertices kept their own labels), and NumPy parts, with every frontier light."""
+    from bspgraph.primitives.cc import CC
+
+    graph = bg.generators.rmat(11, 16, seed=2, weights=True, backend="numpy")
+    expected = bg.connected_components(graph).labels
+    assert not solo.takes_part(CC())
+    with solo.light_share(1):
+        reads = bg.testing.host_reads(CC(), graph, devices=parts, separate=False)
+        run = bg.connected_components(graph, devices=parts, partitioner="edge_balanced")
+    np.testing.assert_array_equal(reads.result["labels"], expected)
+    np.testing.assert_array_equal(run.labels, expected)
+    assert {step.devices for step in run.stats.supersteps} == {parts}
+
+
 def test_without_the_whole_graph_every_superstep_runs_on_every_device(monkeypatch):
     """Where the first device has no whole graph (a one-device run would not fit there, or
     it was given a part only), the first collective tells every device so, and no superstep

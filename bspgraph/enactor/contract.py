@@ -27,8 +27,9 @@ The contract, in full (docs/writing-a-primitive.md walks through it with an exam
    that no message is left to arrive; on one device, at the vote. After voting, a step
    changes state only in answer to its frontier (what arrived).
 6. A light superstep may run on one device alone (:mod:`bspgraph.enactor.solo`): where the
-   frontier is not ``every_vertex`` and every output state is communicated (every state,
-   unless ``needs_all``), the first device runs the supersteps of a frontier of few
+   frontier is not ``every_vertex`` and every state is communicated or ``alike`` (the same on
+   every device: a state that keeps what each device saw, such as the labels CC's step left,
+   rules it out), the first device runs the supersteps of a frontier of few
    out-edges as one device would, on the whole graph, until it is heavy again or the run is
    over (without ``needs_all`` it first takes every other device's own vertices' state and
    frontier; with it, where the devices' frontiers are not known to be one, it compares them
@@ -65,6 +66,10 @@ class State:
     "values" (depths, distances, ranks: the default), "ids" (a vertex id, such as a parent; a
     negative one means none) or "least id" (the least id of the vertex's class, such as a
     component label); the last two need the "vertex" dtype and come back in the caller's ids.
+    ``alike=True`` says that a state which does not travel holds the same values on every
+    device whenever a superstep begins (set from the parameters or whole-graph facts, or
+    scratch that a step clears again), so that one device may run light supersteps for all
+    (rule 6); a state that keeps what a device saw of its own supersteps must not say so.
     """
 
     name: str
@@ -75,6 +80,7 @@ class State:
     output: bool = True
     lanes: int | str | None = None
     holds: str = "values"
+    alike: bool = False
 
     def width(self, options: dict) -> int | None:
         """The number of lanes (None: one value per vertex) under a primitive's ``options``."""

@@ -509,9 +509,12 @@ class LiftedRun:
             else {}
         )
         vertices = _distinct(transport, devices, frontiers) if self.check else None
-        own = {}  # (rule 6 where the frontiers are not known to be one: each one's out-edges)
+        own = {}  # (rule 6 where the frontiers are not known to be one: their out-edges, as
+        # counted by each device, or with needs_all by those whose frontier is not plainly the
+        # union of the returned vertices: one frontier, if the first device finds it so)
         if self.solo is not None and not (primitive.needs_all and self.solo.alike_only):
-            own = self.each(own_edges, devices, frontiers)
+            counting = [d for d in local if union.get(d, None) is None]
+            own = self.each(own_edges, {d: devices[d] for d in counting}, frontiers)
         sync_started = time.perf_counter()
         if self.behind is None:
             _combine_scalars(self.contract, self.states, transport, self.shared)
@@ -530,6 +533,7 @@ class LiftedRun:
             sum(e or 0 for e in union.values()),
             sum(o.pulled_from is not None for o in outputs.values()),
             sum(e is None for e in own.values()),
+            len(own),
             sum(e or 0 for e in own.values()),
         ]
         (
@@ -543,6 +547,7 @@ class LiftedRun:
             edges,
             pulled,
             uncounted,
+            counted,
             owns,
         ) = _sum(transport, counts)  # one collective a superstep
         alike = self.joined and pulled == transport.size  # one frontier in, every device pulled
@@ -551,10 +556,10 @@ class LiftedRun:
         )
         if self.joined:  # the run's frontier's out-edges, where counted
             whole = edges
-        elif uncounted or not own:
+        elif uncounted or not counted:
             whole = None
         else:  # (needs_all: each one's frontier the run's, if the first device finds them one)
-            whole = owns // transport.size if primitive.needs_all else owns
+            whole = owns // counted if primitive.needs_all else owns
         self.light = self.solo is not None and is_light(devices[local[0]], whole)
         if self.joined:  # every device's frontier is every returned vertex, once: the tally's
             for d in local:

@@ -24,9 +24,12 @@ The first device holds the whole graph for it (the caller's, or in run ids a cop
 run was given the whole graph and a one-device run of the primitive fits there
 (:func:`whole_graph`). A primitive takes part when its frontier is not every vertex
 (``every_vertex``), its lists are its own vertices' (not ``replicate_graph``, not
-``reads_neighbours``) and every output state travels (else an owner's own value would be
-lost), every state where devices hold only their own vertices' (else the first device would
-not see the others'): :func:`takes_part`.
+``reads_neighbours``) and every state travels (else an owner's own value would be lost, or
+what another device saw of its own supersteps), unless it is declared ``alike`` on every
+device (``State.alike``: betweenness' path counts and level order in its backward phase).
+Connected components keeps the labels each device's step left (``previous``: a later step
+links those another device's labels replaced there), so it runs every superstep on every
+device: :func:`takes_part`.
 """
 
 from __future__ import annotations
@@ -64,9 +67,7 @@ def light_share(share: int) -> Iterator[None]:
 
 def takes_part(primitive) -> bool:
     """Whether ``primitive`` may run its light supersteps on one device (see the module)."""
-    travels = {  # where devices hold their own vertices' state only, all of it gathers
-        spec.name for spec in primitive.state if spec.output or not primitive.needs_all
-    }
+    travels = {spec.name for spec in primitive.state if not spec.alike}  # (else per device)
     return (
         LIGHT_SHARE > 0
         and not primitive.every_vertex

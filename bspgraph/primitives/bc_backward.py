@@ -17,10 +17,10 @@ class Backward(Primitive):
     begins), so that a level reads its own vertices and those below, not every vertex."""
 
     state = (
-        State("sigma", "float64", output=False),
+        State("sigma", "float64", output=False, alike=True),  # (the forward phase's)
         State("delta", "float64"),
-        State("share", "float64", output=False),  # (1 + delta) / sigma, at the level below
-        State("rows", "vertex", output=False),  # every vertex, level after level
+        State("share", "float64", output=False, alike=True),  # (1 + delta) / sigma below
+        State("rows", "vertex", output=False, alike=True),  # every vertex, level by level
     )
     communicate = {"delta": "add"}  # sums over shares of the edges add up
     params = {"depth": "per_vertex", "sigma": "per_vertex"}

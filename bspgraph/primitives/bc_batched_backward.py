@@ -20,11 +20,11 @@ class BatchedBackward(Primitive):
     level's begin), so that a level reads its own pairs and those below, not every vertex."""
 
     state = (
-        State("sigma", "float64", output=False, lanes="lanes"),
+        State("sigma", "float64", output=False, lanes="lanes", alike=True),
         State("delta", "float64", lanes="lanes"),
-        State("share", "float64", output=False, lanes="lanes"),  # (1 + delta) / sigma, below
-        State("rows", "vertex", output=False, lanes="lanes"),  # every pair, level after level:
-        State("columns", "int64", output=False, lanes="lanes"),  # its row and its lane
+        State("share", "float64", output=False, lanes="lanes", alike=True),  # (1 + delta) / sigma
+        State("rows", "vertex", output=False, lanes="lanes", alike=True),  # every pair, by level:
+        State("columns", "int64", output=False, lanes="lanes", alike=True),  # row and lane
     )
     communicate = {"delta": "replace"}
     params = {"depth": "per_vertex", "sigma": "per_vertex"}
