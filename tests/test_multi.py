@@ -427,6 +427,21 @@ def test_connected_components_keeps_each_devices_own_replaced_labels(parts):
     assert {step.devices for step in run.stats.supersteps} == {parts}
 
 
+def test_a_checked_run_names_a_state_declared_alike_that_differs():
+    """CC's ``previous`` (what each device's own step left) declared alike: a checked run on
+    two parts stops at the first superstep where the devices hold different values, naming
+    the state and the vertices, rather than let one device run for all."""
+    import dataclasses
+
+    from bspgraph.primitives.cc import CC
+
+    state = tuple(dataclasses.replace(spec, alike=spec.name == "previous") for spec in CC.state)
+    claimed = type("ClaimedAlike", (CC,), {"state": state})()
+    graph = bg.generators.rmat(9, 8, seed=2, backend="numpy")
+    with pytest.raises(bg.ContractError, match="'previous' is declared alike but differs"):
+        bg.enact(claimed, graph, devices=2, partitioner="edge_balanced", check=True)
+
+
 def test_without_the_whole_graph_every_superstep_runs_on_every_device(monkeypatch):
     """Where the first device has no whole graph (a one-device run would not fit there, or
     it was given a part only), the first collective tells every device so, and no superstep

@@ -68,6 +68,28 @@ def verify(primitive, contract, iteration: int, graph, before: dict, state, outp
                 )
 
 
+def verify_alike(primitive, iteration: int, snapshots: dict) -> None:
+    """ContractError where a state declared ``alike`` (``State.alike``) holds different values
+    on two devices of this process as superstep ``iteration`` begins (``snapshots``: each
+    device's :func:`snapshot`): one device running light supersteps for all (rule 6) would
+    not see what the others hold."""
+    first, *others = snapshots
+    for name in (spec.name for spec in primitive.state if spec.alike):
+        mine = snapshots[first].get(name)
+        for d in others if mine is not None else ():
+            theirs = snapshots[d][name]
+            differs = (mine != theirs) & ~(_nan(mine) & _nan(theirs))
+            if differs.ndim > 1:  # rows of lanes: a vertex differs when any lane does
+                differs = differs.reshape(differs.shape[0], -1).any(axis=1)
+            if differs.any():
+                raise ContractError(
+                    f"{type(primitive).__name__}: {name!r} is declared alike but differs "
+                    f"between devices {first} and {d} as superstep {iteration} begins, at "
+                    f"vertices {_ids(np.flatnonzero(differs))}: a state that keeps what each "
+                    f"device saw of its own supersteps is not alike (State(..., alike=False))"
+                )
+
+
 def _nan(array: np.ndarray) -> np.ndarray:
     return np.isnan(array) if array.dtype.kind == "f" else np.zeros(array.shape, dtype=bool)
 

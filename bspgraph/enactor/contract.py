@@ -69,7 +69,8 @@ class State:
     ``alike=True`` says that a state which does not travel holds the same values on every
     device whenever a superstep begins (set from the parameters or whole-graph facts, or
     scratch that a step clears again), so that one device may run light supersteps for all
-    (rule 6); a state that keeps what a device saw of its own supersteps must not say so.
+    (rule 6); a state that keeps what a device saw of its own supersteps must not say so (a
+    checked run compares it between the devices of a process as each superstep begins).
     """
 
     name: str

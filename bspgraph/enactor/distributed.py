@@ -48,7 +48,7 @@ from ..exceptions import DeviceError
 from ..frontier import Frontier, count_out_edges, read_counts
 from ..frontier.frontier import SPARSE_SHARE
 from ._keyed_kernels import MODES, PACK_PARTS, _at, keyed_columns
-from .checks import snapshot, verify
+from .checks import snapshot, verify, verify_alike
 from .contract import Contract, contract_of
 from .layout import _parts, _per_cut, _run_fingerprint, owned_part, proxies
 from .solo import FEW_IDS, LEADER, Solo, is_light, own_edges, takes_part, whole_graph
@@ -324,6 +324,7 @@ class LiftedRun:
         each, devices, states = self.each, self.devices, self.states
         if self.check:
             before = each(snapshot, devices, states)
+            verify_alike(self.primitive, self.iteration, before)  # (this process's devices)
         stepped = functools.partial(_stepped, self.primitive, self.iteration)
         outputs = each(stepped, devices, frontiers, states)
         if self.check:
