@@ -49,7 +49,7 @@ from .stats import Superstep
 
 LIGHT_SHARE = 64  # a frontier is light when its out-edges are at most E / LIGHT_SHARE (0: never)
 LEADER = 0  # the device that runs light supersteps alone
-FEW_IDS = 4  # first frontiers of at most this many vertices are compared id by id, in the tally
+FEW_IDS = 4  # first frontiers of at most this many vertices are compared id by id at the start
 
 
 @contextlib.contextmanager
