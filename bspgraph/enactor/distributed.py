@@ -513,8 +513,8 @@ class LiftedRun:
         own = {}  # (rule 6 where the frontiers are not known to be one: their out-edges, as
         # counted by each device, or with needs_all by those whose frontier is not plainly the
         # union of the returned vertices: one frontier, if the first device finds it so)
-        if self.solo is not None and not (primitive.needs_all and self.solo.alike_only):
-            counting = [d for d in local if union.get(d, None) is None]
+        if self.solo is not None and not (primitive.needs_all and self.solo.joined_only):
+            counting = [d for d in local if union.get(d) is None]
             own = self.each(own_edges, {d: devices[d] for d in counting}, frontiers)
         sync_started = time.perf_counter()
         if self.behind is None:

@@ -12,10 +12,9 @@ joined; a source's first frontier, compared id by id; else the first device comp
 and, where one differs, every device steps as before: a part's own first vertices); where
 each holds only its own vertices' (a push BFS), the others first send it their own vertices'
 state and frontiers in one exchange round (:meth:`Solo._gather`: on rmat25 over two ranks,
-a slice of V / 2 ids and values). Then its changes (the vertices its steps returned) and its
-frontier go
-straight to every other device in one exchange round, which take them as they are; or, where
-the run is over, its state is the result (the gather reads it there). Each vertex is still
+a slice of V / 2 values). Then its changes (the vertices its steps returned) and its frontier
+go straight to every other device in one exchange round, which take them as they are; or,
+where the run is over, its state is the result (the gather reads it there). Each vertex is still
 expanded once, by one device; the others wait. Direction optimising for the number of
 devices, as Beamer's is for push and pull: on two H200 at rmat25 it took 2.5 ms off a
 direction-optimising BFS of 9 and 17 off a betweenness of 63 (``benchmarks/RESULTS.md``).
@@ -84,8 +83,9 @@ def is_light(graph, out_edges: int | None) -> bool:
 
 
 def own_edges(graph, frontier: Frontier) -> int | None:
-    """The out-edges of a device's own frontier (not ``needs_all``: the run's frontier is
-    every device's together) where a light one may be: a list of ids (a mask holds many
+    """The out-edges of a device's frontier, where the tally could not join the frontiers
+    (without ``needs_all`` the run's is every device's together; with it, one if the first
+    device finds them so), where a light one may be: a list of ids (a mask holds many
     vertices, :func:`~.distributed._few_as_ids`), or counted already; else None."""
     if frontier.is_dense and frontier.out_edges is None:
         return None
@@ -137,7 +137,7 @@ class Solo:
 
     def __init__(self, run, whole) -> None:
         self.run, self.whole, self.ended = run, whole, False
-        self.alike_only = False  # (set once the frontiers it was handed differed)
+        self.joined_only = False  # (set once the frontiers it was handed differed)
 
     def supersteps(self, frontiers: dict) -> tuple[dict, list[Superstep], bool]:
         """Rule 6: supersteps on the leader alone from ``frontiers`` (each the whole run's;
@@ -157,8 +157,8 @@ class Solo:
         if run.transport.distributed:
             outcome = run.transport.allgather(outcome)[LEADER]
         run.light = False  # (heavy again, or the frontiers differ: every device steps)
-        if outcome is None:  # they differ: not tried again in this run (rule 6 as joined)
-            self.alike_only = True
+        if outcome is None:  # they differ: from now on only frontiers the tally joined
+            self.joined_only = True
             return None
         run.iteration, run.joined, run.one_frontier = outcome.iteration, False, False
         records = [
