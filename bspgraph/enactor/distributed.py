@@ -70,11 +70,6 @@ LENT_BYTES = 1 << 20
 # A power iteration's proxies cross and are applied on a second stream of the GPU, behind the
 # next step's product over the entries of its own vertices (:class:`_Behind`); False: in turn
 OVERLAP = True
-# Over a wire a dense message (a Slab, or Bits) goes where it holds at most this many times
-# the bytes of the Update it replaces: its receiver combines it in passes over a block, where
-# an Update's ids scatter. On two H200 over NCCL (rmat25, same-call A/B of 1 against 4): SSSP
-# -0.33 and -1.25 ms in two jobs, BFS push -0.43, BC -0.50, BFS auto and CC unchanged
-WIRE_SLAB_SHARE = 4
 
 
 def enact_multi(
@@ -1334,16 +1329,13 @@ def _many(
     contract: Contract, blocks, share: int, transport, bitwise: bool, graph, state, output: Frontier
 ) -> bool:
     """Whether so many vertices travel from this device that a Slab may pay (else it sends an
-    Update): over a wire, a share 1 / WIRE_SLAB_SHARE of the bytes its smallest Slab holds (or,
-    where Bits may travel, ``bitwise``, its smallest Bits); in one memory, V / (``share`` P)
-    vertices."""
+    Update): over a wire, as many bytes as its smallest Slab holds (or, where Bits may
+    travel, ``bitwise``, its smallest Bits); in one memory, V / (``share`` P) vertices."""
     if not len(output):  # (a Slab of nothing never pays)
         return False
     if transport.wire:
         ident, value, own = _entry_bytes(contract, blocks, graph, state)
-        return len(output) * (ident + value) * WIRE_SLAB_SHARE >= own * (
-            1 / 8 if bitwise else value
-        )
+        return len(output) * (ident + value) >= own * (1 / 8 if bitwise else value)
     return len(output) * share * transport.size >= graph.num_vertices
 
 
@@ -1499,11 +1491,10 @@ def _dense_choice(
     vertex (True) or only the device's own block (False); None: an Update. It covers every
     vertex unless no other device's vertex can have changed here (replace, or every returned
     vertex is owned). Over a wire (``wire``: :func:`_entry_bytes`) a Slab goes where it holds
-    at most WIRE_SLAB_SHARE times the Update's bytes; in one memory, where the entries that
-    travel from this device number V / (``share`` P) or more (``share``: the backend's
-    ``dense_share``, so that P devices alike send V / ``share`` in all), times P - 1 when
-    every device needs every vertex's value from every other (each receives P - 1 whole
-    columns). With
+    fewer bytes than the Update; in one memory, where the entries that travel from this
+    device number V / (``share`` P) or more (``share``: the backend's ``dense_share``, so
+    that P devices alike send V / ``share`` in all), times P - 1 when every device needs
+    every vertex's value from every other (each receives P - 1 whole columns). With
     ``level`` (every returned vertex took one value a column), the dense message is Bits, a
     bit a vertex."""
     size = graph.num_vertices
@@ -1513,7 +1504,7 @@ def _dense_choice(
         ident, value, own = wire
         update = (returned if primitive.needs_all else spread) * (ident + value)
         slab = (size if whole else own) if primitive.needs_all else size - own
-        return whole if slab * (1 / 8 if level else value) <= update * WIRE_SLAB_SHARE else None
+        return whole if slab * (1 / 8 if level else value) <= update else None
     if not primitive.needs_all:
         travelling, span = spread, size
     else:
