@@ -154,6 +154,38 @@ def test_an_operation_on_another_gpus_array_is_refused():
         on_one[np.array([0, 2])]
 
 
+@pytest.mark.parametrize("name", ["bfs push", "bfs auto", "sssp", "bc forward"])
+@pytest.mark.parametrize("wire", [None, True])
+def test_a_transport_of_virtual_devices_keeps_them_on_one_gpu(rmat, name, wire):
+    """``transport=comm.Local(2)`` (virtual devices: messages handed over as they are) where
+    the run is on GPUs: its devices are parts of one GPU, and the answer is one device's.
+    They were GPUs 0 and 1 once, and a kernel of one read the other's arrays (the gather of
+    rule 6, a Slab or Bits: an illegal memory access on two H200 with ``wire=True``)."""
+    graph, _ = rmat
+    primitive, params = runs(graph)[name]
+    expected, _ = bg.enact(runs(graph)[name][0], graph, backend="numpy", **params)
+    backend = CountingBackend()  # (each device id its own "GPU", operations checked)
+    with counting(backend):
+        result, stats = bg.enact(
+            primitive, graph, backend=backend, transport=bg.comm.Local(2, wire=wire), **params
+        )
+    assert stats.devices == 2
+    for output, values in expected.items():
+        if values is not None:
+            np.testing.assert_allclose(result[output], values, rtol=1e-9)
+
+
+def test_virtual_devices_on_several_gpus_and_a_link_that_is_not_are_refused(rmat):
+    """A Local of virtual devices asked to run on GPUs 0 and 1, and a Local of two GPUs'
+    backends told it is no link, are clear errors, not a kernel reading another GPU."""
+    graph, source = rmat
+    backend = CountingBackend()
+    with counting(backend), pytest.raises(bg.DeviceError, match="virtual devices"):
+        bg.bfs(graph, source, devices=[0, 1], backend=backend, transport=bg.comm.Local(2))
+    with pytest.raises(ValueError, match="wire=False"):
+        bg.comm.Local([backend.on_device(0), backend.on_device(1)], wire=False)
+
+
 @examples(25)
 @given(
     graphs(),

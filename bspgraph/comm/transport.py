@@ -183,7 +183,9 @@ class Local(Transport):
     wire : bool, optional
         True: every message is copied to its receiver as over a link, and the enactor chooses
         messages by the bytes that cross (the path of several GPUs or processes, run on
-        virtual devices); default: a link where the backends differ.
+        virtual devices); default: a link where the backends differ (False there is a
+        ValueError). A run given a Local of virtual devices (a count) keeps its devices in
+        one memory: parts of one GPU where the run is on CuPy.
 
     Examples
     --------
@@ -213,6 +215,12 @@ class Local(Transport):
             self.wire = len(set(self.backends)) > 1  # several GPUs: peer copies
         if size < 1:
             raise ValueError(f"Local(devices={devices!r}): need at least one device")
+        if wire is False and getattr(self, "wire", False):  # (a kernel of one GPU would read
+            # another's arrays: CuPy's memory pools are not safe for that)
+            raise ValueError(
+                f"Local(devices={devices!r}, wire=False): the backends are different devices, "
+                "between which every message is copied; leave wire out"
+            )
         # a link simulated in one memory: messages copied (several GPUs copy anyway)
         self.copies = bool(wire) and not getattr(self, "wire", False)
         if wire is not None:

@@ -59,9 +59,9 @@ from .stats import Stats, Superstep, told
 # backends), which copies every message to its receiver's GPU: no kernel of one GPU reads
 # another GPU's arrays (CuPy's per-device memory pools are not safe for that: lost updates on
 # rmat 22); one process per GPU (NCCL, MPI) sends device buffers directly, and parts that share
-# one GPU (``devices=[0, 0]``) or virtual devices hand their arrays over. A Local transport
-# given without backends moves nothing: between GPUs, its Updates go through the host.
-HOST = get_backend("numpy")
+# one GPU (``devices=[0, 0]``) or virtual devices hand their arrays over. A transport given
+# without backends (``comm.Local(P)``: virtual devices) moves nothing: its devices are parts of
+# one device (:func:`_transport`).
 KEYED_SHARE = 4  # the keyed kernels list a next frontier while fewer than V / KEYED_SHARE arrive
 # A package of at most these bytes (its whole buffers) crosses a link unread, where the
 # transport carries counts: about 5 us over NVLink, less than the host read it spares and the
@@ -216,10 +216,8 @@ class LiftedRun:
             self.dense and wire and pattern.direct and _bitwise(contract, self.states[local[0]])
         )
         # small packages cross unread, where each arrives on its receiver's device (GPUs of
-        # one process: a Local transport with their backends moves it there; one without
-        # moves nothing, and a package lent from another GPU would be read across devices)
-        moves = not self.staged or getattr(transport, "backends", None) is not None
-        self.lent = wire and transport.carries_counts and moves
+        # one process: their Local transport moves it there)
+        self.lent = wire and transport.carries_counts
         self.packers = self.each(
             functools.partial(
                 _packer, primitive, contract, pattern, transport.size, self.handed or self.lent
@@ -430,7 +428,6 @@ class LiftedRun:
             messages,
             self.owner,
             self.blocks,
-            self.staged,
             self.gathers,
         )
         if self.behind is not None:  # its transfers on the second stream (marked after combine)
@@ -773,15 +770,12 @@ def _exchange(
     messages: dict,
     owner,
     blocks,
-    staged: bool,
     gathers: dict | None,
 ):
     """Each device's message (an Update or a Slab) through ``pattern``: in one round where
     the pattern is direct and Slabs may travel (``blocks``), each device's as it chose (a
     Slab sent to all as each receiver's proxies only, where ``gathers`` has them); else
-    every device's Slab, or every device's Update (through host memory when ``staged``: GPUs
-    of one process, over a transport that does not copy messages between them). The inboxes
-    and the exchange's counts."""
+    every device's Slab, or every device's Update. The inboxes and the exchange's counts."""
     sent = [messages.get(d) for d in range(transport.size)]
     if blocks is not None and pattern.direct:
         return pattern.exchange_mixed(
@@ -796,8 +790,6 @@ def _exchange(
         return pattern.exchange_dense(
             sent, blocks=blocks, to_all=primitive.needs_all, transport=transport
         )
-    if staged and not transport.wire:
-        sent = [None if update is None else update.map(HOST.asarray) for update in sent]
     return pattern.exchange(
         sent,
         owner=owner,
@@ -830,6 +822,15 @@ def _transport(transport, backend, device_ids) -> tuple[comm.Transport, dict]:
                 f"devices={device_ids}: transport {transport!r} has {transport.size} devices"
             )
         backends = _backends(backend, device_ids or list(range(transport.size)))
+        if getattr(transport, "backends", None) is None and len(set(backends)) > 1:
+            if device_ids is not None:  # (a kernel of one GPU would read another's arrays)
+                raise DeviceError(
+                    f"devices={device_ids}: transport {transport!r} holds virtual devices, "
+                    "which hand their messages over in one memory, and these are several "
+                    "GPUs: build it from their backends (comm.Local([backend.on_device(d) "
+                    "for d in devices])), or leave it out"
+                )
+            backends = _backends(backend, [0] * transport.size)  # its devices: parts of one
         return transport, dict(enumerate(backends))
     if device_ids is not None and len(device_ids) not in (1, transport.size):
         raise DeviceError(
