@@ -207,16 +207,15 @@ class Local(Transport):
                 f"Local(devices={devices!r}): expected a device count or a list of Backends"
             )
         if isinstance(devices, int):
-            self.backends = None
-            size = devices
+            self.backends, size, several = None, devices, False
         else:
             self.backends = list(devices)
             size = len(self.backends)
-            self.wire = len(set(self.backends)) > 1  # several GPUs: peer copies
+            several = self.wire = len(set(self.backends)) > 1  # several GPUs: peer copies
         if size < 1:
             raise ValueError(f"Local(devices={devices!r}): need at least one device")
-        if wire is False and getattr(self, "wire", False):  # (a kernel of one GPU would read
-            # another's arrays: CuPy's memory pools are not safe for that)
+        if wire is False and several:  # (a kernel of one GPU would read another's arrays:
+            # CuPy's memory pools are not safe for that)
             raise ValueError(
                 f"Local(devices={devices!r}, wire=False): the backends are different devices, "
                 "between which every message is copied; leave wire out"
