@@ -305,11 +305,7 @@ def _taken(run, d, outcome: _Outcome, changes: Update, reached: Update) -> Front
     they are, its ``add`` baselines with them; its next frontier, the leader's ``reached``
     (its own vertices of it, where devices hold only theirs: not ``needs_all``)."""
     state = run.states[d]
-    if d != LEADER:  # (on this device's GPU: a transport in one memory moves nothing)
-        changes, reached = (
-            changes.map(run.backends[d].asarray),
-            reached.map(run.backends[d].asarray),
-        )
+    if d != LEADER:  # (on this device's GPU: the transport moved them there)
         for name, values in changes.values.items():
             getattr(state, name)[changes.ids] = values
         for name, value in outcome.scalars.items():
