@@ -70,6 +70,10 @@ LENT_BYTES = 1 << 20
 # A power iteration's proxies cross and are applied on a second stream of the GPU, behind the
 # next step's product over the entries of its own vertices (:class:`_Behind`); False: in turn
 OVERLAP = True
+# Over a link, Bits that a frontier's out-edges foretell go unread (:func:`_foretold`), their
+# one-value test with them, and the host queues the exchange behind the step's kernels;
+# False: the output's size and the test are read first
+FORETELL = True
 
 
 def enact_multi(
@@ -215,6 +219,20 @@ class LiftedRun:
         self.bitwise = (
             self.dense and wire and pattern.direct and _bitwise(contract, self.states[local[0]])
         )
+        # messages chosen from the frontiers' out-edges, where a read waits for the device
+        # (a GPU): Updates they make certain, and in one memory the Slabs they foretell
+        self.bounded = backends[local[0]].capabilities.costly_supersteps
+        # over a link, Bits they foretell go unread too, their one-value test with them on
+        # the device (:func:`_foretold`); a test that failed is caught by the tally, which
+        # has those devices send their Slabs again (:meth:`resend`). Not for ``add`` columns,
+        # whose changes are rebased once sent.
+        self.foretells = (
+            FORETELL
+            and self.bitwise
+            and self.bounded
+            and not any(c.ships_change for c in contract.combiners.values())
+        )
+        self.foretold, self.guards, self.misfired = {}, {}, []
         # small packages cross unread, where each arrives on its receiver's device (GPUs of
         # one process: their Local transport moves it there)
         self.lent = wire and transport.carries_counts
@@ -227,9 +245,6 @@ class LiftedRun:
             owners,
         )
         self.packed = any(packer is not None for packer in self.packers.values())
-        # messages chosen from the frontiers' out-edges, where a read waits for the device
-        # (a GPU): Updates they make certain, and in one memory the Slabs they foretell
-        self.bounded = backends[local[0]].capabilities.costly_supersteps
         self.choose = functools.partial(
             _chosen_unread,
             primitive,
@@ -355,6 +370,31 @@ class LiftedRun:
         choices = {d: self.choose(devices[d], states[d], outputs[d]) for d in local if self.bounded}
         whole.update({d: chosen for d, (_, chosen) in choices.items()})
         unread = {d for d, (known, _) in choices.items() if known}
+        self.foretold = {}  # Bits the bound foretells: whether each covers every vertex
+        for d in local:
+            if self.foretells and d not in unread:
+                covers = _foretold(
+                    self.primitive,
+                    contract,
+                    blocks,
+                    self.share,
+                    self.transport.size,
+                    devices[d],
+                    states[d],
+                    outputs[d],
+                )
+                if covers is not None:
+                    self.foretold[d] = covers
+        guarded = self.each(
+            functools.partial(_guarded, contract),
+            {d: devices[d] for d in self.foretold},
+            states,
+            self.bases,
+            outputs,
+        )
+        self.guards = {d: test for d, (test, _) in guarded.items()}  # read with the frontiers'
+        whole.update(self.foretold)
+        unread.update(self.foretold)
         sized = [
             d
             for d in local
@@ -398,6 +438,7 @@ class LiftedRun:
             )
         ]
         levels = _dense_choices(self, outputs, large, whole, levels) if large else {}
+        levels.update({d: values for d, (_, values) in guarded.items()})
         if not self.pattern.direct and None in whole.values():  # one kind for every device
             whole, levels = dict.fromkeys(local), {}
             read_counts(outputs.values())  # (those bounded)
@@ -478,22 +519,31 @@ class LiftedRun:
         unread = [m for m in [*self.unread, *crossed] if not m.known]  # (beside Slabs: read)
         counted = read_counts(
             [*frontiers.values(), *outputs.values()],
-            [(backend_of(m.counts), m.counts) for m in unread],
+            [
+                *((backend_of(m.counts), m.counts) for m in unread),
+                *((self.backends[d], test) for d, test in self.guards.items()),
+            ],
         )
-        for package, counts in zip(unread, counted, strict=True):  # one read a GPU
+        for package, counts in zip(unread, counted):  # one read a GPU (the tests after)
             package.learn(counts)
+        tests = dict(zip(self.guards, counted[len(unread) :], strict=True))
+        self.misfired = [d for d, (_, same) in tests.items() if not same and len(outputs[d])]
         if any(frontier.is_dense for frontier in frontiers.values()):
             frontiers = self.each(_few_as_ids, self.devices, frontiers)
         for d in self.local:  # it goes on from the step's output
             frontiers[d].edges_before = outputs[d].edges_before
         return frontiers
 
-    def tally(self, frontiers, outputs, received, messages, traffic) -> tuple[Superstep, bool]:
+    def tally(
+        self, frontiers, outputs, received, messages, traffic, *, again: bool = False
+    ) -> tuple[Superstep, bool]:
         """Rules 4 and 5: scalars combined over devices, each device's ``converged``, and the
         superstep's tally summed over processes in one collective (frontier sizes, traffic,
         devices still running, what the next direction test reads: :func:`_union_edges`).
         The superstep's record (its ``seconds`` left to the caller) and whether the run is
-        over."""
+        over. Where foretold Bits misfired on some device (:meth:`resend`), ``frontiers``
+        take the vertices their Slabs changed, and the tally is taken ``again`` (received
+        None: what arrived is not one round's)."""
         primitive, transport, devices, local = (
             self.primitive,
             self.transport,
@@ -501,11 +551,12 @@ class LiftedRun:
             self.local,
         )
         traffic = traffic.settled()
-        union = (
-            self.each(_union_edges, devices, frontiers, outputs, dict(enumerate(received)))
-            if primitive.needs_all
-            else {}
-        )
+        if not primitive.needs_all:
+            union = {}
+        elif received is None:
+            union = dict.fromkeys(local)
+        else:
+            union = self.each(_union_edges, devices, frontiers, outputs, dict(enumerate(received)))
         vertices = _distinct(transport, devices, frontiers) if self.check else None
         own = {}  # (rule 6 where the frontiers are not known to be one: their out-edges, as
         # counted by each device, or with needs_all by those whose frontier is not plainly the
@@ -514,9 +565,9 @@ class LiftedRun:
             counting = [d for d in local if union.get(d) is None]
             own = self.each(own_edges, {d: devices[d] for d in counting}, frontiers)
         sync_started = time.perf_counter()
-        if self.behind is None:
+        if self.behind is None and not again:
             _combine_scalars(self.contract, self.states, transport, self.shared)
-        self.iteration += 1
+        self.iteration += 0 if again else 1
         converged = _converged(
             primitive, self.each, self.shared, devices, frontiers, self.states, self.iteration
         )
@@ -533,6 +584,7 @@ class LiftedRun:
             sum(e is None for e in own.values()),
             len(own),
             sum(e or 0 for e in own.values()),
+            len(self.misfired),
         ]
         (
             *formats,
@@ -547,7 +599,11 @@ class LiftedRun:
             uncounted,
             counted,
             owns,
+            misfired,
         ) = _sum(transport, counts)  # one collective a superstep
+        if misfired:  # (every process alike) Slabs for the Bits that misfired, then again
+            traffic += self.resend(frontiers, outputs)
+            return self.tally(frontiers, outputs, None, messages, traffic, again=True)
         alike = self.joined and pulled == transport.size  # one frontier in, every device pulled
         self.joined = self.one_frontier = (
             unions == transport.size and size == transport.size * returned
@@ -579,6 +635,54 @@ class LiftedRun:
             vertices=vertices,
         )
         return record, done
+
+    def resend(self, frontiers: dict, outputs: dict):
+        """Foretold Bits that misfired (their vertices did not take one value a column, as
+        read with the next frontiers: the receivers applied nothing of them,
+        :func:`_guarded`) sent again as each such device's Slab, in a round every process
+        makes; the vertices they change join ``frontiers`` (in place), and Bits are no longer
+        foretold in this run. The round's counts."""
+        self.foretells, misfired = False, set(self.misfired)
+        self.misfired = []
+        messages = self.each(
+            functools.partial(_resent, self.contract, self.blocks, misfired, self.foretold),
+            self.devices,
+            self.states,
+            self.bases,
+            outputs,
+        )
+        received, traffic = _exchange(
+            self.primitive,
+            self.contract,
+            self.pattern,
+            self.transport,
+            messages,
+            self.owner,
+            self.blocks,
+            self.gathers,
+        )
+        changed = self.each(
+            functools.partial(
+                _next_frontier_counted,
+                self.primitive,
+                self.contract,
+                self.blocks,
+                self.iteration,
+                self.bounded,
+            ),
+            self.devices,
+            self.states,
+            self.bases,
+            self.keyed,
+            {d: Frontier.empty(self.devices[d]) for d in self.local},
+            dict(enumerate(received)),
+            self.reads,
+        )
+        frontiers.update(
+            self.each(functools.partial(_joined, self.bounded), self.devices, frontiers, changed)
+        )
+        read_counts(frontiers.values())
+        return traffic
 
     def time_communication(self, supersteps: list) -> None:
         """Each superstep's ``comm_seconds`` from the marks on its GPUs' queues (the longest
@@ -1374,6 +1478,59 @@ def _level(contract: Contract, graph, state, bases, output: Frontier):
         same = xp.stack([pair[1] for pair in pairs]).min()
         pairs[0] = xp.stack([pairs[0][0], same])
     return pairs[0], values
+
+
+def _foretold(
+    primitive, contract: Contract, blocks, share: int, parts: int, graph, state, output: Frontier
+) -> bool | None:
+    """Whether this device's message is Bits chosen unread, from its step's frontier's
+    out-edges (``output.at_most``, :func:`_bounded`), and whether they cover every vertex
+    (as :func:`_dense_choice`'s, taking some returned vertices to be other devices'); None:
+    not foretold. Where the bound holds V / (``share`` P) vertices or more (a heavy level)
+    and Bits hold fewer bytes than an Update of that many: a level that returns fewer costs
+    Bits' few bytes and a pass over the receivers' blocks, and the host queues the exchange
+    behind the step's kernels instead of waiting for them to read its size."""
+    bound = None if output.size_known else output.at_most
+    if bound is None or not _marked(output):
+        return None
+    size = graph.num_vertices
+    ident, value, own = _entry_bytes(contract, blocks, graph, state)
+    covers = not primitive.needs_all or not contract.owner_only
+    bits = ((size if covers else own) if primitive.needs_all else size - own) / 8
+    if bound * share * parts < size or bits > bound * (ident + value):
+        return None
+    return covers
+
+
+def _guarded(contract: Contract, graph, state, bases, output: Frontier):
+    """:func:`_level`'s test and values, each value the combiner's absent one (which changes
+    nothing where it arrives) where the test fails: foretold Bits, sent before the test is
+    read, are applied harmlessly, and the tally has their Slab sent again."""
+    test, values = _level(contract, graph, state, bases, output)
+    xp = graph.xp
+    held = test[1] == 1
+    for name, value in values.items():
+        absent = contract.combiners[name].absent(value.dtype)
+        values[name] = xp.where(held, value, value.dtype.type(absent))
+    return test, values
+
+
+def _resent(contract: Contract, blocks, misfired: set, covers: dict, graph, state, bases, output):
+    """This device's message in the round after foretold Bits misfired: its Slab where its
+    Bits were among them, else nothing (an empty Update)."""
+    device = graph.context.device
+    if device in misfired:
+        return _slab(contract, blocks, covers[device], graph, state, bases, output)
+    return _package(contract, graph, state, bases, None, Frontier.empty(graph))
+
+
+def _joined(bounded: bool, graph, frontier: Frontier, changed: Frontier) -> Frontier:
+    """The union of a next ``frontier`` and the vertices a resent round ``changed``, counted
+    on the device (its out-edges too, with ``bounded``), going on from where it did."""
+    joined = Frontier.union(graph, frontier, changed)
+    joined.defer_counts(graph.cost_degrees()[0] if bounded else None)
+    joined.edges_before = frontier.edges_before
+    return joined
 
 
 def _marked(output: Frontier) -> bool:
