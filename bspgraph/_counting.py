@@ -196,6 +196,19 @@ def counted_on_device(graph, frontier):
     return counted
 
 
+def stepping_as_a_gpu(step):
+    """``step`` (a primitive's) with what it makes left as a GPU's kernels leave it: on the
+    part's device (:func:`adopted`), its size counted there (:func:`counted_on_device`;
+    a known-empty frontier's step runs no kernel)."""
+
+    def stepped(graph, frontier, state, iteration):
+        output = adopted(step(graph, frontier, state, iteration), state)
+        idle = frontier.size_known and not len(frontier)
+        return output if idle else counted_on_device(graph, output)
+
+    return stepped
+
+
 def _selects(key) -> bool:
     """Whether indexing by ``key`` selects by a bool array (a compaction)."""
     keys = key if isinstance(key, tuple) else (key,)

@@ -275,7 +275,7 @@ def host_reads(
     :class:`CrossDeviceError` where it is not.
     """
     from . import comm
-    from ._counting import READS, CountingBackend, adopted, counted_on_device, counting
+    from ._counting import READS, CountingBackend, counting, stepping_as_a_gpu
 
     backend = CountingBackend()
     marks: list[tuple[int, int, int]] = []  # (reads around, reads within, pickled) at a tally
@@ -291,14 +291,12 @@ def host_reads(
             marks.append((READS.count, within[0], pickled[0]))
             return super().allgather_numbers(values)
 
-    step = primitive.step
+    step = stepping_as_a_gpu(primitive.step)
 
     def counted_step(graph, frontier, state, iteration):  # its reads counted apart
         before = READS.count
-        try:  # what it made: on the part's device, its size counted there, as on a GPU
-            output = adopted(step(graph, frontier, state, iteration), state)
-            idle = frontier.size_known and not len(frontier)  # (no kernel ran: known empty)
-            return output if idle else counted_on_device(graph, output)
+        try:
+            return step(graph, frontier, state, iteration)
         finally:
             within[0] += READS.count - before
             READS.count = before

@@ -20,7 +20,7 @@ from strategies import examples, graphs
 
 import bspgraph as bg
 from benchmarks.host_reads import runs
-from bspgraph._counting import READS, CountingBackend, counting
+from bspgraph._counting import READS, CountingBackend, counting, stepping_as_a_gpu
 from bspgraph.comm import Update
 from bspgraph.enactor import solo
 from bspgraph.frontier import Frontier, read_counts
@@ -276,3 +276,37 @@ def test_a_producers_count_takes_the_out_edges_along_in_its_read():
         read_counts([frontier])
         assert READS.count - before == 1
         assert (len(frontier), frontier.out_edges) == (3, 8)
+
+
+@pytest.mark.parametrize("parts", [2, 3])
+def test_a_heavy_bits_level_reads_once_a_gpu(rmat, parts):
+    """Parts each a GPU of its own: a heavy level of push BFS sends Bits that its frontier's
+    out-edges foretell, unread, their one-value test with them; its only read is the next
+    frontiers' (with the test), where the output's size and the test were read first."""
+    graph, source = rmat
+    reads = host_reads(BFS(direction="push"), graph, devices=parts, separate=True, source=source)
+    assert len(reads.superstep) >= 2 and max(reads.superstep[1:]) == parts, reads
+
+
+def test_foretold_bits_that_misfire_are_sent_again_and_remembered(rmat):
+    """SSSP's changed distances differ: its first heavy level's foretold Bits fail their
+    test, reach the receivers as the combiner's absent value, and go again as a Slab in a
+    second round of the superstep; the next run on the cut does not foretell them. Both
+    give one device's answer."""
+    graph, source = rmat
+    expected, _ = bg.enact(bg.primitives.SSSP(), graph, backend="numpy", source=source)
+    backend = CountingBackend()
+    with counting(backend):
+        transport = bg.comm.Local([backend.on_device(0), backend.on_device(1)])
+        runs = []
+        for _ in range(2):
+            primitive = bg.primitives.SSSP()
+            primitive.step = stepping_as_a_gpu(primitive.step)
+            result, stats = bg.enact(
+                primitive, graph, backend=backend, transport=transport, source=source
+            )
+            np.testing.assert_array_equal(result["distance"], expected["distance"])
+            runs.append([(s.rounds, s.formats) for s in stats.supersteps])
+    first, again = runs
+    assert (2, ("slab", "bits")) in first, first
+    assert all(rounds <= 1 and "bits" not in formats for rounds, formats in again), again

@@ -101,7 +101,9 @@ def test_a_traversal_from_the_docs_sends_bits_in_its_heavy_supersteps(
 @pytest.mark.parametrize("costly", [False, True])
 def test_values_that_differ_travel_as_ids_or_slabs(rmat, costly, monkeypatch):
     """BFS with parents: the parents of a large level differ, so it takes no Bits (the
-    first level may: every vertex there has the source as parent)."""
+    first level may: every vertex there has the source as parent). Where a GPU's sizes are
+    counted on the device (``costly``) the level's frontier foretells Bits, sent before their
+    test is read: they misfire, and the Slab goes in a second round of the superstep."""
     if costly:
         _costly(monkeypatch)
     graph, source, expected = rmat
@@ -116,7 +118,8 @@ def test_values_that_differ_travel_as_ids_or_slabs(rmat, costly, monkeypatch):
     )
     np.testing.assert_array_equal(r.depth, expected)
     largest = max(r.stats.supersteps, key=lambda s: s.frontier)
-    assert largest.formats and "bits" not in largest.formats, largest
+    misfired = largest.rounds == 2 and "slab" in largest.formats
+    assert largest.formats and ("bits" not in largest.formats or misfired), largest
 
 
 def _traversal(name):

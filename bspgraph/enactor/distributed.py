@@ -224,12 +224,15 @@ class LiftedRun:
         self.bounded = backends[local[0]].capabilities.costly_supersteps
         # over a link, Bits they foretell go unread too, their one-value test with them on
         # the device (:func:`_foretold`); a test that failed is caught by the tally, which
-        # has those devices send their Slabs again (:meth:`resend`). Not for ``add`` columns,
-        # whose changes are rebased once sent.
+        # has those devices send their Slabs again (:meth:`resend`), and the cut remembers
+        # the primitive (its later runs read first). Not for ``add`` columns, whose changes
+        # are rebased once sent.
+        self.misfiring = _per_cut(devices[local[0]], owner, "misfiring", lambda _: set())
         self.foretells = (
             FORETELL
             and self.bitwise
             and self.bounded
+            and type(primitive) not in self.misfiring
             and not any(c.ships_change for c in contract.combiners.values())
         )
         self.foretold, self.guards, self.misfired = {}, {}, []
@@ -602,8 +605,9 @@ class LiftedRun:
             misfired,
         ) = _sum(transport, counts)  # one collective a superstep
         if misfired:  # (every process alike) Slabs for the Bits that misfired, then again
-            traffic += self.resend(frontiers, outputs)
-            return self.tally(frontiers, outputs, None, messages, traffic, again=True)
+            resent, more = self.resend(frontiers, outputs)
+            sent = dict(enumerate([*messages.values(), *resent.values()]))
+            return self.tally(frontiers, outputs, None, sent, traffic + more, again=True)
         alike = self.joined and pulled == transport.size  # one frontier in, every device pulled
         self.joined = self.one_frontier = (
             unions == transport.size and size == transport.size * returned
@@ -641,8 +645,9 @@ class LiftedRun:
         read with the next frontiers: the receivers applied nothing of them,
         :func:`_guarded`) sent again as each such device's Slab, in a round every process
         makes; the vertices they change join ``frontiers`` (in place), and Bits are no longer
-        foretold in this run. The round's counts."""
+        foretold for this primitive on this cut. Those Slabs and the round's counts."""
         self.foretells, misfired = False, set(self.misfired)
+        self.misfiring.add(type(self.primitive))
         self.misfired = []
         messages = self.each(
             functools.partial(_resent, self.contract, self.blocks, misfired, self.foretold),
@@ -682,7 +687,7 @@ class LiftedRun:
             self.each(functools.partial(_joined, self.bounded), self.devices, frontiers, changed)
         )
         read_counts(frontiers.values())
-        return traffic
+        return {d: messages[d] for d in misfired if d in messages}, traffic
 
     def time_communication(self, supersteps: list) -> None:
         """Each superstep's ``comm_seconds`` from the marks on its GPUs' queues (the longest
