@@ -74,6 +74,7 @@ OVERLAP = True
 # one-value test with them, and the host queues the exchange behind the step's kernels;
 # False: the output's size and the test are read first
 FORETELL = True
+FORETELL_SLABS = False
 
 
 def enact_multi(
@@ -255,8 +256,8 @@ class LiftedRun:
             self.blocks,
             self.share,
             transport,
-            self.shared and not wire,
         )
+        self.slabs_foretold = self.shared and not wire or FORETELL_SLABS and wire
         self.bases = self.unread = self.comm_started = None
         # where a device reads only the vertices its lists name, only those of a Slab cross a
         # link (in one memory a whole block is handed over as a view, which costs nothing: a
@@ -370,7 +371,10 @@ class LiftedRun:
             # link before the transfers and waits for none of them (the stop test reads them)
             _combine_scalars(contract, states, self.transport, self.shared)
         whole = dict.fromkeys(local)
-        choices = {d: self.choose(devices[d], states[d], outputs[d]) for d in local if self.bounded}
+        slabs = self.slabs_foretold and not self.foretells  # (Bits first, where foretold)
+        choices = {
+            d: self.choose(slabs, devices[d], states[d], outputs[d]) for d in local if self.bounded
+        }
         whole.update({d: chosen for d, (_, chosen) in choices.items()})
         unread = {d for d, (known, _) in choices.items() if known}
         self.foretold = {}  # Bits the bound foretells: whether each covers every vertex
