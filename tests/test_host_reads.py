@@ -293,20 +293,49 @@ def test_foretold_bits_that_misfire_are_sent_again_and_remembered(rmat):
     test, reach the receivers as the combiner's absent value, and go again as a Slab in a
     second round of the superstep; the next run on the cut does not foretell them. Both
     give one device's answer."""
-    graph, source = rmat
+    graph, source = _fresh(rmat), rmat[1]  # (a cut of its own: nothing remembered yet)
     expected, _ = bg.enact(bg.primitives.SSSP(), graph, backend="numpy", source=source)
-    backend = CountingBackend()
-    with counting(backend):
-        transport = bg.comm.Local([backend.on_device(0), backend.on_device(1)])
-        runs = []
-        for _ in range(2):
-            primitive = bg.primitives.SSSP()
-            primitive.step = stepping_as_a_gpu(primitive.step)
-            result, stats = bg.enact(
-                primitive, graph, backend=backend, transport=transport, source=source
-            )
-            np.testing.assert_array_equal(result["distance"], expected["distance"])
-            runs.append([(s.rounds, s.formats) for s in stats.supersteps])
-    first, again = runs
+    runs = _on_one_cut(graph, [bg.primitives.SSSP(), bg.primitives.SSSP()], source=source)
+    for result, _, _ in runs:
+        np.testing.assert_array_equal(result["distance"], expected["distance"])
+    first, again = ([(s.rounds, s.formats) for s in stats.supersteps] for _, stats, _ in runs)
     assert (2, ("slab", "bits")) in first, first
     assert all(rounds <= 1 and "bits" not in formats for rounds, formats in again), again
+
+
+def test_a_misfire_is_remembered_for_the_primitive_and_its_options(rmat):
+    """BFS with parents misfires (the parents of a level differ); BFS without them, on the
+    same cut after it, still sends its Bits foretold: it reads as often as after itself on
+    a cut of its own, and gives one device's answer."""
+    graph, source = _fresh(rmat), rmat[1]  # (a cut of its own: nothing remembered yet)
+    bfs = [BFS(direction="push", parents=True), BFS(direction="push")]
+    (_, with_parents, _), (result, _, reads) = _on_one_cut(graph, bfs, source=source)
+    assert any(s.rounds == 2 for s in with_parents.supersteps), with_parents.supersteps
+    plain = [BFS(direction="push"), BFS(direction="push")]  # (a cut's first run reads it)
+    _, (_, _, alone) = _on_one_cut(_fresh(rmat), plain, source=source)
+    assert reads == alone
+    expected, _ = bg.enact(BFS(direction="push"), graph, backend="numpy", source=source)
+    np.testing.assert_array_equal(result["depth"], expected["depth"])
+
+
+def _on_one_cut(graph, primitives, **params):
+    """Each of ``primitives`` run in turn on two counted "GPUs" of one transport (one cut of
+    ``graph``), stepping as a GPU's kernels do: their results, stats and host reads."""
+    backend = CountingBackend()
+    runs = []
+    with counting(backend):
+        transport = bg.comm.Local([backend.on_device(0), backend.on_device(1)])
+        for primitive in primitives:
+            primitive.step = stepping_as_a_gpu(primitive.step)
+            before = READS.count
+            result, stats = bg.enact(
+                primitive, graph, backend=backend, transport=transport, **params
+            )
+            runs.append((result, stats, READS.count - before))
+    return runs
+
+
+def _fresh(rmat):
+    """A copy of the fixture's graph: a cut of it remembers nothing of the runs before."""
+    graph, _ = rmat
+    return bg.Graph.from_edges(*graph.edges(), num_vertices=graph.num_vertices, backend="numpy")

@@ -63,8 +63,8 @@ def main(path: str, out: str, source: int, kind: str) -> None:
             for algorithm, (values, stats) in runs(graph, source, run).items():
                 saved[f"{algorithm}/{name}/{how}"] = values
                 if stats is not None:
-                    messages = [step.messages for step in stats.supersteps]
-                    saved[f"{algorithm}/{name}/{how}/messages"] = np.array(messages)
+                    messages = [(step.messages, step.rounds) for step in stats.supersteps]
+                    saved[f"{algorithm}/{name}/{how}/messages"] = np.array(messages).T
     saved["pickled"] = np.array([len(pickled), len(COMMUNICATORS) * 2 * 5])  # and the runs
     saved["reduced"] = _reduced_in_place(transport)
     saved["settled"] = np.array(transport._waiting is None)  # nothing left waited for
