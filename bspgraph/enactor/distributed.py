@@ -1495,17 +1495,17 @@ def _foretold(
 ) -> bool | None:
     """Whether this device's message is Bits chosen unread, from its step's frontier's
     out-edges (``output.at_most``, :func:`_bounded`), and whether they cover every vertex
-    (as :func:`_dense_choice`'s, taking some returned vertices to be other devices'); None:
-    not foretold. Where the bound holds V / (``share`` P) vertices or more (a heavy level)
+    (as :func:`_dense_choice`'s, taking some returned vertices to be other devices' unless
+    the output holds only its own, a part's pull); None: not foretold. Where the bound holds V / (``share`` P) vertices or more (a heavy level)
     and Bits hold fewer bytes than an Update of that many: a level that returns fewer costs
     Bits' few bytes and a pass over the receivers' blocks, and the host queues the exchange
     behind the step's kernels instead of waiting for them to read its size."""
     bound = None if output.size_known else output.at_most
-    if bound is None or not _marked(output):
-        return None
+    if bound is None or not _marked(output) or output.owned_only and not primitive.needs_all:
+        return None  # (a part's pull returns its own vertices: to owners, nothing leaves)
     size = graph.num_vertices
     ident, value, own = _entry_bytes(contract, blocks, graph, state)
-    covers = not primitive.needs_all or not contract.owner_only
+    covers = not primitive.needs_all or not (contract.owner_only or output.owned_only)
     bits = ((size if covers else own) if primitive.needs_all else size - own) / 8
     if bound * share * parts < size or bits > bound * (ident + value):
         return None
