@@ -468,17 +468,7 @@ class LiftedRun:
         """Every device's message through the communicator to its receivers (the owners of
         its vertices; every device where the primitive ``needs_all``): the inboxes and the
         exchange's counts."""
-        exchange = functools.partial(
-            _exchange,
-            self.primitive,
-            self.contract,
-            self.pattern,
-            self.transport,
-            messages,
-            self.owner,
-            self.blocks,
-            self.gathers,
-        )
+        exchange = self.exchanging(messages)
         if self.behind is not None:  # its transfers on the second stream (marked after combine)
             return self.behind.exchange(exchange)
         received, traffic = exchange()
@@ -494,6 +484,21 @@ class LiftedRun:
                 ]
             )
         return received, traffic
+
+    def exchanging(self, messages: dict):
+        """The exchange of ``messages`` over this run's communicator (:func:`_exchange`), to
+        call."""
+        return functools.partial(
+            _exchange,
+            self.primitive,
+            self.contract,
+            self.pattern,
+            self.transport,
+            messages,
+            self.owner,
+            self.blocks,
+            self.gathers,
+        )
 
     def combine(self, outputs: dict, received: list) -> dict:
         """Rule 3: every inbox combined into its device's state; each device's next frontier
@@ -661,16 +666,7 @@ class LiftedRun:
             self.bases,
             outputs,
         )
-        received, traffic = _exchange(
-            self.primitive,
-            self.contract,
-            self.pattern,
-            self.transport,
-            messages,
-            self.owner,
-            self.blocks,
-            self.gathers,
-        )
+        received, traffic = self.exchanging(messages)()
         changed = self.each(
             functools.partial(
                 _next_frontier_counted,
