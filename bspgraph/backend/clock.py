@@ -59,3 +59,9 @@ def since(before: dict[str, float]) -> dict[str, float]:
     """Seconds paid in this thread since the reading ``before``, by kind."""
     now = _totals()
     return {kind: now[kind] - before[kind] for kind in KINDS}
+
+
+def spent_since(before: dict[str, float]) -> float:
+    """Seconds paid in this thread since the reading ``before``, every kind together: what a
+    phase timed from that reading takes out of its time."""
+    return sum(since(before).values())

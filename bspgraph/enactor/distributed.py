@@ -43,7 +43,16 @@ from types import SimpleNamespace
 import numpy as np
 
 from .. import comm
-from ..backend import backend_of, fused, get_backend, ops, read_together, to_host, while_alive
+from ..backend import (
+    backend_of,
+    clock,
+    fused,
+    get_backend,
+    ops,
+    read_together,
+    to_host,
+    while_alive,
+)
 from ..comm.message import Bits, Gathered, Packed, Piece, Slab, Update, wire_bytes
 from ..comm.transport import failing_together
 from ..exceptions import DeviceError
@@ -136,29 +145,29 @@ def _enact(
     params,
 ):
     pattern = comm.get(communicator or "selective")
-    started = time.perf_counter()
+    started, paid = time.perf_counter(), clock.paid()  # (one-time costs apart: Stats)
     owner, devices, relabelling, built = _parts(
         primitive, graph, transport, backends, partitioner, seed
     )
     whole = _whole(primitive, graph, transport, backends, relabelling)
-    setup_seconds = time.perf_counter() - started if built else 0.0  # 0: a graph cut before
+    setup_seconds = time.perf_counter() - started - clock.spent_since(paid) if built else 0.0
     if transport.distributed:  # also a barrier: the run's clock starts with every process
         transport.agree("run", _run_fingerprint(primitive, graph, owner, pattern, backends, params))
     if relabelling is not None:  # the run is in run ids: each part one id range
         params = relabelling.params(primitive, params)
     stats = Stats(devices=transport.size, setup_seconds=setup_seconds)
-    started = time.perf_counter()
+    started, loop_paid = time.perf_counter(), clock.paid()
     run = LiftedRun(primitive, pattern, transport, backends, owner, devices, check, whole)
     frontiers = run.first_frontiers(params)
     done = run.converged_before_start(frontiers)
     while not done:  # the lifting contract (enactor/contract.py), a superstep a turn
-        step_started = time.perf_counter()
+        step_started, step_paid = time.perf_counter(), clock.paid()
         led = run.solo.supersteps(frontiers) if run.light else None
         if led is not None:  # 6. a light frontier's supersteps on one device, while light
             frontiers, records, done = led
             records[-1].seconds += (
-                time.perf_counter() - step_started - sum(record.seconds for record in records)
-            )  # (the exchange of its changes, and the others' wait)
+                time.perf_counter() - step_started - clock.spent_since(step_paid)
+            ) - sum(record.seconds for record in records)  # (its changes' exchange, the wait)
             run.marks.extend([None] * len(records))
             stats.supersteps.extend(records)
             started += told(run.iteration, records)
@@ -168,17 +177,19 @@ def _enact(
         inboxes, traffic = run.exchange(messages)  # to their owners (to all: needs_all)
         frontiers = run.combine(outputs, inboxes)  # 3. combined; the changed join the frontier
         record, done = run.tally(frontiers, outputs, inboxes, messages, traffic)  # 4, 5
-        record.seconds = time.perf_counter() - step_started
+        record.seconds = time.perf_counter() - step_started - clock.spent_since(step_paid)
         stats.supersteps.append(record)
         started += told(run.iteration, stats.supersteps[-1:])  # the watchers' time is not the run's
     run.time_communication(stats.supersteps)
-    stats.seconds = time.perf_counter() - started
+    stats.seconds = time.perf_counter() - started - clock.spent_since(loop_paid)
     stats.iterations = run.iteration
     stats.edges = run.traversed_edges()
-    gathered = time.perf_counter()
+    gathered, gather_paid = time.perf_counter(), clock.paid()
     result = run.result(relabelling, result_device)
     transport.settle()  # (NCCL: the result's exchange, not waited for in it)
-    stats.gather_seconds = time.perf_counter() - gathered
+    stats.gather_seconds = time.perf_counter() - gathered - clock.spent_since(gather_paid)
+    payments = clock.since(paid)  # one-time costs of this call, apart from its phases
+    stats.prepare_seconds, stats.compile_seconds = payments["prepare"], payments["compile"]
     return result, stats
 
 

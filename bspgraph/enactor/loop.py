@@ -126,7 +126,7 @@ def enact(
     memory.check(primitive, graph, target)  # before any copy: OutOfDeviceMemory, not a CUDA OOM
     with target.activate():
         graph = graph.to(target)
-        setup_seconds = time.perf_counter() - started - _paid_since(paid)
+        setup_seconds = time.perf_counter() - started - clock.spent_since(paid)
         result, stats = _enact_one(primitive, graph, params, result_device, check)
     if isinstance(check, Reference):  # the count that checked lifted runs are measured against
         check.saw(stats.iterations)
@@ -152,11 +152,6 @@ def _one_device(check, primitive, graph, backend, seed, params):
     return run_on_one_device
 
 
-def _paid_since(reading) -> float:
-    """Seconds of one-time costs (preparations, compilations) paid since ``reading``."""
-    return sum(clock.since(reading).values())
-
-
 def _enact_one(primitive, graph, params, result_device=False, check=False):
     stats = Stats()
     primitive.prepare(graph)  # what the steps read, built before the loop: prepare_seconds
@@ -178,16 +173,16 @@ def _enact_one(primitive, graph, params, result_device=False, check=False):
         # the stop test reads what the step computed: the superstep ends when it has read it
         # (a vote to halt ends the run: on one device no message can arrive)
         done = primitive.converged(graph, frontier, state, iteration)
-        seconds = time.perf_counter() - step_started - _paid_since(step_paid)
+        seconds = time.perf_counter() - step_started - clock.spent_since(step_paid)
         # shared out evenly; the watchers' time is not the loop's
         started += stats.record(iteration, sizes, seconds / len(sizes))
     graph.backend.synchronize()
-    stats.seconds = time.perf_counter() - started - _paid_since(paid)
+    stats.seconds = time.perf_counter() - started - clock.spent_since(paid)
     stats.iterations = iteration
     stats.edges = primitive.traversed_edges(graph, state)
     gathered, paid = time.perf_counter(), clock.paid()
     result = gather(primitive, state, host=not result_device)
-    stats.gather_seconds = time.perf_counter() - gathered - _paid_since(paid)
+    stats.gather_seconds = time.perf_counter() - gathered - clock.spent_since(paid)
     return result, stats
 
 
