@@ -269,7 +269,9 @@ class LiftedRun:
             self.share,
             transport,
         )
-        self.slabs_foretold = self.shared and not wire or FORETELL and wire
+        # (over a link, one that moves device buffers directly: NCCL, GPUs of one process;
+        # where MPI stages them through the hosts, a wrong guess's bytes cost more)
+        self.slabs_foretold = self.shared and not wire or FORETELL and transport.carries_counts
         self.bases = self.unread = self.comm_started = None
         # where a device reads only the vertices its lists name, only those of a Slab cross a
         # link (in one memory a whole block is handed over as a view, which costs nothing: a
