@@ -339,3 +339,22 @@ def _fresh(rmat):
     """A copy of the fixture's graph: a cut of it remembers nothing of the runs before."""
     graph, _ = rmat
     return bg.Graph.from_edges(*graph.edges(), num_vertices=graph.num_vertices, backend="numpy")
+
+
+@pytest.mark.parametrize("name", ["bfs push", "sssp"])
+def test_a_checked_run_on_gpus_of_their_own_reads_no_other_gpus_arrays(rmat, name):
+    """``check=True`` counts each superstep's distinct frontier vertices: a mask frontier's
+    ids are made on its own GPU (made with the first current, a later step on the second
+    read them across GPUs), and the answer is one device's."""
+    graph, _ = rmat
+    primitive, params = runs(graph)[name]
+    expected, _ = bg.enact(runs(graph)[name][0], graph, backend="numpy", **params)
+    backend = CountingBackend()
+    with counting(backend):
+        transport = bg.comm.Local([backend.on_device(0), backend.on_device(1)])
+        result, _ = bg.enact(
+            primitive, graph, backend=backend, transport=transport, check=True, **params
+        )
+    for output, values in expected.items():
+        if values is not None:
+            np.testing.assert_allclose(result[output], values, rtol=1e-9)

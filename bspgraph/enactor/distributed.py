@@ -583,7 +583,7 @@ class LiftedRun:
             union = dict.fromkeys(local)
         else:
             union = self.each(_union_edges, devices, frontiers, outputs, dict(enumerate(received)))
-        vertices = _distinct(transport, devices, frontiers) if self.check else None
+        vertices = _distinct(transport, self.each, devices, frontiers) if self.check else None
         own = {}  # (rule 6 where the frontiers are not known to be one: their out-edges, as
         # counted by each device, or with needs_all by those whose frontier is not plainly the
         # union of the returned vertices: one frontier, if the first device finds it so)
@@ -834,10 +834,11 @@ def _dense_choices(run: LiftedRun, outputs: dict, large: list, whole: dict, read
     return levels
 
 
-def _distinct(transport, devices, frontiers) -> int:
+def _distinct(transport, each, devices, frontiers) -> int:
     """How many distinct vertices the devices' frontiers hold together (a checked run's count:
-    one device's frontier size, where every device's is the same level)."""
-    ids = [to_host(frontiers[d].ids) for d in transport.local]
+    one device's frontier size, where every device's is the same level); each frontier's ids
+    made on its own device (``each``), where a mask's are made and kept."""
+    ids = list(each(lambda graph, frontier: to_host(frontier.ids), devices, frontiers).values())
     if transport.distributed:
         ids = [part for parts in transport.allgather(ids) for part in parts]
     return int(np.unique(np.concatenate(ids)).size) if ids else 0
