@@ -187,8 +187,9 @@ class Primitive(abc.ABC):
     def prepare(self, graph) -> None:
         """Build what this primitive's steps read of ``graph`` beyond its CSR, once per graph
         and kept with it (``graph.cached``), so that no superstep builds it. The enactor calls
-        it before the first superstep on one device (what it builds there is the run's
-        ``Stats.prepare_seconds``); ``Graph.prepare`` calls it up front. The default: the
+        it before the first superstep, on one device or on each device's part of several
+        (what it builds there is the run's ``Stats.prepare_seconds``); ``Graph.prepare``
+        calls it up front. The default: the
         degrees that cost models read, and, when the primitive may pull (``needs_all`` or a
         ``pull_kind``), the in-degrees (on a directed graph, and so the reverse CSR).
         Override it to add more (and call this one)."""

@@ -150,6 +150,9 @@ def _enact(
         primitive, graph, transport, backends, partitioner, seed
     )
     whole = _whole(primitive, graph, transport, backends, relabelling)
+    for d in transport.local:  # what the steps read, built before the loop, as on one device
+        with backends[d].activate():
+            primitive.prepare(devices[d])
     setup_seconds = time.perf_counter() - started - clock.spent_since(paid) if built else 0.0
     if transport.distributed:  # also a barrier: the run's clock starts with every process
         transport.agree("run", _run_fingerprint(primitive, graph, owner, pattern, backends, params))
