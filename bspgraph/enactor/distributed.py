@@ -272,6 +272,9 @@ class LiftedRun:
             self.share,
             transport,
         )
+        self.foretell = functools.partial(
+            _foretold, primitive, contract, self.blocks, self.share, transport.size
+        )
         # (over a link, one that moves device buffers directly: NCCL, GPUs of one process;
         # where MPI stages them through the hosts, a wrong guess's bytes cost more)
         self.slabs_foretold = self.shared and not wire or FORETELL and transport.carries_counts
@@ -394,21 +397,12 @@ class LiftedRun:
         }
         whole.update({d: chosen for d, (_, chosen) in choices.items()})
         unread = {d for d, (known, _) in choices.items() if known}
-        self.foretold = {}  # Bits the bound foretells: whether each covers every vertex
-        for d in local:
-            if self.foretells and d not in unread:
-                covers = _foretold(
-                    self.primitive,
-                    contract,
-                    blocks,
-                    self.share,
-                    self.transport.size,
-                    devices[d],
-                    states[d],
-                    outputs[d],
-                )
-                if covers is not None:
-                    self.foretold[d] = covers
+        bits = {  # Bits the bound foretells: whether each covers every vertex
+            d: self.foretell(devices[d], states[d], outputs[d])
+            for d in local
+            if self.foretells and d not in unread
+        }
+        self.foretold = {d: covers for d, covers in bits.items() if covers is not None}
         guarded = self.each(
             functools.partial(_guarded, contract),
             {d: devices[d] for d in self.foretold},
@@ -1506,23 +1500,24 @@ def _level(contract: Contract, graph, state, bases, output: Frontier):
 def _foretold(
     primitive, contract: Contract, blocks, share: int, parts: int, graph, state, output: Frontier
 ) -> bool | None:
-    """Whether this device's message is Bits chosen unread, from its step's frontier's
-    out-edges (``output.at_most``, :func:`_bounded`), and whether they cover every vertex
-    (as :func:`_dense_choice`'s, taking some returned vertices to be other devices' unless
-    the output holds only its own, a part's pull); None: not foretold. Where the bound holds V / (``share`` P) vertices or more (a heavy level)
-    and Bits hold fewer bytes than an Update of that many: a level that returns fewer costs
-    Bits' few bytes and a pass over the receivers' blocks, and the host queues the exchange
-    behind the step's kernels instead of waiting for them to read its size."""
+    """Whether this device's message is Bits chosen unread from its step's frontier's
+    out-edges (``output.at_most``, :func:`_bounded`), and whether they cover every vertex;
+    None: not foretold. Where the bound holds V / (``share`` P) vertices or more (a heavy
+    level), the choice :func:`_dense_choice` would make of Bits for that many returned
+    vertices, a share 1 / P of them owned here (all of them for a part's pull, which sends
+    its owners nothing): a level that returns fewer costs Bits' few bytes and a pass over
+    the receivers' blocks, and the host queues the exchange behind the step's kernels
+    instead of waiting for them to read its size."""
     bound = None if output.size_known else output.at_most
     if bound is None or not _marked(output) or output.owned_only and not primitive.needs_all:
-        return None  # (a part's pull returns its own vertices: to owners, nothing leaves)
-    size = graph.num_vertices
-    ident, value, own = _entry_bytes(contract, blocks, graph, state)
-    covers = not primitive.needs_all or not (contract.owner_only or output.owned_only)
-    bits = ((size if covers else own) if primitive.needs_all else size - own) / 8
-    if bound * share * parts < size or bits > bound * (ident + value):
         return None
-    return covers
+    if bound * share * parts < graph.num_vertices:
+        return None
+    kept = bound if output.owned_only else bound // parts
+    wire = _entry_bytes(contract, blocks, graph, state)
+    return _dense_choice(
+        primitive, contract, share, parts, graph, bound, kept, wire=wire, level=True
+    )
 
 
 def _guarded(contract: Contract, graph, state, bases, output: Frontier):
