@@ -1200,6 +1200,27 @@ def test_parts_on_one_gpu_equal_one_part(name, parts):
                 assert np.isin(parent.astype(np.int64) * host.num_vertices + child, edges).all()
 
 
+@pytest.mark.parametrize("parts", [2, 3])
+def test_a_bfs_pulls_on_the_first_part_alone_on_a_gpu(parts):
+    """Rule 6 on a GPU, whose pull stops at a candidate's first frontier in-neighbour: a
+    direction-optimising BFS that pulls (a hub's R-MAT) runs every level on the first part,
+    with one GPU's depths and levels; a push BFS's heavy levels run on every part."""
+    import cupy as cp
+
+    graph = bg.generators.rmat(16, 16, seed=1, backend="cupy")
+    source = int(cp.argmax(graph.out_degree()))
+    one = bg.bfs(graph, source)
+    run = {"devices": [0] * parts, "partitioner": "edge_balanced"}
+    auto, push = bg.bfs(graph, source, **run), bg.bfs(graph, source, direction="push", **run)
+    for result in (auto, push):
+        np.testing.assert_array_equal(result.depth, one.depth)
+    assert [step.frontier for step in auto.stats.supersteps] == [
+        step.frontier for step in one.stats.supersteps
+    ]
+    assert {step.devices for step in auto.stats.supersteps} == {1}
+    assert parts in {step.devices for step in push.stats.supersteps}
+
+
 @examples(40)
 @given(graphs(), st.data(), st.integers(2, 5))
 def test_parts_on_one_gpu_match_networkx(case, data, parts):

@@ -263,6 +263,37 @@ def test_light_supersteps_run_on_one_device_and_heavy_ones_on_all(devices):
     assert {step.devices for step in steps} == {devices}
 
 
+@pytest.mark.parametrize("devices", [2, 3])
+def test_a_bfs_pulls_its_early_exit_levels_on_one_device(devices, monkeypatch):
+    """Rule 6 where a pull stops each candidate at its first frontier in-neighbour (a GPU's,
+    not ``scans_whole_lists``): such a pull costs about a pass over the vertices, so the
+    levels a direction-optimising BFS pulls are light and the first device runs the whole BFS
+    alone, where the heavy ones ran on every device; a push BFS's heavy levels stay on every
+    device. One device's depths and levels either way."""
+    from bspgraph.frontier.advance import pull
+
+    graph = bg.generators.rmat(12, 16, seed=1, backend="numpy")
+    source = int(np.argmax(graph.out_degree()))
+    run = {"devices": devices, "partitioner": "random", "communicator": "selective"}
+    pulls = []
+    counted = pull.run
+    monkeypatch.setattr(pull, "run", lambda *a, **k: pulls.append(1) or counted(*a, **k))
+    scanned = bg.bfs(graph, source, **run)
+    assert pulls and devices in [step.devices for step in scanned.stats.supersteps]
+    capabilities = dataclasses.replace(NumpyBackend.capabilities, scans_whole_lists=False)
+    monkeypatch.setattr(NumpyBackend, "capabilities", capabilities)
+    one = bg.bfs(graph, source)
+    for direction, alone in (("auto", True), ("push", False)):
+        many = bg.bfs(graph, source, direction=direction, **run)
+        np.testing.assert_array_equal(many.depth, one.depth)
+        # (a direction-optimising BFS's frontier is every device's: counted once a device)
+        shares = [step.devices if alone else 1 for step in many.stats.supersteps]
+        sizes = [step.frontier // share for step, share in zip(many.stats.supersteps, shares)]
+        assert sizes == [step.frontier for step in one.stats.supersteps]
+        ran_on = {step.devices for step in many.stats.supersteps}
+        assert ran_on == {1} if alone else devices in ran_on
+
+
 @pytest.mark.parametrize("devices", [2, 3, 5])
 @pytest.mark.parametrize("communicator", ["selective", "broadcast", "butterfly"])
 def test_light_supersteps_gather_each_devices_own_state_first(devices, communicator):

@@ -638,11 +638,12 @@ class LiftedRun:
             whole = None
         else:  # (needs_all: each one's frontier the run's, if the first device finds them one)
             whole = owns // counted if primitive.needs_all else owns
-        self.light = self.solo is not None and is_light(devices[local[0]], whole)
         if self.joined:  # every device's frontier is every returned vertex, once: the tally's
             for d in local:
                 frontiers[d].out_edges = edges
                 frontiers[d].pulled_from = outputs[d].pulled_from if alike else None
+        first = frontiers[local[0]] if self.joined else None  # (alike on every device)
+        self.light = self.solo is not None and is_light(devices[local[0]], whole, first)
         sync_seconds = time.perf_counter() - sync_started
         done = running == 0
         if self.check and not done:  # a checked run that never settles fails: checks.Watch

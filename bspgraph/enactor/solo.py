@@ -3,9 +3,11 @@
 A lifted superstep costs every device a fixed price (the step's launches, the package, the
 exchange, the combine and the tally's collective: some 0.6-1 ms on two H200) whatever its
 frontier; a light frontier's step costs one device far less than that. So where the run's
-frontier has at most E / LIGHT_SHARE out-edges, the first device runs the supersteps alone, on
-the whole graph and its own copy of every vertex's state, as one device runs them (a repeated
-advance's light levels in one launch), until its frontier is heavy again or the run is over.
+frontier has at most E / LIGHT_SHARE out-edges, or a BFS's next step pulls from it with early
+exit (a GPU's pull: about a pass over the vertices, whatever the frontier), the first device
+runs the supersteps alone, on the whole graph and its own copy of every vertex's state, as
+one device runs them (a repeated advance's light levels in one launch), until its frontier
+is heavy again or the run is over.
 Where every device holds every vertex's state and the whole frontier (``needs_all``), the
 first device has them already, once the frontiers are known to be one (the tally found them
 joined; a source's first frontier, compared id by id; else the first device compares them
@@ -42,6 +44,7 @@ from .. import memory
 from ..comm.message import Slab, Update, wire_bytes
 from ..exceptions import OutOfDeviceMemory
 from ..frontier import Frontier, count_out_edges
+from ..frontier.advance import pulls_early
 from .checks import snapshot, verify
 from .layout import owned_part
 from .stats import Superstep
@@ -76,10 +79,15 @@ def takes_part(primitive) -> bool:
     )
 
 
-def is_light(graph, out_edges: int | None) -> bool:
+def is_light(graph, out_edges: int | None, frontier: Frontier | None = None) -> bool:
     """Whether a frontier of ``out_edges`` (None: not counted) is light on ``graph`` (a part:
-    its whole graph's edges, alike on every device)."""
-    return out_edges is not None and out_edges * LIGHT_SHARE <= graph.cost_degrees()[2]
+    its whole graph's edges, alike on every device): at most E / LIGHT_SHARE out-edges, or
+    ``frontier`` (where given: every device's alike) one that a BFS's next step pulls from
+    with early exit, which costs one device about a pass over its vertices
+    (:func:`~bspgraph.frontier.advance.pulls_early`)."""
+    if out_edges is not None and out_edges * LIGHT_SHARE <= graph.cost_degrees()[2]:
+        return True
+    return frontier is not None and pulls_early(graph, frontier, out_edges)
 
 
 def own_edges(graph, frontier: Frontier) -> int | None:
@@ -251,7 +259,7 @@ class Solo:
             done = primitive.converged(graph, frontier, state, iteration)
             levels.append((sizes, time.perf_counter() - started))
             returned.append(None if frontier.passed else frontier.ids)
-            if done or not is_light(graph, count_out_edges(graph, frontier)):
+            if done or not is_light(graph, count_out_edges(graph, frontier), frontier):
                 break
         scalars = {name: getattr(state, name).item() for name in run.contract.scalars}
         if done:

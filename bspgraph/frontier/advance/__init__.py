@@ -148,9 +148,18 @@ def _unvisited_edges(graph, frontier: Frontier, op) -> int | None:
     """The in-edges of a visit-once functor's candidates, on an undirected graph whose
     traversal has kept count: every edge but those of the vertices its frontiers held (this
     one's and ``edges_before``); else None."""
-    if graph.directed or not getattr(op, "visits_once", False) or frontier.edges_before is None:
+    if not getattr(op, "visits_once", False):
         return None
-    return graph.cost_degrees()[2] - frontier.edges_before - count_out_edges(graph, frontier)
+    return _edges_left(graph, frontier, count_out_edges(graph, frontier))
+
+
+def _edges_left(graph, frontier: Frontier, frontier_edges: int) -> int | None:
+    """The edges of an undirected graph that a traversal which kept count (``edges_before``)
+    has not advanced along, ``frontier``'s ``frontier_edges`` out-edges counted as left; None
+    where it did not count or the graph is directed."""
+    if graph.directed or frontier.edges_before is None:
+        return None
+    return graph.cost_degrees()[2] - frontier.edges_before - frontier_edges
 
 
 def _edges_through(graph, frontier: Frontier, result: Frontier) -> int | None:
@@ -238,6 +247,26 @@ def stays_pulled(graph, frontier: Frontier) -> bool:
     at least ``frontier.pulled_from`` vertices) or holds more than num_vertices / BACK_BETA."""
     size = len(frontier)
     return size >= frontier.pulled_from or size * BACK_BETA > graph.num_vertices
+
+
+def pulls_early(graph, frontier: Frontier, frontier_edges: int | None) -> bool:
+    """Whether an auto advance of a visit-once functor (a BFS's) pulls from ``frontier`` (of
+    ``frontier_edges`` out-edges, None: not counted), by what the frontier carries, where the
+    backend's pull stops a candidate at its first frontier in-neighbour (not
+    ``scans_whole_lists``): such a pull costs about a pass over the vertices, whatever the
+    frontier. After an early-exit pull, :func:`stays_pulled`; after a traversal that kept
+    count (``edges_before``), Beamer's test against the edges it has not advanced along; else
+    False (what the functor is, the frontier does not say)."""
+    if graph.backend.capabilities.scans_whole_lists:
+        return False
+    if frontier.pulled_from:
+        return stays_pulled(graph, frontier)
+    if frontier_edges is None or frontier_edges * BETA < graph.cost_degrees()[2]:
+        return False
+    unvisited = _edges_left(graph, frontier, frontier_edges)
+    return unvisited is not None and (
+        choose_direction(graph, frontier, None, frontier_edges, True, unvisited) == "pull"
+    )
 
 
 def choose_direction(
