@@ -13,7 +13,7 @@ from strategies import examples, graphs
 
 import bspgraph as bg
 from bspgraph import frontier as fr
-from bspgraph.backend import ops
+from bspgraph.backend import NumpyBackend, ops
 
 
 @pytest.fixture
@@ -148,6 +148,37 @@ def test_after_an_early_exit_pull_the_frontier_size_alone_picks_the_direction(mo
             )
         fr.advance(graph, frontier, op, candidates=depth > 1)
         assert ran == [expected]
+
+
+@pytest.mark.parametrize("scans_whole_lists", [False, True])
+def test_pulls_early_foretells_a_bfs_advance_level_by_level(scans_whole_lists, monkeypatch):
+    """``pulls_early`` (rule 6's light pulls) says, from what each frontier of a
+    direction-optimising BFS carries, whether its next advance pulls: after a counted push
+    and after a pull alike; never where the backend's pull scans whole lists."""
+    advance = importlib.import_module("bspgraph.frontier.advance")
+    capabilities = dataclasses.replace(
+        NumpyBackend.capabilities, scans_whole_lists=scans_whole_lists
+    )
+    monkeypatch.setattr(NumpyBackend, "capabilities", capabilities)
+    graph = bg.generators.rmat(12, 16, seed=1, backend="numpy")
+    depth = np.full(graph.num_vertices, np.iinfo(np.int32).max, dtype=np.int32)
+    source = int(np.argmax(graph.out_degree()))
+    depth[source] = 0
+    frontier = fr.Frontier.from_ids(graph, [source])
+    frontier.edges_before = 0  # (as the enactor starts a run)
+    ran, pulls = [], []
+    counted = advance.pull.run
+    monkeypatch.setattr(advance.pull, "run", lambda *a, **k: ran.append(1) or counted(*a, **k))
+    level = 0
+    while len(frontier):
+        foretold = advance.pulls_early(graph, frontier, advance.count_out_edges(graph, frontier))
+        before = len(ran)
+        level += 1
+        op = fr.functors.visit_unvisited(depth, level)
+        frontier = fr.advance(graph, frontier, op, candidates="functor", unique=True)
+        pulls.append(len(ran) > before)
+        assert foretold == (pulls[-1] and not scans_whole_lists), (level, pulls)
+    assert pulls[0] is False and any(pulls)  # (a push first: the first pull foretold by its count)
 
 
 @pytest.mark.parametrize("direction", ["auto", "pull"])
