@@ -50,7 +50,7 @@ def main(path: str, out: str, source: int, kind: str) -> None:
     whole = bg.read_mtx(path, backend="numpy")
     part = distribute(whole, transport, partitioner=PARTITIONERS["part"], seed=3)
     pickled = _count_pickled(transport)  # from here: the runs' pickled collectives
-    saved = {}
+    saved, stretches = {}, 0
     for name, make in COMMUNICATORS.items():
         for graph, how in ((whole, "whole"), (part, "part")):
             seed = 3 if how == "part" else 0
@@ -65,7 +65,10 @@ def main(path: str, out: str, source: int, kind: str) -> None:
                 if stats is not None:
                     messages = [(step.messages, step.rounds) for step in stats.supersteps]
                     saved[f"{algorithm}/{name}/{how}/messages"] = np.array(messages).T
-    saved["pickled"] = np.array([len(pickled), len(COMMUNICATORS) * 2 * 5])  # and the runs
+                    stretches += _alone(stats)
+    # and what may pickle one: the runs (their agreement) and the stretches of supersteps on
+    # the first device alone (what they came to, told to every process)
+    saved["pickled"] = np.array([len(pickled), len(COMMUNICATORS) * 2 * 5, stretches])
     saved["reduced"] = _reduced_in_place(transport)
     saved["settled"] = np.array(transport._waiting is None)  # nothing left waited for
     np.savez(f"{out}.rank{transport.rank}.npz", **saved)
@@ -119,6 +122,12 @@ class CountingComm:
             return method(*args, **kwargs)
 
         return counted
+
+
+def _alone(stats) -> int:
+    """The stretches of a run's supersteps on the first device alone (rule 6)."""
+    ran_on = [step.devices for step in stats.supersteps]
+    return sum(d == 1 and (i == 0 or ran_on[i - 1] != 1) for i, d in enumerate(ran_on))
 
 
 def _count_pickled(transport) -> list:
