@@ -14,7 +14,8 @@ joined; a source's first frontier, compared id by id; else the first device comp
 and, where one differs, every device steps as before: a part's own first vertices); where
 each holds only its own vertices' (a push BFS), the others first send it their own vertices'
 state and frontiers in one exchange round (:meth:`Solo._gather`: on rmat25 over two ranks,
-a slice of V / 2 values). Then its changes (the vertices its steps returned) and its frontier
+a slice of V / 2 values), unless no superstep has run yet: then it starts from the whole
+graph's first state and frontier itself (:meth:`Solo._first`). Then its changes (the vertices its steps returned) and its frontier
 go straight to every other device in one exchange round, which take them as they are; or,
 where the run is over, its state is the result (the gather reads it there). Each vertex is still
 expanded once, by one device; the others wait. Direction optimising for the number of
@@ -47,6 +48,7 @@ from ..frontier import Frontier, count_out_edges
 from ..frontier.advance import pulls_early
 from .checks import snapshot, verify
 from .layout import owned_part
+from .state import allocate
 from .stats import Superstep
 
 LIGHT_SHARE = 64  # a frontier is light when its out-edges are at most E / LIGHT_SHARE (0: never)
@@ -154,8 +156,11 @@ class Solo:
         records and whether the run is over."""
         run = self.run
         state = not run.primitive.needs_all  # (else every device holds every vertex's)
-        gathering = state or not run.one_frontier  # (else the leader compares the frontiers)
-        gathered = self._gather(frontiers, state=state) if gathering else 0
+        first = state and run.iteration == 0  # (no superstep yet: every state its first)
+        gathering = not first and (state or not run.one_frontier)  # (else the leader
+        gathered = self._gather(frontiers, state=state) if gathering else 0  # compares them)
+        if first and self.whole is not None:
+            frontiers[LEADER] = self._first(run.params)
         led = None
         if self.whole is not None and gathered is not None:
             with run.backends[LEADER].activate():
@@ -194,6 +199,24 @@ class Solo:
             with run.backends[d].activate():
                 frontiers[d] = _taken(run, d, outcome, *(led[1] if d == LEADER else inbox[d]))
         return frontiers, records, False
+
+    def _first(self, params: dict) -> Frontier:
+        """The leader's state as one device starts it on the whole graph, and that first
+        frontier: before the first superstep each device holds its own vertices' first state
+        only (not ``needs_all``), so the leader takes the whole graph's rather than the others'
+        (no exchange); its ``add`` baselines with it."""
+        run, graph = self.run, self.whole
+        with run.backends[LEADER].activate():
+            fresh = allocate(run.primitive, graph)
+            frontier = run.primitive.init_frontier(graph, fresh, **params)
+            state = run.states[LEADER]
+            for name, value in vars(fresh).items():
+                if value is not None:
+                    getattr(state, name)[...] = value
+            for name, base in run.bases[LEADER].items():
+                base[...] = getattr(state, name)
+        frontier.edges_before = 0  # (no frontier was advanced from before it)
+        return frontier
 
     def _gather(self, frontiers: dict, *, state: bool) -> int | None:
         """Every other device's frontier to the leader, in one exchange round. With ``state``
