@@ -15,12 +15,14 @@ and, where one differs, every device steps as before: a part's own first vertice
 each holds only its own vertices' (a push BFS), the others first send it their own vertices'
 state and frontiers in one exchange round (:meth:`Solo._gather`: on rmat25 over two ranks,
 a slice of V / 2 values), unless no superstep has run yet: then it starts from the whole
-graph's first state and frontier itself (:meth:`Solo._first`). Then its changes (the vertices its steps returned) and its frontier
-go straight to every other device in one exchange round, which take them as they are; or,
-where the run is over, its state is the result (the gather reads it there). Each vertex is still
-expanded once, by one device; the others wait. Direction optimising for the number of
-devices, as Beamer's is for push and pull: on two H200 at rmat25 it took 2.5 ms off a
-direction-optimising BFS of 9 and 17 off a betweenness of 63 (``benchmarks/RESULTS.md``).
+graph's first state and frontier itself (:meth:`Solo._first`). Then its changes (the
+vertices its steps returned) and its frontier go straight to every other device in one
+exchange round, which take them as they are; or, where the run is over, its state is the
+result (the gather reads it there). Each vertex is still expanded once, by one device; the
+others wait. Direction optimising for the number of devices, as Beamer's is for push and
+pull: on two H200 at rmat25 it took 2.5 ms off a direction-optimising BFS of 9 and 17 off a
+betweenness of 63 (``benchmarks/RESULTS.md``), and its pulled levels a further 2.3 ms off
+that BFS's 5.5.
 
 The first device holds the whole graph for it (the caller's, or in run ids a copy), where the
 run was given the whole graph and a one-device run of the primitive fits there
@@ -157,8 +159,9 @@ class Solo:
         run = self.run
         state = not run.primitive.needs_all  # (else every device holds every vertex's)
         first = state and run.iteration == 0  # (no superstep yet: every state its first)
-        gathering = not first and (state or not run.one_frontier)  # (else the leader
-        gathered = self._gather(frontiers, state=state) if gathering else 0  # compares them)
+        # (with needs_all and one frontier known, nothing to gather; else the leader compares)
+        gathering = not first and (state or not run.one_frontier)
+        gathered = self._gather(frontiers, state=state) if gathering else 0
         if first and self.whole is not None:
             frontiers[LEADER] = self._first(run.params)
         led = None
