@@ -48,6 +48,20 @@ def test_next_frontier_marked_in_a_mask(row, partitioner, communicator, devices,
     run_cell(row, partitioner, communicator, devices)
 
 
+@pytest.mark.parametrize("row", [r for r in ROWS if r.name.startswith("bfs")], ids=lambda r: r.name)
+@pytest.mark.parametrize(
+    ("partitioner", "communicator", "devices"),
+    [("random", "selective", 3), ("edge_balanced", "broadcast", 2), ("biased", "butterfly", 5)],
+)
+def test_bfs_with_pulls_that_exit_early(row, partitioner, communicator, devices, monkeypatch):
+    """A backend whose pull stops at a candidate's first frontier in-neighbour (a GPU's, not
+    ``scans_whole_lists``): the levels a BFS pulls run on the first device alone (rule 6,
+    ``pulls_early``) between lifted ones, and give networkx's answer."""
+    capabilities = dataclasses.replace(NumpyBackend.capabilities, scans_whole_lists=False)
+    monkeypatch.setattr(NumpyBackend, "capabilities", capabilities)
+    run_cell(row, partitioner, communicator, devices)
+
+
 def test_issue_example_three_devices_match_networkx():
     graph = bg.generators.rmat(12, 16, seed=2, backend="numpy")
     depth = nx.single_source_shortest_path_length(graph.to_networkx(), 0)
