@@ -231,28 +231,6 @@ def test_stats_split_setup_loop_and_gather(devices):
     assert both.edges == 2 * stats.edges
 
 
-def test_reset_gives_every_column_and_scalar_its_first_value_in_place():
-    """``state.reset`` (rule 6's first device starting a run from the whole graph) sets what
-    :func:`allocate` made back to its first values, in the same arrays: ids, a constant, a
-    column of lanes, scalars."""
-    from bspgraph.enactor.state import allocate, reset
-    from bspgraph.primitives.bfs import BFS, BatchedBFS
-    from bspgraph.primitives.cc import CC
-    from bspgraph.primitives.pagerank import PageRank
-
-    graph = bg.generators.rmat(6, 4, seed=1, backend="numpy")
-    primitives = [CC(), BFS(parents=True), BatchedBFS(lanes=3), PageRank(tol=1e-6)]
-    for primitive in primitives:
-        state, first = allocate(primitive, graph), allocate(primitive, graph)
-        arrays = {name: array for name, array in vars(state).items() if array is not None}
-        for array in arrays.values():
-            array[...] = 7
-        reset(primitive, graph, state)
-        for name, array in arrays.items():
-            assert getattr(state, name) is array  # (in place)
-            np.testing.assert_array_equal(array, getattr(first, name), err_msg=name)
-
-
 def test_stats_read_a_count_left_on_the_device_when_asked():
     stats = bg.enactor.Stats(seconds=2.0, edges=np.array(6_000_000_000))  # a 0-d array
     assert stats.gteps == 3.0 and type(stats.edges) is int

@@ -50,7 +50,7 @@ from ..frontier import Frontier, count_out_edges
 from ..frontier.advance import pulls_early
 from .checks import snapshot, verify
 from .layout import owned_part
-from .state import reset
+from .state import allocate
 from .stats import Superstep
 
 LIGHT_SHARE = 64  # a frontier is light when its out-edges are at most E / LIGHT_SHARE (0: never)
@@ -208,10 +208,14 @@ class Solo:
         frontier: before the first superstep each device holds its own vertices' first state
         only (not ``needs_all``), so the leader takes the whole graph's rather than the others'
         (no exchange); its ``add`` baselines with it."""
-        run, graph, state = self.run, self.whole, self.run.states[LEADER]
+        run, graph = self.run, self.whole
         with run.backends[LEADER].activate():
-            reset(run.primitive, graph, state)  # (in place: no second state beside it)
-            frontier = run.primitive.init_frontier(graph, state, **params)
+            fresh = allocate(run.primitive, graph)
+            frontier = run.primitive.init_frontier(graph, fresh, **params)
+            state = run.states[LEADER]
+            for name, value in vars(fresh).items():
+                if value is not None:
+                    getattr(state, name)[...] = value
             for name, base in run.bases[LEADER].items():
                 base[...] = getattr(state, name)
         frontier.edges_before = 0  # (no frontier was advanced from before it)

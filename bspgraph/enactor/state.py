@@ -37,21 +37,6 @@ def allocate(primitive: Primitive, graph) -> SimpleNamespace:
     return SimpleNamespace(**arrays)
 
 
-def reset(primitive: Primitive, graph, state: SimpleNamespace) -> None:
-    """``state``'s arrays (:func:`allocate`'s, on ``graph``) set to their first values again,
-    in place."""
-    for spec in primitive.state:
-        array = getattr(state, spec.name)
-        if array is None:
-            continue
-        if spec.init == "id":
-            array[...] = graph.xp.arange(graph.num_vertices, dtype=array.dtype)
-        else:
-            array[...] = _initial_value(spec, array.dtype)
-    for scalar in primitive.scalars:
-        getattr(state, scalar.name)[...] = scalar.init
-
-
 def _dtype(name: str, graph) -> np.dtype:
     if name == "vertex":
         return graph.indices.dtype
