@@ -312,12 +312,10 @@ def test_a_bfs_pulls_its_early_exit_levels_on_one_device(devices, monkeypatch):
 @pytest.mark.parametrize("communicator", ["selective", "broadcast", "butterfly"])
 def test_light_supersteps_gather_each_devices_own_state_first(devices, communicator):
     """Rule 6 where each device holds only its own vertices' state and frontier (push BFS,
-    a batch of BFS: not needs_all): the first superstep (a source's) runs on the first device
-    from the whole graph's first state and frontier, taking nothing from the others (one
-    round: its changes and frontier to them), the heavy ones on every device, the last light
-    ones on the first device after it took the others' own state and frontiers in one
-    exchange round, and the run is one device's: its answers, levels, frontiers and
-    traversed edges."""
+    a batch of BFS: not needs_all): the first superstep runs on every device (the first one
+    would take every vertex's first state), the last light ones on the first device after
+    it took the others' own state and frontiers in one exchange round, and the run is one
+    device's: its answers, levels, frontiers and traversed edges."""
     graph = bg.generators.rmat(12, 16, seed=1, backend="numpy")
     source = int(np.argmax(graph.out_degree()))
     run = {"devices": devices, "partitioner": "random", "communicator": communicator}
@@ -331,8 +329,7 @@ def test_light_supersteps_gather_each_devices_own_state_first(devices, communica
         assert [step.frontier for step in steps] == [step.frontier for step in one.stats.supersteps]
         assert many.stats.edges == one.stats.edges
         ran_on = [step.devices for step in steps]
-        assert ran_on[0] == 1 and devices in ran_on and ran_on[-1] == 1, ran_on
-        assert steps[0].rounds == 1 and steps[0].messages == 2 * (devices - 1)  # handed over
+        assert ran_on[0] == devices and ran_on[-1] == 1, ran_on
         assert steps[-1].rounds == 1 and steps[-1].bytes > 0  # the gather, no changes after
     parents = bg.bfs(graph, source, direction="push", parents=True, **run).parent
     reached = parents >= 0
@@ -393,23 +390,20 @@ def test_light_supersteps_keep_sums_held_by_their_owners(share):
 
 
 def test_after_light_supersteps_the_first_device_sends_only_its_new_sums():
-    """A light level between heavy ones (a chain to a hub, from vertex 2): the first device
-    took the owners' sums and their baselines with them, so what it adds after the light
-    level travels as its own change, not again as the sums it took. From vertex 0 the first
-    two levels are light: the first device starts them from the whole graph's first state
-    (its baselines with it) and hands their sums over."""
+    """A light level between heavy ones (a chain to a hub): the first device took the owners'
+    sums and their baselines with them, so what it adds after the light level travels as
+    its own change, not again as the sums it took."""
     edges = [(0, 1), (1, 2), *((2, v) for v in range(3, 10)), (0, 4), (6, 5), (9, 9), (5, 2)]
     edges += [(6, 8), (9, 6), (7, 0), (6, 3), (5, 8)]
     src, dst = np.array(edges).T
     graph = bg.Graph.from_edges(src, dst, num_vertices=10, directed=True, backend="numpy")
-    for source, ran_on in ((2, [2, 2, 2, 1, 2]), (0, [1, 1, 2, 2, 2])):
-        one, _ = bg.enact(ReachCount(), graph, source=source)
-        with solo.light_share(3):
-            many, stats = bg.enact(
-                ReachCount(), graph, source=source, devices=2, partitioner="random", check=True
-            )
-        assert [step.devices for step in stats.supersteps] == ran_on
-        np.testing.assert_array_equal(many["hits"], one["hits"])
+    one, _ = bg.enact(ReachCount(), graph, source=0)
+    with solo.light_share(3):
+        many, stats = bg.enact(
+            ReachCount(), graph, source=0, devices=2, partitioner="random", check=True
+        )
+    assert [step.devices for step in stats.supersteps] == [2, 1, 2, 2, 2]
+    np.testing.assert_array_equal(many["hits"], one["hits"])
 
 
 class MinLabel(bg.Primitive):

@@ -297,7 +297,7 @@ class LiftedRun:
         # light supersteps on the first device (rule 6; ``whole``: the whole graph there,
         # None where this process has none, False where the primitive does not take part):
         # every process learns in the first collective whether the first device has it
-        self.whole, self.solo, self.params = whole, None, None
+        self.whole, self.solo = whole, None
         self.light = False  # whether the next superstep is one of those
         self.one_frontier = False  # whether every device's frontier is known to be the run's
 
@@ -305,7 +305,6 @@ class LiftedRun:
         """Each device's first frontier (a vertex on its owner only, unless ``needs_all``) from
         the initialised state, and the baselines of the ``add`` state taken from it."""
         primitive, devices = self.primitive, self.devices
-        self.params = params  # (rule 6's first device starts from them on the whole graph)
         init = functools.partial(primitive.init_frontier, **params)
         frontiers = self.each(init, devices, self.states)
         if not primitive.needs_all:
@@ -348,10 +347,9 @@ class LiftedRun:
         if self.whole is not False and rows[0, 4]:  # (the first row: the first device's)
             self.solo = Solo(self, self.whole)
             alike = (rows[:, 2:4] == rows[0, 2:4]).all()  # (sizes and edges: maybe one frontier)
-            if self.primitive.needs_all:  # (each device's frontier meant to be the run's)
-                self.light = bool(rows[:, 1].all() and alike)
-            else:  # (each device's own vertices of it: the run's, their out-edges summed)
-                self.light = is_light(self.devices[self.local[0]], int(rows[:, 3].sum()))
+            # (where each device holds only its own state, light supersteps begin after a
+            # lifted one: before it the first device would take every vertex's first state)
+            self.light = bool(self.primitive.needs_all and rows[:, 1].all() and alike)
             few = rows[0, 2] <= FEW_IDS and (rows[:, 5:] == rows[0, 5:]).all()
             self.one_frontier = bool(alike and few)  # (else the first device compares them)
         return not rows[:, 0].any()

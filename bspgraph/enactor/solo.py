@@ -14,15 +14,13 @@ joined; a source's first frontier, compared id by id; else the first device comp
 and, where one differs, every device steps as before: a part's own first vertices); where
 each holds only its own vertices' (a push BFS), the others first send it their own vertices'
 state and frontiers in one exchange round (:meth:`Solo._gather`: on rmat25 over two ranks,
-a slice of V / 2 values), unless no superstep has run yet: then it starts from the whole
-graph's first state and frontier itself (:meth:`Solo._first`). Then its changes (the
-vertices its steps returned) and its frontier go straight to every other device in one
-exchange round, which take them as they are; or, where the run is over, its state is the
-result (the gather reads it there). Each vertex is still expanded once, by one device; the
-others wait. Direction optimising for the number of devices, as Beamer's is for push and
-pull: on two H200 at rmat25 it took 2.5 ms off a direction-optimising BFS of 9 and 17 off a
-betweenness of 63 (``benchmarks/RESULTS.md``), and its pulled levels a further 2.3 ms off
-that BFS's 5.5.
+a slice of V / 2 values). Then its changes (the vertices its steps returned) and its frontier
+go straight to every other device in one exchange round, which take them as they are; or,
+where the run is over, its state is the result (the gather reads it there). Each vertex is still
+expanded once, by one device; the others wait. Direction optimising for the number of
+devices, as Beamer's is for push and pull: on two H200 at rmat25 it took 2.5 ms off a
+direction-optimising BFS of 9 and 17 off a betweenness of 63 (``benchmarks/RESULTS.md``),
+and its pulled levels a further 2.3 ms off that BFS's 5.5.
 
 The first device holds the whole graph for it (the caller's, or in run ids a copy), where the
 run was given the whole graph and a one-device run of the primitive fits there
@@ -50,7 +48,6 @@ from ..frontier import Frontier, count_out_edges
 from ..frontier.advance import pulls_early
 from .checks import snapshot, verify
 from .layout import owned_part
-from .state import allocate
 from .stats import Superstep
 
 LIGHT_SHARE = 64  # a frontier is light when its out-edges are at most E / LIGHT_SHARE (0: never)
@@ -158,12 +155,8 @@ class Solo:
         records and whether the run is over."""
         run = self.run
         state = not run.primitive.needs_all  # (else every device holds every vertex's)
-        first = state and run.iteration == 0  # (no superstep yet: every state its first)
-        # (with needs_all and one frontier known, nothing to gather; else the leader compares)
-        gathering = not first and (state or not run.one_frontier)
+        gathering = state or not run.one_frontier  # (else the leader compares the frontiers)
         gathered = self._gather(frontiers, state=state) if gathering else 0
-        if first and self.whole is not None:
-            frontiers[LEADER] = self._first(run.params)
         led = None
         if self.whole is not None and gathered is not None:
             with run.backends[LEADER].activate():
@@ -202,24 +195,6 @@ class Solo:
             with run.backends[d].activate():
                 frontiers[d] = _taken(run, d, outcome, *(led[1] if d == LEADER else inbox[d]))
         return frontiers, records, False
-
-    def _first(self, params: dict) -> Frontier:
-        """The leader's state as one device starts it on the whole graph, and that first
-        frontier: before the first superstep each device holds its own vertices' first state
-        only (not ``needs_all``), so the leader takes the whole graph's rather than the others'
-        (no exchange); its ``add`` baselines with it."""
-        run, graph = self.run, self.whole
-        with run.backends[LEADER].activate():
-            fresh = allocate(run.primitive, graph)
-            frontier = run.primitive.init_frontier(graph, fresh, **params)
-            state = run.states[LEADER]
-            for name, value in vars(fresh).items():
-                if value is not None:
-                    getattr(state, name)[...] = value
-            for name, base in run.bases[LEADER].items():
-                base[...] = getattr(state, name)
-        frontier.edges_before = 0  # (no frontier was advanced from before it)
-        return frontier
 
     def _gather(self, frontiers: dict, *, state: bool) -> int | None:
         """Every other device's frontier to the leader, in one exchange round. With ``state``
