@@ -250,7 +250,9 @@ class Cluster:
                     dashboard_address=":0",  # (none asked for: a free port, not 8787)
                     silence_logs=logging.ERROR,
                 )
-            self._client = Client(self._scheduler)
+            # (to the workers straight: else an actor's call and its answer each go through
+            # the scheduler's proxy, a hop more each way)
+            self._client = Client(self._scheduler, direct_to_workers=True)
         self._log = tempfile.TemporaryFile()  # the job's output, read when it fails
         env = {**WORKER_MALLOC, **WORKER_DASK, **os.environ, "DASK_LOGGING__DISTRIBUTED": "error"}
         address = self._scheduler.scheduler_address
