@@ -453,6 +453,30 @@ def test_light_supersteps_need_one_frontier_not_frontiers_alike_in_size():
 
 
 @pytest.mark.parametrize("parts", [2, 3])
+def test_betweenness_backward_starts_on_the_first_device_without_a_gather(parts):
+    """Betweenness' backward phase starts from the deepest level on every device (18
+    vertices from rmat11's hub: more than a source, at most FEW_IDS): the tally compares
+    those ids, so the first device runs the light levels at once, with one round (its
+    hand-over: two Updates to each other device), no gather to compare the frontiers first;
+    the dependencies are one device's."""
+    from bspgraph.primitives.bc_backward import Backward
+    from bspgraph.primitives.bc_batched_backward import level_bounds
+    from bspgraph.primitives.bc_forward import Forward
+
+    graph = bg.generators.rmat(11, 16, seed=1, weights=True, backend="numpy")
+    forward, _ = bg.enact(Forward(), graph, source=int(np.argmax(graph.out_degree())))
+    deepest = int((forward["depth"] == forward["depth"].max()).sum())
+    assert 1 < deepest <= solo.FEW_IDS
+    run = dict(depth=forward["depth"], sigma=forward["sigma"])
+    backward = Backward(bounds=level_bounds(forward["depth"]))
+    one, _ = bg.enact(backward, graph, **run)
+    many, stats = bg.enact(backward, graph, devices=parts, partitioner="edge_balanced", **run)
+    np.testing.assert_allclose(many["delta"], one["delta"], rtol=1e-12)
+    first = stats.supersteps[0]
+    assert (first.devices, first.rounds, first.messages) == (1, 1, 2 * (parts - 1))
+
+
+@pytest.mark.parametrize("parts", [2, 3])
 def test_connected_components_keeps_each_devices_own_replaced_labels(parts):
     """CC's later steps link the labels that another device's smaller ones replaced on this
     one (``previous``, each device's own, not alike): no superstep of it runs on one device

@@ -52,7 +52,10 @@ from .stats import Superstep
 
 LIGHT_SHARE = 64  # a frontier is light when its out-edges are at most E / LIGHT_SHARE (0: never)
 LEADER = 0  # the device that runs light supersteps alone
-FEW_IDS = 4  # first frontiers of at most this many vertices are compared id by id at the start
+# first frontiers of at most this many vertices are compared id by id at the start (a
+# source's; betweenness' deepest level, where its backward phase starts: 15 vertices on
+# rmat25 from its hub), so that rule 6's first device need not gather them to compare
+FEW_IDS = 64
 
 
 @contextlib.contextmanager
