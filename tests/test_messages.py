@@ -122,6 +122,41 @@ def test_values_that_differ_travel_as_ids_or_slabs(rmat, costly, monkeypatch):
     assert largest.formats and ("bits" not in largest.formats or misfired), largest
 
 
+@pytest.mark.parametrize("costly", [False, True])
+def test_values_found_to_differ_are_not_tested_for_bits_again(rmat, costly, monkeypatch):
+    """SSSP's distances differ within a superstep: once the one-value test that Bits need (a
+    pass a column and a host read; also foretold Bits' guard, where reads cost) found them
+    so, neither the rest of the run nor a later run on the same cut tests them again; a BFS's
+    hops, one value a level, are tested at every heavy level of every run. Both give one
+    device's answer."""
+    from bspgraph.enactor import distributed
+
+    if costly:
+        _costly(monkeypatch)
+    tested = []
+    level = distributed._level
+    monkeypatch.setattr(distributed, "_level", lambda *a: tested.append(a) or level(*a))
+    graph = bg.generators.rmat(scale=12, edge_factor=8, seed=3, weights=True)
+    source = int(np.argmax(to_host(graph.out_degree())))
+    expected = bg.sssp(graph, source).distance
+    run = dict(backend="numpy", partitioner="edge_balanced", communicator="selective")
+    counts = []
+    for _ in range(2):
+        tested.clear()
+        got = bg.sssp(graph, source, transport=comm.Local(3, wire=True), **run)
+        np.testing.assert_allclose(got.distance, expected)
+        counts.append(len(tested))
+    assert counts[0] >= 1 and counts[1] == 0, counts
+    hops_graph, hops_source, hops = rmat
+    for _ in range(2):
+        tested.clear()
+        state, stats = bg.enact(
+            Hops(), hops_graph, source=hops_source, transport=comm.Local(3, wire=True), **run
+        )
+        np.testing.assert_array_equal(state["hops"], hops)
+        assert len(tested) >= 3 and any("bits" in s.formats for s in stats.supersteps)
+
+
 def _traversal(name):
     if name == "hops":
         return lambda graph, source, **run: bg.enact(Hops(), graph, source=source, **run)[1]

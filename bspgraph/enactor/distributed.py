@@ -251,6 +251,13 @@ class LiftedRun:
             and _kind(primitive) not in self.misfiring
             and not any(c.ships_change for c in contract.combiners.values())
         )
+        # where Bits may travel, each large output is tested for one value a column (a pass
+        # a column and a host read); once a run's returned vertices took several (SSSP's
+        # distances, betweenness' path counts), its later supersteps and the cut's later runs
+        # of the primitive send their values untested, and foretell no Bits (:meth:`learn`)
+        self.varying = _per_cut(devices[local[0]], owner, "varying", lambda _: set())
+        self.tests_level = self.bitwise and _kind(primitive) not in self.varying
+        self.foretells = self.foretells and self.tests_level
         self.foretold, self.guards, self.misfired = {}, {}, []
         # small packages cross unread, where each arrives on its receiver's device (GPUs of
         # one process: their Local transport moves it there)
@@ -423,7 +430,7 @@ class LiftedRun:
         # where the bound left the choice open on a GPU, what Bits would need (how many of
         # the returned vertices are owned, and whether they took one value a column) is
         # queued now and read with the sizes: one read a GPU
-        early = self.bitwise and self.bounded
+        early = self.tests_level and self.bounded
         undecided = [d for d in sized if early and d not in unread and _marked(outputs[d])]
         levels = self.each(
             functools.partial(_level, contract),
@@ -436,6 +443,7 @@ class LiftedRun:
             (outputs[d] for d in sized), [(self.backends[d], p) for d, (p, _) in levels.items()]
         )
         levels = {d: (pair, values) for (d, (_, values)), pair in zip(levels.items(), pairs)}
+        self.learn({d: pair for d, (pair, _) in levels.items()})
         # What follows is communication, timed on each GPU's queue (from the end of the
         # step's kernels to the end of the exchange's): this process does not wait here.
         self.comm_started = [backend.mark() for backend in self.gpus]
@@ -449,7 +457,7 @@ class LiftedRun:
                 blocks,
                 self.share,
                 self.transport,
-                self.bitwise,
+                self.tests_level,  # (Bits only where tested)
                 devices[d],
                 states[d],
                 outputs[d],
@@ -556,6 +564,14 @@ class LiftedRun:
         for d in self.local:  # it goes on from the step's output
             frontiers[d].edges_before = outputs[d].edges_before
         return frontiers
+
+    def learn(self, pairs: dict) -> None:
+        """From each device's one-value test (``pairs``: its owned count and 1 or 0, read):
+        where one took several values a column, no further test and no foretold Bits in this
+        run, nor in the cut's later runs of the primitive (Bits would not carry them)."""
+        if any(not one for _, one in pairs.values()):
+            self.tests_level = self.foretells = False
+            self.varying.add(_kind(self.primitive))
 
     def tally(
         self, frontiers, outputs, received, messages, traffic, *, again: bool = False
@@ -801,17 +817,19 @@ def _dense_choices(run: LiftedRun, outputs: dict, large: list, whole: dict, read
     """For the devices that returned many vertices (``large``, :func:`_many`), whether each
     sends a Slab and over what (set in ``whole``, :func:`_dense_choice`), from how many of its
     returned vertices it keeps at home and, over a wire where Bits may travel, whether they
-    took one value a column (:func:`_level`; ``read`` holds those already read): read at once.
-    The one value a column of those that did."""
+    took one value a column (:func:`_level`, while the run tests: :meth:`LiftedRun.learn`;
+    ``read`` holds those already read): read at once. The one value a column of those that
+    did."""
     devices, states, contract = run.devices, run.states, run.contract
     on = {d: devices[d] for d in large if d not in read}
-    if run.bitwise:
-        levels = run.each(functools.partial(_level, contract), on, states, run.bases, outputs)
-        kept = _read_each(run.backends, {d: pair for d, (pair, _) in levels.items()})
-        kept.update({d: pair for d, (pair, _) in read.items()})
-        levels = {d: values for d, (_, values) in {**levels, **read}.items() if kept[d][1]}
-    else:
-        levels, kept = {}, _read_each(run.backends, run.each(_owned_count, on, outputs))
+    tested = {d: graph for d, graph in on.items() if run.tests_level}
+    levels = run.each(functools.partial(_level, contract), tested, states, run.bases, outputs)
+    counted = run.each(_owned_count, {d: g for d, g in on.items() if d not in tested}, outputs)
+    found = _read_each(run.backends, {**{d: p for d, (p, _) in levels.items()}, **counted})
+    pairs = {d: found[d] for d in levels} | {d: pair for d, (pair, _) in read.items()}
+    run.learn(pairs)
+    levels = {d: values for d, (_, values) in {**levels, **read}.items() if pairs[d][1]}
+    kept = {d: pairs[d][0] if d in pairs else found[d] for d in large}
     wire = run.transport.wire
     whole.update(
         {
@@ -822,7 +840,7 @@ def _dense_choices(run: LiftedRun, outputs: dict, large: list, whole: dict, read
                 run.transport.size,
                 devices[d],
                 len(outputs[d]),
-                kept[d][0] if run.bitwise else kept[d],
+                kept[d],
                 _entry_bytes(contract, run.blocks, devices[d], states[d]) if wire else None,
                 d in levels,
             )
