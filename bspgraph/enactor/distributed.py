@@ -443,7 +443,7 @@ class LiftedRun:
             (outputs[d] for d in sized), [(self.backends[d], p) for d, (p, _) in levels.items()]
         )
         levels = {d: (pair, values) for (d, (_, values)), pair in zip(levels.items(), pairs)}
-        self.learn({d: pair for d, (pair, _) in levels.items()})
+        self.learn({d: pair for d, (pair, _) in levels.items() if len(outputs[d])})
         # What follows is communication, timed on each GPU's queue (from the end of the
         # step's kernels to the end of the exchange's): this process does not wait here.
         self.comm_started = [backend.mark() for backend in self.gpus]
@@ -566,9 +566,10 @@ class LiftedRun:
         return frontiers
 
     def learn(self, pairs: dict) -> None:
-        """From each device's one-value test (``pairs``: its owned count and 1 or 0, read):
-        where one took several values a column, no further test and no foretold Bits in this
-        run, nor in the cut's later runs of the primitive (Bits would not carry them)."""
+        """From each device's one-value test of a returned vertex or more (``pairs``: its
+        owned count and 1 or 0, read; 0 also where none is returned): where one took several
+        values a column, no further test and no foretold Bits in this run, nor in the cut's
+        later runs of the primitive (Bits would not carry them)."""
         if any(not one for _, one in pairs.values()):
             self.tests_level = self.foretells = False
             self.varying.add(_kind(self.primitive))
@@ -826,8 +827,8 @@ def _dense_choices(run: LiftedRun, outputs: dict, large: list, whole: dict, read
     levels = run.each(functools.partial(_level, contract), tested, states, run.bases, outputs)
     counted = run.each(_owned_count, {d: g for d, g in on.items() if d not in tested}, outputs)
     found = _read_each(run.backends, {**{d: p for d, (p, _) in levels.items()}, **counted})
+    run.learn({d: found[d] for d in levels})  # (those read before, learnt from then)
     pairs = {d: found[d] for d in levels} | {d: pair for d, (pair, _) in read.items()}
-    run.learn(pairs)
     levels = {d: values for d, (_, values) in {**levels, **read}.items() if pairs[d][1]}
     kept = {d: pairs[d][0] if d in pairs else found[d] for d in large}
     wire = run.transport.wire
