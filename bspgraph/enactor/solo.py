@@ -10,8 +10,9 @@ one device runs them (a repeated advance's light levels in one launch), until it
 is heavy again or the run is over.
 Where every device holds every vertex's state and the whole frontier (``needs_all``), the
 first device has them already, once the frontiers are known to be one (the tally found them
-joined; a source's first frontier, compared id by id; else the first device compares them
-and, where one differs, every device steps as before: a part's own first vertices); where
+joined; a first frontier of at most FEW_IDS vertices, compared id by id: a source's,
+betweenness' deepest level; else the first device compares them and, where one differs,
+every device steps as before: a part's own first vertices); where
 each holds only its own vertices' (a push BFS), the others first send it their own vertices'
 state and frontiers in one exchange round (:meth:`Solo._gather`: on rmat25 over two ranks,
 a slice of V / 2 values). Then its changes (the vertices its steps returned) and its frontier
