@@ -238,26 +238,22 @@ class LiftedRun:
         # messages chosen from the frontiers' out-edges, where a read waits for the device
         # (a GPU): Updates they make certain, and in one memory the Slabs they foretell
         self.bounded = backends[local[0]].capabilities.costly_supersteps
-        # over a link, Bits they foretell go unread too, their one-value test with them on
-        # the device (:func:`_foretold`); a test that failed is caught by the tally, which
-        # has those devices send their Slabs again (:meth:`resend`), and the cut remembers
-        # the primitive and its options (their later runs read first). Not for ``add``
-        # columns, whose changes are rebased once sent.
-        self.misfiring = _per_cut(devices[local[0]], owner, "misfiring", lambda _: set())
-        self.foretells = (
-            FORETELL
-            and self.bitwise
-            and self.bounded
-            and _kind(primitive) not in self.misfiring
-            and not any(c.ships_change for c in contract.combiners.values())
-        )
         # where Bits may travel, each large output is tested for one value a column (a pass
         # a column and a host read); once a run's returned vertices took several (SSSP's
         # distances, betweenness' path counts), its later supersteps and the cut's later runs
-        # of the primitive send their values untested, and foretell no Bits (:meth:`learn`)
+        # of the primitive (its class and options) send their values untested (:meth:`varies`)
         self.varying = _per_cut(devices[local[0]], owner, "varying", lambda _: set())
         self.tests_level = self.bitwise and _kind(primitive) not in self.varying
-        self.foretells = self.foretells and self.tests_level
+        # over a link, Bits they foretell go unread too, their one-value test with them on
+        # the device (:func:`_foretold`); a test that failed is caught by the tally, which
+        # has those devices send their Slabs again (:meth:`resend`). Not for ``add``
+        # columns, whose changes are rebased once sent.
+        self.foretells = (
+            FORETELL
+            and self.tests_level
+            and self.bounded
+            and not any(c.ships_change for c in contract.combiners.values())
+        )
         self.foretold, self.guards, self.misfired = {}, {}, []
         # small packages cross unread, where each arrives on its receiver's device (GPUs of
         # one process: their Local transport moves it there)
@@ -568,11 +564,15 @@ class LiftedRun:
     def learn(self, pairs: dict) -> None:
         """From each device's one-value test of a returned vertex or more (``pairs``: its
         owned count and 1 or 0, read; 0 also where none is returned): where one took several
-        values a column, no further test and no foretold Bits in this run, nor in the cut's
-        later runs of the primitive (Bits would not carry them)."""
+        values a column, :meth:`varies` (Bits would not carry them)."""
         if any(not one for _, one in pairs.values()):
-            self.tests_level = self.foretells = False
-            self.varying.add(_kind(self.primitive))
+            self.varies()
+
+    def varies(self) -> None:
+        """The run's values took several a column: no one-value test and no foretold Bits
+        from now on, nor in the cut's later runs of the primitive."""
+        self.tests_level = self.foretells = False
+        self.varying.add(_kind(self.primitive))
 
     def tally(
         self, frontiers, outputs, received, messages, traffic, *, again: bool = False
@@ -682,11 +682,10 @@ class LiftedRun:
         """Foretold Bits that misfired (their vertices did not take one value a column, as
         read with the next frontiers: the receivers applied nothing of them,
         :func:`_guarded`) sent again as each such device's Slab, in a round every process
-        makes; the vertices they change join ``frontiers`` (in place), and Bits are no longer
-        foretold for this primitive on this cut. Those Slabs and the round's counts."""
-        self.foretells, misfired = False, set(self.misfired)
-        self.misfiring.add(_kind(self.primitive))
-        self.misfired = []
+        makes; the vertices they change join ``frontiers`` (in place), and the run's values are
+        known to vary (:meth:`varies`). Those Slabs and the round's counts."""
+        misfired, self.misfired = set(self.misfired), []
+        self.varies()  # (on every process: each makes this round)
         messages = self.each(
             functools.partial(_resent, self.contract, self.blocks, misfired, self.foretold),
             self.devices,
@@ -1563,8 +1562,8 @@ def _resent(contract: Contract, blocks, misfired: set, covers: dict, graph, stat
 
 
 def _kind(primitive) -> tuple:
-    """A primitive's class and options: what a cut remembers of foretold Bits that misfired
-    (BFS with parents misfires, BFS without them does not)."""
+    """A primitive's class and options: what a cut remembers of values that varied (BFS with
+    parents varies, BFS without them does not)."""
     return type(primitive), _describe(getattr(primitive, "options", {}))
 
 
