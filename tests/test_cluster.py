@@ -129,6 +129,34 @@ def test_a_second_call_on_a_graph_sends_nothing_and_sets_nothing_up(workers, mon
     assert second.stats.devices == 2
 
 
+def test_betweenness_is_one_call_a_batch_and_its_phases_hand_over_on_the_workers(workers):
+    """Betweenness' forward and backward runs of a batch go to the workers as one chain
+    (one call, not one a run): its depths and path counts never come back here, and the
+    centralities equal networkx's, batched or one source at a time; a path count past
+    float64 on the workers is the PathCountOverflow of one process."""
+    g = _graph(50, seed=8)
+    graph = bg.Graph.from_networkx(g, backend="numpy")
+    calls = []
+    enact = type(workers).enact
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(type(workers), "enact", lambda *a, **k: calls.append(a[1]) or enact(*a, **k))
+        for batch, k in ((1, 2), (2, 3)):  # two sources one at a time, three in two batches
+            got = bg.betweenness_centrality(graph, k=k, seed=5, batch=batch, cluster=workers)
+            want = nx.betweenness_centrality(g, k=k, seed=5)
+            np.testing.assert_allclose(got.centrality, [want[v] for v in g], rtol=1e-9)
+            single = bg.betweenness_centrality(graph, k=k, seed=5, batch=batch, backend="numpy")
+            assert len(got.stats.supersteps) == len(single.stats.supersteps)
+    assert [type(call).__name__ for call in calls] == ["Dependencies"] * 4  # a call a batch
+    src, dst = [], []
+    for k in range(1100):  # 2^1100 shortest paths along 1100 diamonds: past float64
+        src += [3 * k, 3 * k, 3 * k + 1, 3 * k + 2]
+        dst += [3 * k + 1, 3 * k + 2, 3 * k + 3, 3 * k + 3]
+    diamonds = bg.Graph.from_edges(src, dst, directed=False, backend="numpy")
+    with pytest.raises(bg.PathCountOverflow, match=r"from source 0, vertex 3072"):
+        bg.betweenness_centrality(diamonds, [0], cluster=workers)
+    assert bg.bfs(graph, 3, cluster=workers).depth[3] == 0  # (the workers kept on)
+
+
 class _Failing(Primitive):
     """A BFS-like primitive whose step on device 1 raises, or kills its process, in superstep 1."""
 

@@ -12,12 +12,13 @@ from .cluster import Cluster, cluster
 from .combiners import Add, Combiner, Follow, Max, Min, Replace
 from .contract import Primitive, Scalar, State
 from .layout import distribute
-from .loop import enact
+from .loop import Chain, enact, enact_chain
 from .state import allocate, gather
 from .stats import Stats, Superstep, watching
 
 __all__ = [
     "Add",
+    "Chain",
     "Cluster",
     "Combiner",
     "Follow",
@@ -34,6 +35,7 @@ __all__ = [
     "combiners",
     "distribute",
     "enact",
+    "enact_chain",
     "gather",
     "watching",
 ]

@@ -60,6 +60,7 @@ import numpy as np
 
 from ..backend import to_host
 from ..exceptions import DeviceError, WorkerError
+from .contract import Primitive
 from .layout import cut, partitioner_of
 from .loop import enact
 from .running import GPU_WORKERS, RUNNER
@@ -153,10 +154,13 @@ class Cluster:
         RUNNER.reset(self._context.pop())
         self.close()
 
-    def enact(self, primitive, graph, **run) -> tuple[dict, object]:
-        """:func:`~bspgraph.enactor.enact` of ``primitive`` on ``graph`` on every worker, its
-        ``run`` options as given (``devices``: None or this cluster's size); rank 0's result
-        (host arrays, or on this process's device with ``result_device``) and stats."""
+    def enact(self, work, graph, **run) -> tuple[dict, object]:
+        """:func:`~bspgraph.enactor.enact` of ``work`` (a primitive, or a
+        :class:`~bspgraph.enactor.loop.Chain` of runs, in its primitive's cut) on ``graph`` on
+        every worker, its ``run`` options as given (``devices``: None or this cluster's size);
+        rank 0's result (host arrays, or on this process's device with ``result_device``) and
+        stats (a chain's: a list)."""
+        primitive = work if isinstance(work, Primitive) else work.primitive
         devices = run.pop("devices", None)
         if devices not in (None, self.size) and not (
             isinstance(devices, list) and len(devices) == self.size
@@ -187,7 +191,7 @@ class Cluster:
 
         # what every rank is told, pickled once here (one frame, where Dask frames each
         # argument apart: 0.6 ms a call on two NumPy workers); a part travels as it is
-        call = cloudpickle.dumps((token, primitive, self.backend, run, handed))
+        call = cloudpickle.dumps((token, work, self.backend, run, handed))
         futures = [
             actor.run(call, *([] if part is None else [part]))
             for part, actor in zip(sent, self._actors, strict=True)
@@ -509,8 +513,8 @@ class _Rank:
         sent for it (None: kept from an earlier call)."""
         import cloudpickle
 
-        token, primitive, backend, run, handed = cloudpickle.loads(call)
-        return _run_on_worker(token, part, primitive, backend, run, handed)
+        token, work, backend, run, handed = cloudpickle.loads(call)
+        return _run_on_worker(token, part, work, backend, run, handed)
 
 
 async def _settled(future, rank: int, outcomes: dict, done: threading.Event) -> None:
@@ -526,10 +530,11 @@ async def _settled(future, rank: int, outcomes: dict, done: threading.Event) -> 
         done.set()
 
 
-def _run_on_worker(token: tuple, graph, primitive, backend, run: dict, handed: HandOver):
-    """In a worker: the run on its rank's transport (made once), ``graph`` (its part) kept
-    under ``token`` (None: sent before); rank 0's (result, stats), each large array of the result
-    handed over in shared memory where it runs on the caller's host (:func:`_handed_over`)."""
+def _run_on_worker(token: tuple, graph, work, backend, run: dict, handed: HandOver):
+    """In a worker: the run of ``work`` (a primitive or a chain of runs) on its rank's
+    transport (made once), ``graph`` (its part) kept under ``token`` (None: sent before);
+    rank 0's (result, stats), each large array of the result lent from its GPU or handed
+    over in shared memory where it runs on the caller's host (:func:`_handed_over`)."""
     transport = _HELD.get("transport")
     if transport is None:
         transport = _HELD["transport"] = _transport(backend)
@@ -543,9 +548,14 @@ def _run_on_worker(token: tuple, graph, primitive, backend, run: dict, handed: H
     run = {name: _taken(value, True, opened) for name, value in run.items()}
     lending = handed.borrows and handed.host == socket.gethostname()
     lending = lending and not transport.backend.capabilities.virtual_devices  # (on a GPU)
-    result, stats = enact(
-        primitive, graphs[token], transport=transport, result_device=lending, **run
-    )
+    if isinstance(work, Primitive):
+        result, stats = enact(
+            work, graphs[token], transport=transport, result_device=lending, **run
+        )
+    else:  # (its runs hand each other their results here; the chain's is lent or handed)
+        result, stats = work(graphs[token], transport=transport, **run)
+        if not lending:
+            result = {n: to_host(v) if getattr(v, "ndim", 0) else v for n, v in result.items()}
     if transport.rank != 0:
         return None
     if lending:

@@ -7,12 +7,12 @@ import functools
 import inspect
 import time
 import warnings
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 
 from .. import memory
-from ..backend import choose, clock, get_backend, gpu_count
+from ..backend import choose, clock, get_backend, gpu_count, to_host
 from .checks import Reference, Watch, snapshot, verify
 from .contract import Primitive, contract_of
 from .relabel import check_declarations
@@ -74,9 +74,7 @@ def enact(
         names the state that kept changing, and where devices disagree with a vertex's owner).
     """
     _check_params(primitive, params)
-    cluster = cluster or current_cluster()
-    if cluster is None and transport is None and devices is not None:
-        cluster = _gpu_workers(_device_ids(devices), backend)
+    cluster = _runner(cluster, transport, devices, backend)
     if cluster is not None:  # every worker runs it, one rank a device
         return cluster.enact(
             primitive,
@@ -135,6 +133,53 @@ def enact(
     stats.prepare_seconds, stats.compile_seconds = payments["prepare"], payments["compile"]
     stats.backend, stats.backend_reason = target.name, reason
     return result, stats
+
+
+class Chain(Protocol):
+    """Runs of primitives that read each other's results, as one piece of work (betweenness:
+    the forward run, then the backward run on its depths and path counts): ``primitive`` is
+    the run whose cut every run of the chain takes (each enacts with the ``run`` options
+    given), and a call returns the chain's result arrays and its runs' stats."""
+
+    primitive: Primitive
+
+    def __call__(self, graph, **run: Any) -> tuple[dict, list[Stats]]: ...
+
+
+def enact_chain(
+    chain: Chain,
+    graph,
+    *,
+    devices: int | list[int] | None = None,
+    backend=None,
+    transport=None,
+    cluster=None,
+    result_device: bool = False,
+    **run: Any,
+) -> tuple[dict, list[Stats]]:
+    """``chain`` (:class:`Chain`) on ``graph`` with the :func:`enact` options ``run``: here,
+    or, where a run would go to a cluster's workers, on every worker in one call, as
+    ``mpiexec -n P`` ranks run it (each on its part; the results its runs hand each other
+    stay on the workers, and only the chain's comes back). Host arrays unless
+    ``result_device``."""
+    runner = _runner(cluster, transport, devices, backend)
+    if runner is not None:
+        return runner.enact(
+            chain, graph, devices=devices, backend=backend, result_device=result_device, **run
+        )
+    result, stats = chain(graph, devices=devices, backend=backend, transport=transport, **run)
+    if not result_device:
+        result = {n: to_host(v) if getattr(v, "ndim", 0) else v for n, v in result.items()}
+    return result, stats
+
+
+def _runner(cluster, transport, devices, backend):
+    """The cluster a run goes to: ``cluster``, the enclosing ``with bg.cluster(P)``'s, or for
+    ``devices`` on GPUs (no ``transport``) the GPU workers; None: this process."""
+    cluster = cluster or current_cluster()
+    if cluster is None and transport is None and devices is not None:
+        cluster = _gpu_workers(_device_ids(devices), backend)
+    return cluster
 
 
 def _one_device(check, primitive, graph, backend, seed, params):

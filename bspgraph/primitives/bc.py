@@ -11,7 +11,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..backend import backend_for, backend_of, to_host
-from ..enactor import Stats, enact
+from ..enactor import Stats, enact, enact_chain
 from ..exceptions import PathCountOverflow
 from ..frontier.operators import prepare_reduction
 from ..graph.graph import register_preparation
@@ -119,9 +119,8 @@ def betweenness_centrality(
     on_device = run.pop("result_device", False)
     target = backend_for(run.get("backend"), graph)
     width = batch_width(target, graph, len(sources), batch, where)
-    accumulate = _one_by_one if width == 1 else _batched
     with target.activate():  # (CuPy: the sums over lanes on its plain reduction kernels)
-        total, runs = accumulate(graph, sources, width, endpoints, run)
+        total, runs = _accumulate(graph, sources, width, endpoints, run)
     if total is None:
         centrality = np.zeros(n)
         return BCResult(
@@ -156,72 +155,98 @@ def _warn_over_processes(graph, transport) -> None:
         )
 
 
-def _one_by_one(graph, sources, width, endpoints, run):
-    """The dependencies summed over ``sources``, one source at a time."""
-    total, runs = None, []
-    for source in sources:  # one device: the phases hand over and add up on it
-        forward, forward_stats = enact(Forward(), graph, source=source, result_device=True, **run)
-        reached = forward["depth"] >= 0
-        _check_counts(forward, [source])
-        backward, backward_stats = enact(
-            Backward(bounds=level_bounds(forward["depth"])),
-            graph,
-            depth=forward["depth"],
-            sigma=forward["sigma"],
-            result_device=True,
-            **run,
-        )
-        runs += [forward_stats, backward_stats]
-        dependency = backward["delta"] + (1 if endpoints else 0)
-        dependency[~reached] = 0
-        dependency[source] = backend_of(reached).count(reached) - 1 if endpoints else 0
-        total = dependency if total is None else total + dependency
-    return total, runs
-
-
-def _batched(graph, sources, width, endpoints, run):
-    """The dependencies summed over ``sources``, ``width`` sources a run."""
+def _accumulate(graph, sources, width, endpoints, run):
+    """The dependencies summed over ``sources``, ``width`` sources a chain of runs
+    (:class:`Dependencies`); None where there are none."""
     total, runs = None, []
     for batch in batches(sources, width):
-        forward, forward_stats = enact(
-            BatchedForward(lanes=len(batch)), graph, sources=batch, result_device=True, **run
-        )
-        depth = forward["depth"]
-        _check_counts(forward, batch)
-        backward, backward_stats = enact(
-            BatchedBackward(lanes=len(batch), bounds=level_bounds(depth)),
-            graph,
-            depth=depth,
-            sigma=forward["sigma"],
-            result_device=True,
-            **run,
-        )
-        runs += [forward_stats, backward_stats]
-        dependency = backward["delta"].sum(axis=1)  # 0 at unreached vertices and the sources
-        if endpoints:  # each reached target, and each source for its targets
-            xp = backend_of(depth).xp
-            dependency += (depth > 0).sum(axis=1)
-            picked = backend_of(depth).asarray(batch)
-            dependency[picked] += (depth >= 0).sum(axis=0)[xp.arange(len(batch))] - 1
+        chain = Dependencies(tuple(batch), endpoints, batched=width > 1)
+        result, stats = enact_chain(chain, graph, result_device=True, **run)
+        if result.get("overflow"):
+            raise PathCountOverflow(result["overflow"])
+        runs += stats
+        dependency = result["dependency"]
         total = dependency if total is None else total + dependency
     return total, runs
 
 
-def _check_counts(forward: dict, sources: list[int]) -> None:
-    """PathCountOverflow when a shortest-path count is infinite (past float64's 1.8e308, as
-    from a corner of a 600 x 600 grid): every dependency would be NaN. ``forward``'s arrays
-    are one value a vertex (one source) or rows of a lane per source."""
+@dataclass(frozen=True)
+class Dependencies:
+    """The dependencies of a batch of ``sources`` on every vertex, as a chain of two runs
+    (:func:`~bspgraph.enactor.loop.enact_chain`): the forward run counts shortest paths,
+    the backward run accumulates dependencies along them from its depths and path counts
+    (on a cluster, on the workers: one call, and those arrays stay there). ``batched``: one
+    lane a source (:class:`BatchedForward`), else one source (:class:`Forward`)."""
+
+    sources: tuple[int, ...]
+    endpoints: bool
+    batched: bool
+
+    @property
+    def primitive(self):
+        """The forward run, whose cut the backward run takes too."""
+        return BatchedForward(lanes=len(self.sources)) if self.batched else Forward()
+
+    def __call__(self, graph, **run) -> tuple[dict, list[Stats]]:
+        sources = list(self.sources)
+        given = {"sources": sources} if self.batched else {"source": sources[0]}
+        forward, forward_stats = enact(self.primitive, graph, result_device=True, **given, **run)
+        overflow = _overflow(forward, sources)
+        if overflow is not None:  # (every dependency would be NaN)
+            return {"overflow": overflow}, [forward_stats]
+        depth, lanes = forward["depth"], len(sources)
+        backward = (
+            BatchedBackward(lanes=lanes, bounds=level_bounds(depth))
+            if self.batched
+            else (Backward(bounds=level_bounds(depth)))
+        )
+        delta, backward_stats = enact(
+            backward, graph, depth=depth, sigma=forward["sigma"], result_device=True, **run
+        )
+        delta = delta["delta"]
+        if self.batched:
+            dependency = _batch_dependency(delta, depth, sources, self.endpoints)
+        else:
+            dependency = _source_dependency(delta, depth, sources[0], self.endpoints)
+        return {"dependency": dependency}, [forward_stats, backward_stats]
+
+
+def _source_dependency(delta, depth, source: int, endpoints: bool):
+    """One source's dependency on every vertex from its backward run's ``delta``."""
+    reached = depth >= 0
+    dependency = delta + (1 if endpoints else 0)
+    dependency[~reached] = 0
+    dependency[source] = backend_of(reached).count(reached) - 1 if endpoints else 0
+    return dependency
+
+
+def _batch_dependency(delta, depth, sources: list[int], endpoints: bool):
+    """A batch's dependencies summed over its lanes from its backward run's ``delta``."""
+    dependency = delta.sum(axis=1)  # 0 at unreached vertices and the sources
+    if endpoints:  # each reached target, and each source for its targets
+        xp = backend_of(depth).xp
+        dependency += (depth > 0).sum(axis=1)
+        picked = backend_of(depth).asarray(sources)
+        dependency[picked] += (depth >= 0).sum(axis=0)[xp.arange(len(sources))] - 1
+    return dependency
+
+
+def _overflow(forward: dict, sources: list[int]) -> str | None:
+    """Where a shortest-path count is infinite (past float64's 1.8e308, as from a corner of a
+    600 x 600 grid), what PathCountOverflow says: every dependency would be NaN; else None.
+    ``forward``'s arrays are one value a vertex (one source) or rows of a lane per source."""
     sigma = forward["sigma"]
     overflow = backend_of(sigma).xp.isinf(sigma)
-    if bool(backend_of(sigma).any(overflow)):
-        first = int(backend_of(sigma).xp.flatnonzero(overflow)[0])
-        vertex, lane = divmod(first, len(sources)) if sigma.ndim > 1 else (first, 0)
-        depth = forward["depth"][vertex] if sigma.ndim == 1 else forward["depth"][vertex, lane]
-        raise PathCountOverflow(
-            f"betweenness_centrality: from source {sources[lane]}, vertex {vertex} (depth "
-            f"{int(depth)}) has more shortest paths than float64 holds "
-            "(1.8e308); its dependencies would be NaN"
-        )
+    if not bool(backend_of(sigma).any(overflow)):
+        return None
+    first = int(backend_of(sigma).xp.flatnonzero(overflow)[0])
+    vertex, lane = divmod(first, len(sources)) if sigma.ndim > 1 else (first, 0)
+    depth = forward["depth"][vertex] if sigma.ndim == 1 else forward["depth"][vertex, lane]
+    return (
+        f"betweenness_centrality: from source {sources[lane]}, vertex {vertex} (depth "
+        f"{int(depth)}) has more shortest paths than float64 holds (1.8e308); its "
+        "dependencies would be NaN"
+    )
 
 
 def _rescale(centrality, n, k, sources, *, normalized, directed, endpoints):
