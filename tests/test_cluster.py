@@ -295,8 +295,9 @@ def test_graphs_past_what_a_worker_keeps_are_sent_again(workers):
 def test_gpu_workers_lend_large_results_through_cuda_ipc(monkeypatch):
     """On GPUs rank 0 lends each large result array from its GPU memory (CUDA IPC) and the
     caller copies it to the host, or to its own GPU with ``result_device``; the caller lends
-    large GPU params to the workers alike (betweenness' second phase reads the first's
-    depths and path counts): the one-GPU answers, every large array borrowed, no file of
+    large GPU params to the workers alike (a backward run of betweenness given the depths and
+    path counts of a forward run made here; betweenness itself hands them over on the
+    workers, lending none): the one-GPU answers, every large array borrowed, no file of
     shared memory made."""
     import glob
     import importlib
@@ -309,8 +310,14 @@ def test_gpu_workers_lend_large_results_through_cuda_ipc(monkeypatch):
     borrowed = []
     borrow = module._borrowed
     monkeypatch.setattr(module, "_borrowed", lambda v, *a: borrowed.append(v) or borrow(v, *a))
+    from bspgraph.primitives.bc_backward import Backward
+    from bspgraph.primitives.bc_batched_backward import level_bounds
+    from bspgraph.primitives.bc_forward import Forward
+
     host = bg.generators.rmat(18, 8, seed=2, backend="numpy")  # results of 1 MiB and more
     graph = host.to("cupy")
+    forward, _ = bg.enactor.enact(Forward(), graph, source=3, result_device=True)  # (here)
+    backward = Backward(bounds=level_bounds(forward["depth"]))
     with bg.cluster(min(2, gpu_count()), backend="cupy") as workers:
         depth = bg.bfs(host, 3).depth
         again = bg.bfs(host, 3).depth  # (the same buffer lent again: its handle open here)
@@ -318,6 +325,8 @@ def test_gpu_workers_lend_large_results_through_cuda_ipc(monkeypatch):
         assert not glob.glob(os.path.join(module.SHARED, workers._prefix + "-*"))
         assert len(workers._opened) == 2  # one a result size
         centrality = bg.betweenness_centrality(host, sources=[3], batch=1).centrality
+        assert not workers._lending  # (its depths and path counts stayed on the workers)
+        delta, _ = bg.enactor.enact(backward, host, result_device=True, **forward)
         assert len(workers._lending) == 2  # depths and path counts, lent to the workers
     assert not workers._opened and not workers._lending  # (closed with the workers)
     assert type(depth) is np.ndarray and isinstance(rank, cupy.ndarray)
@@ -328,6 +337,8 @@ def test_gpu_workers_lend_large_results_through_cuda_ipc(monkeypatch):
     np.testing.assert_allclose(cupy.asnumpy(rank), expected, rtol=1e-9)
     expected = bg.betweenness_centrality(graph, sources=[3], batch=1).centrality
     np.testing.assert_allclose(centrality, expected, rtol=1e-9, atol=1e-12)
+    expected, _ = bg.enactor.enact(backward, graph, result_device=True, **forward)
+    np.testing.assert_allclose(cupy.asnumpy(delta["delta"]), cupy.asnumpy(expected["delta"]))
 
 
 def test_a_result_goes_when_the_caller_drops_it(workers):
