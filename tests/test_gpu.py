@@ -285,6 +285,35 @@ def test_two_gpus_equal_one(communicator):
     assert labels.stats.iterations <= 5
 
 
+def test_a_graph_s_kernels_run_on_its_own_gpu_whatever_gpu_is_current():
+    """Under ``mpiexec`` a rank's transport makes its GPU current for good (GPU 1 on rank 1);
+    a graph the rank built before on GPU 0 still builds and reduces there: its weight range,
+    reverse lists and in-degrees, the backend's reductions of its arrays, and a run on it
+    (an illegal address, GPU 1 reading GPU 0's memory, when they went to the current GPU)."""
+    import cupy as cp
+
+    from bspgraph.backend import gpu_count
+
+    if gpu_count() < 2:
+        pytest.skip("needs 2 GPUs")
+    rng = np.random.default_rng(5)
+    tails, heads = rng.integers(0, 4096, size=(2, 40_000))
+    weights = rng.random(40_000).astype(np.float32)
+    host = bg.Graph.from_edges(tails, heads, weights, num_vertices=4096, backend="numpy")
+    graph = host.to("cupy")  # (on GPU 0)
+    with cp.cuda.Device(1):
+        lightest, heaviest = graph.weight_range()
+        total = float(graph.backend.total(graph.weights))
+        in_degree = cp.asnumpy(graph.in_degree())
+        distance = bg.sssp(graph, 0).distance
+        for gpu in (0, 1):
+            cp.cuda.Device(gpu).synchronize()
+    assert (lightest, heaviest) == (host.weights.min(), host.weights.max())
+    assert total == pytest.approx(host.weights.sum(dtype=np.float64))
+    np.testing.assert_array_equal(in_degree, host.in_degree())
+    np.testing.assert_array_equal(distance, bg.sssp(host, 0).distance)
+
+
 @pytest.mark.parametrize("partitioner", ["edge_balanced", "random"])
 def test_two_gpus_of_one_process_copy_messages_to_their_receivers(partitioner):
     """Two GPUs in one process, selective: every message copied to its receiver's GPU (Slabs

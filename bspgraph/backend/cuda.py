@@ -904,13 +904,19 @@ def reduce_all(cupy, values, op: str):
     float is NaN. No host read. An empty array gives the identity (0, the dtype's largest or
     smallest value, inf or -inf). Two launches (one up to REDUCE_CHUNK entries); the same
     result every run."""
+    with values.device:  # (where they are: a kernel of another GPU cannot read them)
+        return _reduced(cupy, values, op)
+
+
+def _reduced(cupy, values, op: str):
+    """:func:`reduce_all` on the current device, which holds ``values``."""
     code = values.dtype.str[1:]
     instance = _reduce_instance(code, op)
     values = cupy.ascontiguousarray(values).reshape(-1)
     n = int(values.shape[0])
     dtype = np.dtype(SUMMED[code] if op == "sum" else code)
     blocks = max(min(-(-n // REDUCE_CHUNK), REDUCE_BLOCKS), 1)
-    device = cupy.cuda.Device().id
+    device = values.device.id
     first = _reduce_function(cupy, device, instance)
     if blocks == 1:
         out = cupy.empty((), dtype=dtype)

@@ -221,7 +221,7 @@ class Graph:
     def reverse(self) -> CSR:
         """In-edges: ``reverse.indices[reverse.offsets[v]:reverse.offsets[v+1]]`` are v's in-neighbours."""
         if self._reverse is None:
-            with clock.paying("prepare"):
+            with clock.paying("prepare"), self.backend.activate():
                 self._reverse = transpose(self.forward, self.num_vertices, self.backend)
                 self.backend.synchronize()  # its kernels are the preparation's time
         return self._reverse
@@ -277,7 +277,7 @@ class Graph:
     def out_degree(self):
         """Out-degree of every vertex (computed once, cached)."""
         if self._out_degree is None:
-            with clock.paying("prepare"):
+            with clock.paying("prepare"), self.backend.activate():
                 self._out_degree = self.xp.diff(self.forward.offsets)
         return self._out_degree
 
@@ -286,7 +286,7 @@ class Graph:
         if not self.directed:
             return self.out_degree()
         if self._in_degree is None:
-            with clock.paying("prepare"):
+            with clock.paying("prepare"), self.backend.activate():
                 self._in_degree = self.xp.diff(self.reverse.offsets)
         return self._in_degree
 
@@ -295,7 +295,7 @@ class Graph:
         this graph, kept with it (its arrays never change). The build is timed as a one-time
         preparation (``Stats.prepare_seconds`` of the run that pays it, or :meth:`prepare`)."""
         if key not in self.cache:
-            with clock.paying("prepare"):
+            with clock.paying("prepare"), self.backend.activate():
                 self.cache[key] = build()
                 self.backend.synchronize()  # its kernels are the preparation's time
         return self.cache[key]
