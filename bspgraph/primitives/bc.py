@@ -175,8 +175,9 @@ class Dependencies:
     """The dependencies of a batch of ``sources`` on every vertex, as a chain of two runs
     (:func:`~bspgraph.enactor.loop.enact_chain`): the forward run counts shortest paths,
     the backward run accumulates dependencies along them from its depths and path counts
-    (on a cluster, on the workers: one call, and those arrays stay there). ``batched``: one
-    lane a source (:class:`BatchedForward`), else one source (:class:`Forward`)."""
+    (one piece of work: where runs go to worker processes, both go in one call and those
+    arrays stay there). ``batched``: one lane a source (:class:`BatchedForward`), else one
+    source (:class:`Forward`)."""
 
     sources: tuple[int, ...]
     endpoints: bool
