@@ -74,6 +74,10 @@ class Transport(abc.ABC):
     # what the caller's stream holds; the caller makes its stream wait for them before it
     # reads what arrived, and before the next round (which frees the last one's sent arrays).
     streams: bool = False
+    # Over processes, the one rank whose run returns the result (the others return an empty
+    # one, and no owner sends its vertices' outputs to them: a cluster's workers, of which
+    # rank 0's result is read); None: every process returns the whole.
+    result_rank: int | None = None
 
     @property
     def distributed(self) -> bool:

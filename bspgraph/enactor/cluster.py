@@ -548,6 +548,9 @@ def _run_on_worker(token: tuple, graph, work, backend, run: dict, handed: HandOv
     run = {name: _taken(value, True, opened) for name, value in run.items()}
     lending = handed.borrows and handed.host == socket.gethostname()
     lending = lending and not transport.backend.capabilities.virtual_devices  # (on a GPU)
+    # rank 0's result is the one read: no other rank's is made, unless a chain's runs read
+    # each other's results on every rank
+    transport.result_rank = 0 if isinstance(work, Primitive) else None
     if isinstance(work, Primitive):
         result, stats = enact(
             work, graphs[token], transport=transport, result_device=lending, **run

@@ -742,12 +742,16 @@ class LiftedRun:
         return edges
 
     def result(self, relabelling, result_device: bool) -> dict:
-        """Each vertex's output state from its owner (every process returns the whole), in
-        the caller's ids; host arrays unless ``result_device``."""
+        """Each vertex's output state from its owner (every process returns the whole, or
+        only the transport's ``result_rank``, the others an empty one), in the caller's ids;
+        host arrays unless ``result_device``."""
         primitive, devices, states = self.primitive, self.devices, self.states
         alone = self.solo is not None and self.solo.ended  # (the first device's state: whole)
         if self.transport.distributed:
-            _share_owned(primitive, devices, states, self.transport, alone=alone)
+            to = self.transport.result_rank
+            _share_owned(primitive, devices, states, self.transport, alone=alone, to=to)
+            if to is not None and self.transport.rank != to:
+                return {}
             result = gather(primitive, states[self.local[0]], host=not result_device)
         elif alone:
             host = relabelling is None and not result_device
@@ -1898,11 +1902,13 @@ def _combine(contract: Contract, state, ids, values: dict, xp, *, changes: bool 
     return improved
 
 
-def _share_owned(primitive, devices, states, transport, *, alone: bool = False) -> None:
-    """Give every process's device the output state of every vertex from its owner: one
-    exchange round over the transport (device to device on NCCL), each owner to all peers;
-    with ``alone`` (a run that ended on the first device alone: rule 6), the first device's
-    state of every vertex, as a Slab from it."""
+def _share_owned(
+    primitive, devices, states, transport, *, alone: bool = False, to: int | None = None
+) -> None:
+    """Give every process's device (device ``to`` only, where given) the output state of
+    every vertex from its owner: one exchange round over the transport (device to device on
+    NCCL), each owner to all peers; with ``alone`` (a run that ended on the first device
+    alone: rule 6), the first device's state of every vertex, as a Slab from it."""
     (d,) = transport.local
     graph, state = devices[d], states[d]
     names = [
@@ -1915,7 +1921,8 @@ def _share_owned(primitive, devices, states, transport, *, alone: bool = False) 
         mine = Update(ids, {name: getattr(state, name)[ids] for name in names})
     else:
         mine = Slab(None, {name: getattr(state, name) for name in names}) if d == LEADER else None
-    sends = [(d, peer, mine) for peer in range(transport.size) if mine is not None and peer != d]
+    peers = range(transport.size) if to is None else [to]
+    sends = [(d, peer, mine) for peer in peers if mine is not None and peer != d]
     inbox, _ = transport.exchange_round(sends, num_vertices=graph.num_vertices)
     for message in inbox[d]:
         at = slice(None) if isinstance(message, Slab) else message.ids

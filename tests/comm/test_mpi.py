@@ -106,6 +106,47 @@ def test_headers_too_long_for_their_slot_travel_apart(graph_file, tmp_path):
     check_driver(3, "mpi-long-headers", graph_file, tmp_path)
 
 
+RESULT_ON_RANK_0 = """
+import sys
+import numpy as np
+import bspgraph as bg
+from bspgraph.comm.mpi import MPITransport
+from bspgraph.enactor.solo import light_share
+from bspgraph.primitives.bfs import BFS
+from bspgraph.primitives.cc import CC
+
+graph = bg.generators.rmat(9, 8, seed=3, backend="numpy")
+transport = MPITransport(backend="numpy")
+transport.result_rank = 0  # (as a cluster's workers run)
+try:
+    for share in (64, 0):  # the run ending on rank 0 alone (rule 6), and on every rank
+        with light_share(share):
+            for primitive, params in ((BFS(), {"source": 1}), (CC(), {})):
+                result, _ = bg.enactor.enact(primitive, graph, transport=transport, **params)
+                one, _ = bg.enactor.enact(primitive, graph, backend="numpy", **params)
+                if transport.rank == 0:
+                    assert result.keys() == one.keys()
+                    for name, value in one.items():
+                        assert np.array_equal(result[name], value), (share, name)
+                else:
+                    assert result == {}, result
+except BaseException:
+    import traceback
+    traceback.print_exc()
+    transport.comm.Abort(1)
+print("ok", transport.rank, flush=True)
+"""
+
+
+def test_a_transport_s_result_rank_alone_returns_the_result():
+    """With ``Transport.result_rank`` 0 (a cluster's workers) rank 0 returns the whole result,
+    the one-device answer, and the other ranks an empty one: whether the run ended on rank 0
+    alone (rule 6) or on every rank (each owner sending its vertices to rank 0 only)."""
+    code, out, err, _ = mpiexec(3, sys.executable, "-c", RESULT_ON_RANK_0)
+    assert code == 0, err[-2000:]
+    assert out.count("ok") == 3  # (every rank's checks passed; their lines may interleave)
+
+
 @pytest.mark.gpu
 @pytest.mark.parametrize("transport", ["mpi-cupy", "nccl"])
 def test_gpu_transports_on_two_gpus(transport, graph_file, tmp_path):
