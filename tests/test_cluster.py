@@ -130,8 +130,8 @@ def test_a_second_call_on_a_graph_sends_nothing_and_sets_nothing_up(workers, mon
 
 
 def test_betweenness_is_one_call_a_batch_and_its_phases_hand_over_on_the_workers(workers):
-    """Betweenness' forward and backward runs of a batch go to the workers as one chain
-    (one call, not one a run): its depths and path counts never come back here, and the
+    """Betweenness' forward and backward runs, every batch's, go to the workers as one chain
+    (one call, not one a run): the depths and path counts never come back here, and the
     centralities equal networkx's, batched or one source at a time; a path count past
     float64 on the workers is the PathCountOverflow of one process."""
     g = _graph(50, seed=8)
@@ -146,7 +146,7 @@ def test_betweenness_is_one_call_a_batch_and_its_phases_hand_over_on_the_workers
             np.testing.assert_allclose(got.centrality, [want[v] for v in g], rtol=1e-9)
             single = bg.betweenness_centrality(graph, k=k, seed=5, batch=batch, backend="numpy")
             assert len(got.stats.supersteps) == len(single.stats.supersteps)
-    assert [type(call).__name__ for call in calls] == ["Dependencies"] * 4  # a call a batch
+    assert [type(call).__name__ for call in calls] == ["Dependencies"] * 2  # a call a run
     src, dst = [], []
     for k in range(1100):  # 2^1100 shortest paths along 1100 diamonds: past float64
         src += [3 * k, 3 * k, 3 * k + 1, 3 * k + 2]

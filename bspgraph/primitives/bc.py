@@ -156,60 +156,67 @@ def _warn_over_processes(graph, transport) -> None:
 
 
 def _accumulate(graph, sources, width, endpoints, run):
-    """The dependencies summed over ``sources``, ``width`` sources a chain of runs
-    (:class:`Dependencies`); None where there are none."""
-    total, runs = None, []
-    for batch in batches(sources, width):
-        chain = Dependencies(tuple(batch), endpoints, batched=width > 1)
-        result, stats = enact_chain(chain, graph, result_device=True, **run)
-        if result.get("overflow"):
-            raise PathCountOverflow(result["overflow"])
-        runs += stats
-        dependency = result["dependency"]
-        total = dependency if total is None else total + dependency
-    return total, runs
+    """The dependencies summed over ``sources`` (None where there are none) and the runs'
+    stats: one chain of runs (:class:`Dependencies`), ``width`` sources a pair of runs."""
+    chain = Dependencies(
+        sources if isinstance(sources, range) else tuple(sources), width, endpoints
+    )
+    result, runs = enact_chain(chain, graph, result_device=True, **run)
+    if result.get("overflow"):
+        raise PathCountOverflow(result["overflow"])
+    return result.get("dependency"), runs
 
 
 @dataclass(frozen=True)
 class Dependencies:
-    """The dependencies of a batch of ``sources`` on every vertex, as a chain of two runs
-    (:func:`~bspgraph.enactor.loop.enact_chain`): the forward run counts shortest paths,
-    the backward run accumulates dependencies along them from its depths and path counts
-    (one piece of work: where runs go to worker processes, both go in one call and those
-    arrays stay there). ``batched``: one lane a source (:class:`BatchedForward`), else one
-    source (:class:`Forward`)."""
+    """The dependencies of ``sources`` on every vertex, summed, as a chain of runs
+    (:func:`~bspgraph.enactor.loop.enact_chain`), ``width`` sources at a time: a forward
+    run counts shortest paths, a backward run accumulates dependencies along them from its
+    depths and path counts (one piece of work: where runs go to worker processes, all go in
+    one call and those arrays stay there). ``width`` above 1: one lane a source
+    (:class:`BatchedForward`), else one source a run (:class:`Forward`)."""
 
-    sources: tuple[int, ...]
+    sources: Sequence[int]  # (a tuple, or a range: every vertex, as it travels)
+    width: int
     endpoints: bool
-    batched: bool
 
     @property
     def primitive(self):
-        """The forward run, whose cut the backward run takes too."""
-        return BatchedForward(lanes=len(self.sources)) if self.batched else Forward()
+        """The forward runs, whose cut the backward runs take too."""
+        return BatchedForward(lanes=self.width) if self.width > 1 else Forward()
 
     def __call__(self, graph, **run) -> tuple[dict, list[Stats]]:
-        sources = list(self.sources)
-        given = {"sources": sources} if self.batched else {"source": sources[0]}
-        forward, forward_stats = enact(self.primitive, graph, result_device=True, **given, **run)
-        overflow = _overflow(forward, sources)
-        if overflow is not None:  # (every dependency would be NaN)
-            return {"overflow": overflow}, [forward_stats]
-        depth, lanes = forward["depth"], len(sources)
+        total, runs = None, []
+        for batch in batches(self.sources, self.width):
+            try:
+                dependency = self._batch(graph, batch, run, runs)
+            except PathCountOverflow as overflow:  # (told, not raised: a worker goes on)
+                return {"overflow": str(overflow)}, runs
+            total = dependency if total is None else total + dependency
+        return {"dependency": total}, runs
+
+    def _batch(self, graph, sources: list[int], run: dict, runs: list):
+        """One batch's dependencies, its runs' stats added to ``runs``; PathCountOverflow
+        where a path count is past float64 (every dependency would be NaN)."""
+        batched = self.width > 1
+        primitive = BatchedForward(lanes=len(sources)) if batched else Forward()
+        given = {"sources": sources} if batched else {"source": sources[0]}
+        forward, forward_stats = enact(primitive, graph, result_device=True, **given, **run)
+        runs.append(forward_stats)
+        _check_counts(forward, sources)
+        depth, bounds = forward["depth"], level_bounds(forward["depth"])
         backward = (
-            BatchedBackward(lanes=lanes, bounds=level_bounds(depth))
-            if self.batched
-            else (Backward(bounds=level_bounds(depth)))
+            BatchedBackward(lanes=len(sources), bounds=bounds)
+            if batched
+            else (Backward(bounds=bounds))
         )
         delta, backward_stats = enact(
             backward, graph, depth=depth, sigma=forward["sigma"], result_device=True, **run
         )
-        delta = delta["delta"]
-        if self.batched:
-            dependency = _batch_dependency(delta, depth, sources, self.endpoints)
-        else:
-            dependency = _source_dependency(delta, depth, sources[0], self.endpoints)
-        return {"dependency": dependency}, [forward_stats, backward_stats]
+        runs.append(backward_stats)
+        if batched:
+            return _batch_dependency(delta["delta"], depth, sources, self.endpoints)
+        return _source_dependency(delta["delta"], depth, sources[0], self.endpoints)
 
 
 def _source_dependency(delta, depth, source: int, endpoints: bool):
@@ -232,22 +239,21 @@ def _batch_dependency(delta, depth, sources: list[int], endpoints: bool):
     return dependency
 
 
-def _overflow(forward: dict, sources: list[int]) -> str | None:
-    """Where a shortest-path count is infinite (past float64's 1.8e308, as from a corner of a
-    600 x 600 grid), what PathCountOverflow says: every dependency would be NaN; else None.
-    ``forward``'s arrays are one value a vertex (one source) or rows of a lane per source."""
+def _check_counts(forward: dict, sources: list[int]) -> None:
+    """PathCountOverflow when a shortest-path count is infinite (past float64's 1.8e308, as
+    from a corner of a 600 x 600 grid): every dependency would be NaN. ``forward``'s arrays
+    are one value a vertex (one source) or rows of a lane per source."""
     sigma = forward["sigma"]
     overflow = backend_of(sigma).xp.isinf(sigma)
-    if not bool(backend_of(sigma).any(overflow)):
-        return None
-    first = int(backend_of(sigma).xp.flatnonzero(overflow)[0])
-    vertex, lane = divmod(first, len(sources)) if sigma.ndim > 1 else (first, 0)
-    depth = forward["depth"][vertex] if sigma.ndim == 1 else forward["depth"][vertex, lane]
-    return (
-        f"betweenness_centrality: from source {sources[lane]}, vertex {vertex} (depth "
-        f"{int(depth)}) has more shortest paths than float64 holds (1.8e308); its "
-        "dependencies would be NaN"
-    )
+    if bool(backend_of(sigma).any(overflow)):
+        first = int(backend_of(sigma).xp.flatnonzero(overflow)[0])
+        vertex, lane = divmod(first, len(sources)) if sigma.ndim > 1 else (first, 0)
+        depth = forward["depth"][vertex] if sigma.ndim == 1 else forward["depth"][vertex, lane]
+        raise PathCountOverflow(
+            f"betweenness_centrality: from source {sources[lane]}, vertex {vertex} (depth "
+            f"{int(depth)}) has more shortest paths than float64 holds (1.8e308); its "
+            "dependencies would be NaN"
+        )
 
 
 def _rescale(centrality, n, k, sources, *, normalized, directed, endpoints):
