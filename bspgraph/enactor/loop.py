@@ -50,9 +50,10 @@ def enact(
     on a GPU, else CuPy when a GPU is usable and the graph has SMALL_GRAPH_EDGES edges or
     more, else NumPy (:func:`bspgraph.backend.choose`; ``stats.backend`` and
     ``stats.backend_reason`` say which and why). ``params`` go to
-    ``init_frontier`` (for example ``source``). ``transport`` ("local", "mpi" or a Transport)
-    moves updates between devices; with "mpi" there is one device per rank (``devices`` left out
-    or the number of ranks) and every rank returns the whole result. ``result_device``
+    ``init_frontier`` (for example ``source``). ``transport`` ("local", "mpi", "nccl" or a
+    Transport) moves updates between devices; with "mpi" or "nccl" (made by the process's
+    first run that names it and kept for the next) there is one device per rank (``devices``
+    left out or the number of ranks) and every rank returns the whole result. ``result_device``
     leaves the result arrays on the device (CuPy arrays on a GPU: ``__dlpack__`` and
     ``__cuda_array_interface__`` hand them to other libraries without a copy; a primitive that
     chains runs, as betweenness does, keeps them there too); several devices gather to the host

@@ -147,6 +147,30 @@ def test_a_transport_s_result_rank_alone_returns_the_result():
     assert out.count("ok") == 3  # (every rank's checks passed; their lines may interleave)
 
 
+KEPT_TRANSPORT = """
+import threading
+import numpy as np
+import bspgraph as bg
+from bspgraph.enactor import distributed
+
+graph = bg.generators.rmat(8, 8, seed=2, backend="numpy")
+expected = bg.bfs(graph, 3, backend="numpy").depth
+for _ in range(3):
+    assert np.array_equal(bg.bfs(graph, 3, transport="mpi", backend="numpy").depth, expected)
+watchdogs = [t for t in threading.enumerate() if t.name == "bspgraph-mpi-watchdog"]
+assert len(distributed._NAMED) == 1 and len(watchdogs) == 1, (distributed._NAMED, watchdogs)
+print("ok", flush=True)
+"""
+
+
+def test_runs_naming_a_transport_keep_one_for_the_process():
+    """``transport="mpi"`` on three runs: one MPITransport for the process (one watchdog
+    thread, one communicator), made by the first run and kept, as a caller keeps one."""
+    code, out, err, _ = mpiexec(2, sys.executable, "-c", KEPT_TRANSPORT)
+    assert code == 0, err[-2000:]
+    assert out.count("ok") == 2
+
+
 @pytest.mark.gpu
 @pytest.mark.parametrize("transport", ["mpi-cupy", "nccl"])
 def test_gpu_transports_on_two_gpus(transport, graph_file, tmp_path):
