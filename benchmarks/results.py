@@ -426,7 +426,7 @@ TOPICS = (
     Topic("One Python call (two GPUs)", "x2-one-call-rmat25-h200-bae5906.txt", one_call),
     Topic("One Python call (one GPU)", "one-call-1gpu-rmat25-h200-615d38b.txt", one_call),
     Topic("Parts of one GPU", "parts-h200-rmat25-b94791b.txt", parts_of_one_gpu),
-    Topic("CPU", "cpu-rmat18-gates-c84df3a.txt", cpu),
+    Topic("CPU", "cpu-rmat18-gates-9767d59.txt", cpu),
     Topic("Roads and meshes (CPU)", "cpu-roads-411b32d.txt", roads),
     Topic("Roads and meshes (one GPU)", "h200-roads-6683312.txt", roads_gpu),
     Topic("Files", "io-cpu-a55ce57.txt", files),
