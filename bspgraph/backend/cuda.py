@@ -904,20 +904,17 @@ def reduce_all(cupy, values, op: str):
     float is NaN. No host read. An empty array gives the identity (0, the dtype's largest or
     smallest value, inf or -inf). Two launches (one up to REDUCE_CHUNK entries); the same
     result every run."""
-    with values.device:  # (where they are: a kernel of another GPU cannot read them)
-        return _reduced(cupy, values, op)
-
-
-def _reduced(cupy, values, op: str):
-    """:func:`reduce_all` on the current device, which holds ``values``."""
+    device = values.device
+    if device.id != cupy.cuda.runtime.getDevice():  # (a kernel of another GPU cannot read
+        with device:  # them: launched where they are)
+            return reduce_all(cupy, values, op)
     code = values.dtype.str[1:]
     instance = _reduce_instance(code, op)
     values = cupy.ascontiguousarray(values).reshape(-1)
     n = int(values.shape[0])
     dtype = np.dtype(SUMMED[code] if op == "sum" else code)
     blocks = max(min(-(-n // REDUCE_CHUNK), REDUCE_BLOCKS), 1)
-    device = values.device.id
-    first = _reduce_function(cupy, device, instance)
+    first = _reduce_function(cupy, device.id, instance)
     if blocks == 1:
         out = cupy.empty((), dtype=dtype)
         first((1,), (256,), (values, np.int64(n), out))
@@ -925,7 +922,7 @@ def _reduced(cupy, values, op: str):
     partial = cupy.empty(blocks + 1, dtype=dtype)  # the blocks' partials, then the result
     out = partial[blocks]
     first((blocks,), (256,), (values, np.int64(n), partial))
-    second = _reduce_function(cupy, device, _reduce_instance(dtype.str[1:], op))
+    second = _reduce_function(cupy, device.id, _reduce_instance(dtype.str[1:], op))
     second((1,), (256,), (partial, np.int64(blocks), out))
     return out
 

@@ -62,7 +62,7 @@ from ..backend import to_host
 from ..exceptions import DeviceError, WorkerError
 from .contract import Primitive
 from .layout import cut, partitioner_of
-from .loop import enact
+from .loop import enact, enact_chain
 from .running import GPU_WORKERS, RUNNER
 from .running import mpiexec as find_mpiexec
 from .solo import takes_part
@@ -550,15 +550,10 @@ def _run_on_worker(token: tuple, graph, work, backend, run: dict, handed: HandOv
     lending = lending and not transport.backend.capabilities.virtual_devices  # (on a GPU)
     # rank 0's result is the one read: no other rank's is made, unless a chain's runs read
     # each other's results on every rank
-    transport.result_rank = 0 if isinstance(work, Primitive) else None
-    if isinstance(work, Primitive):
-        result, stats = enact(
-            work, graphs[token], transport=transport, result_device=lending, **run
-        )
-    else:  # (its runs hand each other their results here; the chain's is lent or handed)
-        result, stats = work(graphs[token], transport=transport, **run)
-        if not lending:
-            result = {n: to_host(v) if getattr(v, "ndim", 0) else v for n, v in result.items()}
+    one_run = isinstance(work, Primitive)
+    transport.result_rank = 0 if one_run else None
+    runner = enact if one_run else enact_chain
+    result, stats = runner(work, graphs[token], transport=transport, result_device=lending, **run)
     if transport.rank != 0:
         return None
     if lending:

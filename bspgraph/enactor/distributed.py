@@ -1926,18 +1926,20 @@ def _share_owned(
     alone: rule 6), the first device's state of every vertex, as a Slab from it."""
     (d,) = transport.local
     graph, state = devices[d], states[d]
+    peers = [p for p in (range(transport.size) if to is None else [to]) if p != d]
     names = [
         spec.name
         for spec in primitive.state
         if spec.output and getattr(state, spec.name) is not None
     ]
-    if not alone:
+    if not peers:  # (the one that every other sends to, where ``to`` is given)
+        mine = None
+    elif not alone:
         ids = graph.owned_ids()
         mine = Update(ids, {name: getattr(state, name)[ids] for name in names})
     else:
         mine = Slab(None, {name: getattr(state, name) for name in names}) if d == LEADER else None
-    peers = range(transport.size) if to is None else [to]
-    sends = [(d, peer, mine) for peer in peers if mine is not None and peer != d]
+    sends = [(d, peer, mine) for peer in peers if mine is not None]
     inbox, _ = transport.exchange_round(sends, num_vertices=graph.num_vertices)
     for message in inbox[d]:
         at = slice(None) if isinstance(message, Slab) else message.ids

@@ -192,23 +192,24 @@ class Dependencies:
                 dependency = self._batch(graph, batch, run, runs)
             except PathCountOverflow as overflow:  # (told, not raised: a worker goes on)
                 return {"overflow": str(overflow)}, runs
-            total = dependency if total is None else total + dependency
+            if total is None:
+                total = dependency
+            else:  # (the first batch's array, made here: summed in place)
+                total += dependency
         return {"dependency": total}, runs
 
     def _batch(self, graph, sources: list[int], run: dict, runs: list):
         """One batch's dependencies, its runs' stats added to ``runs``; PathCountOverflow
         where a path count is past float64 (every dependency would be NaN)."""
-        batched = self.width > 1
-        primitive = BatchedForward(lanes=len(sources)) if batched else Forward()
+        batched, lanes = self.width > 1, len(sources)
+        primitive = BatchedForward(lanes=lanes) if batched else Forward()
         given = {"sources": sources} if batched else {"source": sources[0]}
         forward, forward_stats = enact(primitive, graph, result_device=True, **given, **run)
         runs.append(forward_stats)
         _check_counts(forward, sources)
         depth, bounds = forward["depth"], level_bounds(forward["depth"])
         backward = (
-            BatchedBackward(lanes=len(sources), bounds=bounds)
-            if batched
-            else (Backward(bounds=bounds))
+            BatchedBackward(lanes=lanes, bounds=bounds) if batched else Backward(bounds=bounds)
         )
         delta, backward_stats = enact(
             backward, graph, depth=depth, sigma=forward["sigma"], result_device=True, **run
