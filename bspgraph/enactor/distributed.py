@@ -1104,7 +1104,7 @@ def _bases(contract: Contract, graph, state) -> dict:
     """Copies of the ``add`` state, against which a device's changes in a superstep are
     measured (kept equal to the state at every vertex a superstep touched)."""
     return {
-        name: getattr(state, name).copy()
+        name: graph.backend.copy(getattr(state, name))
         for name, combiner in contract.combiners.items()
         if combiner.ships_change and getattr(state, name) is not None
     }
