@@ -369,16 +369,7 @@ def _subgraph(host: Graph, owner: np.ndarray, device: int, parts: int, replicate
     )
 
 
-FEW_OWNED = 64  # frontiers of at most this many ids: owned_part on the host
-
-
 def owned_part(graph, frontier: Frontier) -> Frontier:
-    """The vertices of ``frontier`` that ``graph``'s device owns. A few ids (a source's) on a
-    part of one id range are kept on the host: one small read, where a selection on a GPU
-    launches a scan and reads its count (two H200, rmat25: 165 us a run's first frontier)."""
-    ids, own = frontier.ids, graph.owned_index()
-    if isinstance(own, slice) and own.start is not None and len(frontier) <= FEW_OWNED:
-        listed = to_host(ids)
-        kept = listed[(listed >= own.start) & (listed < own.stop)]
-        return Frontier.from_ids(graph, kept)
+    """The vertices of ``frontier`` that ``graph``'s device owns."""
+    ids = frontier.ids
     return Frontier.from_ids(graph, ids[graph.context.owned[ids]])

@@ -248,7 +248,7 @@ class Solo:
         run, graph = self.run, self.whole
         primitive, state = run.primitive, run.states[LEADER]
         names = _travelling(run, state)
-        before = {name: graph.backend.copy(getattr(state, name)) for name in names}  # (bytes)
+        before = {name: graph.backend.copy(getattr(state, name)) for name in names}
         edges_before = frontier.edges_before
         frontier = Frontier.from_ids(graph, frontier.ids, out_edges=frontier.out_edges)
         frontier.edges_before = edges_before
