@@ -234,6 +234,50 @@ def test_workers_placed_on_named_hosts_equal_networkx():
         bg.cluster(2, backend="numpy", hosts="localhost")
 
 
+def test_workers_join_a_dask_scheduler_given_by_address(monkeypatch):
+    """scheduler=: the workers join a scheduler already running (here one with a worker of
+    its own, which gets no run), runs equal networkx, and closing stops only these workers;
+    an address without a scheme is refused, and one where nothing answers is a DeviceError."""
+    import dask
+    from distributed import Client, LocalCluster
+
+    with dask.config.set({"distributed.scheduler.worker-ttl": None}):
+        running = LocalCluster(
+            n_workers=1,
+            processes=False,
+            threads_per_worker=1,
+            protocol="tcp",
+            host="127.0.0.1",
+            scheduler_port=0,
+            dashboard_address=":0",
+        )
+    own = Client(running)
+    try:
+        theirs = set(own.scheduler_info(n_workers=-1)["workers"])
+        address = running.scheduler_address
+        with bg.cluster(2, backend="numpy", scheduler=address) as workers:
+            assert address in repr(workers)
+            ours = set(workers._workers())
+            assert len(ours) == 2 and not ours & theirs
+            g = _graph(30, seed=7)
+            graph = bg.Graph.from_networkx(g, weight="weight", backend="numpy")
+            depth = bg.bfs(graph, 0).depth
+            hops = nx.single_source_shortest_path_length(g, 0)
+            assert all(depth[v] == hops.get(v, -1) for v in g)
+            labels = bg.connected_components(graph).labels
+            for component in nx.connected_components(g):
+                assert {int(labels[v]) for v in component} == {min(component)}
+        assert set(own.scheduler_info(n_workers=-1)["workers"]) == theirs  # (theirs kept)
+    finally:
+        own.close()
+        running.close()
+    with pytest.raises(ValueError, match="scheduler"):
+        bg.cluster(2, backend="numpy", scheduler="127.0.0.1:8786")
+    monkeypatch.setattr(importlib.import_module("bspgraph.enactor.cluster"), "CONNECT_TIMEOUT", 1.0)
+    with pytest.raises(bg.DeviceError, match="no Dask scheduler answered at tcp://127.0.0.1:9"):
+        bg.cluster(2, backend="numpy", scheduler="tcp://127.0.0.1:9")
+
+
 def test_a_launcher_s_boxed_message_is_the_cause_given():
     """When the workers' job ends before they start, the error names what the launcher said:
     the first line inside its box of dashes (Open MPI's refusal to run as root), not the

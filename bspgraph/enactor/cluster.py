@@ -1,8 +1,9 @@
 """Every device from one Python call: worker processes, a device each, started once and kept.
 
 ``bg.cluster(P)`` starts an MPI job of P ranks with ``mpiexec``, each rank a worker of a Dask
-scheduler in this process (:mod:`distributed`, as cuGraph's multi-GPU path drives its workers
-through Dask) that holds one of Dask's actors: a call goes to them straight, not through the
+scheduler in this process, or of one already running given by its address
+(:mod:`distributed`, as cuGraph's multi-GPU path drives its workers through Dask), that holds
+one of Dask's actors: a call goes to them straight, not through the
 scheduler's tasks (its round trip on two NumPy workers: 2 ms against 11) nor its proxy (on two
 H200 workers a call reached rank 0 in 1.6-1.9 ms, against 2.1-3.0 through it). A run on the
 cluster is the run ``mpiexec -n P`` makes: every worker calls
@@ -68,6 +69,7 @@ from .running import mpiexec as find_mpiexec
 from .solo import takes_part
 
 START_TIMEOUT = 120.0  # seconds for P workers to join the scheduler
+CONNECT_TIMEOUT = 10.0  # seconds for a scheduler given by address to answer
 JOB_POLL_SECONDS = 0.05  # how often a run looks at its workers' job (results wake it at once)
 JOB_GRACE_SECONDS = 2.0  # how long a lost worker's job may take to end and say why
 KEPT_GRAPHS = 4  # graphs a worker keeps (the least recently sent one goes first)
@@ -92,11 +94,18 @@ WORKER_DASK = {
 }
 
 
-def cluster(workers: int, *, backend: str | None = None, hosts: list[str] | None = None) -> Cluster:
+def cluster(
+    workers: int,
+    *,
+    backend: str | None = None,
+    hosts: list[str] | None = None,
+    scheduler: str | None = None,
+) -> Cluster:
     """Start ``workers`` worker processes, one a device (GPUs ``0 .. workers - 1`` of this
     machine on CuPy, CPU processes on NumPy; or spread over ``hosts``), for runs from this
-    process; see :class:`Cluster`."""
-    return Cluster(workers, backend=backend, hosts=hosts)
+    process, on a Dask scheduler of this process or the one at ``scheduler``; see
+    :class:`Cluster`."""
+    return Cluster(workers, backend=backend, hosts=hosts, scheduler=scheduler)
 
 
 class Cluster:
@@ -115,6 +124,13 @@ class Cluster:
         ``"node1:4"`` for four ranks there: MPICH's ``-hosts``, Open MPI's ``--host``);
         default this machine only. The scheduler then listens on every interface of this
         machine, and the hosts reach it by its name.
+    scheduler : str, optional
+        The address of a Dask scheduler already running (``"tcp://head:8786"``, as
+        ``dask scheduler`` prints it) that the workers join and this process calls them
+        through, where it would start one of its own; its other workers get no run, and
+        :meth:`close` stops only these. A run holds its worker's event loop, so the
+        scheduler must not time out silent workers (``distributed.scheduler.worker-ttl``:
+        None, as the one started here is told).
 
     Raises
     ------
@@ -122,12 +138,24 @@ class Cluster:
         ``mpiexec`` or the ``distributed`` package is missing, or the workers did not start.
     """
 
-    def __init__(self, workers: int, *, backend: str | None = None, hosts: list[str] | None = None):
+    def __init__(
+        self,
+        workers: int,
+        *,
+        backend: str | None = None,
+        hosts: list[str] | None = None,
+        scheduler: str | None = None,
+    ):
         if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
             raise ValueError(f"cluster(workers={workers!r}): expected a count >= 1")
         if hosts is not None and (isinstance(hosts, str) or not all(hosts)):
             raise ValueError(f"cluster(hosts={hosts!r}): expected a list of host names")
-        self.size, self.backend, self.hosts = workers, backend, hosts
+        if scheduler is not None and (not isinstance(scheduler, str) or "://" not in scheduler):
+            raise ValueError(
+                f"cluster(scheduler={scheduler!r}): expected a Dask scheduler's address, "
+                "such as 'tcp://head:8786'"
+            )
+        self.size, self.backend, self.hosts, self.scheduler = workers, backend, hosts, scheduler
         self._client = self._scheduler = self._job = self._log = self._exit = None
         self._finalizer = None
         self._actors: list = []  # each rank's actor (:class:`_Rank`), by rank
@@ -138,13 +166,15 @@ class Cluster:
         self._lending: dict[tuple, tuple] = {}  # this process's, for large GPU params
         self._numbers = itertools.count()
         self._prefix = f"bspgraph-{os.getpid()}-{id(self):x}"  # its files in SHARED
+        self._tag = f"{self._prefix}-{time.time_ns():x}"  # its workers' resource on a scheduler
         self._calls = itertools.count()
         self._context: list[contextvars.Token] = []
         self._start()
 
     def __repr__(self) -> str:
         state = "running" if self._job is not None else "stopped"
-        return f"Cluster(workers={self.size}, backend={self.backend!r}, {state})"
+        on = "" if self.scheduler is None else f", scheduler={self.scheduler!r}"
+        return f"Cluster(workers={self.size}, backend={self.backend!r}{on}, {state})"
 
     def __enter__(self) -> Cluster:
         self._context.append(RUNNER.set(self))
@@ -222,12 +252,13 @@ class Cluster:
         return gpu_count() > 0
 
     def close(self) -> None:
-        """Stop the workers and the scheduler (a later run starts new ones)."""
+        """Stop the workers and the scheduler started here (a later run starts new ones)."""
         self._stop()
         self._lending.clear()  # (no worker left to read them)
         if self._client is not None:
             self._client.close()
-            self._scheduler.close()
+            if self._scheduler is not None:
+                self._scheduler.close()
             self._client = self._scheduler = None
 
     # --- internals ------------------------------------------------------------------------------
@@ -237,36 +268,20 @@ class Cluster:
         if mpiexec is None:
             raise DeviceError("bg.cluster needs mpiexec: pip install 'bspgraph[mpi]'")
         if self._client is None:
-            try:
-                from distributed import Client, LocalCluster
-            except ImportError as error:
-                raise DeviceError(
-                    "bg.cluster needs Dask's distributed: pip install 'bspgraph[engine]'"
-                ) from error
-            import dask
-
-            with dask.config.set({"distributed.scheduler.worker-ttl": None}):
-                self._scheduler = LocalCluster(
-                    n_workers=0,
-                    processes=False,
-                    protocol="tcp",
-                    host="127.0.0.1" if self.hosts is None else "0.0.0.0",
-                    scheduler_port=0,
-                    dashboard_address=":0",  # (none asked for: a free port, not 8787)
-                    silence_logs=logging.ERROR,
-                )
-            # (to the workers straight: else an actor's call and its answer each go through
-            # the scheduler's proxy, a hop more each way)
-            self._client = Client(self._scheduler, direct_to_workers=True)
+            self._client = self._connected()
         self._log = tempfile.TemporaryFile()  # the job's output, read when it fails
         env = {**WORKER_MALLOC, **WORKER_DASK, **os.environ, "DASK_LOGGING__DISTRIBUTED": "error"}
-        address = self._scheduler.scheduler_address
-        if self.hosts is not None:  # (0.0.0.0: reached by this machine's name)
-            address = f"tcp://{socket.gethostname()}:{address.rsplit(':', 1)[1]}"
+        if self.scheduler is not None:
+            address = self.scheduler
+        else:
+            address = self._scheduler.scheduler_address
+            if self.hosts is not None:  # (0.0.0.0: reached by this machine's name)
+                address = f"tcp://{socket.gethostname()}:{address.rsplit(':', 1)[1]}"
         self._job = subprocess.Popen(
             [mpiexec, *_placement(mpiexec, self.hosts), "-n", str(self.size), sys.executable]
             + ["-m", "distributed.cli.dask_worker", address, "--nthreads", "1", "--no-nanny"]
-            + ["--no-dashboard", "--death-timeout", "60"],  # (this process gone: they go)
+            + ["--no-dashboard", "--death-timeout", "60"]  # (this process gone: they go)
+            + ["--resources", f"{self._tag}=1"],  # (which of the scheduler's are these)
             stdout=self._log,
             stderr=subprocess.STDOUT,
             env=env,
@@ -274,10 +289,10 @@ class Cluster:
         )
         self._finalizer = weakref.finalize(self, _ended, self._job.pid, self._prefix)  # (exit too)
         started = time.monotonic()
-        self._starting(lambda: len(self._client.scheduler_info()["workers"]) >= self.size, started)
+        self._starting(lambda: len(self._workers()) >= self.size, started)
         made = [  # an actor on each worker: a call goes to it straight, not through tasks
             self._client.submit(_Rank, actor=True, workers=[w], allow_other_workers=False)
-            for w in self._client.scheduler_info()["workers"]
+            for w in self._workers()
         ]
         self._starting(lambda: all(future.done() for future in made), started)
         actors = [future.result() for future in made]
@@ -285,6 +300,37 @@ class Cluster:
         self._actors = [actor for _, actor in sorted(zip(ranks, actors), key=lambda p: p[0])]
         self._pids = {pid: rank for rank, pid in ranks}
         self._held.clear()
+
+    def _connected(self):
+        """A Dask client of the scheduler given, or of one started here (kept: once)."""
+        try:
+            from distributed import Client, LocalCluster
+        except ImportError as error:
+            raise DeviceError(
+                "bg.cluster needs Dask's distributed: pip install 'bspgraph[engine]'"
+            ) from error
+        # (to the workers straight: else an actor's call and its answer each go through the
+        # scheduler's proxy, a hop more each way)
+        if self.scheduler is not None:
+            try:
+                return Client(self.scheduler, direct_to_workers=True, timeout=CONNECT_TIMEOUT)
+            except OSError as error:
+                raise DeviceError(
+                    f"bg.cluster: no Dask scheduler answered at {self.scheduler}: {error}"
+                ) from error
+        import dask
+
+        with dask.config.set({"distributed.scheduler.worker-ttl": None}):
+            self._scheduler = LocalCluster(
+                n_workers=0,
+                processes=False,
+                protocol="tcp",
+                host="127.0.0.1" if self.hosts is None else "0.0.0.0",
+                scheduler_port=0,
+                dashboard_address=":0",  # (none asked for: a free port, not 8787)
+                silence_logs=logging.ERROR,
+            )
+        return Client(self._scheduler, direct_to_workers=True)
 
     def _starting(self, ready, started: float) -> None:
         """Wait until ``ready()``; a DeviceError (the job stopped) where the workers' job ends
@@ -397,8 +443,14 @@ class Cluster:
         self._held.clear()
         if self._client is not None:  # the scheduler forgets them
             started = time.monotonic()
-            while self._client.scheduler_info()["workers"] and time.monotonic() - started < 10:
+            while self._workers() and time.monotonic() - started < 10:
                 time.sleep(0.02)
+
+    def _workers(self) -> list[str]:
+        """The addresses of this cluster's workers that the scheduler knows (by the resource
+        each was started with: a scheduler given may have others)."""
+        known = self._client.scheduler_info(n_workers=-1)["workers"]
+        return [address for address, info in known.items() if self._tag in info["resources"]]
 
     def _parts(self, graph, how: dict) -> list:
         """Each worker's part of ``graph``, cut here once as ``how`` says (as
