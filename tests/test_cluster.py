@@ -4,9 +4,12 @@ NumPy workers here, driven through Dask), equal to networkx; faults end a call w
 import importlib
 import os
 import signal
+import subprocess
 import sys
+import tempfile
 import time
 import warnings
+import weakref
 
 import networkx as nx
 import numpy as np
@@ -276,6 +279,40 @@ def test_workers_join_a_dask_scheduler_given_by_address(monkeypatch):
     monkeypatch.setattr(importlib.import_module("bspgraph.enactor.cluster"), "CONNECT_TIMEOUT", 1.0)
     with pytest.raises(bg.DeviceError, match="no Dask scheduler answered at tcp://127.0.0.1:9"):
         bg.cluster(2, backend="numpy", scheduler="tcp://127.0.0.1:9")
+
+
+def test_stopping_ends_what_a_finished_job_left_behind():
+    """An MPI job whose mpiexec ended first (a rank that failed to start) may leave a rank or
+    its launcher's proxy running in the job's process group: stopping the workers kills that
+    group still (a worker left so spun on, retrying its scheduler, after the call failed)."""
+    module = importlib.import_module("bspgraph.enactor.cluster")
+    job = subprocess.Popen(
+        ["sh", "-c", "sleep 60 & echo $!"],
+        stdout=subprocess.PIPE,
+        start_new_session=True,
+        text=True,
+    )
+    left = int(job.stdout.readline())
+    job.wait()  # (the job's first process ended; its child runs on in the group)
+    job.stdout.close()
+    workers = object.__new__(module.Cluster)  # (its state after a failed start)
+    workers._job, workers._opened, workers._held, workers._client = job, {}, {}, None
+    workers._prefix, workers._log = "bspgraph-test-stopping", tempfile.TemporaryFile()
+    workers._finalizer = weakref.finalize(workers, lambda: None)
+    workers._stop()
+    deadline = time.monotonic() + 5
+    while _running(left) and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert not _running(left)
+
+
+def _running(pid: int) -> bool:
+    """Whether process ``pid`` exists and is not a zombie."""
+    try:
+        with open(f"/proc/{pid}/stat") as stat:
+            return stat.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except FileNotFoundError:
+        return False
 
 
 def test_a_launcher_s_boxed_message_is_the_cause_given():

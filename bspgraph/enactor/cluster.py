@@ -434,8 +434,7 @@ class Cluster:
             return
         if self._opened:  # (before the workers go: their buffers are freed with them)
             _closed(self._opened)
-        if job.poll() is None:
-            _kill_group(job.pid)
+        _kill_group(job.pid)  # (also after mpiexec ended: a rank or a proxy it left behind)
         _remove_handed(self._prefix)  # (a call that failed after rank 0 wrote its result)
         self._finalizer.detach()
         self._exit = job.wait()
