@@ -43,6 +43,7 @@ import contextvars
 import dataclasses
 import functools
 import glob
+import inspect
 import itertools
 import logging
 import os
@@ -448,8 +449,12 @@ class Cluster:
     def _workers(self) -> list[str]:
         """The addresses of this cluster's workers that the scheduler knows (by the resource
         each was started with: a scheduler given may have others)."""
-        known = self._client.scheduler_info(n_workers=-1)["workers"]
-        return [address for address, info in known.items() if self._tag in info["resources"]]
+        every = {"n_workers": -1} if _counts_workers() else {}  # (else five, in some releases)
+        known = self._client.scheduler_info(**every)["workers"]
+        ours = [
+            address for address, info in known.items() if self._tag in info.get("resources", {})
+        ]
+        return ours
 
     def _parts(self, graph, how: dict) -> list:
         """Each worker's part of ``graph``, cut here once as ``how`` says (as
@@ -465,6 +470,16 @@ class Cluster:
 
 
 GPU_WORKERS.start = Cluster  # (runs with devices=P on GPUs, no cluster named: workers)
+
+
+@functools.cache
+def _counts_workers() -> bool:
+    """Whether Dask's ``Client.scheduler_info`` takes ``n_workers``: the releases between
+    distributed's pull requests 9045 and 9308 (mid-2025 to mid-2026) list five workers
+    unless told -1; older ones list every worker and take no such argument."""
+    from distributed import Client
+
+    return "n_workers" in inspect.signature(Client.scheduler_info).parameters
 
 
 def _ended(pid: int, prefix: str) -> None:
