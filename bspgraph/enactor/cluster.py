@@ -450,11 +450,8 @@ class Cluster:
         """The addresses of this cluster's workers that the scheduler knows (by the resource
         each was started with: a scheduler given may have others)."""
         every = {"n_workers": -1} if _counts_workers() else {}  # (else five, in some releases)
-        known = self._client.scheduler_info(**every)["workers"]
-        ours = [
-            address for address, info in known.items() if self._tag in info.get("resources", {})
-        ]
-        return ours
+        known = self._client.scheduler_info(**every)["workers"].items()
+        return [address for address, info in known if self._tag in info.get("resources", {})]
 
     def _parts(self, graph, how: dict) -> list:
         """Each worker's part of ``graph``, cut here once as ``how`` says (as

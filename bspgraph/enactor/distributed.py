@@ -826,7 +826,7 @@ def _dense_choices(run: LiftedRun, outputs: dict, large: list, whole: dict, read
     did."""
     devices, states, contract = run.devices, run.states, run.contract
     on = {d: devices[d] for d in large if d not in read}
-    tested = {d: graph for d, graph in on.items() if run.tests_level}
+    tested = on if run.tests_level else {}
     levels = run.each(functools.partial(_level, contract), tested, states, run.bases, outputs)
     counted = run.each(_owned_count, {d: g for d, g in on.items() if d not in tested}, outputs)
     found = _read_each(run.backends, {**{d: p for d, (p, _) in levels.items()}, **counted})
