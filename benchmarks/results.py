@@ -421,9 +421,9 @@ class Topic:
 
 TOPICS = (
     Topic("One GPU", "gpu-rmat24-h200-b94791b.txt", one_gpu),
-    Topic("Several GPUs", "x2-nccl-rmat25-h200-0ff91c7.txt", several_gpus),
+    Topic("Several GPUs", "x2-nccl-rmat25-h200-17364a1.txt", several_gpus),
     Topic("Several GPUs at rmat26", "x2-nccl-rmat26-h200-c84df3a.txt", several_gpus),
-    Topic("One Python call (two GPUs)", "x2-one-call-rmat25-h200-0ff91c7.txt", one_call),
+    Topic("One Python call (two GPUs)", "x2-one-call-rmat25-h200-17364a1.txt", one_call),
     Topic("One Python call (one GPU)", "one-call-1gpu-rmat25-h200-615d38b.txt", one_call),
     Topic("Parts of one GPU", "parts-h200-rmat25-b94791b.txt", parts_of_one_gpu),
     Topic("CPU", "cpu-rmat18-gates-9767d59.txt", cpu),
