@@ -237,10 +237,12 @@ def test_workers_placed_on_named_hosts_equal_networkx():
         bg.cluster(2, backend="numpy", hosts="localhost")
 
 
-def test_workers_join_a_dask_scheduler_given_by_address(monkeypatch):
+@pytest.mark.parametrize("backend", ["numpy", pytest.param("cupy", marks=pytest.mark.gpu)])
+def test_workers_join_a_dask_scheduler_given_by_address(monkeypatch, backend):
     """scheduler=: the workers join a scheduler already running (here one with a worker of
-    its own, which gets no run), runs equal networkx, and closing stops only these workers;
-    an address without a scheme is refused, and one where nothing answers is a DeviceError."""
+    its own, which gets no run), runs equal networkx (NumPy workers, or on GPUs: two where
+    there are), and closing stops only these workers; an address without a scheme is refused,
+    and one where nothing answers is a DeviceError."""
     import dask
     from distributed import Client, LocalCluster
 
@@ -258,10 +260,11 @@ def test_workers_join_a_dask_scheduler_given_by_address(monkeypatch):
     try:
         theirs = set(own.scheduler_info(n_workers=-1)["workers"])
         address = running.scheduler_address
-        with bg.cluster(2, backend="numpy", scheduler=address) as workers:
+        size = 2 if backend == "numpy" else min(2, _gpus())
+        with bg.cluster(size, backend=backend, scheduler=address) as workers:
             assert address in repr(workers)
             ours = set(workers._workers())
-            assert len(ours) == 2 and not ours & theirs
+            assert len(ours) == size and not ours & theirs
             g = _graph(30, seed=7)
             graph = bg.Graph.from_networkx(g, weight="weight", backend="numpy")
             depth = bg.bfs(graph, 0).depth
@@ -491,3 +494,9 @@ def test_devices_on_gpus_go_to_workers_started_once_and_kept(monkeypatch):
         if running.GPU_WORKERS.cluster is not None:
             running.GPU_WORKERS.cluster.close()
             running.GPU_WORKERS.cluster = None
+
+
+def _gpus() -> int:
+    from bspgraph.backend import gpu_count
+
+    return gpu_count()
