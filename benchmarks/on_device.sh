@@ -14,13 +14,15 @@
 #   reductions  whole-array reductions: the backend's module against CuPy's, CUB and plain
 #   timeline  rmat24 BFS auto and BC: loop against kernel time (ncu), host round trip, cProfile
 #   pull    PageRank's pull product on rmat24 in L2-minded variants (benchmarks.pull_variants)
-#   multi   with two or more GPUs: mpiexec, one rank per GPU over NCCL, rmat 25, and the model
+#   multi   with two or more GPUs: mpiexec, one rank per GPU over NCCL, rmat SCALE (default 25; the
+#           issues' four-GPU gates are at SCALE=26), and the model
 #   anchor  with two or more GPUs: the plain CuPy + NCCL BFS of ../shared/anchors/mgpu_bfs.py at
-#           rmat 25, where a copy lies in .anchor/ (carry it: the device has no ../shared)
+#           rmat SCALE, where a copy lies in .anchor/ (carry it: the device has no ../shared)
+#   empty   with two or more GPUs: an empty superstep lifted on every rank, over NCCL and MPI
 #   onecall with two or more GPUs: multi's runs again from one Python call on bg.cluster
 #           workers, against multi's rows (benchmarks.one_call: issue 50's gates); where the
 #           image lacks Dask's distributed, the wheels of a folder .whl/ are installed first
-#   nccl-phases  with two or more GPUs: each rank's supersteps over NCCL at rmat 25, phase by
+#   nccl-phases  with two or more GPUs: each rank's supersteps over NCCL at rmat SCALE, phase by
 #           phase with the transport's own steps (benchmarks.phases --transport nccl)
 #   scaling26 scaling25 scaling24  (not by default; with four or more GPUs) strong scaling over
 #           1, 2, 4 (8) GPUs in one MPI job per graph: rmat 26 with every communicator and
@@ -32,7 +34,8 @@ out=${1:-${OUT:-device-out}}
 mkdir -p "$out"
 export PYTHONPATH=. PYTHONUNBUFFERED=1 NCCL_NVLS_ENABLE=0
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1  # the device image runs as root
-steps=${STEPS:-tests gpu grid lanes elementwise reductions timeline pull multi anchor onecall nccl-phases}
+steps=${STEPS:-tests gpu grid lanes elementwise reductions timeline pull multi anchor empty onecall nccl-phases}
+scale=${SCALE:-25}  # the several-GPU steps' R-MAT scale
 gpus=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | wc -l)
 : > "$out/summary.txt"
 
@@ -69,24 +72,34 @@ run_step timeline 240 bash -c timeline_step
 run_step pull 180 python3 -W ignore -m benchmarks.pull_variants
 if [ "$gpus" -ge 2 ]; then
   run_step multi 300 mpiexec -n "$gpus" --bind-to none python3 -W ignore -m benchmarks.multi_gpu \
-    --transport nccl --scale 25 --repeat 3 --partitioners edge_balanced \
+    --transport nccl --scale "$scale" --repeat 3 --partitioners edge_balanced \
     --communicators selective butterfly --json "$out/multi.json"
   [ -s "$out/multi.json" ] && python3 -m benchmarks.bsp_model "$out/multi.json" >> "$out/multi.txt" 2>&1
   if [ -f .anchor/mgpu_bfs.py ]; then
-    run_step anchor 240 mpiexec -n "$gpus" --bind-to none python3 .anchor/mgpu_bfs.py 25
+    run_step anchor 240 mpiexec -n "$gpus" --bind-to none python3 .anchor/mgpu_bfs.py "$scale"
   fi
+  empty_step() {  # issue 48's empty superstep (<= 60 us on two ranks, 80 on four), each transport
+    for transport in nccl mpi; do
+      mpiexec -n "$gpus" --bind-to none python3 -W ignore -m benchmarks.multi_gpu \
+        --transport "$transport" --scale 20 --repeat 5 --algorithms empty \
+        --partitioners edge_balanced --communicators selective | grep -E "^empty|transport"
+    done
+  }
+  export gpus
+  export -f empty_step
+  run_step empty 120 bash -c empty_step
   if ! python3 -c "import distributed" 2> /dev/null && ls .whl/*.whl > /dev/null 2>&1; then
     python3 -m pip install -q --no-index --no-deps --no-compile --target /tmp/site .whl/*.whl &&
       export PYTHONPATH=$PYTHONPATH:/tmp/site
   fi
   run_step onecall 300 python3 -W ignore -m benchmarks.multi_gpu --transport cluster \
-    --devices "$gpus" --scale 25 --repeat 3 --partitioners edge_balanced \
+    --devices "$gpus" --scale "$scale" --repeat 3 --partitioners edge_balanced \
     --communicators selective butterfly --json "$out/onecall.json"
   if [ -s "$out/onecall.json" ] && [ -s "$out/multi.json" ]; then
     python3 -m benchmarks.one_call "$out/multi.json" "$out/onecall.json" >> "$out/onecall.txt"
   fi
   run_step nccl-phases 150 mpiexec -n "$gpus" --bind-to none python3 -W ignore \
-    -m benchmarks.phases --transport nccl --scale 25 --algorithms bfs-auto bfs-push empty
+    -m benchmarks.phases --transport nccl --scale "$scale" --algorithms bfs-auto bfs-push empty
 fi
 if [ "$gpus" -ge 4 ]; then
   sizes=$( ( echo 2 4; [ "$gpus" -ge 8 ] && echo 8; echo "$gpus") | tr ' ' '\n' | sort -nu | tr '\n' ' ')
