@@ -691,7 +691,8 @@ def _has_bom(path: str) -> bool:
 def _read_pyarrow(path, first, weighted, comments, delimiter):
     """``(src, dst, weight)`` by ``pyarrow.csv`` (threaded), or None: pyarrow is absent, or
     the file is not lines of ``len(first)`` fields split by one tab, one space or
-    ``delimiter`` (a comment line is skipped; a comment after data declines)."""
+    ``delimiter`` (a comment line is skipped; a comment after data declines), or it holds a
+    carriage return that ends no line (pyarrow would end a line there; the scan names it)."""
     try:
         import pyarrow as pa
         import pyarrow.csv as pa_csv
@@ -700,6 +701,9 @@ def _read_pyarrow(path, first, weighted, comments, delimiter):
     separator = delimiter or ("\t" if "\t" in _first_line(path) else " ")
     if len(separator) != 1:
         return None
+    with _open_binary(path) as stream:  # (one pass; where no \r is, a byte search a chunk)
+        if _text_facts(stream, "")[0]:
+            return None
     marks = tuple(comments)
 
     def comment_or_refuse(row) -> str:

@@ -336,6 +336,8 @@ BAD_EDGE_LISTS = [
     ("wrong delimiter", b"0,1\n1;2\n", {"delimiter": ","}, 2, "expected 2 fields"),
     ("binary", b"0 1\n\x00\xff\xfe\x01 2\n", {}, 2, "is not an integer"),
     ("carriage returns", b"0 1\r1 2\r", {}, 1, "carriage return"),
+    # (where every other line ends in LF, pyarrow's reader had split it there, silently)
+    ("carriage return in a line", b"0 0\n0 0\r0 0\n0 0\n", {}, 2, "carriage return"),
 ]
 
 
