@@ -27,7 +27,7 @@ import zipfile
 import zlib
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import BinaryIO, Literal
+from typing import BinaryIO, Literal, NamedTuple
 
 import numpy as np
 
@@ -692,7 +692,8 @@ def _read_pyarrow(path, first, weighted, comments, delimiter):
     """``(src, dst, weight)`` by ``pyarrow.csv`` (threaded), or None: pyarrow is absent, or
     the file is not lines of ``len(first)`` fields split by one tab, one space or
     ``delimiter`` (a comment line is skipped; a comment after data declines), or it holds a
-    carriage return that ends no line (pyarrow would end a line there; the scan names it)."""
+    carriage return that ends no line (pyarrow would end a line there) or a hexadecimal
+    prefix (pyarrow would read "0x1F" as 31): the other paths refuse those, naming the line."""
     try:
         import pyarrow as pa
         import pyarrow.csv as pa_csv
@@ -701,9 +702,10 @@ def _read_pyarrow(path, first, weighted, comments, delimiter):
     separator = delimiter or ("\t" if "\t" in _first_line(path) else " ")
     if len(separator) != 1:
         return None
-    with _open_binary(path) as stream:  # (one pass; where no \r is, a byte search a chunk)
-        if _text_facts(stream, "")[0]:
-            return None
+    with _open_binary(path) as stream:  # (one pass: byte searches a chunk)
+        facts = _text_facts(stream, "")
+    if facts.lone_carriage_return or facts.hex_prefix:
+        return None
     marks = tuple(comments)
 
     def comment_or_refuse(row) -> str:
@@ -813,9 +815,10 @@ def _loadtxt(stream: BinaryIO, value_dtype, *, comments: str, delimiter, usecols
     if value_dtype is not None:
         dtype.append(("weight", value_dtype))
     start = stream.tell()
-    lone_carriage_return, comments = _text_facts(stream, comments)
-    if lone_carriage_return:
+    facts = _text_facts(stream, comments)
+    if facts.lone_carriage_return:
         return None  # loadtxt would let a comment swallow it; the scan names the line
+    comments = facts.comments
     stream.seek(start)
     try:
         with warnings.catch_warnings():
@@ -840,26 +843,38 @@ def _numpy_decompresses(path: str) -> bool:
     return path.lower().endswith((".gz", ".bz2", ".xz", ".lzma", ".zip", ".zst"))
 
 
-def _text_facts(stream: BinaryIO, comments: str, chunk: int = 1 << 24) -> tuple[bool, str]:
-    """Whether the rest of ``stream`` holds a carriage return not followed by a line feed, and
-    which characters of ``comments`` occur in it: ``numpy.loadtxt`` parses in C with one
-    comment character or none, but line by line in Python with more (20 s against 1.5 s for
-    rmat20's edge list under the default ``"#%"``)."""
+class _TextFacts(NamedTuple):
+    """What a scan of a text finds (:func:`_text_facts`)."""
+
+    lone_carriage_return: bool  # a carriage return that ends no line
+    comments: str  # which of the comment characters asked about occur
+    hex_prefix: bool  # "0x" or "0X", which pyarrow reads as a hexadecimal integer
+
+
+def _text_facts(stream: BinaryIO, comments: str, chunk: int = 1 << 24) -> _TextFacts:
+    """Whether the rest of ``stream`` holds a carriage return not followed by a line feed,
+    which characters of ``comments`` occur in it (``numpy.loadtxt`` parses in C with one
+    comment character or none, but line by line in Python with more: 20 s against 1.5 s for
+    rmat20's edge list under the default ``"#%"``), and whether it holds a hexadecimal prefix
+    (up to the first lone carriage return: what follows is not read)."""
     previous = b""
     marks = {mark: mark.encode("latin-1") for mark in comments if ord(mark) < 256}
     seen: set[str] = set()
-    lone = False
+    lone = hexed = False
     while data := stream.read(chunk):
         if previous == b"\r" and not data.startswith(b"\n"):
             lone = True
         if b"\r" in data and data.count(b"\r") != data.count(b"\r\n") + data.endswith(b"\r"):
             lone = True
         seen.update(mark for mark, byte in marks.items() if mark not in seen and byte in data)
+        if not hexed and (b"x" in data or b"X" in data):  # (a byte search; rare in numbers)
+            pairs = previous + data
+            hexed = b"0x" in pairs or b"0X" in pairs
         previous = data[-1:]
         if lone:
             break
     lone = lone or previous == b"\r"
-    return lone, "".join(mark for mark in comments if mark in seen)
+    return _TextFacts(lone, "".join(mark for mark in comments if mark in seen), hexed)
 
 
 def _available_memory() -> int | None:

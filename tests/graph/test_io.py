@@ -338,6 +338,9 @@ BAD_EDGE_LISTS = [
     ("carriage returns", b"0 1\r1 2\r", {}, 1, "carriage return"),
     # (where every other line ends in LF, pyarrow's reader had split it there, silently)
     ("carriage return in a line", b"0 0\n0 0\r0 0\n0 0\n", {}, 2, "carriage return"),
+    # (pyarrow's reader had taken both as hexadecimal integers, silently)
+    ("hexadecimal id", b"1 0\n0x1 0\n", {}, 2, "vertex id '0x1' is not an integer"),
+    ("hexadecimal id, upper", b"0 0X1F\n", {}, 1, "vertex id '0X1F' is not an integer"),
 ]
 
 
