@@ -260,7 +260,7 @@ def test_workers_join_a_dask_scheduler_given_by_address(monkeypatch, backend):
     try:
         theirs = set(own.scheduler_info(n_workers=-1)["workers"])
         address = running.scheduler_address
-        size = 2 if backend == "numpy" else min(2, _gpus())
+        size = 2 if backend == "numpy" else min(2, bg.backend.gpu_count())
         with bg.cluster(size, backend=backend, scheduler=address) as workers:
             assert address in repr(workers)
             ours = set(workers._workers())
@@ -494,9 +494,3 @@ def test_devices_on_gpus_go_to_workers_started_once_and_kept(monkeypatch):
         if running.GPU_WORKERS.cluster is not None:
             running.GPU_WORKERS.cluster.close()
             running.GPU_WORKERS.cluster = None
-
-
-def _gpus() -> int:
-    from bspgraph.backend import gpu_count
-
-    return gpu_count()

@@ -638,14 +638,22 @@ def _first_fields(path: str, comments: str, delimiter: str | None) -> list[str] 
 
 def _load_edgelist_fast(path, base, weighted, comments, delimiter, num_vertices):
     """All edges as ``(src, dst, weight)`` (``base`` removed; None: ids as they are), or None
-    when anything looks wrong: pyarrow.csv, else ``numpy.loadtxt``."""
+    when anything looks wrong: pyarrow.csv, else ``numpy.loadtxt``. Neither where the text
+    holds a carriage return that ends no line (both would end a line there, or a comment
+    swallow it); not pyarrow where it holds a hexadecimal prefix (it would read "0x1F" as
+    31): the scan refuses those, naming the line."""
     first = _first_fields(path, comments, delimiter)
     if first is None:
+        return None
+    with _open_binary(path) as stream:  # (one pass over the text, byte searches a chunk)
+        _skip_bom(stream)
+        facts = _text_facts(stream, comments)
+    if facts.lone_carriage_return:
         return None
     decided = weighted is None
     if decided:
         weighted = len(first) >= 3
-    table = _read_pyarrow(path, first, weighted, comments, delimiter)
+    table = None if facts.hex_prefix else _read_pyarrow(path, first, weighted, comments, delimiter)
     if table is None:
         # weighted=None: every line has the first's field count when it has 2 or 3, so that a
         # line with or without a weight unlike the first declines (the scan names it)
@@ -661,6 +669,7 @@ def _load_edgelist_fast(path, base, weighted, comments, delimiter, num_vertices)
                 delimiter=delimiter,
                 usecols=usecols,
                 path=None if _compressed(path) or _PROGRESS.get() or _has_bom(path) else path,
+                facts=facts,
             )
         if table is None:
             return None
@@ -691,9 +700,7 @@ def _has_bom(path: str) -> bool:
 def _read_pyarrow(path, first, weighted, comments, delimiter):
     """``(src, dst, weight)`` by ``pyarrow.csv`` (threaded), or None: pyarrow is absent, or
     the file is not lines of ``len(first)`` fields split by one tab, one space or
-    ``delimiter`` (a comment line is skipped; a comment after data declines), or it holds a
-    carriage return that ends no line (pyarrow would end a line there) or a hexadecimal
-    prefix (pyarrow would read "0x1F" as 31): the other paths refuse those, naming the line."""
+    ``delimiter`` (a comment line is skipped; a comment after data declines)."""
     try:
         import pyarrow as pa
         import pyarrow.csv as pa_csv
@@ -701,10 +708,6 @@ def _read_pyarrow(path, first, weighted, comments, delimiter):
         return None
     separator = delimiter or ("\t" if "\t" in _first_line(path) else " ")
     if len(separator) != 1:
-        return None
-    with _open_binary(path) as stream:  # (one pass: byte searches a chunk)
-        facts = _text_facts(stream, "")
-    if facts.lone_carriage_return or facts.hex_prefix:
         return None
     marks = tuple(comments)
 
@@ -804,22 +807,26 @@ def _scan_edgelist(path, base, weighted, comments, delimiter, num_vertices):
 
 
 # --- shared text parsing ------------------------------------------------------------------------
-def _loadtxt(stream: BinaryIO, value_dtype, *, comments: str, delimiter, usecols, path=None):
+def _loadtxt(
+    stream: BinaryIO, value_dtype, *, comments: str, delimiter, usecols, path=None, facts=None
+):
     """``numpy.loadtxt`` into fields src, dst[, weight]; None when it rejects the text.
 
     ``path``: the file that ``stream`` reads plainly from its start, which numpy then reads
     itself (1.5x faster than through a Python stream), unless its name would make numpy
-    decompress it.
+    decompress it. ``facts``: the rest of ``stream``'s :func:`_text_facts` under
+    ``comments``, where the caller has them (else read here, one pass).
     """
     dtype = [("src", np.int64), ("dst", np.int64)]
     if value_dtype is not None:
         dtype.append(("weight", value_dtype))
-    start = stream.tell()
-    facts = _text_facts(stream, comments)
+    if facts is None:
+        start = stream.tell()
+        facts = _text_facts(stream, comments)
+        stream.seek(start)
     if facts.lone_carriage_return:
         return None  # loadtxt would let a comment swallow it; the scan names the line
     comments = facts.comments
-    stream.seek(start)
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # an input without data lines warns
