@@ -5,6 +5,7 @@
     mpiexec -n 4 python -m benchmarks.multi_gpu --scale 26 --transport nccl --sizes 2 4 \
         --communicators selective butterfly:1 butterfly:4
     python -m benchmarks.multi_gpu --scale 25 --transport cluster --devices 2 --json one.json
+    python -m benchmarks.multi_gpu --scale 25 --transport deployment --devices 2
 
 Builds an R-MAT graph (edge factor 16, weights 1..64; or with ``--grid R`` the R x R grid, a
 high-diameter graph whose supersteps are light) on the GPU, runs each algorithm on one GPU
@@ -18,7 +19,9 @@ is built once. A communicator is a name, or ``butterfly:F`` for the butterfly of
 ``--json`` writes every row with its supersteps, for ``benchmarks.bsp_model``. With
 ``--transport cluster`` this one process drives ``--devices`` workers of ``bg.cluster`` (a
 device each, the path of ``bg.bfs(G, 0, devices=P)`` from a notebook): its rows against an
-``mpiexec`` run's are issue 50's gates (``benchmarks.one_call``).
+``mpiexec`` run's are issue 50's gates (``benchmarks.one_call``). ``--transport deployment``
+starts a Dask deployment of ``--devices`` worker processes (as a user's own, with no MPI job
+between them) and runs on it with ``bg.cluster(client=...)``.
 """
 
 from __future__ import annotations
@@ -157,7 +160,9 @@ def main(argv=None) -> None:
         action="store_true",
         help="--devices parts all on GPU 0 (the enactor's cost on one GPU)",
     )
-    parser.add_argument("--transport", choices=["local", "nccl", "mpi", "cluster"], default="local")
+    parser.add_argument(
+        "--transport", choices=["local", "nccl", "mpi", "cluster", "deployment"], default="local"
+    )
     parser.add_argument("--backend", default="cupy", help="numpy: a CPU run of the same script")
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--algorithms", nargs="+", default=[a for a in ALGORITHMS if a != "empty"])
@@ -173,15 +178,26 @@ def main(argv=None) -> None:
     )
     parser.add_argument("--json", help="write the rows, with their supersteps, here (rank 0)")
     args = parser.parse_args(argv)
-    if args.sizes and args.transport in ("local", "cluster"):
+    if args.sizes and args.transport in ("local", "cluster", "deployment"):
         parser.error(
             "--sizes needs --transport nccl or mpi (one process per device); "
             "in one process use --devices"
         )
-    cluster = None
-    if args.transport == "cluster":  # this process drives P workers (the graph sent from host)
+    cluster = deployment = None
+    if args.transport in ("cluster", "deployment"):  # this process drives P workers
         backend, rank = get_backend(args.backend), 0
-        cluster = bg.cluster(args.devices, backend=backend.name)
+        if args.transport == "deployment":  # (a user's own: P worker processes, no MPI job)
+            from distributed import Client, LocalCluster
+
+            from bspgraph.enactor.cluster import WORKER_DASK, WORKER_MALLOC
+
+            # its workers set as the docs advise (Dask's profiler and monitors off), as
+            # bg.cluster sets its own
+            env = {**WORKER_MALLOC, **WORKER_DASK}
+            deployment = LocalCluster(n_workers=args.devices, threads_per_worker=1, env=env)
+            cluster = bg.cluster(client=Client(deployment), backend=backend.name)
+        else:
+            cluster = bg.cluster(args.devices, backend=backend.name)
         runs = {args.devices: {"cluster": cluster}}
     elif args.transport == "local":
         backend, rank = get_backend(args.backend), 0
@@ -284,6 +300,8 @@ def main(argv=None) -> None:
         )
     if cluster is not None:
         cluster.close()
+    if deployment is not None:
+        deployment.close()
 
 
 if __name__ == "__main__":

@@ -494,3 +494,78 @@ def test_devices_on_gpus_go_to_workers_started_once_and_kept(monkeypatch):
         if running.GPU_WORKERS.cluster is not None:
             running.GPU_WORKERS.cluster.close()
             running.GPU_WORKERS.cluster = None
+
+
+@pytest.fixture(scope="module")
+def deployment():
+    """A Dask deployment of three worker processes, started apart from bspgraph (as a
+    user's ``dask worker``s or dask-cuda's are): no MPI job between them."""
+    from distributed import Client, LocalCluster
+
+    with (
+        LocalCluster(
+            n_workers=3, threads_per_worker=1, processes=True, dashboard_address=":0"
+        ) as running,
+        Client(running) as client,
+    ):
+        yield client
+
+
+@pytest.mark.parametrize(
+    "backend, size",
+    [("numpy", 2), ("numpy", 3)] + [pytest.param("cupy", s, marks=pytest.mark.gpu) for s in (2, 3)],
+)
+def test_a_deployment_s_own_workers_equal_networkx(deployment, backend, size):
+    """bg.cluster(client=...): the runs go to the deployment's own workers (the first
+    ``size``), which meet over their Dask connections; every primitive equals networkx, and a
+    second call on the graph sends nothing and sets nothing up. On GPUs (two or more), two
+    workers that see the same GPUs drive one each and move payloads over NCCL; three on two
+    GPUs share them, over the host."""
+    if backend == "cupy" and bg.backend.gpu_count() < 2:
+        pytest.skip("needs two GPUs")
+    graph = bg.generators.rmat(9, 8, seed=4, backend="numpy")
+    expected = bg.bfs(graph, 1).depth
+    with bg.cluster(size, client=deployment, backend=backend) as workers:
+        assert workers.size == size and "running" in repr(workers)
+        _check_every_primitive(_graph(), {})
+        first, again = bg.bfs(graph, 1), bg.bfs(graph, 1)
+        assert first.stats.devices == size and again.stats.setup_seconds == 0
+        assert np.array_equal(again.depth, expected)
+    assert "stopped" in repr(workers)
+    assert len(deployment.scheduler_info(n_workers=-1)["workers"]) == 3  # (theirs, kept)
+
+
+@pytest.mark.parametrize(
+    "backend, how",
+    [("numpy", "raise"), ("numpy", "kill")]
+    + [pytest.param("cupy", how, marks=pytest.mark.gpu) for how in ("raise", "kill")],
+)
+def test_a_deployment_s_worker_that_fails_ends_the_call_and_the_next_starts_afresh(
+    deployment, backend, how
+):
+    """A rank that raises, or whose worker dies, ends the call on every rank within 5 s with
+    one WorkerError naming it; the workers stay the user's (a dead one its nanny restarts),
+    and the next call runs on them (on GPUs, a peer waiting in NCCL for the dead one is
+    released)."""
+    if backend == "cupy" and bg.backend.gpu_count() < 2:
+        pytest.skip("needs two GPUs")
+    graph = bg.generators.grid(8, 8, backend="numpy")
+    expected = bg.bfs(graph, 0).depth
+    with bg.cluster(2, client=deployment, backend=backend) as workers:
+        started = time.monotonic()
+        with pytest.raises(bg.WorkerError, match="rank 1 of 2 \\(worker tcp://") as failure:
+            bg.enact(_Failing(how=how), graph, source=0)
+        assert time.monotonic() - started < 5
+        assert ("planted fault" if how == "raise" else "was lost") in str(failure.value)
+        deployment.wait_for_workers(3, timeout=30)
+        assert np.array_equal(bg.bfs(graph, 0).depth, expected)
+        assert "running" in repr(workers)
+
+
+def test_a_deployment_too_small_or_with_hosts_is_refused(deployment):
+    with pytest.raises(bg.DeviceError, match="5 workers asked for, the deployment has 3"):
+        bg.cluster(5, client=deployment, backend="numpy")
+    with pytest.raises(ValueError, match="no hosts or scheduler"):
+        bg.cluster(2, client=deployment, hosts=["a"])
+    with pytest.raises(ValueError, match="a count of workers"):
+        bg.cluster()

@@ -34,6 +34,7 @@ import numpy as np
 
 from ..backend import Backend, get_backend, gpu_count, to_host
 from ..exceptions import CommunicationError, DeviceError
+from .engine import EngineComm
 from .message import Piece, Slab, Update, arrays_of, pack, unpack, wire_bytes
 from .transport import Inbox, RoundStats, Send, Transport
 
@@ -61,6 +62,8 @@ class MPITransport(Transport):
     ----------
     comm : mpi4py communicator, optional
         Default ``MPI.COMM_WORLD``; rank r drives device r, ``size`` is the number of ranks.
+        Or an :class:`~.engine.EngineComm` (a Dask deployment's workers): its waits time out
+        by themselves, and a fault ends the run on every rank, not the processes.
     backend : str or Backend, optional
         "numpy", "cupy" or None (CuPy when a GPU is usable). On CuPy each rank takes the GPU
         ``node-local rank % GPUs on the node``.
@@ -83,7 +86,8 @@ class MPITransport(Transport):
     def __init__(
         self, comm=None, backend: str | Backend | None = None, *, timeout: float | None = None
     ):
-        mpi = _mpi()
+        self.on_mpi = not isinstance(comm, EngineComm)  # (else no MPI: a Dask deployment's)
+        mpi = _mpi() if self.on_mpi else None
         self.comm = mpi.COMM_WORLD if comm is None else comm
         self.rank, self.size = self.comm.Get_rank(), self.comm.Get_size()
         self.local = (self.rank,)
@@ -94,8 +98,8 @@ class MPITransport(Transport):
         self.rounds = 0
         self._fault = _parse_fault(os.environ.get(FAULT_ENV))
         self._waiting: tuple[float, str] | None = None  # (since, what) while in a collective
-        self._multiple = mpi.Query_thread() == mpi.THREAD_MULTIPLE
-        if self.timeout is not None and self.size > 1:
+        self._multiple = self.on_mpi and mpi.Query_thread() == mpi.THREAD_MULTIPLE
+        if self.on_mpi and self.timeout is not None and self.size > 1:
             threading.Thread(target=self._watch, name="bspgraph-mpi-watchdog", daemon=True).start()
 
     def __repr__(self) -> str:
@@ -129,7 +133,11 @@ class MPITransport(Transport):
         return rows
 
     def abort(self, error: BaseException) -> None:
-        """Print one line naming this rank and ``error``, then ``MPI_Abort``: every rank exits 1."""
+        """Print one line naming this rank and ``error``, then ``MPI_Abort``: every rank exits 1
+        (a Dask deployment's: every rank's run raises, and the caller re-raises ``error``)."""
+        if not self.on_mpi:
+            self.comm.Abort(1)
+            return
         problem = f"{type(error).__name__}: {error}" if str(error) else type(error).__name__
         _say(f"rank {self.rank} of {self.size} failed: {problem}; aborting every rank")
         self.comm.Abort(1)
@@ -173,10 +181,14 @@ class MPITransport(Transport):
         count = gpu_count()
         if count == 0:
             raise DeviceError(f"transport 'mpi' on rank {self.rank}: no GPU usable")
-        local_rank = self.comm.Split_type(_mpi().COMM_TYPE_SHARED).Get_rank()
+        local_rank = self.comm.Split_type(self._shared()).Get_rank()
         backend = get_backend("cupy", local_rank % count)
         backend.xp.cuda.Device(backend.device).use()  # this rank's GPU for every kernel
         return backend
+
+    def _shared(self):
+        """MPI's split of the ranks that share a node (a Dask deployment's comm takes none)."""
+        return _mpi().COMM_TYPE_SHARED if self.on_mpi else None
 
     def _to_device(self, message: Update | Slab | Piece) -> Update | Slab | Piece:
         if self.backend.capabilities.virtual_devices or isinstance(message, Piece):
@@ -216,14 +228,14 @@ class MPITransport(Transport):
         sent to and arriving from each rank known (``sent[r, k]``, ``arriving[r, k]``), where
         some rank sends any of it (``sending[k]``, the same on every rank); what each rank
         sent, in rank order."""
-        mpi = _mpi()
+        mpi = _mpi() if self.on_mpi else None
         delivered = []
         for k, column in enumerate(columns):
             dtype = column[0].dtype
             if not sending[k]:  # no rank sends any: no collective
                 delivered.append([column[0][:0]] * self.size)
                 continue
-            kind = mpi.INT64_T if dtype == np.int64 else mpi.BYTE
+            kind = mpi and (mpi.INT64_T if dtype == np.int64 else mpi.BYTE)
             out, into = sent[:, k].copy(), arriving[:, k].copy()
             received = np.empty(int(into.sum()), dtype=dtype)
             starts, arrived_at = _starts(out), _starts(into)

@@ -61,6 +61,7 @@ import weakref
 import numpy as np
 
 from ..backend import to_host
+from ..comm.engine import AbortedError
 from ..exceptions import DeviceError, WorkerError
 from .contract import Primitive
 from .layout import cut, partitioner_of
@@ -96,16 +97,24 @@ WORKER_DASK = {
 
 
 def cluster(
-    workers: int,
+    workers: int | None = None,
     *,
     backend: str | None = None,
     hosts: list[str] | None = None,
     scheduler: str | None = None,
+    client=None,
 ) -> Cluster:
     """Start ``workers`` worker processes, one a device (GPUs ``0 .. workers - 1`` of this
     machine on CuPy, CPU processes on NumPy; or spread over ``hosts``), for runs from this
     process, on a Dask scheduler of this process or the one at ``scheduler``; see
-    :class:`Cluster`."""
+    :class:`Cluster`. With ``client`` (a ``distributed.Client``), run on that deployment's
+    own workers instead (the first ``workers`` of them, default all): :class:`Deployment`."""
+    if client is not None:
+        if hosts is not None or scheduler is not None:
+            raise ValueError("cluster(client=...): its workers run already; no hosts or scheduler")
+        return Deployment(client, workers, backend=backend)
+    if workers is None:
+        raise ValueError("cluster(): expected a count of workers, or a client's deployment")
     return Cluster(workers, backend=backend, hosts=hosts, scheduler=scheduler)
 
 
@@ -173,7 +182,7 @@ class Cluster:
         self._start()
 
     def __repr__(self) -> str:
-        state = "running" if self._job is not None else "stopped"
+        state = "running" if self._running() else "stopped"
         on = "" if self.scheduler is None else f", scheduler={self.scheduler!r}"
         return f"Cluster(workers={self.size}, backend={self.backend!r}{on}, {state})"
 
@@ -202,7 +211,7 @@ class Cluster:
         backend = run.pop("backend", None)
         if backend not in (None, self.backend):
             raise DeviceError(f"backend={backend!r}: the cluster runs on {self.backend!r}")
-        if self._job is None:  # stopped by a fault, or closed: new workers
+        if not self._running():  # stopped by a fault, or closed: new workers
             self._start()
         on_device = run.pop("result_device", False)
         how = {  # the cut this run asks for (as layout._parts makes it)
@@ -263,6 +272,9 @@ class Cluster:
             self._client = self._scheduler = None
 
     # --- internals ------------------------------------------------------------------------------
+    def _running(self) -> bool:
+        return self._job is not None
+
     def _start(self) -> None:
         """The scheduler (once), then the workers' MPI job; each worker's rank."""
         mpiexec = find_mpiexec()
@@ -365,21 +377,34 @@ class Cluster:
             for rank, (ok, value) in list(outcomes.items()):
                 if ok:
                     results[rank] = value
-                elif isinstance(value, OSError):  # its worker is gone: the job ends, says why
-                    self._job_ended(JOB_GRACE_SECONDS)
-                    raise self._failed("the connection to a worker", rank) from None
+                elif isinstance(value, OSError):  # its worker is gone
+                    raise self._lost(rank, value) from None
                 else:
-                    self._stop()
-                    raise WorkerError(
-                        f"rank {rank} of {self.size} ({self._device(rank)}) failed: "
-                        f"{type(value).__name__}: {value}; every worker was stopped (the next "
-                        "run starts new ones)"
-                    ) from value
+                    raise self._raised(rank, value, outcomes, done) from value
             if len(results) == len(futures):
                 return [results[rank] for rank in taken or range(len(futures))]
-            if self._job.poll() is not None:
-                raise self._failed("the workers' MPI job")
+            ended = self._ended()
+            if ended is not None:
+                raise ended
             done.wait(JOB_POLL_SECONDS)  # until one more is done, or the job's next look
+
+    def _lost(self, rank: int, error: OSError) -> WorkerError:
+        """The WorkerError of rank ``rank``'s lost connection: its job ends and says why."""
+        self._job_ended(JOB_GRACE_SECONDS)
+        return self._failed("the connection to a worker", rank)
+
+    def _raised(self, rank: int, error: BaseException, outcomes: dict, done) -> WorkerError:
+        """The WorkerError of rank ``rank`` raising ``error``; every worker stopped."""
+        self._stop()
+        return WorkerError(
+            f"rank {rank} of {self.size} ({self._device(rank)}) failed: "
+            f"{type(error).__name__}: {error}; every worker was stopped (the next "
+            "run starts new ones)"
+        )
+
+    def _ended(self) -> WorkerError | None:
+        """The WorkerError of the workers' job, where it ended."""
+        return self._failed("the workers' MPI job") if self._job.poll() is not None else None
 
     def _job_ended(self, seconds: float) -> None:
         """Wait up to ``seconds`` for the workers' job to end."""
@@ -464,6 +489,192 @@ class Cluster:
         if token is None:
             token = self._tokens[graph] = next(self._numbers)
         return token
+
+
+class Deployment(Cluster):
+    """Runs on the workers of a Dask deployment already running, one rank a worker: the
+    first ``workers`` of ``client``'s (all by default), ranked by their names (dask-cuda's
+    are their GPUs), each with one device (a CPU process on NumPy; on CuPy the first GPU
+    it sees, as dask-cuda sets them, or of the workers on a host that see the same GPUs,
+    each its own in turn). No MPI: the ranks meet over the workers' own connections
+    (:class:`~bspgraph.comm.engine.EngineComm`), and over NCCL for GPU payloads. A run goes
+    to a Dask actor on each worker, which runs it on its own thread (its worker's event loop
+    stays free to carry the collectives): a round costs a Dask call a peer, where MPI's costs
+    microseconds, so light supersteps cost more than under ``mpiexec``.
+
+    Faults end the call on every worker with one :class:`~bspgraph.exceptions.WorkerError`
+    naming the rank, its worker and the cause, and leave the workers running (they are the
+    user's): a rank that raises tells its peers, a worker that dies is seen by the caller,
+    which ends the others' waits. The next call starts on the deployment's workers afresh.
+    :meth:`close` drops this process's actors and leaves the client open.
+    """
+
+    def __init__(self, client, workers: int | None = None, *, backend: str | None = None):
+        if workers is not None and (
+            isinstance(workers, bool) or not isinstance(workers, int) or workers < 1
+        ):
+            raise ValueError(f"cluster(workers={workers!r}): expected a count >= 1")
+        self._given, self._wanted = client, workers
+        self._addresses: list[str] = []
+        self._session: str | None = None
+        super().__init__(workers or 1, backend=backend)
+
+    def __repr__(self) -> str:
+        state = "running" if self._running() else "stopped"
+        return f"Deployment(workers={self.size}, backend={self.backend!r}, {state})"
+
+    def close(self) -> None:
+        """Drop this process's actors on the workers (the workers and the client stay)."""
+        self._stop()
+
+    def _running(self) -> bool:
+        return self._session is not None
+
+    def _start(self) -> None:
+        """Pick the workers, then an actor on each with the session's communicator."""
+        self._client = self._given
+        every = {"n_workers": -1} if _counts_workers() else {}
+        known = self._client.scheduler_info(**every)["workers"]
+        ranked = sorted(known, key=lambda a: _worker_order(known[a].get("name"), a))
+        wanted = len(ranked) if self._wanted is None else self._wanted
+        if wanted > len(ranked) or not ranked:
+            raise DeviceError(
+                f"bg.cluster(client=...): {wanted or 1} workers asked for, the deployment has "
+                f"{len(ranked)}"
+            )
+        self.size, self._addresses = wanted, ranked[:wanted]
+        self._session = f"{self._prefix}-{time.time_ns():x}"
+        self._client.run(_install_engine, workers=self._addresses)
+        made = [
+            self._client.submit(
+                _EngineRank,
+                self._session,
+                rank,
+                self._addresses,
+                actor=True,
+                workers=[address],
+                allow_other_workers=False,
+                pure=False,
+            )
+            for rank, address in enumerate(self._addresses)
+        ]
+        self._actors = [future.result() for future in made]
+        self._pids = {}
+        self._held.clear()
+
+    def _stop(self) -> None:
+        """End the session on its workers that live (a wait there raises) and drop its actors."""
+        session, self._session = self._session, None
+        if session is None:
+            return
+        self._actors = []
+        self._held.clear()
+        try:
+            alive = set(self._client.scheduler_info()["workers"])
+            self._client.run(
+                _end_session, session, "the call ended on another rank",
+                workers=[a for a in self._addresses if a in alive],
+            )  # fmt: skip
+        except Exception:  # (the client closed, or a worker went meanwhile: nothing to end)
+            pass
+
+    def _lost(self, rank: int, error: OSError) -> WorkerError:
+        self._stop()
+        return WorkerError(
+            f"rank {rank} of {self.size} ({self._device(rank)}) was lost: "
+            f"{type(error).__name__}: {error}; the call ended on every worker (the next run "
+            "starts on the deployment's workers afresh)"
+        )
+
+    def _raised(self, rank: int, error: BaseException, outcomes: dict, done) -> WorkerError:
+        """As a cluster's, naming the rank that raised first: a peer's abort (its waits
+        ending on that rank's failure) waits a moment for that rank's own error."""
+        started = time.monotonic()
+        while isinstance(error, AbortedError) and time.monotonic() - started < JOB_GRACE_SECONDS:
+            first = next(
+                (
+                    (r, value)
+                    for r, (ok, value) in sorted(outcomes.items())
+                    if not ok and not isinstance(value, AbortedError)
+                ),
+                None,
+            )
+            if first is not None:
+                rank, error = first
+                break
+            done.clear()
+            done.wait(JOB_POLL_SECONDS)
+        self._stop()
+        return WorkerError(
+            f"rank {rank} of {self.size} ({self._device(rank)}) failed: "
+            f"{type(error).__name__}: {error}; the call ended on every worker (the next run "
+            "starts on the deployment's workers afresh)"
+        )
+
+    def _ended(self) -> WorkerError | None:
+        return None  # (a worker that dies ends its actor's call: :meth:`_lost`)
+
+    def _device(self, rank: int) -> str:
+        return f"worker {self._addresses[rank]}"
+
+
+def _worker_order(name, address: str) -> tuple:
+    """A worker's place in rank order: by its name, numbers first and in order."""
+    text = str(name)
+    return (0, int(text), address) if text.isdigit() else (1, text, address)
+
+
+def _install_engine(dask_worker) -> None:
+    """On a worker (``Client.run``): its handler for collectives' parts."""
+    from ..comm import engine
+
+    engine.install(dask_worker)
+
+
+def _end_session(session: str, reason: str) -> None:
+    """On a worker (``Client.run``, on its event loop): end ``session``'s waits and drop it."""
+    from ..comm import engine
+
+    engine.abort(session, reason)
+    engine.forget(session)
+
+
+class _EngineRank:
+    """A deployment worker's actor: one rank of ``session``, its communicator made here.
+    Its ``run`` is a plain method, which Dask runs on the actor's own thread."""
+
+    def __init__(self, session: str, rank: int, addresses: list[str]) -> None:
+        from distributed import get_worker
+
+        from ..comm.engine import EngineComm
+        from ..comm.mpi import DEFAULT_TIMEOUT, TIMEOUT_ENV
+
+        timeout = float(os.environ.get(TIMEOUT_ENV, DEFAULT_TIMEOUT))
+        self.comm = EngineComm(
+            get_worker(), session, rank, addresses, timeout=timeout if timeout > 0 else None
+        )
+        self.held: dict = {}
+
+    def run(self, call: bytes, part=None):
+        """As :meth:`_Rank.run`, on this rank's session."""
+        import cloudpickle
+
+        token, work, backend, run, handed = cloudpickle.loads(call)
+        made = functools.partial(_engine_transport, self.comm)
+        return _run_on_worker(self.held, made, token, part, work, backend, run, handed)
+
+
+def _engine_transport(comm, backend):
+    """NCCL over ``comm`` where the ranks are on GPUs, each its own, else MPI's over it."""
+    from ..backend import gpu_count
+    from ..comm.mpi import MPITransport
+
+    if backend != "numpy" and gpu_count():
+        if comm.Split_type().Get_size() <= gpu_count():
+            from ..comm.nccl import NCCLTransport
+
+            return NCCLTransport(comm)
+    return MPITransport(comm, backend=backend)
 
 
 GPU_WORKERS.start = Cluster  # (runs with devices=P on GPUs, no cluster named: workers)
@@ -577,7 +788,7 @@ class _Rank:
         import cloudpickle
 
         token, work, backend, run, handed = cloudpickle.loads(call)
-        return _run_on_worker(token, part, work, backend, run, handed)
+        return _run_on_worker(_HELD, _transport, token, part, work, backend, run, handed)
 
 
 async def _settled(future, rank: int, outcomes: dict, done: threading.Event) -> None:
@@ -593,21 +804,24 @@ async def _settled(future, rank: int, outcomes: dict, done: threading.Event) -> 
         done.set()
 
 
-def _run_on_worker(token: tuple, graph, work, backend, run: dict, handed: HandOver):
+def _run_on_worker(
+    held: dict, made, token: tuple, graph, work, backend, run: dict, handed: HandOver
+):
     """In a worker: the run of ``work`` (a primitive or a chain of runs) on its rank's
-    transport (made once), ``graph`` (its part) kept under ``token`` (None: sent before);
-    rank 0's (result, stats), each large array of the result lent from its GPU or handed
-    over in shared memory where it runs on the caller's host (:func:`_handed_over`)."""
-    transport = _HELD.get("transport")
+    transport (``made(backend)``, once: kept in ``held`` with the graphs), ``graph`` (its
+    part) kept under ``token`` (None: sent before); rank 0's (result, stats), each large array
+    of the result lent from its GPU or handed over in shared memory where it runs on the
+    caller's host (:func:`_handed_over`)."""
+    transport = held.get("transport")
     if transport is None:
-        transport = _HELD["transport"] = _transport(backend)
-    graphs = _HELD.setdefault("graphs", {})
+        transport = held["transport"] = made(backend)
+    graphs = held.setdefault("graphs", {})
     if graph is not None:
         graphs.pop(token, None)
         graphs[token] = graph
         while len(graphs) > KEPT_GRAPHS:
             graphs.pop(next(iter(graphs)))
-    opened = _HELD.setdefault("opened", {})  # the caller's lent params' handles, open here
+    opened = held.setdefault("opened", {})  # the caller's lent params' handles, open here
     run = {name: _taken(value, True, opened) for name, value in run.items()}
     lending = handed.borrows and handed.host == socket.gethostname()
     lending = lending and not transport.backend.capabilities.virtual_devices  # (on a GPU)
@@ -620,7 +834,7 @@ def _run_on_worker(token: tuple, graph, work, backend, run: dict, handed: HandOv
     if transport.rank != 0:
         return None
     if lending:
-        return _lent(result, _HELD.setdefault("lent", {})), stats
+        return _lent(result, held.setdefault("lent", {})), stats
     if handed.host != socket.gethostname():  # another machine's memory: through Dask
         return result, stats
     return _handed_over(result, handed.prefix), stats

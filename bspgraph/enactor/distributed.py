@@ -256,8 +256,9 @@ class LiftedRun:
         )
         self.foretold, self.guards, self.misfired = {}, {}, []
         # small packages cross unread, where each arrives on its receiver's device (GPUs of
-        # one process: their Local transport moves it there)
-        self.lent = wire and transport.carries_counts
+        # one process: their Local transport moves it there), in a round that takes them as
+        # they are (:func:`_exchange`'s mixed one: owners' ranges and a direct pattern)
+        self.lent = self.dense and wire and pattern.direct and transport.carries_counts
         self.packers = self.each(
             functools.partial(
                 _packer, primitive, contract, pattern, transport.size, self.handed or self.lent
