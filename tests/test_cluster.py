@@ -527,6 +527,7 @@ def test_a_deployment_s_own_workers_equal_networkx(deployment, backend, size):
     expected = bg.bfs(graph, 1).depth
     with bg.cluster(size, client=deployment, backend=backend) as workers:
         assert workers.size == size and "running" in repr(workers)
+        assert distributed.default_client() is deployment  # (the caller's, still its default)
         _check_every_primitive(_graph(), {})
         first, again = bg.bfs(graph, 1), bg.bfs(graph, 1)
         assert first.stats.devices == size and again.stats.setup_seconds == 0

@@ -526,13 +526,17 @@ class Deployment(Cluster):
     def close(self) -> None:
         """Drop this process's actors on the workers (the workers and the client stay)."""
         self._stop()
+        if self._client is not None and self._client is not self._given:
+            self._client.close()
+        self._client = None
 
     def _running(self) -> bool:
         return self._session is not None
 
     def _start(self) -> None:
         """Pick the workers, then an actor on each with the session's communicator."""
-        self._client = self._given
+        if self._client is None:
+            self._client = _direct(self._given)
         every = {"n_workers": -1} if _counts_workers() else {}
         known = self._client.scheduler_info(**every)["workers"]
         ranked = sorted(known, key=lambda a: _worker_order(known[a].get("name"), a))
@@ -558,7 +562,8 @@ class Deployment(Cluster):
             )
             for rank, address in enumerate(self._addresses)
         ]
-        self._actors = [future.result() for future in made]
+        with self._client.as_current():  # (each actor bound to it: called straight)
+            self._actors = [future.result() for future in made]
         self._pids = {}
         self._held.clear()
 
@@ -616,6 +621,23 @@ class Deployment(Cluster):
 
     def _device(self, rank: int) -> str:
         return f"worker {self._addresses[rank]}"
+
+
+def _direct(client):
+    """``client``, or where it calls workers through the scheduler, a client of its
+    scheduler that calls them straight (a call and a graph's parts, one hop each way)."""
+    if client.direct_to_workers:
+        return client
+    from distributed import Client
+
+    address, security = client.scheduler.address, client.security
+    return Client(
+        address,
+        security=security,
+        direct_to_workers=True,
+        timeout=CONNECT_TIMEOUT,
+        set_as_default=False,  # (the caller's stays its default)
+    )
 
 
 def _worker_order(name, address: str) -> tuple:
