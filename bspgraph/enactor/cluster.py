@@ -148,6 +148,8 @@ class Cluster:
         ``mpiexec`` or the ``distributed`` package is missing, or the workers did not start.
     """
 
+    AFTER_A_FAULT = "every worker was stopped (the next run starts new ones)"
+
     def __init__(
         self,
         workers: int,
@@ -398,8 +400,7 @@ class Cluster:
         self._stop()
         return WorkerError(
             f"rank {rank} of {self.size} ({self._device(rank)}) failed: "
-            f"{type(error).__name__}: {error}; every worker was stopped (the next "
-            "run starts new ones)"
+            f"{type(error).__name__}: {error}; {self.AFTER_A_FAULT}"
         )
 
     def _ended(self) -> WorkerError | None:
@@ -509,6 +510,8 @@ class Deployment(Cluster):
     :meth:`close` drops this process's actors and leaves the client open.
     """
 
+    AFTER_A_FAULT = "the call ended on every worker (the next run starts on them afresh)"
+
     def __init__(self, client, workers: int | None = None, *, backend: str | None = None):
         if workers is not None and (
             isinstance(workers, bool) or not isinstance(workers, int) or workers < 1
@@ -587,8 +590,7 @@ class Deployment(Cluster):
         self._stop()
         return WorkerError(
             f"rank {rank} of {self.size} ({self._device(rank)}) was lost: "
-            f"{type(error).__name__}: {error}; the call ended on every worker (the next run "
-            "starts on the deployment's workers afresh)"
+            f"{type(error).__name__}: {error}; {self.AFTER_A_FAULT}"
         )
 
     def _raised(self, rank: int, error: BaseException, outcomes: dict, done) -> WorkerError:
@@ -609,12 +611,7 @@ class Deployment(Cluster):
                 break
             done.clear()
             done.wait(JOB_POLL_SECONDS)
-        self._stop()
-        return WorkerError(
-            f"rank {rank} of {self.size} ({self._device(rank)}) failed: "
-            f"{type(error).__name__}: {error}; the call ended on every worker (the next run "
-            "starts on the deployment's workers afresh)"
-        )
+        return super()._raised(rank, error, outcomes, done)
 
     def _ended(self) -> WorkerError | None:
         return None  # (a worker that dies ends its actor's call: :meth:`_lost`)
