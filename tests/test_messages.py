@@ -15,7 +15,7 @@ from bspgraph import comm
 from bspgraph import frontier as fr
 from bspgraph.backend import to_host
 from bspgraph.backend.numpy_backend import NumpyBackend
-from bspgraph.enactor import solo
+from bspgraph.enactor import distributed, solo
 from bspgraph.primitives.bc_forward import Forward
 from bspgraph.testing import COMMUNICATORS, PARTITIONERS, graphs
 
@@ -237,3 +237,36 @@ def test_watchers_are_told_every_superstep_on_any_device_count(rmat, devices):
         r = bg.bfs(graph, source, direction="push", backend="numpy", devices=devices)
     assert [i for i, _ in seen] == list(range(1, r.stats.iterations + 1))
     assert [step for _, step in seen] == r.stats.supersteps
+
+
+class _UnnamedHops(Hops):
+    """Hops without ``params``: its run keeps the caller's ids (no relabelling into ranges),
+    so a random cut gives the owners no id ranges."""
+
+    params = None
+
+
+@pytest.mark.parametrize("partitioner", ["random", "edge_balanced"])
+def test_packages_cross_unread_only_where_the_round_takes_them(rmat, partitioner, monkeypatch):
+    """Over a link that carries counts (NCCL's), a small package crosses unread only where
+    the round is the mixed one that takes it (owners' id ranges, a direct pattern): where a
+    random cut gives no ranges, a package sent unread reached a round that takes Updates only
+    (two H200: a user's push traversal without ``params`` failed in its first superstep)."""
+    _costly(monkeypatch)
+    runs = []
+    made = distributed.LiftedRun.__init__
+
+    def kept(self, *args, **kwargs):
+        made(self, *args, **kwargs)
+        runs.append(self)
+
+    monkeypatch.setattr(distributed.LiftedRun, "__init__", kept)
+    graph, source, expected = rmat
+    transport = comm.Local(2, wire=True)
+    transport.carries_counts = True
+    state, _ = bg.enact(
+        _UnnamedHops(), graph, source=source, transport=transport, partitioner=partitioner
+    )
+    np.testing.assert_array_equal(state["hops"], expected)
+    assert runs and all(run.lent == (run.blocks is not None) for run in runs)
+    assert any(run.lent for run in runs) == (partitioner == "edge_balanced")
