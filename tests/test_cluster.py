@@ -161,7 +161,8 @@ def test_betweenness_is_one_call_a_batch_and_its_phases_hand_over_on_the_workers
 
 
 class _Failing(Primitive):
-    """A BFS-like primitive whose step on device 1 raises, or kills its process, in superstep 1."""
+    """A BFS-like primitive whose step on device 1 raises, kills its process, or stalls for
+    3 s, in superstep 1."""
 
     state = (State("depth", "vertex", init="max", unset=-1),)
     communicate = {"depth": "min"}
@@ -174,7 +175,10 @@ class _Failing(Primitive):
         if graph.context.device == 1 and iteration == 1:  # (a test's planted fault)
             if self.options["how"] == "kill":
                 os.kill(os.getpid(), signal.SIGKILL)
-            raise RuntimeError("planted fault")
+            if self.options["how"] == "stall":  # (a step that answers late, then goes on)
+                time.sleep(3)
+            else:
+                raise RuntimeError("planted fault")
         visit = bg.frontier.functors.visit_unvisited(state.depth, iteration + 1)
         return bg.frontier.advance(graph, frontier, visit)
 
@@ -561,6 +565,33 @@ def test_a_deployment_s_worker_that_fails_ends_the_call_and_the_next_starts_afre
         deployment.wait_for_workers(3, timeout=30)
         assert np.array_equal(bg.bfs(graph, 0).depth, expected)
         assert "running" in repr(workers)
+
+
+def test_a_deployment_s_rank_that_waits_too_long_ends_the_call(deployment):
+    """A rank whose peer answers later than the timeout (BSPGRAPH_MPI_TIMEOUT on the
+    workers) ends the call with one WorkerError naming the peer, never a hang; the stalled
+    rank's run ends at its next collective, and the next call runs on its worker after it."""
+    graph = bg.generators.grid(8, 8, backend="numpy")
+    kept = deployment.run(_set_timeout, "1")
+    try:
+        with bg.cluster(2, client=deployment, backend="numpy"):
+            started = time.monotonic()
+            with pytest.raises(bg.WorkerError, match="no answer from rank 1"):
+                bg.enact(_Failing(how="stall"), graph, source=0)
+            assert time.monotonic() - started < 3
+    finally:
+        for address, value in kept.items():
+            deployment.run(_set_timeout, value, workers=[address])
+    with bg.cluster(2, client=deployment, backend="numpy"):  # (once rank 1's stall ends)
+        assert bg.bfs(graph, 0).depth[63] == 14
+
+
+def _set_timeout(value: str | None) -> str | None:
+    """On a worker: BSPGRAPH_MPI_TIMEOUT set to ``value`` (None: unset); what it was."""
+    kept = os.environ.pop("BSPGRAPH_MPI_TIMEOUT", None)
+    if value is not None:
+        os.environ["BSPGRAPH_MPI_TIMEOUT"] = value
+    return kept
 
 
 def test_a_deployment_too_small_or_with_hosts_is_refused(deployment):

@@ -22,6 +22,7 @@ worker process: it is the user's.
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import os
 import socket
 import threading
@@ -212,8 +213,15 @@ class EngineComm:
             ]
             return await asyncio.gather(*calls, return_exceptions=True)
 
-        loop = self.worker.loop.asyncio_loop
-        answers = asyncio.run_coroutine_threadsafe(send_all(), loop).result(self.timeout)
+        sending = asyncio.run_coroutine_threadsafe(send_all(), self.worker.loop.asyncio_loop)
+        try:
+            answers = sending.result(self.timeout)
+        except concurrent.futures.TimeoutError:
+            sending.cancel()
+            raise CommunicationError(
+                f"rank {self.rank}: its peers took no part of collective {tag} in "
+                f"{self.timeout:g} s (a peer is hung or dead)"
+            ) from None
         lost = [
             (peer, answer)
             for peer, answer in zip(outgoing, answers, strict=True)
