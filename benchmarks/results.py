@@ -425,6 +425,11 @@ TOPICS = (
     Topic("Several GPUs at rmat26", "x2-nccl-rmat26-h200-c84df3a.txt", several_gpus),
     Topic("One Python call (two GPUs)", "x2-one-call-rmat25-h200-17364a1.txt", one_call),
     Topic("One Python call (one GPU)", "one-call-1gpu-rmat25-h200-615d38b.txt", one_call),
+    Topic(
+        "A Dask deployment's workers (two GPUs)",
+        "x2-deployment-one-call-rmat25-h200-f296824.txt",
+        one_call,
+    ),
     Topic("Parts of one GPU", "parts-h200-rmat25-b94791b.txt", parts_of_one_gpu),
     Topic("CPU", "cpu-rmat18-gates-9767d59.txt", cpu),
     Topic("Roads and meshes (CPU)", "cpu-roads-411b32d.txt", roads),
