@@ -475,8 +475,7 @@ class Cluster:
     def _workers(self) -> list[str]:
         """The addresses of this cluster's workers that the scheduler knows (by the resource
         each was started with: a scheduler given may have others)."""
-        every = {"n_workers": -1} if _counts_workers() else {}  # (else five, in some releases)
-        known = self._client.scheduler_info(**every)["workers"].items()
+        known = _every_worker(self._client).items()
         return [address for address, info in known if self._tag in info.get("resources", {})]
 
     def _parts(self, graph, how: dict) -> list:
@@ -498,10 +497,10 @@ class Deployment(Cluster):
     are their GPUs), each with one device (a CPU process on NumPy; on CuPy the first GPU
     it sees, as dask-cuda sets them, or of the workers on a host that see the same GPUs,
     each its own in turn). No MPI: the ranks meet over the workers' own connections
-    (:class:`~bspgraph.comm.engine.EngineComm`), and over NCCL for GPU payloads. A run goes
-    to a Dask actor on each worker, which runs it on its own thread (its worker's event loop
-    stays free to carry the collectives): a round costs a Dask call a peer, where MPI's costs
-    microseconds, so light supersteps cost more than under ``mpiexec``.
+    (:class:`~bspgraph.comm.engine.EngineComm`: a collective a Dask call a peer, where MPI's
+    cost microseconds) and, on GPUs, over NCCL (the payloads, and the small collectives on a
+    communicator of their own). A run goes to a Dask actor on each worker, which runs it on
+    its own thread (its worker's event loop stays free to carry the collectives).
 
     Faults end the call on every worker with one :class:`~bspgraph.exceptions.WorkerError`
     naming the rank, its worker and the cause, and leave the workers running (they are the
@@ -540,8 +539,7 @@ class Deployment(Cluster):
         """Pick the workers, then an actor on each with the session's communicator."""
         if self._client is None:
             self._client = _direct(self._given)
-        every = {"n_workers": -1} if _counts_workers() else {}
-        known = self._client.scheduler_info(**every)["workers"]
+        known = _every_worker(self._client)
         ranked = sorted(known, key=lambda a: _worker_order(known[a].get("name"), a))
         wanted = len(ranked) if self._wanted is None else self._wanted
         if wanted > len(ranked) or not ranked:
@@ -578,7 +576,7 @@ class Deployment(Cluster):
         self._actors = []
         self._held.clear()
         try:
-            alive = set(self._client.scheduler_info()["workers"])
+            alive = _every_worker(self._client)
             self._client.run(
                 _end_session, session, "the call ended on another rank",
                 workers=[a for a in self._addresses if a in alive],
@@ -618,6 +616,12 @@ class Deployment(Cluster):
 
     def _device(self, rank: int) -> str:
         return f"worker {self._addresses[rank]}"
+
+
+def _every_worker(client) -> dict:
+    """Every worker the scheduler of ``client`` knows, by address: its facts."""
+    every = {"n_workers": -1} if _counts_workers() else {}  # (else five, in some releases)
+    return client.scheduler_info(**every)["workers"]
 
 
 def _direct(client):
