@@ -17,6 +17,7 @@ import pytest
 
 import bspgraph as bg
 from bspgraph.enactor import Primitive, State
+from bspgraph.testing import COMMUNICATORS, PARTITIONERS
 
 distributed = pytest.importorskip("distributed")
 pytest.importorskip("mpi4py")
@@ -565,6 +566,27 @@ def test_a_deployment_s_worker_that_fails_ends_the_call_and_the_next_starts_afre
         deployment.wait_for_workers(3, timeout=30)
         assert np.array_equal(bg.bfs(graph, 0).depth, expected)
         assert "running" in repr(workers)
+
+
+@pytest.mark.parametrize("communicator", COMMUNICATORS)
+def test_a_deployment_runs_every_cut_and_communicator(deployment, communicator):
+    """Each communicator's rounds over a deployment's three workers, on each cut: BFS (push,
+    and direction-optimising), SSSP and PageRank equal networkx."""
+    g = _graph(40, seed=11)
+    graph = bg.Graph.from_networkx(g, weight="weight", backend="numpy")
+    hops = nx.single_source_shortest_path_length(g, 0)
+    lengths = nx.single_source_dijkstra_path_length(g, 0)
+    expected = nx.pagerank(g, weight="weight", tol=1e-12)
+    with bg.cluster(3, client=deployment, backend="numpy"):
+        for partitioner in PARTITIONERS:
+            run = {"partitioner": partitioner, "communicator": communicator}
+            for direction in ("push", "auto"):
+                depth = bg.bfs(graph, 0, direction=direction, **run).depth
+                assert all(depth[v] == hops.get(v, -1) for v in g), (partitioner, direction)
+            distance = bg.sssp(graph, 0, **run).distance
+            assert all(distance[v] == lengths[v] for v in lengths), partitioner
+            rank = bg.pagerank(graph, tol=1e-12, **run).rank
+            np.testing.assert_allclose(rank, [expected[v] for v in g], rtol=1e-6)
 
 
 def test_a_deployment_s_rank_that_waits_too_long_ends_the_call(deployment):
