@@ -14,6 +14,9 @@ import weakref
 import networkx as nx
 import numpy as np
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from strategies import examples
 
 import bspgraph as bg
 from bspgraph.enactor import Primitive, State
@@ -623,3 +626,74 @@ def test_a_deployment_too_small_or_with_hosts_is_refused(deployment):
         bg.cluster(2, client=deployment, hosts=["a"])
     with pytest.raises(ValueError, match="a count of workers"):
         bg.cluster()
+
+
+def _collectives(session: str, rank: int, addresses: list, counts: list, root: int) -> dict:
+    """On a deployment's worker (a task): EngineComm's collectives, as the transports call
+    them, with ``counts[src][dst]`` int64 values from each rank to each."""
+    from distributed import get_worker
+
+    from bspgraph.comm import engine
+
+    worker = get_worker()
+    engine.install(worker)
+    comm = engine.EngineComm(worker, session, rank, addresses, timeout=20)
+    size = len(addresses)
+    sent = np.concatenate(
+        [np.full(n, 100 * rank + dst, dtype=np.int64) for dst, n in enumerate(counts[rank])]
+    )
+    out = np.array(counts[rank], dtype=np.int64)
+    into = np.array([counts[src][rank] for src in range(size)], dtype=np.int64)
+    received = np.empty(int(into.sum()), dtype=np.int64)
+    starts = np.concatenate([[0], np.cumsum(out)[:-1]]).astype(np.int64)
+    at = np.concatenate([[0], np.cumsum(into)[:-1]]).astype(np.int64)
+    comm.Alltoallv([sent, (out, starts), None], [received, (into, at), None])
+    rows = np.arange(size * 2, dtype=np.int64).reshape(size, 2) + 10 * rank
+    arriving = np.empty_like(rows)
+    comm.Alltoall(rows, arriving)
+    gathered = np.empty((size, 3), dtype=np.int64)
+    comm.Allgather(np.full(3, rank, dtype=np.int64), gathered)
+    result = {
+        "alltoallv": received.tolist(),
+        "alltoall": arriving.tolist(),
+        "Allgather": gathered.tolist(),
+        "allgather": comm.allgather({"rank": rank}),
+        "bcast": comm.bcast(f"from {rank}" if rank == root else None, root=root),
+        "split": (comm.Split_type().Get_rank(), comm.Split_type().Get_size()),
+    }
+    engine.forget(session)
+    return result
+
+
+@given(data=st.data())
+@examples(6)
+def test_a_deployment_s_collectives_are_mpi_s(deployment, data):
+    """EngineComm's collectives among three workers give what MPI's would: each rank's
+    pieces of any sizes (none included) in rank order, rows, gathers and a broadcast from
+    any root; workers of one host that see the same GPUs split in rank order."""
+    addresses = sorted(deployment.scheduler_info(n_workers=-1)["workers"])
+    size = len(addresses)
+    counts = data.draw(
+        st.lists(
+            st.lists(st.integers(0, 5), min_size=size, max_size=size), min_size=size, max_size=size
+        )
+    )
+    root = data.draw(st.integers(0, size - 1))
+    session = f"test-{time.time_ns()}"
+    futures = [
+        deployment.submit(
+            _collectives, session, r, addresses, counts, root, workers=[a], pure=False
+        )
+        for r, a in enumerate(addresses)
+    ]
+    results = deployment.gather(futures)
+    for rank, got in enumerate(results):
+        expected = [100 * src + rank for src in range(size) for _ in range(counts[src][rank])]
+        assert got["alltoallv"] == expected
+        assert got["alltoall"] == [
+            [2 * rank + 10 * src, 2 * rank + 1 + 10 * src] for src in range(size)
+        ]
+        assert got["Allgather"] == [[src] * 3 for src in range(size)]
+        assert got["allgather"] == [{"rank": src} for src in range(size)]
+        assert got["bcast"] == f"from {root}"
+        assert got["split"] == (rank, size)
