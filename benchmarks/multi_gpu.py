@@ -183,7 +183,7 @@ def main(argv=None) -> None:
             "--sizes needs --transport nccl or mpi (one process per device); "
             "in one process use --devices"
         )
-    cluster = deployment = None
+    cluster = deployment = client = None
     if args.transport in ("cluster", "deployment"):  # this process drives P workers
         backend, rank = get_backend(args.backend), 0
         if args.transport == "deployment":  # (a user's own: P worker processes, no MPI job)
@@ -195,7 +195,8 @@ def main(argv=None) -> None:
             # bg.cluster sets its own
             env = {**WORKER_MALLOC, **WORKER_DASK}
             deployment = LocalCluster(n_workers=args.devices, threads_per_worker=1, env=env)
-            cluster = bg.cluster(client=Client(deployment), backend=backend.name)
+            client = Client(deployment)
+            cluster = bg.cluster(client=client, backend=backend.name)
         else:
             cluster = bg.cluster(args.devices, backend=backend.name)
         runs = {args.devices: {"cluster": cluster}}
@@ -301,6 +302,7 @@ def main(argv=None) -> None:
     if cluster is not None:
         cluster.close()
     if deployment is not None:
+        client.close()
         deployment.close()
 
 

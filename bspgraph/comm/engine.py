@@ -206,7 +206,7 @@ class EngineComm:
 
         async def send_all():
             calls = [
-                self.worker.rpc(self.addresses[peer]).__getattr__(HANDLER)(
+                getattr(self.worker.rpc(self.addresses[peer]), HANDLER)(
                     session=self.session, tag=tag, src=self.rank, payload=to_serialize(part)
                 )
                 for peer, part in outgoing.items()
