@@ -3,6 +3,7 @@
     python -m benchmarks.memory_peak --make 24 /tmp/r24.npz     # the R-MAT graph, once
     python -m benchmarks.memory_peak /tmp/r24.npz pagerank      # one GPU
     mpiexec -n 4 python -m benchmarks.memory_peak /tmp/r24.npz pagerank   # four parts
+    mpiexec -n 2 python -m benchmarks.memory_peak /tmp/r24.npz pagerank --transport nccl
 
 One process a device (``mpiexec``: one rank a part, over MPI, edge_balanced), so that each
 part has its own CuPy memory pool, as it would on its own GPU: ranks may share one GPU, and
@@ -77,6 +78,12 @@ def main(argv=None) -> None:
     parser.add_argument("path")
     parser.add_argument("algorithm", nargs="?", choices=sorted(PRIMITIVES), default="pagerank")
     parser.add_argument("--sites", action="store_true", help="rank 0's live blocks at its peak")
+    parser.add_argument(
+        "--transport",
+        choices=("mpi", "nccl"),
+        default="mpi",
+        help="between ranks (one GPU each: nccl)",
+    )
     args = parser.parse_args(argv)
     if args.make is not None:
         graph = bg.generators.rmat(args.make, 16, seed=1, weights=True, backend="cupy")
@@ -90,7 +97,7 @@ def main(argv=None) -> None:
     host = bg.load_npz(args.path, "numpy")
     run = {"backend": "cupy"}
     if comm.size > 1:
-        run.update(transport="mpi", partitioner="edge_balanced")
+        run.update(transport=args.transport, partitioner="edge_balanced")
     estimated_for, call = PRIMITIVES[args.algorithm]
     if args.sites and comm.rank == 0:
         with sites_hook() as sites:

@@ -137,9 +137,9 @@ def estimate(primitive, graph, *, devices: int = 1, edges: int | None = None) ->
         if power and primitive.reduces_every_list:
             # its lists split into the entries of its own vertices and the others' (where the
             # others' values arrive behind its pull: NCCL): their weights apart, two offsets,
-            # and while it is built a flag an entry and a count a column; their entries
-            # replace the lists' renamed ones where those are counted
-            total += edges * ((weight or 0) + 1) + n * (8 + 2 * offsets)
+            # and while it is built a count a row and a vertex's index on its side; their
+            # entries replace the lists' renamed ones where those are counted
+            total += edges * (weight or 0) + n * (3 * offsets + ids)
             if n < operators.ORDERED_VERTICES:
                 total += edges * ids
     return int(total)

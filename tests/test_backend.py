@@ -225,6 +225,36 @@ def test_tally_counts_each_id(ids, dtype):
     assert counts.tolist() == [ids.count(k) for k in range(10)]
 
 
+def split_by_loop(offsets, indices, weights, span, rename):
+    """:func:`ops.split_rows` row by row: each side's offsets, renamed indices, weights."""
+    sides = [([0], [], []), ([0], [], [])]
+    for row in range(len(offsets) - 1):
+        for e in range(offsets[row], offsets[row + 1]):
+            starts, ids, weighs = sides[0 if span.start <= indices[e] < span.stop else 1]
+            ids.append(indices[e] if rename is None else rename[indices[e]])
+            weighs.append(None if weights is None else weights[e])
+        for starts, ids, _ in sides:
+            starts.append(len(ids))
+    return sides
+
+
+@examples(60)
+@given(ragged_rows(), st.data())
+def test_split_rows_keeps_each_row_s_entries_in_order_on_their_side(case, data):
+    offsets, indices, _, weights = case
+    start = data.draw(st.integers(0, 10))
+    span = slice(start, data.draw(st.integers(start, 10)))
+    rename = data.draw(st.sampled_from([None, np.arange(10, dtype=np.int32)[::-1].copy()]))
+    weights = data.draw(st.sampled_from([None, weights]))
+    got = ops.split_rows(HOST, offsets, indices, weights, span, rename)
+    for (starts, ids, weighs), (want_starts, want_ids, want_weights) in zip(
+        got, split_by_loop(offsets, indices, weights, span, rename), strict=True
+    ):
+        assert starts.dtype == offsets.dtype and ids.dtype == indices.dtype
+        assert starts.tolist() == want_starts and ids.tolist() == want_ids
+        assert weighs is None if weights is None else weighs.tolist() == want_weights
+
+
 REQUIRED = ["scatter_min", "scatter_max", "scatter_add", "spmv", "csr_rows", "reduce_rows"]
 REQUIRED += ["total_below", "segment_index", "expand", "unique", "reduce_runs"]
 

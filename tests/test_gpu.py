@@ -487,6 +487,42 @@ def test_lane_sums_equal_numpy(dtype, lanes, rows):
     np.testing.assert_allclose(result.get(), expected, rtol=1e-6)
 
 
+@pytest.mark.parametrize("index_dtype", [np.int32, np.int64])
+@pytest.mark.parametrize("weighted", [False, True])
+@pytest.mark.parametrize("renamed", [False, True])
+@pytest.mark.parametrize("rows", ["hubs", "short", "mixed"])
+def test_split_rows_equals_numpy(rows, renamed, weighted, index_dtype):
+    """The warp-a-row split of a CSR (each row's entries inside a range, then the others,
+    in order; renamed or not): hubs far longer than a warp, empty rows, short ones."""
+    import cupy as cp
+
+    from bspgraph.backend import get_backend
+
+    rng = np.random.default_rng(11)
+    offsets = _offsets(rows, rng)
+    indices = rng.integers(0, 1000, offsets[-1]).astype(index_dtype)
+    weights = rng.random(offsets[-1]).astype(np.float32) if weighted else None
+    rename = rng.permutation(1000).astype(index_dtype) if renamed else None
+    host, gpu = get_backend("numpy"), get_backend("cupy")
+    span = slice(300, 650)
+    expected = ops.split_rows(host, offsets, indices, weights, span, rename)
+    result = ops.split_rows(
+        gpu,
+        cp.asarray(offsets),
+        cp.asarray(indices),
+        None if weights is None else cp.asarray(weights),
+        span,
+        None if rename is None else cp.asarray(rename),
+    )
+    for side, want in zip(result, expected, strict=True):
+        for got, array in zip(side, want, strict=True):
+            if array is None:
+                assert got is None
+            else:
+                assert got.dtype == array.dtype
+                np.testing.assert_array_equal(got.get(), array)
+
+
 def test_batched_betweenness_cupy_equals_numpy(rmat18):
     """Batched Brandes with the lane products on the GPU (pull levels read only the
     frontier's rows) against NumPy's scipy products."""

@@ -570,6 +570,33 @@ def test_a_part_sums_its_own_entries_before_the_others_values_arrive(
             assert part.cache[key][1] is not None
 
 
+def test_a_part_s_split_lets_the_renamed_lists_go(monkeypatch):
+    """Once a part's lists are split into its own entries and the others' (the others' values
+    on their way), nothing holds the lists' renamed entries any more (neither the renaming
+    nor the row ranges of an earlier whole pull): the split replaces them, not beside them."""
+    import gc
+    import weakref
+
+    from bspgraph.enactor.layout import cut
+    from bspgraph.frontier import operators
+
+    monkeypatch.setattr(operators, "ORDERED_VERTICES", 0)
+    monkeypatch.setattr(operators, "SKEW", 1)
+    graph = bg.generators.rmat(10, 8, seed=3, weights=True, backend="numpy")
+    values = np.random.default_rng(5).random(graph.num_vertices)
+    whole = fr.neighbor_reduce(graph, values, "sum", direction="in", weighted=True)
+    part = list(cut(graph, 2, partitioner="edge_balanced", relabel=False))[1]
+    span = operators.owned_range(part)
+    for _ in range(operators.ORDER_AFTER + 1):  # whole pulls: the lists renamed, in ranges
+        fr.neighbor_reduce(part, values, "sum", direction="in", weighted=True)
+    renamed = weakref.ref(part.cache[operators._ordered_key(part, "in")][1])
+    part.context.arrivals.pending = lambda: None
+    sums = fr.neighbor_reduce(part, values, "sum", direction="in", weighted=True)
+    gc.collect()
+    assert renamed() is None
+    np.testing.assert_allclose(sums[span], whole[span], rtol=1e-12, atol=1e-15)
+
+
 def test_an_advance_waits_for_the_others_values_before_its_functor_reads_them():
     """A functor may read the others' values through the lists (``reads_neighbours``): with
     them on their way (``context.arrivals``), an advance waits for them before it visits."""

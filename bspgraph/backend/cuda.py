@@ -556,6 +556,94 @@ def one_value(cupy, values, mask, ids, kept: slice, since=None):
     return pair, value
 
 
+# A CSR's rows split in two, a warp a row (a pass to count each row's entries inside [lo, hi),
+# then one to write them): each entry's place in its side is its row's start there plus the
+# lanes before it on that side (a ballot), so that nothing of the entries' size is made but
+# the two sides themselves (a boolean index of a billion entries makes an int64 scan of them).
+_SPLIT_ROWS = r"""
+extern "C" __global__ void inside_counts(const OFF* offsets, const ID* indices, long long rows,
+                                         long long lo, long long hi, OFF* counts) {
+  const int lane = threadIdx.x & 31;
+  const long long warps = ((long long)gridDim.x * blockDim.x) >> 5;
+  for (long long row = (blockIdx.x * (long long)blockDim.x + threadIdx.x) >> 5; row < rows;
+       row += warps) {  // warp-uniform
+    OFF count = 0;
+    for (OFF e = offsets[row] + lane; e < offsets[row + 1]; e += 32) {
+      const long long v = indices[e];
+      count += v >= lo && v < hi;
+    }
+    for (int s = 16; s > 0; s >>= 1) count += __shfl_xor_sync(0xffffffffu, count, s);
+    if (lane == 0) counts[row] = count;
+  }
+}
+
+extern "C" __global__ void split_rows(const OFF* offsets, const ID* indices, const W* weights,
+    long long rows, long long lo, long long hi, const ID* rename, const OFF* inside_offsets,
+    ID* inside, W* inside_weights, ID* outside, W* outside_weights) {
+  const int lane = threadIdx.x & 31;
+  const unsigned below = (1u << lane) - 1u;
+  const long long warps = ((long long)gridDim.x * blockDim.x) >> 5;
+  for (long long row = (blockIdx.x * (long long)blockDim.x + threadIdx.x) >> 5; row < rows;
+       row += warps) {  // warp-uniform: every lane votes below
+    const OFF end = offsets[row + 1];
+    OFF in_at = inside_offsets[row], out_at = offsets[row] - inside_offsets[row];
+    for (OFF first = offsets[row]; first < end; first += 32) {
+      const OFF e = first + lane;
+      const long long v = e < end ? (long long)indices[e] : lo - 1;
+      const bool in = v >= lo && v < hi, out = e < end && !in;
+      const unsigned ins = __ballot_sync(0xffffffffu, in), outs = __ballot_sync(0xffffffffu, out);
+      if (in || out) {
+        const OFF at = in ? in_at + __popc(ins & below) : out_at + __popc(outs & below);
+        (in ? inside : outside)[at] = rename ? rename[v] : (ID)v;
+        if (weights) (in ? inside_weights : outside_weights)[at] = weights[e];
+      }
+      in_at += __popc(ins);
+      out_at += __popc(outs);
+    }
+  }
+}
+"""
+
+
+def split_rows(cupy, offsets, indices, weights, span: slice, rename):
+    """:func:`~bspgraph.backend.ops.split_rows` in two warp-a-row passes and one scan of the
+    rows' counts (see the kernels)."""
+    rows = offsets.shape[0] - 1
+    types = {"OFF": c_type(offsets), "ID": c_type(indices)}
+    types["W"] = "float" if weights is None else c_type(weights)
+    lo, hi = np.int64(span.start), np.int64(span.stop)
+    blocks = (max(min(-(-rows // 8), 1 << 16), 1),)  # 8 warps a block
+    counts = cupy.empty(rows, dtype=offsets.dtype)
+    compile_kernel(cupy, _SPLIT_ROWS, "inside_counts", **types)(
+        blocks, (256,), (offsets, indices, np.int64(rows), lo, hi, counts)
+    )
+    inside_offsets = cupy.zeros(rows + 1, dtype=offsets.dtype)
+    cupy.cumsum(counts, out=inside_offsets[1:])
+    del counts
+    total, count = int(indices.shape[0]), int(inside_offsets[-1])  # (one read)
+    sides = [cupy.empty(count, indices.dtype), cupy.empty(total - count, indices.dtype)]
+    weighs = (
+        [None, None]
+        if weights is None
+        else [cupy.empty(count, weights.dtype), cupy.empty(total - count, weights.dtype)]
+    )
+    null = np.uintp(0)
+    compile_kernel(cupy, _SPLIT_ROWS, "split_rows", **types)(
+        blocks,
+        (256,),
+        (
+            offsets, indices, null if weights is None else weights, np.int64(rows), lo, hi,
+            null if rename is None else rename, inside_offsets,
+            sides[0], null if weights is None else weighs[0],
+            sides[1], null if weights is None else weighs[1],
+        ),
+    )  # fmt: skip
+    return (
+        (inside_offsets, sides[0], weighs[0]),
+        (offsets - inside_offsets, sides[1], weighs[1]),
+    )
+
+
 STREAM_BLOCKS = 1024  # blocks of 256 threads for a grid-stride pass (a few per SM)
 STREAMED = ("i4", "i8", "f4", "f8")  # the dtypes it takes (others: CuPy's own kernels)
 

@@ -412,6 +412,22 @@ def replace(backend: Backend, values, old, new) -> None:
     return None
 
 
+@fused.register("split_rows", "cupy", "op")
+def split_rows(backend: Backend, offsets, indices, weights, span: slice, rename=None):
+    """Two warp-a-row passes (:func:`cuda.split_rows`): nothing of the entries' size made but
+    the two sides."""
+    types = (offsets.dtype.str[1:], indices.dtype.str[1:])
+    if types[0] not in ("i4", "i8") or types[1] not in ("i4", "i8"):
+        return ops.split_rows.generic(backend, offsets, indices, weights, span, rename)
+    if (
+        weights is not None
+        and weights.dtype.str[1:] not in cuda.STREAMED
+        or (rename is not None and rename.dtype != indices.dtype)
+    ):
+        return ops.split_rows.generic(backend, offsets, indices, weights, span, rename)
+    return cuda.split_rows(backend.xp, offsets, indices, weights, span, rename)
+
+
 @fused.register("segment_index", "cupy", "op")
 def segment_index(backend: Backend, counts, total: int):
     """A binary search of the inclusive scan per 8 slots."""

@@ -312,6 +312,24 @@ def edge_values(backend: Backend, indices, weights, dtype):
     return backend.xp.ones(indices.shape[0], dtype) if weights is None else weights.astype(dtype)
 
 
+@_generic
+def split_rows(backend: Backend, offsets, indices, weights, span: slice, rename=None):
+    """The CSR ``(offsets, indices, weights)`` (offsets from 0) as two, each row's entries in
+    their order: those whose index lies in ``span`` and the others, each index
+    ``rename[index]`` where given. ``(inside, outside)``, each ``(offsets, indices, weights)``
+    (weights None without)."""
+    xp = backend.xp
+    inside = (indices >= span.start) & (indices < span.stop)
+    before = xp.zeros(indices.shape[0] + 1, dtype=np.int64)  # entries inside before each
+    xp.cumsum(inside, out=before[1:])
+    inside_offsets = before[offsets].astype(offsets.dtype)
+    parts = []
+    for kept, starts in ((inside, inside_offsets), (~inside, offsets - inside_offsets)):
+        ids = indices[kept] if rename is None else rename[indices[kept]]
+        parts.append((starts, ids, None if weights is None else weights[kept]))
+    return tuple(parts)
+
+
 @_required
 def segment_index(backend: Backend, counts, total: int):
     """For each of ``total = sum(counts)`` slots, the index of the segment it falls in: the

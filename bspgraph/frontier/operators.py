@@ -242,41 +242,39 @@ def _split_lists(graph, csr: CSR, direction: str, weighted: bool, span: slice):
         return kept[1]
     graph.cache.pop(key, None)  # (the split of the columns before they were put in order)
 
+    columns = None if ordered is None else ordered[0]
+    renamed = None if ordered is None or ordered[1] is None else id(ordered[1])
+    del ordered  # (the renamed list goes before the split is built: it is not read)
+
     def build():
-        xp = graph.xp
+        if columns is not None:  # the split holds every renamed entry: the list goes, and
+            graph.cache[_ordered_key(graph, direction)] = (columns, None)  # the views of it
+            for views in [k for k in graph.cache if k[0] == "range rows" and k[2] == renamed]:
+                del graph.cache[views]
         weights = csr.weights if weighted else None
-        indices = csr.indices if ordered is None else _ordered_entries(graph, direction, ordered)
-        ranged = ("range rows", id(csr.offsets), id(indices), id(weights))
-        offsets, entries, weights = range_rows(graph, csr, indices, weights, span)
-        graph.cache.pop(ranged, None)  # (its views would keep the renamed list)
-        if ordered is None:  # a flag a column: whether this part owns it
-            owned = xp.zeros(graph.num_vertices, dtype=bool)
-            owned[span] = True
-            own_entry = owned[entries]
-            own = _Columns(None, entries[own_entry], None, None)
-            others = _Columns(None, entries[~own_entry], None, None)
-        else:
-            columns = ordered[0]
-            owned = (columns >= span.start) & (columns < span.stop)
-            before = xp.cumsum(owned) - owned  # the owned columns before each column
-            own_entry = owned[entries]
-            own_index = before[entries[own_entry]].astype(entries.dtype)
-            other = entries[~own_entry]
-            other_index = (other - before[other]).astype(entries.dtype)
-            own = _Columns(None, own_index, None, columns[owned])
-            others = _Columns(None, other_index, None, columns[~owned])
-        rows = offsets.shape[0] - 1  # each row's own entries: a product with the flags
-        mine = ops.spmv(graph.backend, offsets, entries, None, owned.astype(np.float64), rows)
-        own.offsets = xp.zeros(rows + 1, dtype=offsets.dtype)
-        xp.cumsum(mine.astype(offsets.dtype), out=own.offsets[1:])
-        others.offsets = offsets - own.offsets  # (its others' start where its own end)
-        if weights is not None:
-            own.weights, others.weights = weights[own_entry], weights[~own_entry]
-        if ordered is not None:  # the split holds every renamed entry: the list goes
-            graph.cache[_ordered_key(graph, direction)] = (ordered[0], None)
-        return made_for, (own, others)
+        ranged = ("range rows", id(csr.offsets), id(csr.indices), id(weights))
+        offsets, entries, weights = range_rows(graph, csr, csr.indices, weights, span)
+        graph.cache.pop(ranged, None)  # (its offsets: the split's replace them)
+        rename = own_columns = other_columns = None
+        if columns is not None:  # each side's columns numbered apart, in degree order
+            rename, own_columns, other_columns = _renamed_apart(graph, columns, span)
+        own, others = ops.split_rows(graph.backend, offsets, entries, weights, span, rename)
+        return made_for, (_Columns(*own, own_columns), _Columns(*others, other_columns))
 
     return graph.cached(key, build)[1]
+
+
+def _renamed_apart(graph, columns, span: slice):
+    """For the columns in degree order (``columns[j]``: the vertex renamed ``j``), each
+    vertex's index among those of its side (``span``'s vertices, the others), and each
+    side's vertices by index: ``(rename, own, others)``."""
+    xp = graph.xp
+    owned = (columns >= span.start) & (columns < span.stop)
+    before = xp.cumsum(owned, dtype=columns.dtype) - owned  # owned columns before each
+    index = xp.where(owned, before, xp.arange(columns.shape[0], dtype=columns.dtype) - before)
+    rename = xp.zeros(graph.num_vertices, dtype=columns.dtype)  # (no entry names the rest)
+    rename[columns] = index
+    return rename, columns[owned], columns[~owned]
 
 
 def owned_range(graph) -> slice | None:
