@@ -104,8 +104,7 @@ def main(argv=None) -> None:
             call(host, run)
     else:
         call(host, run)
-    cp.cuda.Device().synchronize()
-    pools = comm.gather(cp.get_default_memory_pool().total_bytes())
+    pools = comm.gather(_footprint(cp))
     if comm.rank == 0:
         estimated = estimated_for(host, comm.size)
         ranks = " ".join(f"{pool / 2**30:.2f}" for pool in pools)
@@ -117,6 +116,17 @@ def main(argv=None) -> None:
         )
         if args.sites:
             sites.report(host.num_vertices)
+
+
+def _footprint(cp) -> int:
+    """The largest pool of this process's GPUs (the pool is per device: the run's GPU need
+    not be the current one once the call returns)."""
+    largest = 0
+    for device in range(cp.cuda.runtime.getDeviceCount()):
+        with cp.cuda.Device(device):
+            cp.cuda.Device().synchronize()
+            largest = max(largest, cp.get_default_memory_pool().total_bytes())
+    return largest
 
 
 def _site() -> str:

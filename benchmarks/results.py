@@ -438,7 +438,7 @@ TOPICS = (
     Topic("Many sources", "many-sources-h100-1dddd7f.txt", many_sources),
     Topic("First minute", "cold-start-h100-337cdd2.txt", first_minute),
     Topic("Memory of one device", "memory-rmat24-h200-e543e83.txt", memory),
-    Topic("Memory of one device at rmat26", "memory-rmat26-h200-9e83c0a.txt", memory),
+    Topic("Memory of one device at rmat26", "memory-rmat26-h200-3a55709.txt", memory),
 )
 
 INTRO = """\
