@@ -11,6 +11,7 @@ from . import combiners
 from .cluster import Cluster, cluster
 from .combiners import Add, Combiner, Follow, Max, Min, Replace
 from .contract import Primitive, Scalar, State
+from .distributed import run_backend
 from .layout import distribute
 from .loop import Chain, enact, enact_chain
 from .state import allocate, gather
@@ -37,5 +38,6 @@ __all__ = [
     "enact",
     "enact_chain",
     "gather",
+    "run_backend",
     "watching",
 ]

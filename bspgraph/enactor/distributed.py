@@ -44,6 +44,8 @@ import numpy as np
 
 from .. import comm
 from ..backend import (
+    Backend,
+    backend_for,
     backend_of,
     clock,
     fused,
@@ -942,6 +944,20 @@ def _exchange(
         transport=transport,
         combine=ContractCombine(contract),
     )
+
+
+def run_backend(graph, run: dict) -> Backend:
+    """The backend of a run of ``graph`` with the options ``run`` (``backend``,
+    ``transport``) in this process: over a transport of processes ("mpi", "nccl", made here
+    as the run makes it), its rank's device; else :func:`~bspgraph.backend.backend_for`'s.
+    What a primitive's own work around its runs takes (sums, batch sizes): on rank 1, its GPU,
+    not the current device of a process that has made no transport yet (GPU 0)."""
+    transport, name = run.get("transport"), run.get("backend")
+    if transport in ("mpi", "nccl"):
+        transport = _named(transport, name)
+    if isinstance(transport, comm.Transport) and transport.distributed:
+        return transport.backend
+    return backend_for(name, graph)
 
 
 def _transport(transport, backend, device_ids) -> tuple[comm.Transport, dict]:

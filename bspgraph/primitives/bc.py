@@ -10,8 +10,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..backend import backend_for, backend_of, to_host
-from ..enactor import Stats, enact, enact_chain
+from ..backend import backend_of, to_host
+from ..enactor import Stats, enact, enact_chain, run_backend
 from ..exceptions import PathCountOverflow
 from ..frontier.operators import prepare_reduction
 from ..graph.graph import register_preparation
@@ -117,7 +117,7 @@ def betweenness_centrality(
             raise ValueError(f"{where}(sources=[]): expected at least one source")
     _warn_over_processes(graph, run.get("transport"))
     on_device = run.pop("result_device", False)
-    target = backend_for(run.get("backend"), graph)
+    target = run_backend(graph, run)
     width = batch_width(target, graph, len(sources), batch, where)
     with target.activate():  # (CuPy: the sums over lanes on its plain reduction kernels)
         total, runs = _accumulate(graph, sources, width, endpoints, run)

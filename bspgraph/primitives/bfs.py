@@ -9,8 +9,8 @@ from typing import Literal
 import numpy as np
 
 from .. import frontier as fr
-from ..backend import backend_for, ops, to_host
-from ..enactor import Follow, Primitive, State, Stats, enact
+from ..backend import ops, to_host
+from ..enactor import Follow, Primitive, State, Stats, enact, run_backend
 from ..frontier import lanes
 from ..graph.graph import register_preparation
 from ._batch import batch_width, batches, checked_sources, lane_edges
@@ -183,9 +183,7 @@ def bfs(
         if parents or direction != "auto":
             raise ValueError("bfs(sources=...): parents and direction are for one source")
         sources = checked_sources(graph, sources, "bfs")
-        width = batch_width(
-            backend_for(run.get("backend"), graph), graph, len(sources), batch, "bfs"
-        )
+        width = batch_width(run_backend(graph, run), graph, len(sources), batch, "bfs")
         depth = np.empty((len(sources), graph.num_vertices), dtype=graph.indices.dtype)
         runs, done = [], 0
         for chunk, lanes, stats in depth_batches(graph, sources, width, **run):

@@ -6,8 +6,8 @@ from collections.abc import Iterable
 
 import numpy as np
 
-from ..backend import backend_for, backend_of, to_host
-from ..enactor import Stats
+from ..backend import backend_of, to_host
+from ..enactor import Stats, run_backend
 from ..graph.graph import register_preparation
 from ._batch import batch_width
 from .bfs import BFS, BatchedBFS, depth_batches
@@ -127,7 +127,7 @@ def _per_vertex(graph, vertices, measure, batch, where: str, run: dict) -> Centr
     as an array over every vertex (0 elsewhere)."""
     vertices = list(vertices)
     centrality, runs = np.zeros(graph.num_vertices), []
-    width = batch_width(backend_for(run.get("backend"), graph), graph, len(vertices), batch, where)
+    width = batch_width(run_backend(graph, run), graph, len(vertices), batch, where)
     for chunk, depth, stats in depth_batches(graph, vertices, width, **run):
         centrality[chunk] = to_host(measure(depth))
         runs.append(stats)

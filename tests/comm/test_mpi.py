@@ -159,6 +159,8 @@ for _ in range(3):
     assert np.array_equal(bg.bfs(graph, 3, transport="mpi", backend="numpy").depth, expected)
 watchdogs = [t for t in threading.enumerate() if t.name == "bspgraph-mpi-watchdog"]
 assert len(distributed._NAMED) == 1 and len(watchdogs) == 1, (distributed._NAMED, watchdogs)
+(kept,) = distributed._NAMED.values()  # what a primitive's own work takes: the rank's
+assert bg.enactor.run_backend(graph, {"transport": "mpi", "backend": "numpy"}) is kept.backend
 print("ok", flush=True)
 """
 
@@ -167,6 +169,39 @@ def test_runs_naming_a_transport_keep_one_for_the_process():
     """``transport="mpi"`` on three runs: one MPITransport for the process (one watchdog
     thread, one communicator), made by the first run and kept, as a caller keeps one."""
     code, out, err, _ = mpiexec(2, sys.executable, "-c", KEPT_TRANSPORT)
+    assert code == 0, err[-2000:]
+    assert out.count("ok") == 2
+
+
+ON_ITS_GPU = """
+import cupy as cp
+import numpy as np
+from mpi4py import MPI
+import bspgraph as bg
+
+graph = bg.generators.rmat(10, 8, seed=2, backend="numpy")
+sources = [0, 5, 9]
+expected = bg.betweenness_centrality(graph, sources=sources, backend="numpy").centrality
+result = bg.betweenness_centrality(graph, sources=sources, transport="nccl")
+np.testing.assert_allclose(result.centrality, expected, rtol=1e-9, atol=1e-12)
+if MPI.COMM_WORLD.Get_rank() == 1:  # nothing of rank 1's on rank 0's GPU
+    with cp.cuda.Device(0):
+        held = cp.get_default_memory_pool().total_bytes()
+    assert held == 0, held
+print("ok", flush=True)
+"""
+
+
+@pytest.mark.gpu
+def test_a_primitive_s_own_work_runs_on_its_rank_s_gpu():
+    """Betweenness over ``transport="nccl"`` (named, made by the first run): its sums and
+    batch sizes around the runs on each rank's GPU, none on GPU 0 from rank 1, and NumPy's
+    answer (pytest -m gpu on two GPUs)."""
+    from bspgraph.backend import gpu_count
+
+    if gpu_count() < 2:
+        pytest.skip("needs 2 GPUs")
+    code, out, err, _ = mpiexec(2, sys.executable, "-c", ON_ITS_GPU)
     assert code == 0, err[-2000:]
     assert out.count("ok") == 2
 
