@@ -249,8 +249,9 @@ def _split_lists(graph, csr: CSR, direction: str, weighted: bool, span: slice):
     def build():
         if columns is not None:  # the split holds every renamed entry: the list goes, and
             graph.cache[_ordered_key(graph, direction)] = (columns, None)  # the views of it
-            for views in [k for k in graph.cache if k[0] == "range rows" and k[2] == renamed]:
-                del graph.cache[views]
+            views = [k for k in graph.cache if isinstance(k, tuple) and k[0] == "range rows"]
+            for stale in [k for k in views if k[2] == renamed]:
+                del graph.cache[stale]
         weights = csr.weights if weighted else None
         ranged = ("range rows", id(csr.offsets), id(csr.indices), id(weights))
         offsets, entries, weights = range_rows(graph, csr, csr.indices, weights, span)
