@@ -278,6 +278,40 @@ def test_light_supersteps_run_on_one_device_and_heavy_ones_on_all(devices):
 
 
 @pytest.mark.parametrize("devices", [2, 3])
+def test_a_small_graph_s_frontiers_under_the_backend_s_floor_run_on_one_device(
+    devices, monkeypatch
+):
+    """Rule 6's floor (``Capabilities.light_edges``: a GPU's lifted superstep costs more than
+    one device's step over a few million edges, whatever the graph's size): where every
+    frontier's out-edges are under it, the first device runs every superstep alone (a push
+    BFS's after its first, which each device takes from its own vertices), with one device's
+    answers and levels; inside ``light_share`` the floor is off (E / share only), and the
+    heavy levels are on every device again."""
+    graph = bg.generators.rmat(12, 16, seed=1, weights=True, backend="numpy")
+    source = int(np.argmax(graph.out_degree()))
+    run = {"devices": devices, "partitioner": "random", "communicator": "selective"}
+    calls = (
+        (lambda **r: bg.bfs(graph, source, **r), "depth", 1),
+        (lambda **r: bg.sssp(graph, source, **r), "distance", 1),
+        (lambda **r: bg.bfs(graph, source, direction="push", **r), "depth", devices),
+    )
+    capabilities = dataclasses.replace(  # (and its frontiers' out-edges counted, as a GPU's)
+        NumpyBackend.capabilities, light_edges=graph.num_edges, costly_supersteps=True
+    )
+    monkeypatch.setattr(NumpyBackend, "capabilities", capabilities)
+    for call, field, first in calls:
+        one, many = call(), call(**run)
+        np.testing.assert_allclose(getattr(many, field), getattr(one, field))
+        ran_on = [step.devices for step in many.stats.supersteps]
+        assert ran_on == [first] + [1] * (len(ran_on) - 1)
+        assert [step.frontier for step in many.stats.supersteps[1:]] == [
+            step.frontier for step in one.stats.supersteps[1:]
+        ]
+        with solo.light_share(solo.LIGHT_SHARE):
+            assert devices in [step.devices for step in call(**run).stats.supersteps]
+
+
+@pytest.mark.parametrize("devices", [2, 3])
 def test_a_bfs_pulls_its_early_exit_levels_on_one_device(devices, monkeypatch):
     """Rule 6 where a pull stops each candidate at its first frontier in-neighbour (a GPU's,
     not ``scans_whole_lists``): such a pull costs about a pass over the vertices, so the

@@ -28,6 +28,8 @@ class Capabilities:
     # cost per edge (vectorised), rather than a thread per candidate stopping early
     costly_supersteps: bool  # a superstep (launches, a host read) costs more than the
     # redundant work that fewer, larger supersteps do
+    light_edges: int  # a frontier of at most this many out-edges costs one device less than
+    # a lifted superstep's fixed price, whatever the graph's size (rule 6's floor: solo.is_light)
     dense_share: int  # the enactor sends dense messages (Slabs) in a superstep where
     # V / dense_share or more vertices travel (benchmarks.multi_gpu --same-gpu)
     lane_push_share: int  # a batched advance on one device pushes from the frontier rows when

@@ -3,8 +3,10 @@
 A lifted superstep costs every device a fixed price (the step's launches, the package, the
 exchange, the combine and the tally's collective: some 0.6-1 ms on two H200) whatever its
 frontier; a light frontier's step costs one device far less than that. So where the run's
-frontier has at most E / LIGHT_SHARE out-edges, or a BFS's next step pulls from it with early
-exit (a GPU's pull: about a pass over the vertices, whatever the frontier), the first device
+frontier has at most E / LIGHT_SHARE out-edges or the backend's ``light_edges`` (a small
+graph's whole frontier may cost one device less than that price), or a BFS's next step pulls
+from it with early exit (a GPU's pull: about a pass over the vertices, whatever the
+frontier), the first device
 runs the supersteps alone, on the whole graph and its own copy of every vertex's state, as
 one device runs them (a repeated advance's light levels in one launch), until its frontier
 is heavy again or the run is over.
@@ -52,6 +54,7 @@ from .layout import owned_part
 from .stats import Superstep
 
 LIGHT_SHARE = 64  # a frontier is light when its out-edges are at most E / LIGHT_SHARE (0: never)
+FLOORED = True  # or at most its backend's ``light_edges`` (off inside light_share: E / share only)
 LEADER = 0  # the device that runs light supersteps alone
 # first frontiers of at most this many vertices are compared id by id at the start (a
 # source's; betweenness' deepest level, where its backward phase starts: 15 vertices on
@@ -61,15 +64,16 @@ FEW_IDS = 64
 
 @contextlib.contextmanager
 def light_share(share: int) -> Iterator[None]:
-    """Runs inside this block take a frontier for light below E / ``share`` out-edges (0:
-    none is: every superstep on every device; 1: every one is, where rule 6 applies), then
-    LIGHT_SHARE is as it was (tests: ``bspgraph.testing.assert_lifts``)."""
-    global LIGHT_SHARE
-    kept, LIGHT_SHARE = LIGHT_SHARE, share
+    """Runs inside this block take a frontier for light below E / ``share`` out-edges and no
+    other (0: none is: every superstep on every device; 1: every one is, where rule 6
+    applies), then LIGHT_SHARE and the backends' floor are as they were (tests:
+    ``bspgraph.testing.assert_lifts``)."""
+    global LIGHT_SHARE, FLOORED
+    kept, (LIGHT_SHARE, FLOORED) = (LIGHT_SHARE, FLOORED), (share, False)
     try:
         yield
     finally:
-        LIGHT_SHARE = kept
+        LIGHT_SHARE, FLOORED = kept
 
 
 def takes_part(primitive) -> bool:
@@ -86,12 +90,14 @@ def takes_part(primitive) -> bool:
 
 def is_light(graph, out_edges: int | None, frontier: Frontier | None = None) -> bool:
     """Whether a frontier of ``out_edges`` (None: not counted) is light on ``graph`` (a part:
-    its whole graph's edges, alike on every device): at most E / LIGHT_SHARE out-edges, or
-    ``frontier`` (where given: every device's alike) one that a BFS's next step pulls from
-    with early exit, which costs one device about a pass over its vertices
-    (:func:`~bspgraph.frontier.advance.pulls_early`)."""
-    if out_edges is not None and out_edges * LIGHT_SHARE <= graph.cost_degrees()[2]:
-        return True
+    its whole graph's edges, alike on every device): at most E / LIGHT_SHARE out-edges or
+    the backend's ``light_edges``, or ``frontier`` (where given: every device's alike) one
+    that a BFS's next step pulls from with early exit, which costs one device about a pass
+    over its vertices (:func:`~bspgraph.frontier.advance.pulls_early`)."""
+    if out_edges is not None:
+        floor = graph.backend.capabilities.light_edges if FLOORED else 0
+        if out_edges * LIGHT_SHARE <= graph.cost_degrees()[2] or out_edges <= floor:
+            return True
     return frontier is not None and pulls_early(graph, frontier, out_edges)
 
 

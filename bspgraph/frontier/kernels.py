@@ -384,6 +384,10 @@ LEVEL_VERTICES = 1 << 15  # the largest frontier a repeated advance takes on ...
 LEVEL_EDGES = 1 << 17  # ... and its most out-edges
 WIDE_LEVELS = (1 << 19, 1 << 21)  # the same where no out-list is longer than SHORT_ROW
 MAX_LEVELS = 1024  # levels a launch (then one host read, and on)
+# a frontier whose rows average more out-edges than this (a hub's) goes the usual way: a warp
+# reads a row in turn, and an rmat20 hub's 65 K edges held one launch 0.75 ms on an H200 (a
+# level of the usual way: 0.15, balanced over the whole GPU)
+LONG_ROWS = 1 << 11
 
 
 def level_limits(graph) -> tuple[int, int]:
@@ -421,10 +425,13 @@ def visit_levels(graph, frontier, depth, value, parent) -> Frontier | None:
 
 
 def startable(graph, frontier) -> bool:
-    """Whether a levels kernel takes ``frontier`` on (:func:`level_limits`; checked before
-    anything is allocated: a wider frontier goes the usual way)."""
+    """Whether a levels kernel takes ``frontier`` on (:func:`level_limits`, rows of at most
+    LONG_ROWS out-edges on average; checked before anything is allocated: a wider frontier, or
+    a hub, goes the usual way)."""
     edges, (max_vertices, max_edges) = frontier.out_edges, level_limits(graph)
-    return edges is not None and edges <= max_edges and 0 < len(frontier) <= max_vertices
+    if edges is None or not 0 < len(frontier) <= max_vertices:
+        return False
+    return edges <= min(max_edges, LONG_ROWS * len(frontier))
 
 
 def levels_from(graph, frontier, kernel, *functor_args) -> Frontier:

@@ -29,13 +29,19 @@ def runs(graph, source, run):
     """name -> (values, stats) of each primitive on ``graph``."""
     bfs_push = bg.bfs(graph, source, direction="push", **run)
     bfs_auto = bg.bfs(graph, source, parents=True, **run)
+    sssp = bg.sssp(graph, source, **run)
+    cc = bg.connected_components(graph, **run)
+    pagerank = bg.pagerank(graph, tol=1e-10, max_iter=500, **run)
     return {
         "bfs": (bfs_push.depth, bfs_push.stats),
         "bfs_auto": (bfs_auto.depth, bfs_auto.stats),
-        "sssp": (bg.sssp(graph, source, **run).distance, None),
-        "cc": (bg.connected_components(graph, **run).labels, None),
-        "pagerank": (bg.pagerank(graph, tol=1e-10, max_iter=500, **run).rank, None),
+        "sssp": (sssp.distance, sssp.stats),
+        "cc": (cc.labels, cc.stats),
+        "pagerank": (pagerank.rank, pagerank.stats),
     }
+
+
+COUNTED = ("bfs", "bfs_auto")  # whose messages a superstep the test compares with one process's
 
 
 def main(path: str, out: str, source: int, kind: str) -> None:
@@ -62,10 +68,10 @@ def main(path: str, out: str, source: int, kind: str) -> None:
             }
             for algorithm, (values, stats) in runs(graph, source, run).items():
                 saved[f"{algorithm}/{name}/{how}"] = values
-                if stats is not None:
+                stretches += _alone(stats)
+                if algorithm in COUNTED:
                     messages = [(step.messages, step.rounds) for step in stats.supersteps]
                     saved[f"{algorithm}/{name}/{how}/messages"] = np.array(messages).T
-                    stretches += _alone(stats)
     # and what may pickle one: the runs (their agreement) and the stretches of supersteps on
     # the first device alone (what they came to, told to every process)
     saved["pickled"] = np.array([len(pickled), len(COMMUNICATORS) * 2 * 5, stretches])

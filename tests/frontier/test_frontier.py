@@ -95,6 +95,29 @@ def test_level_limits_widen_only_where_every_list_is_short():
     assert level_limits(star) == (LEVEL_VERTICES, LEVEL_EDGES)
 
 
+def test_a_hub_s_frontier_goes_the_usual_way_not_through_the_levels_kernel():
+    """A levels kernel reads a row with one warp: a frontier whose rows average more than
+    LONG_ROWS out-edges (a hub's) is not taken on, one of short rows is, up to the limits;
+    an uncounted one never is."""
+    from bspgraph.frontier import Frontier
+    from bspgraph.frontier.kernels import LONG_ROWS, startable
+
+    leaves = 2 * LONG_ROWS
+    src = np.concatenate([np.zeros(leaves, int), np.arange(1, 10)])
+    dst = np.concatenate([np.arange(1, leaves + 1), np.arange(2, 11)])
+    graph = bg.Graph.from_edges(src, dst, backend="numpy")
+    degree = graph.out_degree()
+
+    def frontier(ids, counted=True):
+        ids = np.asarray(ids)
+        return Frontier.from_ids(graph, ids, out_edges=int(degree[ids].sum()) if counted else None)
+
+    assert not startable(graph, frontier([0]))  # the hub alone: 4,096 edges a row
+    assert startable(graph, frontier([0, *range(1, LONG_ROWS)]))  # on average at most LONG_ROWS
+    assert startable(graph, frontier([1, 2, 3]))
+    assert not startable(graph, frontier([1, 2, 3], counted=False))
+
+
 def test_a_list_that_found_more_than_its_room_says_so_when_read():
     """A push kernel's list has room for its frontier's out-edges: a count past it (out_edges
     that undercount the members) is an error when read, never a list cut short."""
