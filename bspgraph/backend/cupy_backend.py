@@ -28,10 +28,11 @@ class CupyBackend(Backend):
         virtual_devices=False,
         scans_whole_lists=False,
         costly_supersteps=True,
-        # a lifted superstep costs 0.6-1 ms on two H200 whatever its frontier; one H200 steps
-        # over 4 M edges in a tenth of that (a 1024 x 1024 grid's SSSP: a frontier of 229 K
-        # out-edges, E / 18, was lifted for 15.7 ms where its levels take 14 us each)
-        light_edges=1 << 22,
+        # a lifted superstep costs 0.6-1 ms on two H200 whatever its frontier, about what one
+        # H200 takes over 16 M edges (rmat20 on two, A/B against 4 M: BFS push 3.60 -> 2.96 ms,
+        # SSSP 4.83 -> 3.89, BC 13.41 -> 11.56; rmat22 and rmat24 alike); a 1024 x 1024 grid's
+        # SSSP lifted a frontier of 229 K out-edges for 15.7 ms where its levels take 14 us
+        light_edges=1 << 24,
         dense_share=8,
         lane_push_share=64,
         # cuSPARSE's product with the transposed rows costs about 2 ms on rmat25 (33.5M
