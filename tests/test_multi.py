@@ -48,6 +48,50 @@ def test_next_frontier_marked_in_a_mask(row, partitioner, communicator, devices,
     run_cell(row, partitioner, communicator, devices)
 
 
+@pytest.mark.parametrize("row", ROWS, ids=[row.name for row in ROWS])
+@pytest.mark.parametrize(
+    ("partitioner", "communicator", "devices"),
+    [("random", "selective", 3), ("edge_balanced", "butterfly", 2), ("biased", "broadcast", 5)],
+)
+def test_a_graph_under_the_floor_runs_alone_on_the_first_device(
+    row, partitioner, communicator, devices, monkeypatch
+):
+    """Where the whole graph is under the backend's floor (a GPU's ``light_edges``: here every
+    graph is), the first device runs every primitive's whole run from its first state (rule 6
+    from the start, nothing handed over: PageRank's and CC's too), and gives networkx's
+    answer."""
+    capabilities = dataclasses.replace(
+        NumpyBackend.capabilities, light_edges=1 << 40, costly_supersteps=True
+    )
+    monkeypatch.setattr(NumpyBackend, "capabilities", capabilities)
+    run_cell(row, partitioner, communicator, devices)
+
+
+@pytest.mark.parametrize("devices", [2, 3])
+def test_a_whole_run_alone_is_one_device_s_run(devices, monkeypatch):
+    """A whole run on the first device alone (the graph under the floor) takes one device's
+    supersteps, every one there, and its answer, also for a primitive whose part sets only
+    its own vertices' first state (PageRank's out-weights) or keeps what its device saw (CC);
+    inside ``light_share`` (no floor) they are lifted again."""
+    graph = bg.generators.rmat(10, 8, seed=1, backend="numpy")
+    run = {"devices": devices, "partitioner": "random", "communicator": "selective"}
+    calls = (
+        (lambda **r: bg.pagerank(graph, **r), "rank"),
+        (lambda **r: bg.connected_components(graph, **r), "labels"),
+        (lambda **r: bg.core_number(graph, **r), "core"),
+        (lambda **r: bg.bfs(graph, 0, direction="push", **r), "depth"),
+    )
+    capabilities = dataclasses.replace(NumpyBackend.capabilities, light_edges=graph.num_edges)
+    monkeypatch.setattr(NumpyBackend, "capabilities", capabilities)
+    for call, field in calls:
+        one, many = call(), call(**run)
+        np.testing.assert_allclose(getattr(many, field), getattr(one, field), rtol=1e-12)
+        assert [step.devices for step in many.stats.supersteps] == [1] * one.stats.iterations
+        assert many.stats.iterations == one.stats.iterations
+        with solo.light_share(solo.LIGHT_SHARE):
+            assert devices in [step.devices for step in call(**run).stats.supersteps]
+
+
 @pytest.mark.parametrize("row", [r for r in ROWS if r.name.startswith("bfs")], ids=lambda r: r.name)
 @pytest.mark.parametrize(
     ("partitioner", "communicator", "devices"),
@@ -295,8 +339,11 @@ def test_a_small_graph_s_frontiers_under_the_backend_s_floor_run_on_one_device(
         (lambda **r: bg.sssp(graph, source, **r), "distance", 1),
         (lambda **r: bg.bfs(graph, source, direction="push", **r), "depth", devices),
     )
-    capabilities = dataclasses.replace(  # (and its frontiers' out-edges counted, as a GPU's)
-        NumpyBackend.capabilities, light_edges=graph.num_edges, costly_supersteps=True
+    capabilities = dataclasses.replace(  # (and its frontiers' out-edges counted, as a GPU's;
+        # the whole graph just above it: else the whole run goes to the first device)
+        NumpyBackend.capabilities,
+        light_edges=graph.cost_degrees()[2] - 1,
+        costly_supersteps=True,
     )
     monkeypatch.setattr(NumpyBackend, "capabilities", capabilities)
     for call, field, first in calls:

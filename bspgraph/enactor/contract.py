@@ -35,7 +35,8 @@ The contract, in full (docs/writing-a-primitive.md walks through it with an exam
    frontier; with it, where the devices' frontiers are not known to be one, it compares them
    and goes on only where they are); the others skip those steps and take its changed
    vertices' values as they are (at the end, its result). Their other state does not see
-   those steps.
+   those steps. Where the whole graph is under the backend's floor (``light_edges``), the
+   first device runs the whole run so, from every vertex's first state, for any primitive.
 """
 
 from __future__ import annotations

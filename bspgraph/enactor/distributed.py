@@ -64,7 +64,16 @@ from ._keyed_kernels import MODES, PACK_PARTS, _at, keyed_columns
 from .checks import snapshot, verify, verify_alike
 from .contract import Contract, contract_of
 from .layout import _describe, _parts, _per_cut, _run_fingerprint, owned_part, proxies
-from .solo import FEW_IDS, LEADER, Solo, is_light, own_edges, takes_part, whole_graph
+from .solo import (
+    FEW_IDS,
+    LEADER,
+    Solo,
+    is_light,
+    own_edges,
+    takes_part,
+    under_floor,
+    whole_graph,
+)
 from .state import allocate, gather
 from .stats import Stats, Superstep, told
 
@@ -305,12 +314,15 @@ class LiftedRun:
         # every process learns in the first collective whether the first device has it
         self.whole, self.solo = whole, None
         self.light = False  # whether the next superstep is one of those
+        self.alone = False  # whether the whole run is (a graph under the backend's floor)
+        self.params = None  # the run's parameters (a whole run alone starts from them)
         self.one_frontier = False  # whether every device's frontier is known to be the run's
 
     def first_frontiers(self, params: dict) -> dict:
         """Each device's first frontier (a vertex on its owner only, unless ``needs_all``) from
         the initialised state, and the baselines of the ``add`` state taken from it."""
         primitive, devices = self.primitive, self.devices
+        self.params = params
         init = functools.partial(primitive.init_frontier, **params)
         frontiers = self.each(init, devices, self.states)
         if not primitive.needs_all:
@@ -356,6 +368,9 @@ class LiftedRun:
             # (where each device holds only its own state, light supersteps begin after a
             # lifted one: before it the first device would take every vertex's first state)
             self.light = bool(self.primitive.needs_all and rows[:, 1].all() and alike)
+            # (every frontier light, whatever it is: the whole run there, from the start)
+            self.alone = under_floor(self.devices[self.local[0]], self.backends[self.local[0]])
+            self.light |= self.alone
             few = rows[0, 2] <= FEW_IDS and (rows[:, 5:] == rows[0, 5:]).all()
             self.one_frontier = bool(alike and few)  # (else the first device compares them)
         return not rows[:, 0].any()
@@ -884,7 +899,7 @@ def _whole(primitive, graph, transport, backends, relabelling):
     """The whole graph for rule 6 (:mod:`.solo`) on the first device, where this process
     drives it and has it; else None (the first collective tells every process); False where
     the primitive does not take part."""
-    if not takes_part(primitive):
+    if not (takes_part(primitive) or under_floor(graph, backends[transport.local[0]])):
         return False
     if LEADER not in transport.local:
         return None

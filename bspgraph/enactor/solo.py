@@ -34,7 +34,10 @@ what another device saw of its own supersteps), unless it is declared ``alike`` 
 device (``State.alike``: betweenness' path counts and level order in its backward phase).
 Connected components keeps the labels each device's step left (``previous``: a later step
 links those another device's labels replaced there), so it runs every superstep on every
-device: :func:`takes_part`.
+device: :func:`takes_part`. Where the whole graph is under the backend's floor, every
+frontier is light: the first device runs the whole run alone from every vertex's first
+state, as one device runs it, for any primitive (nothing is handed over, so none of these
+conditions applies: :func:`under_floor`).
 """
 
 from __future__ import annotations
@@ -51,6 +54,7 @@ from ..frontier import Frontier, count_out_edges
 from ..frontier.advance import pulls_early
 from .checks import snapshot, verify
 from .layout import owned_part
+from .state import allocate
 from .stats import Superstep
 
 LIGHT_SHARE = 64  # a frontier is light when its out-edges are at most E / LIGHT_SHARE (0: never)
@@ -86,6 +90,15 @@ def takes_part(primitive) -> bool:
         and not primitive.reads_neighbours
         and travels <= set(primitive.communicate)
     )
+
+
+def under_floor(graph, backend) -> bool:
+    """Whether ``graph`` (a part: its whole graph) holds at most ``backend``'s
+    ``light_edges`` edges: then every frontier is light, and the first device runs a whole run
+    of any primitive alone, from every vertex's first state (:meth:`Solo.supersteps`: nothing
+    is handed over, so no state need travel)."""
+    floor = backend.capabilities.light_edges if FLOORED and LIGHT_SHARE > 0 else 0
+    return floor > 0 and graph.cost_degrees()[2] <= floor
 
 
 def is_light(graph, out_edges: int | None, frontier: Frontier | None = None) -> bool:
@@ -164,13 +177,14 @@ class Solo:
         unless the run is over, every device then takes its changes. The next frontiers, the
         records and whether the run is over."""
         run = self.run
-        state = not run.primitive.needs_all  # (else every device holds every vertex's)
-        gathering = state or not run.one_frontier  # (else the leader compares the frontiers)
+        # (else every device holds every vertex's; a whole run alone starts from the first)
+        state = not (run.primitive.needs_all or run.alone)
+        gathering = state or not (run.one_frontier or run.alone)  # (else: compared first)
         gathered = self._gather(frontiers, state=state) if gathering else 0
         led = None
         if self.whole is not None and gathered is not None:
             with run.backends[LEADER].activate():
-                led = self._lead(frontiers[LEADER])
+                led = self._lead(self._first() if run.alone else frontiers[LEADER])
             led[0].bytes += gathered
         outcome = led[0] if led is not None else None
         if run.transport.distributed:
@@ -191,6 +205,9 @@ class Solo:
         last.bytes, last.rounds = outcome.bytes, int(gather > 0) + int(not outcome.done)
         if outcome.done:  # the leader's state is the result: nothing to send (:meth:`result`)
             self.ended = True
+            for d in run.local:  # (but its scalars, which the others' results hold too)
+                for name, value in outcome.scalars.items():
+                    getattr(run.states[d], name)[...] = value
             return {}, records, True
         sends = [
             (LEADER, peer, message)
@@ -205,6 +222,16 @@ class Solo:
             with run.backends[d].activate():
                 frontiers[d] = _taken(run, d, outcome, *(led[1] if d == LEADER else inbox[d]))
         return frontiers, records, False
+
+    def _first(self) -> Frontier:
+        """A whole run's first frontier on the leader, its state made afresh as one device's
+        on the whole graph (a part's ``init_frontier`` sets only its own vertices' for some
+        primitives, and a checked run poisons what a part does not read)."""
+        run = self.run
+        run.states[LEADER] = allocate(run.primitive, self.whole)
+        frontier = run.primitive.init_frontier(self.whole, run.states[LEADER], **run.params)
+        frontier.edges_before = 0
+        return frontier
 
     def _gather(self, frontiers: dict, *, state: bool) -> int | None:
         """Every other device's frontier to the leader, in one exchange round. With ``state``
@@ -254,10 +281,12 @@ class Solo:
         run, graph = self.run, self.whole
         primitive, state = run.primitive, run.states[LEADER]
         names = _travelling(run, state)
-        before = {name: graph.backend.copy(getattr(state, name)) for name in names}
-        edges_before = frontier.edges_before
-        frontier = Frontier.from_ids(graph, frontier.ids, out_edges=frontier.out_edges)
-        frontier.edges_before = edges_before
+        before = {}  # (a whole run alone hands nothing over: its frontier is the whole graph's)
+        if not run.alone:
+            before = {name: graph.backend.copy(getattr(state, name)) for name in names}
+            edges_before = frontier.edges_before
+            frontier = Frontier.from_ids(graph, frontier.ids, out_edges=frontier.out_edges)
+            frontier.edges_before = edges_before
         iteration, levels, returned = run.iteration, [], []
         while True:
             started = time.perf_counter()
@@ -269,8 +298,12 @@ class Solo:
             iteration += len(sizes)
             done = primitive.converged(graph, frontier, state, iteration)
             levels.append((sizes, time.perf_counter() - started))
+            if done:
+                break
+            if run.alone:  # (every frontier light: as one device runs it, to the end)
+                continue
             returned.append(None if frontier.passed else frontier.ids)
-            if done or not is_light(graph, count_out_edges(graph, frontier), frontier):
+            if not is_light(graph, count_out_edges(graph, frontier), frontier):
                 break
         scalars = {name: getattr(state, name).item() for name in run.contract.scalars}
         if done:
