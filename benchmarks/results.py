@@ -423,6 +423,8 @@ TOPICS = (
     Topic("One GPU", "gpu-rmat24-h200-b94791b.txt", one_gpu),
     Topic("Several GPUs", "x2-nccl-rmat25-h200-17364a1.txt", several_gpus),
     Topic("Several GPUs at rmat26", "x2-nccl-rmat26-h200-c84df3a.txt", several_gpus),
+    Topic("Several GPUs on a small graph", "x2-nccl-rmat18-h200-e6fccc7.txt", several_gpus),
+    Topic("Several GPUs on a grid", "x2-nccl-grid1024-h200-e6fccc7.txt", several_gpus),
     Topic("One Python call (two GPUs)", "x2-one-call-rmat25-h200-17364a1.txt", one_call),
     Topic("One Python call (one GPU)", "one-call-1gpu-rmat25-h200-615d38b.txt", one_call),
     Topic(
