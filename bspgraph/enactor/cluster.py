@@ -68,7 +68,7 @@ from .layout import cut, partitioner_of
 from .loop import enact, enact_chain
 from .running import GPU_WORKERS, RUNNER
 from .running import mpiexec as find_mpiexec
-from .solo import takes_part
+from .solo import takes_part, under_floor
 
 START_TIMEOUT = 120.0  # seconds for P workers to join the scheduler
 CONNECT_TIMEOUT = 10.0  # seconds for a scheduler given by address to answer
@@ -221,7 +221,8 @@ class Cluster:
             "seed": run.get("seed", 0),
             "replicate": primitive.replicate_graph,
             "relabel": primitive.params is not None,
-            "whole": takes_part(primitive),  # rank 0's light supersteps alone (rule 6)
+            # rank 0's light supersteps alone (rule 6), or its whole run (a graph under the floor)
+            "whole": takes_part(primitive) or under_floor(graph, self._kind()),
         }
         token = (self._token(graph), *{**how, "partitioner": repr(how["partitioner"])}.values())
         sent = [None] * self.size if token in self._held else self._parts(graph, how)
@@ -425,12 +426,18 @@ class Cluster:
             f"{what}: {cause}; every worker was stopped (the next run starts new ones)"
         )
 
-    def _device(self, rank: int) -> str:
-        """What rank ``rank`` drives, in words."""
+    def _kind(self) -> type:
+        """The backend class of the workers' devices (what their cost models read)."""
         from ..backend import gpu_count
+        from ..backend.cupy_backend import CupyBackend
+        from ..backend.numpy_backend import NumpyBackend
 
         on_gpu = self.backend == "cupy" or self.backend is None and gpu_count() > 0
-        return f"GPU {rank}" if on_gpu else f"CPU process {rank}"
+        return CupyBackend if on_gpu else NumpyBackend
+
+    def _device(self, rank: int) -> str:
+        """What rank ``rank`` drives, in words."""
+        return f"{'GPU' if self._kind().name == 'cupy' else 'CPU process'} {rank}"
 
     def _cause(self) -> str:
         """What the job printed about its failure: a rank's own line (it raised), or the

@@ -173,9 +173,10 @@ class Solo:
 
     def supersteps(self, frontiers: dict) -> tuple[dict, list[Superstep], bool]:
         """Rule 6: supersteps on the leader alone from ``frontiers`` (each the whole run's;
-        or each device's own, gathered on the leader first: :meth:`_gather`), while light;
-        unless the run is over, every device then takes its changes. The next frontiers, the
-        records and whether the run is over."""
+        or each device's own, gathered on the leader first: :meth:`_gather`; or, for a whole
+        run alone, from the first state: :meth:`_first`), while light; unless the run is
+        over, every device then takes its changes. The next frontiers, the records and
+        whether the run is over."""
         run = self.run
         # (else every device holds every vertex's; a whole run alone starts from the first)
         state = not (run.primitive.needs_all or run.alone)
