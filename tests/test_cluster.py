@@ -165,8 +165,10 @@ def test_betweenness_is_one_call_a_batch_and_its_phases_hand_over_on_the_workers
 
 
 class _Failing(Primitive):
-    """A BFS-like primitive whose step on device 1 raises, kills its process, or stalls for
-    3 s, in superstep 1."""
+    """A BFS-like primitive whose stop test on device 1 raises, kills its process, or
+    stalls for 3 s, in its first call: after the run's agreement, while rank 0 waits in the
+    first collective (a GPU's whole run of a graph under the floor goes to rank 0 alone, so
+    a fault in a later step of rank 1 would never come)."""
 
     state = (State("depth", "vertex", init="max", unset=-1),)
     communicate = {"depth": "min"}
@@ -176,15 +178,18 @@ class _Failing(Primitive):
         return bg.frontier.Frontier.from_ids(graph, [source])
 
     def step(self, graph, frontier, state, iteration):
-        if graph.context.device == 1 and iteration == 1:  # (a test's planted fault)
+        visit = bg.frontier.functors.visit_unvisited(state.depth, iteration + 1)
+        return bg.frontier.advance(graph, frontier, visit)
+
+    def converged(self, graph, frontier, state, iteration):
+        if graph.context.device == 1 and iteration == 0:  # (a test's planted fault)
             if self.options["how"] == "kill":
                 os.kill(os.getpid(), signal.SIGKILL)
-            if self.options["how"] == "stall":  # (a step that answers late, then goes on)
+            if self.options["how"] == "stall":  # (a stop test that answers late, then goes on)
                 time.sleep(3)
             else:
                 raise RuntimeError("planted fault")
-        visit = bg.frontier.functors.visit_unvisited(state.depth, iteration + 1)
-        return bg.frontier.advance(graph, frontier, visit)
+        return super().converged(graph, frontier, state, iteration)
 
 
 @pytest.mark.parametrize("how", ["raise", "kill"])
