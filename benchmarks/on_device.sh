@@ -6,7 +6,10 @@
 #   STEPS="tests gpu" bash benchmarks/on_device.sh  # only some steps
 #
 # Steps (each under its own time limit; one that fails or runs out is reported, the next runs):
-#   tests   pytest -m gpu tests/test_gpu.py (CuPy = NumPy, fused = generic, row reduction)
+#   tests   pytest -m gpu over every test file (CuPy = NumPy, fused = generic, the transports
+#           under mpiexec, the cluster's GPU workers: Dask's wheels of .whl/ installed first where
+#           the image lacks it); with two GPUs, split: half of tests/test_gpu.py on GPU 0 alone,
+#           beside the rest on both (OUTDIR/tests-a.txt, tests-b.txt)
 #   gpu     one GPU against plain cupyx, rmat 22 and 24, every algorithm but TC
 #   grid    the same on a 4096 x 4096 grid (BFS, SSSP, PageRank, CC)
 #   lanes   lanes per row of the row reduction (benchmarks.row_reduce)
@@ -48,7 +51,32 @@ run_step() {  # name, seconds, command...
   echo "$name: exit $rc, $((SECONDS - started)) s" >> "$out/summary.txt"
 }
 
-run_step tests 300 python3 -m pytest -q -m gpu tests/test_gpu.py -p no:cacheprovider
+if ! python3 -c "import distributed" 2> /dev/null && ls .whl/*.whl > /dev/null 2>&1; then
+  python3 -m pip install -q --no-index --no-deps --no-compile --target /tmp/site .whl/*.whl &&
+    export PYTHONPATH=$PYTHONPATH:/tmp/site  # (Dask: the cluster's GPU tests, onecall)
+fi
+tests_step() {  # every GPU test; on two GPUs or more, two halves at once
+  local ids="$out/tests.ids" pick='import sys, pytest; sys.exit(pytest.main(["-q", "-m", "gpu", "-p", "no:cacheprovider", *open(sys.argv[1]).read().splitlines()]))'
+  python3 -m pytest -q -m gpu --collect-only -p no:cacheprovider tests 2> /dev/null | grep '::' > "$ids"
+  if [ "$gpus" -lt 2 ]; then
+    python3 -c "$pick" "$ids"
+    return
+  fi
+  local two='test_two_gpus|test_a_peer_copy|test_a_graph_s_kernels'  # (tests that need two)
+  grep '^tests/test_gpu.py' "$ids" | grep -Ev "$two" | awk 'NR % 2 == 0' > "$ids.a"
+  grep -vxFf "$ids.a" "$ids" > "$ids.b"
+  CUDA_VISIBLE_DEVICES=0 python3 -c "$pick" "$ids.a" > "$out/tests-a.txt" 2>&1 &
+  local half=$!
+  python3 -c "$pick" "$ids.b" > "$out/tests-b.txt" 2>&1
+  local rc=$?
+  wait "$half" || rc=1
+  grep -h -E '^FAILED|^ERROR' "$out/tests-a.txt" "$out/tests-b.txt"
+  tail -q -n 1 "$out/tests-a.txt" "$out/tests-b.txt"
+  return $rc
+}
+export out gpus
+export -f tests_step
+run_step tests 300 bash -c tests_step
 run_step gpu 300 python3 -W ignore -m benchmarks.gpu --scale 22 24 --repeat 3 \
   --algorithms bfs sssp pagerank cc bc
 run_step grid 240 python3 -W ignore -m benchmarks.gpu --scale --grid 4096 \
@@ -88,10 +116,6 @@ if [ "$gpus" -ge 2 ]; then
   export gpus
   export -f empty_step
   run_step empty 120 bash -c empty_step
-  if ! python3 -c "import distributed" 2> /dev/null && ls .whl/*.whl > /dev/null 2>&1; then
-    python3 -m pip install -q --no-index --no-deps --no-compile --target /tmp/site .whl/*.whl &&
-      export PYTHONPATH=$PYTHONPATH:/tmp/site
-  fi
   run_step onecall 300 python3 -W ignore -m benchmarks.multi_gpu --transport cluster \
     --devices "$gpus" --scale "$scale" --repeat 3 --partitioners edge_balanced \
     --communicators selective butterfly --json "$out/onecall.json"
@@ -122,7 +146,7 @@ for name in $steps; do
   [ -f "$out/$name.txt" ] || continue
   echo "== $name"
   case $name in
-    tests) tail -n 1 "$out/$name.txt" ;;
+    tests) tail -n 4 "$out/$name.txt" ;;
     gpu | grid) sed -n '/^graph /,$p' "$out/$name.txt" ;;
     scaling*) sed -n '/^algorithm /,$p' "$out/$name.txt" | grep . || tail -n 12 "$out/$name.txt" ;;
     *) grep -v -i warn "$out/$name.txt" | tail -n 24 ;;
