@@ -79,7 +79,10 @@ def test_a_whole_run_alone_is_one_device_s_run(devices, monkeypatch):
         (lambda **r: bg.pagerank(graph, **r), "rank"),
         (lambda **r: bg.connected_components(graph, **r), "labels"),
         (lambda **r: bg.core_number(graph, **r), "core"),
-        (lambda **r: bg.bfs(graph, 0, direction="push", **r), "depth"),
+        (
+            lambda **r: bg.bfs(graph, int(np.argmax(graph.out_degree())), direction="push", **r),
+            "depth",
+        ),
     )
     capabilities = dataclasses.replace(NumpyBackend.capabilities, light_edges=graph.num_edges)
     monkeypatch.setattr(NumpyBackend, "capabilities", capabilities)
@@ -88,6 +91,7 @@ def test_a_whole_run_alone_is_one_device_s_run(devices, monkeypatch):
         np.testing.assert_allclose(getattr(many, field), getattr(one, field), rtol=1e-12)
         assert [step.devices for step in many.stats.supersteps] == [1] * one.stats.iterations
         assert many.stats.iterations == one.stats.iterations
+        assert many.stats.edges == one.stats.edges
         with solo.light_share(solo.LIGHT_SHARE):
             assert devices in [step.devices for step in call(**run).stats.supersteps]
 
