@@ -421,14 +421,10 @@ def replace(backend: Backend, values, old, new) -> None:
 def split_rows(backend: Backend, offsets, indices, weights, span: slice, rename=None):
     """Two warp-a-row passes (:func:`cuda.split_rows`): nothing of the entries' size made but
     the two sides."""
-    types = (offsets.dtype.str[1:], indices.dtype.str[1:])
-    if types[0] not in ("i4", "i8") or types[1] not in ("i4", "i8"):
-        return ops.split_rows.generic(backend, offsets, indices, weights, span, rename)
-    if (
-        weights is not None
-        and weights.dtype.str[1:] not in cuda.STREAMED
-        or (rename is not None and rename.dtype != indices.dtype)
-    ):
+    typed = {offsets.dtype.str[1:], indices.dtype.str[1:]} <= {"i4", "i8"} and (
+        weights is None or weights.dtype.str[1:] in cuda.STREAMED
+    )
+    if not typed or rename is not None and rename.dtype != indices.dtype:
         return ops.split_rows.generic(backend, offsets, indices, weights, span, rename)
     return cuda.split_rows(backend.xp, offsets, indices, weights, span, rename)
 

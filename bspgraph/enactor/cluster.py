@@ -422,9 +422,7 @@ class Cluster:
         self._stop()
         if ended:
             what = f"the workers' MPI job ended (exit {self._exit})"
-        return WorkerError(
-            f"{what}: {cause}; every worker was stopped (the next run starts new ones)"
-        )
+        return WorkerError(f"{what}: {cause}; {self.AFTER_A_FAULT}")
 
     def _kind(self) -> type:
         """The backend class of the workers' devices (what their cost models read)."""

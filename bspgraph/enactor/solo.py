@@ -92,12 +92,17 @@ def takes_part(primitive) -> bool:
     )
 
 
+def _floor(backend) -> int:
+    """The out-edges under which a frontier is light whatever the graph (0: none)."""
+    return backend.capabilities.light_edges if FLOORED and LIGHT_SHARE > 0 else 0
+
+
 def under_floor(graph, backend) -> bool:
     """Whether ``graph`` (a part: its whole graph) holds at most ``backend``'s
     ``light_edges`` edges: then every frontier is light, and the first device runs a whole run
     of any primitive alone, from every vertex's first state (:meth:`Solo.supersteps`: nothing
     is handed over, so no state need travel)."""
-    floor = backend.capabilities.light_edges if FLOORED and LIGHT_SHARE > 0 else 0
+    floor = _floor(backend)
     return floor > 0 and graph.cost_degrees()[2] <= floor
 
 
@@ -108,8 +113,7 @@ def is_light(graph, out_edges: int | None, frontier: Frontier | None = None) -> 
     that a BFS's next step pulls from with early exit, which costs one device about a pass
     over its vertices (:func:`~bspgraph.frontier.advance.pulls_early`)."""
     if out_edges is not None:
-        floor = graph.backend.capabilities.light_edges if FLOORED else 0
-        if out_edges * LIGHT_SHARE <= graph.cost_degrees()[2] or out_edges <= floor:
+        if out_edges * LIGHT_SHARE <= graph.cost_degrees()[2] or out_edges <= _floor(graph.backend):
             return True
     return frontier is not None and pulls_early(graph, frontier, out_edges)
 
