@@ -52,8 +52,9 @@ run_step() {  # name, seconds, command...
 }
 
 if ! python3 -c "import distributed" 2> /dev/null && ls .whl/*.whl > /dev/null 2>&1; then
-  python3 -m pip install -q --no-index --no-deps --no-compile --target /tmp/site .whl/*.whl &&
-    export PYTHONPATH=$PYTHONPATH:/tmp/site  # (Dask: the cluster's GPU tests, onecall)
+  # (Dask: the cluster's GPU tests, onecall; installed with its wheels' dependencies: a
+  # --target folder of them did not import)
+  python3 -m pip install -q --no-index --find-links .whl distributed
 fi
 tests_step() {  # every GPU test; on two GPUs or more, two halves at once
   local ids="$out/tests.ids" pick='import sys, pytest; sys.exit(pytest.main(["-q", "-m", "gpu", "-p", "no:cacheprovider", *open(sys.argv[1]).read().splitlines()]))'
