@@ -332,16 +332,16 @@ def test_a_small_graph_s_frontiers_under_the_backend_s_floor_run_on_one_device(
     """Rule 6's floor (``Capabilities.light_edges``: a GPU's lifted superstep costs more than
     one device's step over a few million edges, whatever the graph's size): where every
     frontier's out-edges are under it, the first device runs every superstep alone (a push
-    BFS's first too, from every vertex's first state: each device holds only its own
-    vertices'), with one device's answers and levels; inside ``light_share`` the floor is off
-    (E / share only), and the heavy levels are on every device again."""
+    BFS's after its first, which each device takes from its own vertices), with one device's
+    answers and levels; inside ``light_share`` the floor is off (E / share only), and the
+    heavy levels are on every device again."""
     graph = bg.generators.rmat(12, 16, seed=1, weights=True, backend="numpy")
     source = int(np.argmax(graph.out_degree()))
     run = {"devices": devices, "partitioner": "random", "communicator": "selective"}
     calls = (
-        (lambda **r: bg.bfs(graph, source, **r), "depth"),
-        (lambda **r: bg.sssp(graph, source, **r), "distance"),
-        (lambda **r: bg.bfs(graph, source, direction="push", **r), "depth"),
+        (lambda **r: bg.bfs(graph, source, **r), "depth", 1),
+        (lambda **r: bg.sssp(graph, source, **r), "distance", 1),
+        (lambda **r: bg.bfs(graph, source, direction="push", **r), "depth", devices),
     )
     capabilities = dataclasses.replace(  # (and its frontiers' out-edges counted, as a GPU's;
         # the whole graph just above it: else the whole run goes to the first device)
@@ -350,12 +350,13 @@ def test_a_small_graph_s_frontiers_under_the_backend_s_floor_run_on_one_device(
         costly_supersteps=True,
     )
     monkeypatch.setattr(NumpyBackend, "capabilities", capabilities)
-    for call, field in calls:
+    for call, field, first in calls:
         one, many = call(), call(**run)
         np.testing.assert_allclose(getattr(many, field), getattr(one, field))
-        assert [step.devices for step in many.stats.supersteps] == [1] * len(one.stats.supersteps)
-        assert [step.frontier for step in many.stats.supersteps] == [
-            step.frontier for step in one.stats.supersteps
+        ran_on = [step.devices for step in many.stats.supersteps]
+        assert ran_on == [first] + [1] * (len(ran_on) - 1)
+        assert [step.frontier for step in many.stats.supersteps[1:]] == [
+            step.frontier for step in one.stats.supersteps[1:]
         ]
         with solo.light_share(solo.LIGHT_SHARE):
             assert devices in [step.devices for step in call(**run).stats.supersteps]
@@ -396,10 +397,10 @@ def test_a_bfs_pulls_its_early_exit_levels_on_one_device(devices, monkeypatch):
 @pytest.mark.parametrize("communicator", ["selective", "broadcast", "butterfly"])
 def test_light_supersteps_gather_each_devices_own_state_first(devices, communicator):
     """Rule 6 where each device holds only its own vertices' state and frontier (push BFS,
-    a batch of BFS: not needs_all): the light first superstep runs on the first device from
-    every vertex's first state, the heavy ones on every device, the last light ones on the
-    first device after it took the others' own state and frontiers in one exchange round,
-    and the run is one device's: its answers, levels, frontiers and traversed edges."""
+    a batch of BFS: not needs_all): the first superstep runs on every device (the first one
+    would take every vertex's first state), the last light ones on the first device after
+    it took the others' own state and frontiers in one exchange round, and the run is one
+    device's: its answers, levels, frontiers and traversed edges."""
     graph = bg.generators.rmat(12, 16, seed=1, backend="numpy")
     source = int(np.argmax(graph.out_degree()))
     run = {"devices": devices, "partitioner": "random", "communicator": communicator}
@@ -413,8 +414,7 @@ def test_light_supersteps_gather_each_devices_own_state_first(devices, communica
         assert [step.frontier for step in steps] == [step.frontier for step in one.stats.supersteps]
         assert many.stats.edges == one.stats.edges
         ran_on = [step.devices for step in steps]
-        assert ran_on[0] == 1 and devices in ran_on and ran_on[-1] == 1, ran_on
-        assert steps[0].rounds == 1 and steps[0].bytes > 0  # its changes, no gather before
+        assert ran_on[0] == devices and ran_on[-1] == 1, ran_on
         assert steps[-1].rounds == 1 and steps[-1].bytes > 0  # the gather, no changes after
     parents = bg.bfs(graph, source, direction="push", parents=True, **run).parent
     reached = parents >= 0
@@ -449,13 +449,14 @@ class PairedLevels(bg.Primitive):
 
 
 @pytest.mark.parametrize("devices", [2, 3, 5])
-def test_a_light_first_frontier_runs_on_the_first_device_from_the_first_state(devices):
-    """Rule 6 from the first superstep where each device holds only its own vertices' state
-    (not ``needs_all``): their first frontiers together are light, so the first device
-    steps from every vertex's first state on the whole graph, and hands over the vertices
-    whose state its steps changed, found by difference with its own part's state where a
-    step passed a level unlisted; or, on a chain, runs the whole BFS. One device's depths,
-    levels and frontiers."""
+def test_light_supersteps_hand_over_a_level_passed_unlisted(devices):
+    """Rule 6 where each device holds only its own vertices' state (not ``needs_all``) and
+    a step of the first device's passes a level whose vertices it does not list (a GPU's
+    levels kernel): after the first superstep on every device, the first device takes the
+    others' own state, and where its frontier is heavy again it hands over the vertices
+    whose state differs from what it took (a snapshot), those of the level passed
+    included; on a chain it runs the rest of the BFS. One device's depths, levels and
+    frontiers, the chain's first vertices the first device's own or others'."""
     chain = [(v, v + 1) for v in range(4)]  # 0 -> 1 -> 2 -> 3 -> 4, a hub of 300 leaves
     fan = [(4, leaf) for leaf in range(5, 305)] + [(leaf, 305) for leaf in range(5, 305)]
     for edges, spread in ((chain + fan, True), ([(v, v + 1) for v in range(200)], False)):
@@ -464,8 +465,8 @@ def test_a_light_first_frontier_runs_on_the_first_device_from_the_first_state(de
         one, one_stats = bg.enact(PairedLevels(), graph, source=0)
         expected = nx.single_source_shortest_path_length(graph.to_networkx(), 0)
         assert {v: int(d) for v, d in enumerate(one["depth"]) if d >= 0} == expected
-        for partitioner in ("random", "edge_balanced"):  # (the chain's first vertices: the
-            many, stats = bg.enact(  # first device's own, or others')
+        for partitioner in ("random", "edge_balanced"):
+            many, stats = bg.enact(
                 PairedLevels(),
                 graph,
                 source=0,
@@ -477,8 +478,10 @@ def test_a_light_first_frontier_runs_on_the_first_device_from_the_first_state(de
             steps = stats.supersteps
             assert [s.frontier for s in steps] == [s.frontier for s in one_stats.supersteps]
             ran_on = [step.devices for step in steps]
-            assert ran_on[:4] == [1] * 4 and (devices in ran_on) == spread, ran_on
-            assert steps[3].rounds == int(spread)  # (its changes handed over)
+            assert ran_on[:5] == [devices, 1, 1, 1, 1], ran_on
+            assert (devices in ran_on[5:]) == spread, ran_on
+            ended = steps[4 if spread else -1]  # (the stretch's end: the others' state
+            assert ended.rounds == 1 + spread  # taken, its changes sent, where not the run's)
 
 
 class ReachCount(bg.Primitive):
@@ -534,16 +537,15 @@ def test_light_supersteps_keep_sums_held_by_their_owners(share):
 
 
 def test_after_light_supersteps_the_first_device_sends_only_its_new_sums():
-    """A light level between heavy ones (a chain to a hub; the first frontier's two
-    out-edges heavy at E / 15): the first device took the owners' sums and their baselines
-    with them, so what it adds after the light level travels as its own change, not again
-    as the sums it took."""
+    """A light level between heavy ones (a chain to a hub): the first device took the owners'
+    sums and their baselines with them, so what it adds after the light level travels as
+    its own change, not again as the sums it took."""
     edges = [(0, 1), (1, 2), *((2, v) for v in range(3, 10)), (0, 4), (6, 5), (9, 9), (5, 2)]
     edges += [(6, 8), (9, 6), (7, 0), (6, 3), (5, 8)]
     src, dst = np.array(edges).T
     graph = bg.Graph.from_edges(src, dst, num_vertices=10, directed=True, backend="numpy")
     one, _ = bg.enact(ReachCount(), graph, source=0)
-    with solo.light_share(15):
+    with solo.light_share(3):
         many, stats = bg.enact(
             ReachCount(), graph, source=0, devices=2, partitioner="random", check=True
         )

@@ -32,7 +32,7 @@ The contract, in full (docs/writing-a-primitive.md walks through it with an exam
    rules it out), the first device runs the supersteps of a frontier of few
    out-edges as one device would, on the whole graph, until it is heavy again or the run is
    over (without ``needs_all`` it first takes every other device's own vertices' state and
-   frontier, or at the start steps from every vertex's first state; with it, where the devices' frontiers are not known to be one, it compares them
+   frontier; with it, where the devices' frontiers are not known to be one, it compares them
    and goes on only where they are); the others skip those steps and take its changed
    vertices' values as they are (at the end, its result). Their other state does not see
    those steps. Where the whole graph is under the backend's floor (``light_edges``), the

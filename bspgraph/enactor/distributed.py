@@ -315,10 +315,7 @@ class LiftedRun:
         self.whole, self.solo = whole, None
         self.light = False  # whether the next superstep is one of those
         self.alone = False  # whether the whole run is (a graph under the backend's floor)
-        # whether the next light supersteps start from every vertex's first state (a whole run
-        # alone, or a light first frontier where each device holds only its own vertices')
-        self.afresh = False
-        self.params = None  # the run's parameters (a run from the first state starts from them)
+        self.params = None  # the run's parameters (a whole run alone starts from them)
         self.one_frontier = False  # whether every device's frontier is known to be the run's
 
     def first_frontiers(self, params: dict) -> dict:
@@ -351,8 +348,7 @@ class LiftedRun:
     def converged_before_start(self, frontiers: dict) -> bool:
         """Whether every device has converged before the first superstep; whether light
         supersteps may run on the first device (rule 6: it has the whole graph), and whether
-        the first is one (every device's first frontier alike and light; where each holds
-        only its own vertices', their frontiers together light)."""
+        the first is one (every device's first frontier alike and light)."""
         converged = _converged(
             self.primitive, self.each, self.shared, self.devices, frontiers, self.states, 0
         )
@@ -369,16 +365,12 @@ class LiftedRun:
         if self.whole is not False and rows[0, 4]:  # (the first row: the first device's)
             self.solo = Solo(self, self.whole)
             alike = (rows[:, 2:4] == rows[0, 2:4]).all()  # (sizes and edges: maybe one frontier)
+            # (where each device holds only its own state, light supersteps begin after a
+            # lifted one: before it the first device would take every vertex's first state)
             self.light = bool(self.primitive.needs_all and rows[:, 1].all() and alike)
             # (every frontier light, whatever it is: the whole run there, from the start)
-            graph = self.devices[self.local[0]]
-            self.alone = under_floor(graph, self.backends[self.local[0]])
-            # (where each device holds only its own vertices' state, the run's first frontier
-            # is theirs together: where light, the first device steps it from every vertex's
-            # first state, as one device does, and nothing need be gathered)
-            together = int(rows[:, 3].sum())
-            self.afresh = self.alone or not self.primitive.needs_all and is_light(graph, together)
-            self.light |= self.afresh
+            self.alone = under_floor(self.devices[self.local[0]], self.backends[self.local[0]])
+            self.light |= self.alone
             few = rows[0, 2] <= FEW_IDS and (rows[:, 5:] == rows[0, 5:]).all()
             self.one_frontier = bool(alike and few)  # (else the first device compares them)
         return not rows[:, 0].any()

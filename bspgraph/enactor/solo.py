@@ -17,10 +17,7 @@ betweenness' deepest level; else the first device compares them and, where one d
 every device steps as before: a part's own first vertices); where
 each holds only its own vertices' (a push BFS), the others first send it their own vertices'
 state and frontiers in one exchange round (:meth:`Solo._gather`: on rmat25 over two ranks,
-a slice of V / 2 values); but where their first frontiers together are light, every
-device still holds every vertex's first state: the first device steps from that state
-made afresh on the whole graph (:meth:`Solo._first`), and its own part's state tells
-what its steps changed. Then its changes (the vertices its steps returned) and its frontier
+a slice of V / 2 values). Then its changes (the vertices its steps returned) and its frontier
 go straight to every other device in one exchange round, which take them as they are; or,
 where the run is over, its state is the result (the gather reads it there). Each vertex is still
 expanded once, by one device; the others wait. Direction optimising for the number of
@@ -185,22 +182,14 @@ class Solo:
         over, every device then takes its changes. The next frontiers, the records and
         whether the run is over."""
         run = self.run
-        afresh, run.afresh = run.afresh, False  # (the first stretch only)
-        # (else every device holds every vertex's, or the stretch starts from the first state)
-        state = not (run.primitive.needs_all or afresh)
-        gathering = state or not (run.one_frontier or afresh)  # (else: compared first)
+        # (else every device holds every vertex's; a whole run alone starts from the first)
+        state = not (run.primitive.needs_all or run.alone)
+        gathering = state or not (run.one_frontier or run.alone)  # (else: compared first)
         gathered = self._gather(frontiers, state=state) if gathering else 0
         led = None
         if self.whole is not None and gathered is not None:
             with run.backends[LEADER].activate():
-                if afresh:  # (the others hold the first state: the leader's part diffs)
-                    leading, frontier = self._first()
-                    held = None if run.alone else _columns(run, run.states[LEADER])
-                else:  # (its part's state, every vertex's now: a copy of it diffs)
-                    leading, frontier, held = run.states[LEADER], frontiers[LEADER], None
-                led = self._lead(frontier, leading, held)
-                if afresh and led[0].done:  # (the result, whole there)
-                    run.states[LEADER] = leading
+                led = self._lead(self._first() if run.alone else frontiers[LEADER])
             led[0].bytes += gathered
         outcome = led[0] if led is not None else None
         if run.transport.distributed:
@@ -236,19 +225,18 @@ class Solo:
         frontiers = {}
         for d in run.local:
             with run.backends[d].activate():
-                mine = led[1] if d == LEADER else inbox[d]
-                frontiers[d] = _taken(run, d, outcome, *mine, takes=d != LEADER or afresh)
+                frontiers[d] = _taken(run, d, outcome, *(led[1] if d == LEADER else inbox[d]))
         return frontiers, records, False
 
-    def _first(self) -> tuple:
-        """The run's first state and frontier on the leader, made afresh as one device's on
-        the whole graph (a part's ``init_frontier`` sets only its own vertices' for some
+    def _first(self) -> Frontier:
+        """A whole run's first frontier on the leader, its state made afresh as one device's
+        on the whole graph (a part's ``init_frontier`` sets only its own vertices' for some
         primitives, and a checked run poisons what a part does not read)."""
         run = self.run
-        state = allocate(run.primitive, self.whole)
-        frontier = run.primitive.init_frontier(self.whole, state, **run.params)
+        run.states[LEADER] = allocate(run.primitive, self.whole)
+        frontier = run.primitive.init_frontier(self.whole, run.states[LEADER], **run.params)
         frontier.edges_before = 0
-        return state, frontier
+        return frontier
 
     def _gather(self, frontiers: dict, *, state: bool) -> int | None:
         """Every other device's frontier to the leader, in one exchange round. With ``state``
@@ -290,17 +278,16 @@ class Solo:
             frontiers[LEADER] = Frontier.from_ids(graph, graph.xp.concatenate(reached))
         return received
 
-    def _lead(self, frontier: Frontier, state, before: dict | None) -> tuple[_Outcome, tuple]:
-        """The leader's supersteps on the whole graph from ``frontier`` and ``state``, as one
-        device runs them, while light; what they came to, and (unless the run is over) its
-        changes and frontier as Updates: the vertices its steps returned, or where a step's
-        levels ran in one call (``passed``: only the last level returned), those whose state
-        differs from ``before``, each travelling column as the others hold it (None: a copy
-        of ``state``'s; a whole run alone hands nothing over)."""
+    def _lead(self, frontier: Frontier) -> tuple[_Outcome, tuple]:
+        """The leader's supersteps on the whole graph, as one device runs them, while light;
+        what they came to, and (unless the run is over) its changes and frontier as
+        Updates: the vertices its steps returned, or where a step's levels ran in one call
+        (``passed``: only the last level returned), those whose state differs from before."""
         run, graph = self.run, self.whole
-        primitive = run.primitive
+        primitive, state = run.primitive, run.states[LEADER]
         names = _travelling(run, state)
-        if before is None and not run.alone:  # (a part's frontier: on the whole graph)
+        before = {}  # (a whole run alone hands nothing over: its frontier is the whole graph's)
+        if not run.alone:
             before = {name: graph.backend.copy(getattr(state, name)) for name in names}
             edges_before = frontier.edges_before
             frontier = Frontier.from_ids(graph, frontier.ids, out_edges=frontier.out_edges)
@@ -370,18 +357,12 @@ def _travelling(run, state) -> list[str]:
     return [name for name in run.contract.combiners if getattr(state, name) is not None]
 
 
-def _columns(run, state) -> dict:
-    """``state``'s travelling columns by name (not copied)."""
-    return {name: getattr(state, name) for name in _travelling(run, state)}
-
-
-def _taken(run, d, outcome: _Outcome, changes: Update, reached: Update, *, takes: bool) -> Frontier:
-    """Device ``d`` takes the leader's ``changes`` and scalars as they are (``takes``: where
-    its state is not the one the leader stepped), its ``add`` baselines with them; its next
-    frontier, the leader's ``reached`` (its own vertices of it, where devices hold only
-    theirs: not ``needs_all``)."""
+def _taken(run, d, outcome: _Outcome, changes: Update, reached: Update) -> Frontier:
+    """Device ``d`` takes the leader's ``changes`` (on the leader: its own) and scalars as
+    they are, its ``add`` baselines with them; its next frontier, the leader's ``reached``
+    (its own vertices of it, where devices hold only theirs: not ``needs_all``)."""
     state = run.states[d]
-    if takes:  # (on this device's GPU: the transport moved them there)
+    if d != LEADER:  # (on this device's GPU: the transport moved them there)
         for name, values in changes.values.items():
             getattr(state, name)[changes.ids] = values
         for name, value in outcome.scalars.items():
