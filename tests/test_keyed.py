@@ -175,6 +175,61 @@ def test_pieces_and_a_counted_list_are_listed_as_their_entries(graph, follower):
     assert len(pieces[1]) == 0 and len(pieces[0]) == int((owners[sent] == 2).sum())
 
 
+@pytest.mark.parametrize("adds", [False, True])
+def test_many_arrivals_are_combined_and_marked_in_a_mask(graph, adds):
+    """``apply_updates`` (a heavy level's Updates: many arrived vertices, marked in a mask
+    where ``list`` would list them): an Update and a Piece (a package's group counted on the
+    device) beside an empty one, in turn, combined into a min key and its follower (taken
+    where the key wins, or with ``adds`` added where it ties: Brandes' path counts), the
+    vertices they changed marked (those marked before stay so), each entry's vertex taking
+    the added follower's value as its baseline; the same as the combiners' arithmetic."""
+    xp, n = graph.xp, graph.num_vertices
+    rng = np.random.default_rng(5)
+    depth = rng.integers(1, 6, n).astype(np.int32)
+    sigma = rng.integers(1, 9, n).astype(np.float64)
+    base = sigma - rng.integers(0, 3, n)
+    state = SimpleNamespace(depth=xp.array(depth), sigma=xp.array(sigma))
+    kernels = kernels_of(graph, state, ("depth", "sigma"), adds=adds)
+    kernels.bases = {"sigma": xp.array(base)} if adds else {}
+    ids = rng.choice(n, 2 * n // 3, replace=False).astype(graph.indices.dtype)
+    first, second = ids[: n // 3], ids[n // 3 :]  # (distinct from each other too)
+    arriving = (depth[ids] + rng.integers(-1, 2, ids.size)).astype(np.int32)  # win, tie, lose
+    change = rng.integers(0, 3, ids.size).astype(np.float64)  # zeros among them
+    update = bg.comm.Update(
+        xp.asarray(first),
+        {"depth": xp.asarray(arriving[: n // 3]), "sigma": xp.asarray(change[: n // 3])},
+    )
+    sender = SimpleNamespace(depth=xp.zeros(n, np.int32), sigma=xp.zeros(n))
+    sender.depth[xp.asarray(second)] = xp.asarray(arriving[n // 3 :])
+    sender.sigma[xp.asarray(second)] = xp.asarray(change[n // 3 :])
+    packing = kernels_of(graph, sender, ("depth", "sigma"), adds=adds)
+    owner = xp.zeros(n, dtype=np.int32)
+    owner[xp.asarray(second)] = 1
+    packed = packing.pack(owner, 3, 0, xp.asarray(second))  # (group 0: the sender's own)
+    mark = xp.asarray(rng.random(n) < 0.1)
+    before = to_host(mark).copy()
+    empty = bg.comm.Update(
+        xp.asarray(first[:0]), {"depth": xp.zeros(0, np.int32), "sigma": xp.zeros(0)}
+    )
+    kernels.apply_updates([update, Piece(packed, 1), empty], mark)
+    won, tied = arriving < depth[ids], arriving == depth[ids]
+    if adds:
+        combined, changed = combiners.Add(follows="depth").apply(np, sigma[ids], change, won, tied)
+    else:
+        combined, changed = np.where(won, change, sigma[ids]), won
+    expected_depth, expected_sigma = depth.copy(), sigma.copy()
+    expected_depth[ids], expected_sigma[ids] = np.minimum(arriving, depth[ids]), combined
+    np.testing.assert_array_equal(to_host(state.depth), expected_depth)
+    np.testing.assert_array_equal(to_host(state.sigma), expected_sigma)
+    expected_mark = before.copy()
+    expected_mark[ids[changed]] = True
+    np.testing.assert_array_equal(to_host(mark), expected_mark)
+    if adds:
+        expected_base = base.copy()
+        expected_base[ids] = expected_sigma[ids]
+        np.testing.assert_array_equal(to_host(kernels.bases["sigma"]), expected_base)
+
+
 def test_a_piece_is_handed_over_in_one_memory_and_crosses_a_link_whole():
     """The in-process transport hands a Piece over as it is, counted once its package's
     counts are read; across devices (``wire``) its package's whole buffers and counts cross,

@@ -17,7 +17,9 @@ travel and are added on a tie of the key), takes these kernels:
   and the returned vertices (those this device owns, unless ``needs_all``), each vertex once
   a superstep, their out-edges counted on the way: the next frontier, one host read;
 - ``apply_block`` combines a Slab (or Bits: a vertex set and one value) over its block in one
-  pass, counting what it marks.
+  pass, counting what it marks;
+- ``apply_marked`` combines many arrived entries (a heavy level's Updates) and marks the
+  vertices they changed in a mask of every vertex, where listing them would cost more.
 
 They replace a V-long mask, its count and compaction, the split's compare and compaction, and
 about twenty of CuPy's index operations per device and superstep. :class:`NumpyKeyed` does the
@@ -112,7 +114,7 @@ extern "C" __global__ void apply_best(const ID* ids, long long n,
 # one value key_in[0] (and follower_in[0]); a thread takes a byte of them, its set bits in
 # turn (an empty byte skips eight vertices at once: 2^24 vertices, a set bit in ten, 217 ->
 # 102 us on an H200 against a thread a vertex).
-_APPLY_BLOCK = (
+_APPLY_ONE = (
     _WINS
     + r"""
 __device__ __forceinline__ void apply_one(long long v, long long at, const KEY* key_in,
@@ -145,7 +147,11 @@ __device__ __forceinline__ void count_marked(unsigned long long marked,
     atomicAdd(&tally[1], edges);
   }
 }
-
+"""
+)
+_APPLY_BLOCK = (
+    _APPLY_ONE
+    + r"""
 extern "C" __global__ void apply_block(long long first, long long n, const KEY* key_in,
     KEY* key, const FOL* follower_in, FOL* follower, int mode, int adds, bool* mark,
     const DEG* degree, unsigned long long* tally) {
@@ -174,6 +180,35 @@ extern "C" __global__ void apply_bits(long long first, long long bytes, long lon
     }
   }
   count_marked(marked, edges, tally);
+}
+"""
+)
+# An Update's (or a counted package group's, as apply_best finds it) entries combined into the
+# key and follower as apply_one does, the vertices they changed marked in ``mark``, and each
+# entry's vertex taking the follower's value as its baseline (``base``, where added): many
+# arrivals at once, into a mask of every vertex, where apply_best would list them.
+_APPLY_MARKED = (
+    _APPLY_ONE
+    + r"""
+extern "C" __global__ void apply_marked(const ID* ids, long long n,
+    const unsigned long long* counts, int group, const KEY* key_in, KEY* key,
+    const FOL* follower_in, FOL* follower, int mode, int adds, FOL* base, bool* mark) {
+  if (counts) {
+    long long start = 0;
+    for (int k = 0; k < group; ++k) start += (long long)counts[k];
+    ids += start;
+    key_in += start;
+    if (follower_in) follower_in += start;
+    if ((long long)counts[group] < n) n = (long long)counts[group];
+  }
+  unsigned long long marked = 0, edges = 0;  // (not counted: no degrees)
+  for (long long j = blockIdx.x * (long long)blockDim.x + threadIdx.x; j < n;
+       j += (long long)gridDim.x * blockDim.x) {
+    const ID v = ids[j];
+    apply_one(v, j, key_in, key, follower_in, follower, mode, adds, mark, (const DEG*)0,
+              marked, edges);
+    if (base) base[v] = follower[v];
+  }
 }
 """
 )
@@ -516,6 +551,39 @@ class KeyedKernels(Keyed):
         )
         return tally
 
+    def apply_updates(self, updates: list, mark) -> None:
+        """Combine ``updates`` (Updates or Pieces on this GPU, distinct ids each) into the
+        columns, one kernel a piece, marking in ``mark`` (a bool per vertex) the vertices they
+        changed; each entry's vertex takes the added follower's value as its baseline. Many
+        arrivals: where :meth:`list` would list them. Reads nothing."""
+        graph = self.graph
+        key, follower, types = self._columns()
+        degree = graph.cost_degrees()[0]  # (its type only: apply_one's, nothing counted)
+        for update in updates:
+            message, counts, group = _located(update)
+            ids = graph.xp.ascontiguousarray(message.ids)
+            key_in, follower_in = self._arriving(message.values, key, follower)
+            stream(
+                graph.xp,
+                _APPLY_MARKED,
+                "apply_marked",
+                _held(update),
+                ids,
+                counts,
+                np.int32(group),
+                key_in,
+                key,
+                follower_in,
+                _or_null(follower),
+                self.mode,
+                self.adds,
+                _or_null(self._base()),
+                mark,
+                ID=c_type(ids),
+                DEG=c_type(degree),
+                **types,
+            )
+
 
 @fused.register("keyed", "numpy", "step")
 class NumpyKeyed(Keyed):
@@ -607,6 +675,19 @@ class NumpyKeyed(Keyed):
         edges = backend.masked_total(degree, ids=out).astype(np.uint64)
         tally = xp.stack([xp.asarray(out.shape[0], dtype=np.uint64), edges])
         return Frontier.listed(graph, out, tally)  # read when first asked for
+
+    def apply_updates(self, updates: list, mark) -> None:
+        """As :meth:`KeyedKernels.apply_updates`: each piece in turn combined into the columns, the
+        vertices it changed marked, its vertices' baselines taken."""
+        graph, backend = self.graph, self.graph.backend
+        key, follower = self._key_and_follower()
+        base = self._base()
+        for update in updates:
+            ids, values = _entries(graph, update)
+            ids = backend.index(ids)
+            mark[ids] |= self._combined(ids, values, key, follower)
+            if base is not None:
+                base[ids] = follower.take(ids)
 
     def apply_block(self, region: slice, dense: Slab | Bits, mark, tally=None, edges: bool = True):
         """As :meth:`KeyedKernels.apply_block`, by the combiner's own arithmetic (NumPy's

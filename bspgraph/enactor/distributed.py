@@ -1330,7 +1330,7 @@ def _next_frontier(
         return keyed.list(returned, keep, updates, stamp)
     inbox = _sized(inbox)
     if graph.backend.capabilities.costly_supersteps:  # marks in a mask: no compaction, one count
-        return _next_frontier_marked(primitive, contract, graph, state, bases, output, inbox)
+        return _next_frontier_marked(primitive, contract, graph, state, bases, keyed, output, inbox)
     mine = output if primitive.needs_all or not len(output) else owned_part(graph, output)
     arrived, touched = [], [output.ids] if len(output) else []
     for update in inbox:
@@ -1416,12 +1416,13 @@ def _packer(primitive, contract: Contract, pattern, parts: int, unread: bool, gr
 
 
 def _next_frontier_marked(
-    primitive, contract: Contract, graph, state, bases, output: Frontier, inbox: list
+    primitive, contract: Contract, graph, state, bases, keyed, output: Frontier, inbox: list
 ) -> Frontier:
     """:func:`_next_frontier` where a compaction costs a host read (a GPU): the returned
     vertices (owned ones, unless ``needs_all``) and the improved ones of each Update are
     marked in one mask of every vertex, counted on the device (read with every part's
-    counts: :func:`_next_frontier_counted`)."""
+    counts: :func:`_next_frontier_counted`); a keyed contract's Updates combined and marked
+    by its kernels, one a piece (``keyed.apply_updates``)."""
     owned = graph.context.owned
     if output.is_dense or output.listing is not None:  # (a list: marked by a kernel, unread)
         mask = (
@@ -1433,8 +1434,11 @@ def _next_frontier_marked(
             returned = graph.backend.index(output.ids)
             mask[returned] = True if primitive.needs_all else owned[returned]
     touched = [graph.backend.index(output.ids)] if bases and len(output) else []
+    inbox = [update.map(graph.backend.asarray) for update in inbox]
+    if keyed is not None:  # (their vertices' baselines taken there)
+        keyed.apply_updates(inbox, mask)
+        inbox = []
     for update in inbox:
-        update = update.map(graph.backend.asarray)
         ids = graph.backend.index(update.ids)  # distinct within an Update
         mask[ids] |= _combine(contract, state, ids, update.values, graph.xp)
         touched.append(ids)
