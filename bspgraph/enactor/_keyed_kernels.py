@@ -355,6 +355,19 @@ class KeyedKernels(Keyed):
         types = {"KEY": c_type(key), "FOL": "int" if follower is None else c_type(follower)}
         return key, follower, types
 
+    def _combining(self, key_in, key, follower_in, follower) -> tuple:
+        """What a kernel that combines arriving entries takes after its ids: the arriving and
+        held key, follower (null for none), the mode, whether it adds, the added baseline."""
+        return (
+            key_in,
+            key,
+            follower_in,
+            _or_null(follower),
+            self.mode,
+            self.adds,
+            _or_null(self._base()),
+        )
+
     def _arriving(self, values: dict, key, follower):
         """The key's and the follower's arriving columns (null for no follower), contiguous."""
         cp = self.graph.xp
@@ -489,13 +502,7 @@ class KeyedKernels(Keyed):
                 counts,
                 np.int32(group),
                 _or_null(keep),
-                key_in,
-                key,
-                follower_in,
-                _or_null(follower),
-                self.mode,
-                self.adds,
-                _or_null(self._base()),
+                *self._combining(key_in, key, follower_in, follower),
                 self.stamps,
                 np.int32(stamp),
                 degree,
@@ -571,13 +578,7 @@ class KeyedKernels(Keyed):
                 ids,
                 counts,
                 np.int32(group),
-                key_in,
-                key,
-                follower_in,
-                _or_null(follower),
-                self.mode,
-                self.adds,
-                _or_null(self._base()),
+                *self._combining(key_in, key, follower_in, follower),
                 mark,
                 ID=c_type(ids),
                 DEG=c_type(degree),
