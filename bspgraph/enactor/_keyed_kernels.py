@@ -356,17 +356,9 @@ class KeyedKernels(Keyed):
         return key, follower, types
 
     def _combining(self, key_in, key, follower_in, follower) -> tuple:
-        """What a kernel that combines arriving entries takes after its ids: the arriving and
-        held key, follower (null for none), the mode, whether it adds, the added baseline."""
-        return (
-            key_in,
-            key,
-            follower_in,
-            _or_null(follower),
-            self.mode,
-            self.adds,
-            _or_null(self._base()),
-        )
+        """What a kernel that combines arriving entries takes after where they are: the
+        arriving and held key and follower (null for none), the mode, whether it adds."""
+        return key_in, key, follower_in, _or_null(follower), self.mode, self.adds
 
     def _arriving(self, values: dict, key, follower):
         """The key's and the follower's arriving columns (null for no follower), contiguous."""
@@ -503,6 +495,7 @@ class KeyedKernels(Keyed):
                 np.int32(group),
                 _or_null(keep),
                 *self._combining(key_in, key, follower_in, follower),
+                _or_null(self._base()),
                 self.stamps,
                 np.int32(stamp),
                 degree,
@@ -544,12 +537,7 @@ class KeyedKernels(Keyed):
             name,
             size,
             *lead,
-            key_in,
-            key,
-            follower_in,
-            _or_null(follower),
-            self.mode,
-            self.adds,
+            *self._combining(key_in, key, follower_in, follower),
             _or_null(mark),
             degree if edges and mark is not None else NULL,
             _or_null(tally),
@@ -579,6 +567,7 @@ class KeyedKernels(Keyed):
                 counts,
                 np.int32(group),
                 *self._combining(key_in, key, follower_in, follower),
+                _or_null(self._base()),
                 mark,
                 ID=c_type(ids),
                 DEG=c_type(degree),
