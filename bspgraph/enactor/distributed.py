@@ -157,10 +157,10 @@ def _enact(
 ):
     pattern = comm.get(communicator or "selective")
     started, paid = time.perf_counter(), clock.paid()  # (one-time costs apart: Stats)
-    owner, devices, relabelling, built = _parts(
+    owner, devices, relabelling, built, renamed = _parts(
         primitive, graph, transport, backends, partitioner, seed
     )
-    whole = _whole(primitive, graph, transport, backends, relabelling)
+    whole = _whole(primitive, graph, transport, backends, relabelling, renamed)
     for d in transport.local:  # what the steps read, built before the loop, as on one device
         with backends[d].activate():
             primitive.prepare(devices[d])
@@ -895,15 +895,16 @@ def _formats(messages) -> list[int]:
     return [kinds.count(kind) for kind in FORMATS]
 
 
-def _whole(primitive, graph, transport, backends, relabelling):
+def _whole(primitive, graph, transport, backends, relabelling, renamed):
     """The whole graph for rule 6 (:mod:`.solo`) on the first device, where this process
-    drives it and has it; else None (the first collective tells every process); False where
-    the primitive does not take part."""
+    drives it and has it (``renamed``: in run ids on the host, where the cut just made it;
+    else None); else None (the first collective tells every process); False where the
+    primitive does not take part."""
     if not (takes_part(primitive) or under_floor(graph, backends[transport.local[0]])):
         return False
     if LEADER not in transport.local:
         return None
-    whole = whole_graph(primitive, graph, backends[LEADER], relabelling)
+    whole = whole_graph(primitive, graph, backends[LEADER], relabelling, renamed)
     if whole is not None:
         primitive.prepare(whole)
     return whole

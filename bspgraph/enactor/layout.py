@@ -26,8 +26,10 @@ def partitioner_of(partitioner=None):
 
 def _parts(primitive, graph, transport, backends, partitioner, seed):
     """``owner``, the subgraph of each local device, the run's :class:`Relabelling` (None:
-    the caller's ids) and whether anything was built (False: the graph's cut and parts from
-    an earlier run): cut here, or by :func:`distribute`.
+    the caller's ids), whether anything was built (False: the graph's cut and parts from
+    an earlier run), and the whole graph in run ids where it was built here (else None: for
+    rule 6's whole graph, :func:`~.solo.whole_graph`, which would build it again): cut here,
+    or by :func:`distribute`.
 
     A cut whose parts are not id ranges (random, biased, metis) is relabelled, for a primitive
     that declares its ``params``, so that each part is one range (owned slices, dense blocks);
@@ -46,12 +48,14 @@ def _parts(primitive, graph, transport, backends, partitioner, seed):
             tuple((d, backends[d].name, backends[d].device) for d in transport.local),
         )
         if key in graph.cache:  # the same cut on the same devices: built once per graph
-            return (*graph.cache[key], False)
+            return (*graph.cache[key], False, None)
         host = graph.to("numpy")
         owner = cutter(host, transport.size, seed=seed)
         relabelling = Relabelling.of(owner, host.indices.dtype) if relabel else None
+        renamed = None
         if relabelling is not None:
             host, owner = relabelling.graph(host), relabelling.owner(owner)
+            renamed = host
         devices = {
             d: _subgraph(host, owner, d, transport.size, primitive.replicate_graph).to(backends[d])
             for d in transport.local
@@ -85,13 +89,13 @@ def _parts(primitive, graph, transport, backends, partitioner, seed):
         backend = backends[part.device]
         key = ("part on", backend.name, backend.device)
         if key in graph.cache:  # this part on its device before: nothing to copy again
-            return owner, {part.device: graph.cache[key] or graph}, relabelling, False
+            return owner, {part.device: graph.cache[key] or graph}, relabelling, False, None
         copy = graph.to(backend)
         devices = {part.device: copy}
         graph.cache[key] = None if copy is graph else copy  # (None: the part itself, no cycle)
-        return owner, devices, relabelling, True
+        return owner, devices, relabelling, True, None
     graph.cache[key] = owner, devices, relabelling
-    return owner, devices, relabelling, True
+    return owner, devices, relabelling, True, renamed
 
 
 @dataclass(frozen=True, eq=False)

@@ -128,11 +128,12 @@ def own_edges(graph, frontier: Frontier) -> int | None:
     return count_out_edges(graph, frontier)
 
 
-def whole_graph(primitive, graph, backend, relabelling):
-    """``graph`` whole on ``backend`` (the leader's) in the run's ids, or None where a
-    one-device run of ``primitive`` would not fit there (:func:`~bspgraph.memory.check`) or
-    ``graph`` is a part (:func:`~.layout.distribute`) cut without it (``Partition.whole``:
-    a cluster's rank 0 gets it). Kept with ``graph``."""
+def whole_graph(primitive, graph, backend, relabelling, renamed=None):
+    """``graph`` whole on ``backend`` (the leader's) in the run's ids (``renamed``: already
+    so on the host, else made here), or None where a one-device run of ``primitive`` would
+    not fit there (:func:`~bspgraph.memory.check`) or ``graph`` is a part
+    (:func:`~.layout.distribute`) cut without it (``Partition.whole``: a cluster's rank 0
+    gets it). Kept with ``graph``."""
     part = getattr(graph, "partition", None)
     if part is not None:
         if part.whole is None:
@@ -145,7 +146,10 @@ def whole_graph(primitive, graph, backend, relabelling):
     except OutOfDeviceMemory:
         return None
     if held is False:
-        whole = graph if relabelling is None else relabelling.graph(graph.to("numpy"))
+        if relabelling is None:
+            whole = graph
+        else:
+            whole = renamed if renamed is not None else relabelling.graph(graph.to("numpy"))
         copy = whole.to(backend)
         held = graph.cache[key] = None if copy is graph else copy
     return held or graph
