@@ -8,6 +8,7 @@ from strategies import examples, graphs
 
 import bspgraph as bg
 from bspgraph.backend import fused, numpy_backend, ops
+from bspgraph.partitioners import BiasedRandom
 
 pytest.importorskip("numba")
 
@@ -54,6 +55,31 @@ def test_triangles_are_the_same_with_and_without_numba(case):
     np.testing.assert_array_equal(fast.per_vertex, plain.per_vertex)
     np.testing.assert_array_equal(fast.per_vertex, [expected[v] for v in range(graph.num_vertices)])
     assert fast.total == plain.total
+
+
+@examples(40)
+@given(graphs())
+def test_the_biased_cut_is_the_same_with_and_without_numba(case):
+    """The biased-random partitioner's compiled assignment makes the Python loop's every
+    choice: fits, ties, tie-breakers, a vertex too heavy for any part (balance by edges,
+    tolerance 1), on graphs with duplicate edges and self-loops."""
+    graph, _ = case
+    for parts, cutter in (
+        (3, BiasedRandom()),
+        (2, BiasedRandom(tolerance=1.0, balance="edges")),
+        (5, BiasedRandom(tolerance=1.5)),
+    ):
+        for seed in (0, 7):
+            fast, plain = both(lambda c=cutter, p=parts, s=seed: c(graph, p, seed=s))
+            np.testing.assert_array_equal(fast, plain)
+
+
+def test_the_biased_cut_of_a_large_graph_is_the_same_with_and_without_numba():
+    """The same on rmat12 (4,096 vertices, a hub heavier than a part by edges)."""
+    graph = bg.generators.rmat(12, 8, seed=3, backend="numpy")
+    for cutter in (BiasedRandom(), BiasedRandom(tolerance=1.0, balance="edges")):
+        fast, plain = both(lambda c=cutter: c(graph, 4, seed=2))
+        np.testing.assert_array_equal(fast, plain)
 
 
 @pytest.mark.parametrize("shape", ["grid", "path"])
