@@ -2,10 +2,16 @@
 derandomized, the same examples every run; "random": new examples every run; "deep": 16 times
 as many, new every run), GPU tests skipped without a GPU, slow tests skipped unless asked for
 (--slow or -m slow), and a closing summary of the multi-device grid the run covered and of why
-tests were skipped."""
+tests were skipped. NumPy runs its own paths (``BSPGRAPH_NUMBA=0``, in this process and the
+ones it starts), as on CI, where numba is not installed: with it (the ``numba`` extra) a NumPy
+BFS pulls with early exit and rule 6 takes levels the lift tests mean to see lifted;
+test_numba.py compares the numba kernels with those paths itself."""
 
 import itertools
+import os
 from collections import Counter
+
+os.environ["BSPGRAPH_NUMBA"] = "0"  # (read when bspgraph's NumPy backend is imported)
 
 import pytest
 from hypothesis import settings
