@@ -576,6 +576,36 @@ def test_a_deployment_s_worker_that_fails_ends_the_call_and_the_next_starts_afre
         assert "running" in repr(workers)
 
 
+def test_a_deployment_s_worker_still_listed_after_it_died_is_not_called(deployment, monkeypatch):
+    """A worker killed mid-run that the scheduler still lists as alive (it notices a death
+    a heartbeat later): the session is ended on the living worker only (a call to the dead
+    one may wait 30 s for its connection), and the call ends within 5 s."""
+    from distributed import Client
+
+    module = importlib.import_module("bspgraph.enactor.cluster")  # (bg.cluster: the function)
+    graph = bg.generators.grid(8, 8, backend="numpy")
+    expected = bg.bfs(graph, 0).depth
+    called, run = [], Client.run
+
+    def recorded(client, function, *args, workers=None, **kwargs):
+        called.append((function.__name__, list(workers or [])))
+        return run(client, function, *args, workers=workers, **kwargs)
+
+    with bg.cluster(2, client=deployment, backend="numpy") as workers:
+        listed = {address: {} for address in workers._addresses}
+        with monkeypatch.context() as patched:
+            patched.setattr(module, "_every_worker", lambda client: listed)
+            patched.setattr(Client, "run", recorded)
+            started = time.monotonic()
+            with pytest.raises(bg.WorkerError, match="rank 1 of 2 .*was lost"):
+                bg.enact(_Failing(how="kill"), graph, source=0)
+            assert time.monotonic() - started < 5
+        assert ("_end_session", [workers._addresses[0]]) in called
+        assert not any(workers._addresses[1] in sent for _, sent in called)
+        deployment.wait_for_workers(3, timeout=30)
+        assert np.array_equal(bg.bfs(graph, 0).depth, expected)
+
+
 @pytest.mark.parametrize("communicator", COMMUNICATORS)
 def test_a_deployment_runs_every_cut_and_communicator(deployment, communicator):
     """Each communicator's rounds over a deployment's three workers, on each cut: BFS (push,

@@ -573,8 +573,10 @@ class Deployment(Cluster):
         self._pids = {}
         self._held.clear()
 
-    def _stop(self) -> None:
-        """End the session on its workers that live (a wait there raises) and drop its actors."""
+    def _stop(self, lost: str | None = None) -> None:
+        """End the session on its workers that live (a wait there raises), but ``lost``
+        (a dead worker's address, which the scheduler may list a while yet: a call to it
+        would wait for its connection's timeout, 30 s), and drop its actors."""
         session, self._session = self._session, None
         if session is None:
             return
@@ -584,13 +586,13 @@ class Deployment(Cluster):
             alive = _every_worker(self._client)
             self._client.run(
                 _end_session, session, "the call ended on another rank",
-                workers=[a for a in self._addresses if a in alive],
+                workers=[a for a in self._addresses if a in alive and a != lost],
             )  # fmt: skip
         except Exception:  # (the client closed, or a worker went meanwhile: nothing to end)
             pass
 
     def _lost(self, rank: int, error: OSError) -> WorkerError:
-        self._stop()
+        self._stop(lost=self._addresses[rank])
         return WorkerError(
             f"rank {rank} of {self.size} ({self._device(rank)}) was lost: "
             f"{type(error).__name__}: {error}; {self.AFTER_A_FAULT}"
