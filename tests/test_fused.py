@@ -7,6 +7,7 @@ import bspgraph as bg
 from bspgraph import frontier as fr
 from bspgraph.backend import fused
 from bspgraph.frontier import host
+from bspgraph.graph.context import RunContext
 
 
 def test_a_numpy_kernel_is_found_by_name_or_by_functor_and_backend():
@@ -39,6 +40,8 @@ def test_the_kernels_of_one_algorithm_register_beside_it():
         ("link", "cupy", "step"),
         ("link_pairs", "numpy", "step"),
         ("link_pairs", "cupy", "step"),
+        ("link_replaced", "numpy", "step"),
+        ("link_replaced", "cupy", "step"),
         ("close_wedges", "numpy", "step"),
         ("close_wedges", "cupy", "step"),
         ("count_paths", "cupy", "push"),
@@ -52,7 +55,15 @@ def test_the_kernels_of_one_algorithm_register_beside_it():
         assert key in keys
         assert fused.lookup(*key).__module__.startswith(
             "bspgraph.primitives."
-            if key[0] in ("link", "link_pairs", "close_wedges", "count_paths", "damped_update")
+            if key[0]
+            in (
+                "link",
+                "link_pairs",
+                "link_replaced",
+                "close_wedges",
+                "count_paths",
+                "damped_update",
+            )
             else "bspgraph.frontier."
         )
 
@@ -99,7 +110,11 @@ def test_link_without_a_kernel_for_the_backend_says_so(monkeypatch):
     graph = bg.Graph.from_edges([0], [1], num_vertices=2, backend="numpy")
     monkeypatch.delitem(fused.REGISTRY, ("link", "numpy", "step"))
     monkeypatch.delitem(fused.REGISTRY, ("link_pairs", "numpy", "step"))
+    monkeypatch.delitem(fused.REGISTRY, ("link_replaced", "numpy", "step"))
     with pytest.raises(ValueError, match="no union-find kernel registered for backend 'numpy'"):
         fr.link(graph, np.arange(2))
     with pytest.raises(ValueError, match=r"link_pairs: no union-find kernel .* 'numpy'"):
         fr.link_pairs(graph, np.arange(2), np.array([0]), np.array([1]))
+    graph.context = RunContext(parts=2)  # (a device of two: a combine ran)
+    with pytest.raises(ValueError, match=r"link_replaced: no union-find kernel .* 'numpy'"):
+        fr.link_replaced(graph, np.arange(2), np.arange(2), fr.Frontier.all(graph))

@@ -15,6 +15,7 @@ from bspgraph import frontier as fr
 from bspgraph.backend import ops, to_host
 from bspgraph.enactor import solo
 from bspgraph.frontier import count_out_edges
+from bspgraph.graph.context import RunContext
 from bspgraph.primitives._bc_kernels import count_paths
 
 pytestmark = pytest.mark.gpu
@@ -689,6 +690,57 @@ def test_link_pairs_equals_numpy(dtype, count):
     np.testing.assert_array_equal(roots(result).get(), roots(expected))
     if count:
         assert not np.array_equal(roots(expected), roots(parent))  # it joined some
+
+
+@pytest.mark.parametrize("wide", [False, True])
+def test_link_replaced_equals_numpy(wide):
+    """fr.link_replaced on CuPy (two passes: the replaced pointers' old values, then their
+    hooking) does what NumPy's does after a min combine of two devices' forests: ``previous``
+    takes the combined pointers, and every vertex the combine moved from a tree it was no
+    root of has its old and new pointers in one tree, the roots each component's least id."""
+    import cupy as cp
+
+    rng = np.random.default_rng(17)
+    n = 300_000
+
+    def forest():
+        parent = np.arange(n, dtype=np.int32)
+        chained = rng.random(n) < 0.4
+        parent[chained] = (rng.random(chained.sum()) * np.flatnonzero(chained)).astype(np.int32)
+        return parent
+
+    def roots(forest):
+        while bool((forest[forest] != forest).any()):
+            forest = forest[forest]
+        return forest
+
+    previous = roots(forest())  # this device's stars, as its last flatten left them
+    arrived = rng.random(n) < (1.0 if wide else 0.05)  # another device's labels here
+    combined = np.where(arrived, np.minimum(previous, roots(forest())), previous)  # min won
+    replaced = np.flatnonzero(combined != previous)
+    split = replaced[previous[replaced] != replaced]
+    assert split.shape[0] > 500
+    listed = np.union1d(replaced, rng.integers(0, n, 500)).astype(np.int32)  # (and others)
+    results = []
+    for backend in ("numpy", "cupy"):
+        xp = np if backend == "numpy" else cp
+        graph = bg.Graph.from_edges([], [], num_vertices=n, backend=backend)
+        graph.context = RunContext(parts=2)  # (one of two devices: a combine ran)
+        frontier = (
+            fr.Frontier.from_mask(graph, xp.asarray(combined != previous))
+            if wide
+            else fr.Frontier.from_ids(graph, xp.asarray(listed))
+        )
+        assert frontier.wide == wide
+        parent, before = xp.array(combined), xp.array(previous)
+        fr.link_replaced(graph, parent, before, frontier)
+        results.append((roots(to_host(parent)), to_host(before)))
+    (expected, taken), (got, got_taken) = results
+    np.testing.assert_array_equal(taken, combined)
+    np.testing.assert_array_equal(got_taken, combined)
+    np.testing.assert_array_equal(got, expected)
+    np.testing.assert_array_equal(got[previous[split]], got[combined[split]])
+    assert not np.array_equal(expected, roots(combined))  # it joined some
 
 
 @pytest.mark.parametrize("directed", [False, True])

@@ -414,38 +414,32 @@ def link_pairs(graph, parent, a, b) -> None:
     kernel(graph.backend, parent, a, b)
 
 
-def link_replaced(graph, parent, previous, frontier: Frontier) -> bool:
+def link_replaced(graph, parent, previous, frontier: Frontier) -> None:
     """Union-find after a min combine: link the pairs ``(previous[v], parent[v])`` at the
     vertices ``v`` whose pointer the combine replaced since the last step (another device's
     smaller pointer won), where ``v`` was not a root: ``v`` left that tree for another, and
     the link joins the two again (a root that moves takes its tree along, which stays hung
     from it). ``previous``: the pointers as the last step left them (:func:`flatten`'s
     ``since``); it takes the new ones. The replaced vertices are in ``frontier`` (a combine
-    changes no other): found through its ids when it holds few, else by comparing the two
-    arrays whole (one streaming pass, no gather). Whether any pair was linked: never on one
-    device, where no combine runs (nothing to look for: no pass)."""
+    changes no other): looked for among its ids when it holds few, else over every vertex
+    (one streaming pass, no gather). Nothing on one device, where no combine runs. The
+    "link_replaced" step of the fused-kernel registry, beside "link" and "link_pairs"
+    (``bspgraph/primitives/_cc_kernels.py``): on CuPy two passes, no host read.
+
+    Raises
+    ------
+    ValueError
+        No union-find kernel for the graph's backend.
+    """
     if graph.context.global_view:
-        return False
+        return
     backend = graph.backend
-    if frontier.wide:  # the replaced non-roots in one pass; the rest of previous as a copy
-        ids = graph.cached(
-            ("vertex ids", parent.dtype),
-            lambda: graph.xp.arange(graph.num_vertices, dtype=parent.dtype),
+    kernel = fused.lookup("link_replaced", backend, "step")
+    if kernel is None:
+        raise ValueError(
+            f"link_replaced: no union-find kernel registered for backend {backend.name!r}"
         )
-        moved = backend.nonzero((previous != parent) & (previous != ids), parent.dtype)
-        tails, heads = previous.take(moved), parent.take(moved)
-        previous[...] = parent
-    else:
-        ids = backend.index(frontier.ids)
-        replaced = ids.take(backend.nonzero(previous.take(ids) != parent.take(ids), ids.dtype))
-        tails, heads = previous.take(replaced), parent.take(replaced)
-        previous[replaced] = heads
-        moved = backend.nonzero(tails != replaced, replaced.dtype)  # not a root: split off
-        tails, heads = tails.take(moved), heads.take(moved)
-    if moved.shape[0] == 0:
-        return False
-    link_pairs(graph, parent, tails, heads)
-    return True
+    kernel(backend, parent, previous, None if frontier.wide else backend.index(frontier.ids))
 
 
 def flatten(graph, parent, since=None) -> Frontier | None:
