@@ -250,22 +250,25 @@ class LiftedRun:
         # (a GPU): Updates they make certain, and in one memory the Slabs they foretell
         self.bounded = backends[local[0]].capabilities.costly_supersteps
         # where Bits may travel, each large output is tested for one value a column (a pass
-        # a column and a host read); once a run's returned vertices took several (SSSP's
-        # distances, betweenness' path counts), its later supersteps and the cut's later runs
-        # of the primitive (its class and options) send their values untested (:meth:`varies`)
-        self.varying = _per_cut(devices[local[0]], owner, "varying", lambda _: set())
-        self.tests_level = self.bitwise and _kind(primitive) not in self.varying
+        # a column and a host read); what a test found is kept with the cut for the primitive
+        # (its class and options), superstep by superstep (:attr:`tests_level`), so that a
+        # superstep whose values took several (SSSP's distances, betweenness' path counts) is
+        # sent untested in later runs, and one that took one value (connected components'
+        # second, after its first varied) is tested and sent as Bits
+        self.levels = _per_cut(devices[local[0]], owner, "one value", lambda _: {})
+        self.levels = self.levels.setdefault(_kind(primitive), {})
+        self.varied = False  # whether this run's values took several a column
+        self.fresh = False not in self.levels.values()  # whether they never did on the cut
         # over a link, Bits they foretell go unread too, their one-value test with them on
         # the device (:func:`_foretold`); a test that failed is caught by the tally, which
         # has those devices send their Slabs again (:meth:`resend`). Not for ``add``
         # columns, whose changes are rebased once sent.
-        self.foretells = (
+        self.may_foretell = (
             FORETELL
-            and self.tests_level
             and self.bounded
             and not any(c.ships_change for c in contract.combiners.values())
         )
-        self.foretold, self.guards, self.misfired = {}, {}, []
+        self.foretold, self.guards, self.probes, self.misfired = {}, {}, {}, []
         # small packages cross unread, where each arrives on its receiver's device (GPUs of
         # one process: their Local transport moves it there), in a round that takes them as
         # they are (:func:`_exchange`'s mixed one: owners' ranges and a direct pattern)
@@ -418,6 +421,13 @@ class LiftedRun:
         }
         whole.update({d: chosen for d, (_, chosen) in choices.items()})
         unread = {d for d, (known, _) in choices.items() if known}
+        probed = {  # (a Slab sent unread: its one-value test learnt beside it, read later)
+            d: devices[d]
+            for d in unread
+            if self.learns and whole[d] is not None and _marked(outputs[d])
+        }
+        probes = self.each(functools.partial(_level, contract), probed, states, self.bases, outputs)
+        self.probes = {d: test for d, (test, _) in probes.items()}
         bits = {  # Bits the bound foretells: whether each covers every vertex
             d: self.foretell(devices[d], states[d], outputs[d])
             for d in local
@@ -567,30 +577,71 @@ class LiftedRun:
             [
                 *((backend_of(m.counts), m.counts) for m in unread),
                 *((self.backends[d], test) for d, test in self.guards.items()),
+                *((self.backends[d], test) for d, test in self.probes.items()),
             ],
         )
         for package, counts in zip(unread, counted):  # one read a GPU (the tests after)
             package.learn(counts)
-        tests = dict(zip(self.guards, counted[len(unread) :], strict=True))
-        self.misfired = [d for d, (_, same) in tests.items() if not same and len(outputs[d])]
+        tests = dict(zip([*self.guards, *self.probes], counted[len(unread) :], strict=True))
+        self.misfired = [d for d in self.guards if not tests[d][1] and len(outputs[d])]
+        if self.probes:  # (those of devices that returned vertices)
+            self.learn({d: tests[d] for d in self.probes if len(outputs[d])})
+        elif tests and not self.misfired:  # (a misfire anywhere: the tally's resend)
+            self.one_value(self.iteration)
         if any(frontier.is_dense for frontier in frontiers.values()):
             frontiers = self.each(_few_as_ids, self.devices, frontiers)
         for d in self.local:  # it goes on from the step's output
             frontiers[d].edges_before = outputs[d].edges_before
         return frontiers
 
+    @property
+    def tests_level(self) -> bool:
+        """Whether this superstep's large outputs are tested for one value a column (Bits):
+        where it took one in an earlier run on the cut, or where that is not known yet, unless
+        this is the first run whose values varied (its later supersteps go untested: they
+        are learnt, each once, in the cut's next run)."""
+        known = self.levels.get(self.iteration)
+        untried = known is None and not (self.varied and self.fresh)
+        return self.bitwise and (known is True or untried)
+
+    @property
+    def foretells(self) -> bool:
+        """Whether this superstep's Bits may be foretold (sent before their test is read):
+        where it took one value in an earlier run on the cut, or where the primitive's values
+        never varied there. A superstep not known yet, of a primitive whose values varied
+        elsewhere, is tested beside the Slab it sends (:attr:`learns`)."""
+        known = self.levels.get(self.iteration)
+        return self.may_foretell and self.tests_level and (known is True or self.fresh)
+
+    @property
+    def learns(self) -> bool:
+        """Whether a Slab this superstep sends unread (:func:`_chosen_unread`) has its
+        one-value test queued beside it and read with the next frontiers, to be known in the
+        cut's later runs: a superstep not known yet, of a primitive whose values varied in
+        another one (the Slab goes as it would: nothing waits for the test)."""
+        return self.may_foretell and self.tests_level and not self.foretells
+
     def learn(self, pairs: dict) -> None:
         """From each device's one-value test of a returned vertex or more (``pairs``: its
         owned count and 1 or 0, read; 0 also where none is returned): where one took several
-        values a column, :meth:`varies` (Bits would not carry them)."""
+        values a column, :meth:`varies` (Bits would not carry them); else the superstep is
+        known to take one (:meth:`one_value`)."""
         if any(not one for _, one in pairs.values()):
-            self.varies()
+            self.varies(self.iteration)
+        elif pairs:
+            self.one_value(self.iteration)
 
-    def varies(self) -> None:
-        """The run's values took several a column: no one-value test and no foretold Bits
-        from now on, nor in the cut's later runs of the primitive."""
-        self.tests_level = self.foretells = False
-        self.varying.add(_kind(self.primitive))
+    def one_value(self, superstep: int) -> None:
+        """The values of ``superstep`` took one a column (every test of it read): kept with
+        the cut, unless some device found several."""
+        self.levels.setdefault(superstep, True)
+
+    def varies(self, superstep: int) -> None:
+        """The values of ``superstep`` took several a column: no one-value test and no
+        foretold Bits for the rest of the run, nor at that superstep in the cut's later runs
+        of the primitive."""
+        self.varied = True
+        self.levels[superstep] = False
 
     def tally(
         self, frontiers, outputs, received, messages, traffic, *, again: bool = False
@@ -703,7 +754,8 @@ class LiftedRun:
         makes; the vertices they change join ``frontiers`` (in place), and the run's values are
         known to vary (:meth:`varies`). Those Slabs and the round's counts."""
         misfired, self.misfired = set(self.misfired), []
-        self.varies()  # (on every process: each makes this round)
+        self.varies(self.iteration - 1)  # (on every process: each makes this round; the
+        # tally counted the superstep already)
         messages = self.each(
             functools.partial(_resent, self.contract, self.blocks, misfired, self.foretold),
             self.devices,
