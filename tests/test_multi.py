@@ -509,6 +509,34 @@ class ReachCount(bg.Primitive):
         return fr.advance(graph, reached, touch, direction="push", unique=True)
 
 
+class ReachCountMarked(ReachCount):
+    """ReachCount whose step returns its vertices as a mask (as a GPU's pull or a kernel's
+    output does)."""
+
+    def step(self, graph, frontier, state, iteration):
+        reached = super().step(graph, frontier, state, iteration)
+        return fr.Frontier.from_mask(graph, reached.mask)
+
+
+def test_sums_of_a_marked_output_are_sent_once(monkeypatch):
+    """Where the next frontier is marked in a mask (a GPU's path: NumPy standing in for one,
+    ``costly_supersteps``), an ``add`` state's baselines take the values at a step's returned
+    vertices through its mask: each change travels once, and the sums are one device's on
+    2, 3 and 5 devices."""
+    capabilities = dataclasses.replace(NumpyBackend.capabilities, costly_supersteps=True)
+    monkeypatch.setattr(NumpyBackend, "capabilities", capabilities)
+    graph = bg.generators.rmat(10, 8, seed=3, backend="numpy")
+    source = int(np.argmax(graph.out_degree()))
+    one, _ = bg.enact(ReachCount(), graph, source=source)
+    for devices in (2, 3, 5):
+        with solo.light_share(0):  # (every superstep lifted)
+            many, _ = bg.enact(
+                ReachCountMarked(), graph, source=source, devices=devices, partitioner="random"
+            )
+        np.testing.assert_array_equal(many["hits"], one["hits"])
+        np.testing.assert_array_equal(many["depth"], one["depth"])
+
+
 @pytest.mark.parametrize("share", [1, 2])
 def test_light_supersteps_keep_sums_held_by_their_owners(share):
     """Rule 6 with an ``add`` state held by its owners: the first device takes their sums

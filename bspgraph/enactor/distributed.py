@@ -1486,7 +1486,9 @@ def _next_frontier_marked(
         if len(output):
             returned = graph.backend.index(output.ids)
             mask[returned] = True if primitive.needs_all else owned[returned]
-    touched = [graph.backend.index(output.ids)] if bases and len(output) else []
+    touched = []  # (a mask where the output is one: no compaction, no read)
+    if bases and len(output):
+        touched.append(output.mask if output.is_dense else graph.backend.index(output.ids))
     inbox = [update.map(graph.backend.asarray) for update in inbox]
     if keyed is not None:  # (their vertices' baselines taken there)
         keyed.apply_updates(inbox, mask)
@@ -1549,11 +1551,14 @@ def _few_as_ids(graph, frontier: Frontier) -> Frontier:
 
 def _rebase(state, bases: dict, touched: list) -> None:
     """The changes sent and received are now the baseline: ``bases`` take the state's values
-    at every id of ``touched``."""
+    at every id of ``touched`` (arrays of ids, or bool masks of every vertex)."""
     for name, base in bases.items():
         array = getattr(state, name)
         for ids in touched:
-            base[ids] = array[ids]
+            if ids.dtype == bool:
+                backend_of(base).xp.copyto(base, array, where=ids)
+            else:
+                base[ids] = array[ids]
 
 
 def _union_edges(graph, frontier: Frontier, output: Frontier, inbox: list) -> int | None:
