@@ -432,7 +432,7 @@ TOPICS = (
         "x2-deployment-one-call-rmat25-h200-f296824.txt",
         one_call,
     ),
-    Topic("Parts of one GPU", "parts-h200-rmat25-b94791b.txt", parts_of_one_gpu),
+    Topic("Parts of one GPU", "parts-h200-rmat25-f9ae8cc.txt", parts_of_one_gpu),
     Topic("CPU", "cpu-rmat18-gates-9767d59.txt", cpu),
     Topic("Roads and meshes (CPU)", "cpu-roads-411b32d.txt", roads),
     Topic("Roads and meshes (one GPU)", "h200-roads-6683312.txt", roads_gpu),
