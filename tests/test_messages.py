@@ -188,6 +188,46 @@ def test_a_superstep_that_took_one_value_travels_as_bits_in_later_runs(rmat, mon
         assert i == 0 or all(rounds <= 1 and "bits" not in f for rounds, f in again), again
 
 
+@examples(20)
+@given(
+    graphs(max_vertices=24, max_edges=70, weighted=True),
+    st.integers(2, 4),
+    st.sampled_from(PARTITIONERS),
+    st.data(),
+)
+def test_what_a_cut_learns_of_its_values_leaves_every_later_run_right(
+    graph, devices, partitioner, data
+):
+    """Where reads cost (NumPy standing in for a GPU) over a link, one cut's runs of SSSP,
+    connected components and BFS from drawn sources, in turn and again: what each run
+    learnt of which supersteps take one value (Bits foretold there in later runs, whatever
+    the source) never changes an answer: each is one device's."""
+    if not graph.num_vertices:
+        return
+    sources = data.draw(st.lists(st.integers(0, graph.num_vertices - 1), min_size=2, max_size=2))
+    share = data.draw(st.sampled_from([0, 1]), label="light share (rule 6)")
+    calls = {
+        "sssp": (lambda source, **run: bg.sssp(graph, source, **run), "distance"),
+        "cc": (lambda source, **run: bg.connected_components(graph, **run), "labels"),
+        "bfs": (lambda source, **run: bg.bfs(graph, source, direction="push", **run), "depth"),
+    }
+    transport = comm.Local(devices, wire=True)
+    capabilities = NumpyBackend.capabilities
+    NumpyBackend.capabilities = dataclasses.replace(capabilities, costly_supersteps=True)
+    try:
+        for name in ["sssp", "cc", "bfs", "sssp", "cc", "bfs", "sssp", "cc"]:
+            call, field = calls[name]
+            for source in sources:
+                expected = getattr(call(source, backend="numpy"), field)
+                with solo.light_share(share):
+                    got = call(
+                        source, backend="numpy", transport=transport, partitioner=partitioner
+                    )
+                np.testing.assert_array_equal(getattr(got, field), expected, err_msg=name)
+    finally:
+        NumpyBackend.capabilities = capabilities
+
+
 def _traversal(name):
     if name == "hops":
         return lambda graph, source, **run: bg.enact(Hops(), graph, source=source, **run)[1]
