@@ -255,8 +255,8 @@ class LiftedRun:
         # superstep whose values took several (SSSP's distances, betweenness' path counts) is
         # sent untested in later runs, and one that took one value (connected components'
         # second, after its first varied) is tested and sent as Bits
-        self.levels = _per_cut(devices[local[0]], owner, "one value", lambda _: {})
-        self.levels = self.levels.setdefault(_kind(primitive), {})
+        kinds = _per_cut(devices[local[0]], owner, "one value", lambda _: {})
+        self.levels = kinds.setdefault(_kind(primitive), {})  # superstep -> took one value
         self.varied = False  # whether this run's values took several a column
         self.fresh = False not in self.levels.values()  # whether they never did on the cut
         # over a link, Bits they foretell go unread too, their one-value test with them on
@@ -584,7 +584,7 @@ class LiftedRun:
             package.learn(counts)
         tests = dict(zip([*self.guards, *self.probes], counted[len(unread) :], strict=True))
         self.misfired = [d for d in self.guards if not tests[d][1] and len(outputs[d])]
-        if self.probes:  # (those of devices that returned vertices)
+        if self.probes:  # (learnt where Bits are not foretold: no guards then)
             self.learn({d: tests[d] for d in self.probes if len(outputs[d])})
         elif tests and not self.misfired:  # (a misfire anywhere: the tally's resend)
             self.one_value(self.iteration)
@@ -638,8 +638,9 @@ class LiftedRun:
 
     def varies(self, superstep: int) -> None:
         """The values of ``superstep`` took several a column: no one-value test and no
-        foretold Bits for the rest of the run, nor at that superstep in the cut's later runs
-        of the primitive."""
+        foretold Bits at that superstep in the cut's later runs of the primitive, nor for the
+        rest of this run where it is the first on the cut whose values varied (else the rest
+        still learns what it does not know)."""
         self.varied = True
         self.levels[superstep] = False
 
