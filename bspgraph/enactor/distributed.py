@@ -421,13 +421,13 @@ class LiftedRun:
         }
         whole.update({d: chosen for d, (_, chosen) in choices.items()})
         unread = {d for d, (known, _) in choices.items() if known}
-        probed = {  # (a Slab sent unread: its one-value test learnt beside it, read later)
-            d: devices[d]
-            for d in unread
-            if self.learns and whole[d] is not None and _marked(outputs[d])
-        }
-        probes = self.each(functools.partial(_level, contract), probed, states, self.bases, outputs)
-        self.probes = {d: test for d, (test, _) in probes.items()}
+        self.probes = {}  # (a Slab sent unread: its one-value test learnt beside it, read later)
+        if unread and self.learns:
+            probed = {d: devices[d] for d in unread if whole[d] is not None and _marked(outputs[d])}
+            probes = self.each(
+                functools.partial(_level, contract), probed, states, self.bases, outputs
+            )
+            self.probes = {d: test for d, (test, _) in probes.items()}
         bits = {  # Bits the bound foretells: whether each covers every vertex
             d: self.foretell(devices[d], states[d], outputs[d])
             for d in local
