@@ -117,6 +117,26 @@ def test_one_value_says_whether_the_set_entries_hold_one_value(values, data):
                     assert value[0] == chosen[0]
 
 
+@examples(40)
+@given(st.lists(st.integers(0, 3), max_size=3000), st.data())
+def test_common_value_counts_the_set_entries_that_hold_another(values, data):
+    """ops.common_value: a value the set entries hold (the commonest where one holds most of
+    them) and how many set entries hold another; the dtype's largest where none is set."""
+    n = len(values)
+    column = np.array(values, dtype=np.int32)
+    mask = np.array(data.draw(st.lists(st.booleans(), min_size=n, max_size=n)), dtype=bool)
+    count, value = ops.common_value(HOST, column, mask)
+    assert value.dtype == column.dtype and value.shape == (1,)
+    if not mask.any():
+        assert int(count) == 0 and value[0] == np.iinfo(np.int32).max
+        return
+    assert value[0] in column[mask]
+    assert int(count) == int((column[mask] != value[0]).sum())
+    mostly = np.where(np.arange(n) % 50 == 0, column, 2)  # one value but for every 50th
+    if (mostly[mask] == 2).mean() > 0.9 and mask[::3].sum() > 30:
+        assert ops.common_value(HOST, mostly, mask)[1][0] == 2
+
+
 @examples(30)
 @given(st.lists(st.booleans(), min_size=1, max_size=20), st.data())
 def test_where_at_is_where_then_gather(mask, data):

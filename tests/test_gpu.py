@@ -1180,6 +1180,24 @@ def test_one_value_equals_numpy(dtype, size):
                 assert value.get().tolist() == expected[1].tolist()
 
 
+@pytest.mark.parametrize("dtype", [np.int32, np.int64, np.float32])
+@pytest.mark.parametrize("size", [0, 1, 1_000, 5_000_001])
+def test_common_value_equals_numpy(dtype, size):
+    """ops.common_value on CuPy takes NumPy's value and count: one value but for a few over a
+    mask, several values, nothing set."""
+    import cupy as cp
+
+    gpu, host = bg.backend.get_backend("cupy"), bg.backend.get_backend("numpy")
+    rng = np.random.default_rng(size)
+    mask = rng.random(size) < 0.3
+    mostly = np.where(rng.random(size) < 0.02, rng.integers(0, 9, size), 4).astype(dtype)
+    several = rng.integers(0, 50, size).astype(dtype)
+    for column, where in [(mostly, mask), (several, mask), (mostly, np.zeros(size, bool))]:
+        count, value = ops.common_value(host, column, where)
+        got = ops.common_value(gpu, cp.asarray(column), cp.asarray(where))
+        assert int(got[0]) == int(count) and got[1].get().tolist() == value.tolist()
+
+
 @pytest.mark.parametrize("dtype", [np.int32, np.int64, np.uint16])  # the last: generic
 @pytest.mark.parametrize("size", [1, 3, 4, 1_001, 5_000_003])  # the last: past a grid's pass
 def test_differs_from_equals_numpy(dtype, size):

@@ -2,6 +2,7 @@
 chosen from the contract and the data, and a lifted traversal doing one device's work."""
 
 import dataclasses
+import functools
 
 import networkx as nx
 import numpy as np
@@ -341,3 +342,125 @@ def test_packages_cross_unread_only_where_the_round_takes_them(rmat, partitioner
     np.testing.assert_array_equal(state["hops"], expected)
     assert runs and all(run.lent == (run.blocks is not None) for run in runs)
     assert any(run.lent for run in runs) == (partitioner == "edge_balanced")
+
+
+class Tagged(bg.Primitive):
+    """A traversal whose reached vertices take one tag but for every 29th (by the caller's
+    ids), which takes another: values that travel as Bits beside the others' ids, to their
+    owners."""
+
+    state = (
+        bg.State("tag", "int32", init="max", unset=-1),
+        bg.State("odd", "int32", init=0, output=False),  # 1: the tag a reached vertex takes, + 1
+    )
+    communicate = {"tag": "min"}
+    params = {"source": "id", "odd": "per_vertex"}
+
+    def init_frontier(self, graph, state, *, source, odd):
+        state.odd[...] = graph.backend.asarray(odd)
+        state.tag[source] = 1
+        return fr.Frontier.from_ids(graph, [source])
+
+    def step(self, graph, frontier, state, iteration):
+        unvisited = np.iinfo(state.tag.dtype).max
+
+        def visit(src, dst, eid, weight):
+            new = state.tag[dst] == unvisited
+            state.tag[dst[new]] = 1 + state.odd[dst[new]]  # (by vertex: writers agree)
+            return new
+
+        return fr.advance(graph, frontier, visit, direction="push", unique=True)
+
+
+@examples(30)
+@given(
+    graphs(max_vertices=60, max_edges=200),
+    st.integers(2, 5),
+    st.sampled_from(PARTITIONERS),
+    st.data(),
+)
+def test_values_of_one_but_a_few_travel_as_bits_and_ids_and_every_answer_stays_right(
+    graph, devices, partitioner, data
+):
+    """Over a link, supersteps whose returned vertices took one value but for a few go as
+    Bits and the others' ids (to every device: connected components' labels; to owners: a
+    traversal's tags), run after run on one cut: every answer is one device's, and the
+    components networkx's (each labelled by its least vertex)."""
+    transport = comm.Local(devices, wire=True)
+    run = dict(backend="numpy", transport=transport, partitioner=partitioner)
+    g = nx.Graph()
+    g.add_nodes_from(range(graph.num_vertices))
+    g.add_edges_from(zip(*(a.tolist() for a in graph.edges()[:2]), strict=True))
+    expected = np.arange(graph.num_vertices)
+    for component in nx.connected_components(g):
+        expected[list(component)] = min(component)
+    source = data.draw(st.integers(0, max(0, graph.num_vertices - 1)))
+    odd = (np.arange(graph.num_vertices) % 29 == 0).astype(np.int32)
+    tagged = functools.partial(bg.enact, Tagged(), graph, source=source, odd=odd)
+    tags = graph.num_vertices and tagged(backend="numpy")[0]["tag"]
+    for _ in range(2):
+        np.testing.assert_array_equal(bg.connected_components(graph, **run).labels, expected)
+        if graph.num_vertices:
+            np.testing.assert_array_equal(tagged(**run)[0]["tag"], tags)
+
+
+def test_a_traversal_of_one_value_but_a_few_sends_bits_and_ids_to_owners(rmat):
+    """A traversal whose heavy levels take one value but for a few (every 29th vertex's
+    tag differs) sends them as Bits and the others' ids over a link, fewer bytes than their
+    Slabs, and gives one device's answer."""
+    graph, source, _ = rmat
+    odd = (np.arange(graph.num_vertices) % 29 == 0).astype(np.int32)
+    tagged = functools.partial(bg.enact, Tagged(), graph, source=source, odd=odd, backend="numpy")
+    expected, _ = tagged()
+    state, stats = tagged(transport=comm.Local(2, wire=True))
+    np.testing.assert_array_equal(state["tag"], expected["tag"])
+    mostly = [s for s in stats.supersteps if "bits+ids" in s.formats]
+    assert mostly, [s.formats for s in stats.supersteps]
+    assert all(s.bytes < graph.num_vertices * 4 for s in mostly), [s.bytes for s in mostly]
+
+
+def test_a_device_whose_changed_labels_are_all_its_own_sends_its_block_as_bits_and_ids():
+    """Where every label a device changed is of its own vertices (two components a part, one
+    large, one a pair), its message covers its block only: Bits of the large one's root and
+    the pair's one other label as an id; the labels are networkx's."""
+    half = 40
+    src = np.r_[np.arange(half - 3), half - 2]  # a path of 38 vertices and a pair
+    graph = bg.Graph.from_edges(
+        np.r_[src, src + half],
+        np.r_[src + 1, src + 1 + half],
+        num_vertices=2 * half,
+        directed=False,
+    )
+    expected = np.r_[np.zeros(half - 2), [half - 2] * 2, [half] * (half - 2), [2 * half - 2] * 2]
+    with solo.light_share(0):
+        r = bg.connected_components(
+            graph, backend="numpy", transport=comm.Local(2, wire=True), partitioner="edge_balanced"
+        )
+    np.testing.assert_array_equal(r.labels, expected)
+    assert r.stats.supersteps[0].formats == ("bits+ids",), r.stats.supersteps
+    assert r.stats.supersteps[0].bytes == 2 * (-(-half // 8) + 4 + 8), r.stats.supersteps
+
+
+def test_where_reads_cost_one_value_but_a_few_goes_as_bits_and_ids_when_asked(rmat, monkeypatch):
+    """Where reads cost (NumPy standing in for a GPU) and ``MOSTLY_READ`` asks for it,
+    connected components' first superstep (most labels one root: its foretold Bits misfire
+    once, in the cut's first run) travels as Bits and the others' ids from the cut's second
+    run on, a fraction of its Slab's bytes; its second takes one value (Bits from the first
+    run on); every run gives one device's answer."""
+    _costly(monkeypatch)
+    monkeypatch.setattr(distributed, "MOSTLY_READ", True)
+    graph = bg.generators.rmat(scale=12, edge_factor=8, seed=3)  # (a cut of its own)
+    expected = bg.connected_components(graph, backend="numpy").labels
+    run = dict(backend="numpy", partitioner="edge_balanced", communicator="selective")
+    transport = comm.Local(2, wire=True)
+    formats, sent = [], []
+    for _ in range(3):
+        r = bg.connected_components(graph, transport=transport, **run)
+        np.testing.assert_array_equal(r.labels, expected)
+        formats.append([(s.formats, s.rounds) for s in r.stats.supersteps])
+        sent.append([s.bytes for s in r.stats.supersteps])
+    assert formats[0][0] == (("slab", "bits"), 2), formats  # (a misfire: its Slab again)
+    assert formats[0][1] == (("bits",), 1), formats
+    assert formats[1][0] == formats[2][0] == (("bits+ids",), 1), formats
+    slabs = 2 * graph.num_vertices * np.dtype(graph.indices.dtype).itemsize  # one each way
+    assert sent[1][0] * 3 < slabs, (sent, slabs)

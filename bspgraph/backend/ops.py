@@ -273,6 +273,29 @@ def one_value(backend: Backend, values, mask=None, ids=None, kept: slice = slice
     return pair, xp.reshape(low, (1,)).astype(values.dtype, copy=False)
 
 
+COMMON_SAMPLE = 1024  # entries looked at for the commonest value (evenly spaced)
+
+
+@_generic
+def common_value(backend: Backend, values, mask):
+    """The value most entries of ``values`` take where the bool ``mask`` is set (the
+    commonest among up to COMMON_SAMPLE entries, evenly spaced, that are set), and how many
+    set entries hold another: a 0-d int64 count on the device and the value as a
+    one-element array. Where none of those entries is set, the dtype's largest value. Any
+    value gives a right count; the commonest makes it small. Reads nothing."""
+    xp = backend.xp
+    unset = values.dtype.type(extreme(values.dtype))
+    if values.shape[0] == 0:
+        return xp.zeros((), dtype=np.int64), xp.full(1, unset, dtype=values.dtype)
+    step = max(1, values.shape[0] // COMMON_SAMPLE)
+    picked = xp.sort(xp.where(mask[::step], values[::step], unset))
+    times = xp.searchsorted(picked, picked, side="right") - xp.searchsorted(picked, picked)
+    times = xp.where(picked == unset, 0, times)  # (the unset ones: no value of theirs)
+    value = picked[xp.argmax(times).reshape(1)]
+    others = backend.count(mask & (values != value))
+    return xp.asarray(others, dtype=np.int64), value
+
+
 @_required
 def total_below(backend: Backend, values, keys, bound):
     """The sum in int64 of integer ``values`` where ``keys < bound``, as a 0-d array on the

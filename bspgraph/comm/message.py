@@ -303,6 +303,21 @@ class Bits:
         return Slab(self.block, columns)
 
 
+@dataclass(frozen=True, eq=False)
+class Mostly:
+    """Bits and an Update beside them: of the vertices a device returned, those that took one
+    value a column (``bits``) and the few that took others (``others``, ids and values). A
+    superstep whose changed vertices nearly all took one value (connected components' first:
+    most labels one root) travels so, V / 8 bytes and the others' entries. A communicator
+    sends the two as two messages, each as it sends its kind."""
+
+    bits: Bits
+    others: Update
+
+    def __len__(self) -> int:
+        return len(self.bits)
+
+
 def concat(updates: Sequence[Update]) -> Update:
     """One Update holding every entry of ``updates`` (same device, same value names), in order.
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from .base import CommStats, Communicator, key_counts, split
-from .message import Bits, Gathered, Packed, Piece, Slab, Update
+from .message import Bits, Gathered, Mostly, Packed, Piece, Slab, Update
 
 
 class Selective(Communicator):
@@ -33,8 +33,8 @@ class Selective(Communicator):
         """:meth:`exchange` and :meth:`exchange_dense` in one round, each device sending what
         it chose: an Update (split by owner as :meth:`exchange` splits it), a Slab or Bits (to
         every other device, cut to each owner's block unless ``to_all``, as
-        :meth:`exchange_dense` sends a Slab). An inbox may hold both kinds, each delivered as it
-        is; the counts are those of the two exchanges' sends together. Devices in several
+        :meth:`exchange_dense` sends a Slab), or both Bits and an Update (:class:`Mostly`). An
+        inbox may hold several kinds, each delivered as it is; the counts are those of the two exchanges' sends together. Devices in several
         processes may choose apart: every process makes this one round.
 
         In one memory a device may also send a :class:`Packed` message whose counts are still
@@ -47,10 +47,16 @@ class Selective(Communicator):
         all goes to each receiver as those entries only (:class:`Gathered`): a proxy holder
         gets its proxies' values, as the multi-GPU Gunrock paper's selective sends."""
         parts = transport.size
-        pieces = self._pieces(messages, transport.local, owner, to_all, parts)
+        others = {d: m.others if isinstance(m, Mostly) else m for d, m in enumerate(messages)}
+        pieces = self._pieces(others, transport.local, owner, to_all, parts)
         sends = []
         for d in transport.local:
             message = messages[d]
+            if isinstance(message, Mostly):  # its Bits as Bits go, beside its Update's pieces
+                sends += [
+                    (d, o, pieces[d][o]) for o in range(parts) if o != d and len(pieces[d][o])
+                ]
+                message = message.bits
             if isinstance(message, Slab | Bits):
                 dense = [
                     (d, o, _sent_to(message, o, blocks, to_all, gathers and gathers.get(d)))

@@ -55,7 +55,7 @@ from ..backend import (
     to_host,
     while_alive,
 )
-from ..comm.message import Bits, Gathered, Packed, Piece, Slab, Update, wire_bytes
+from ..comm.message import Bits, Gathered, Mostly, Packed, Piece, Slab, Update, wire_bytes
 from ..comm.transport import failing_together
 from ..exceptions import DeviceError
 from ..frontier import Frontier, count_out_edges, read_counts
@@ -96,6 +96,18 @@ OVERLAP = True
 # (:func:`_chosen_unread`) that a frontier's out-edges foretell go unread, and the host
 # queues the exchange behind the step's kernels; False: the output's size is read first
 FORETELL = True
+# A superstep whose returned vertices took one value a column but for fewer than
+# 1 / MOSTLY_SHARE of them is remembered so (MOSTLY), and in the cut's later runs its large
+# outputs go as Bits and an Update of those others (:class:`~bspgraph.comm.message.Mostly`)
+# where that holds fewer bytes than the Slab
+MOSTLY_SHARE = 16
+MOSTLY = "mostly"
+# Where a host read waits for the device (a GPU), those supersteps go so too, read (True),
+# instead of as the Slab sent unread: on two parts of one H200 over a simulated link
+# (rmat25, CC: 268 -> 11.6 MB) the reads, counts and compaction cost 0.8-1 ms a part more
+# than a copy of the Slab (6.6-7.1 -> 8.7 ms); over NVLink the 128 MB a GPU spared take
+# about that long: not measured yet
+MOSTLY_READ = False
 
 
 def enact_multi(
@@ -249,6 +261,13 @@ class LiftedRun:
         # messages chosen from the frontiers' out-edges, where a read waits for the device
         # (a GPU): Updates they make certain, and in one memory the Slabs they foretell
         self.bounded = backends[local[0]].capabilities.costly_supersteps
+        # one column that is not added: Bits and the others' ids may travel (:class:`Mostly`),
+        # where a host read costs nothing, or with MOSTLY_READ
+        self.excepting = (
+            self.bitwise
+            and (MOSTLY_READ or not self.bounded)
+            and _excepting(contract, self.states[local[0]])
+        )
         # where Bits may travel, each large output is tested for one value a column (a pass
         # a column and a host read); what a test found is kept with the cut for the primitive
         # (its class and options), superstep by superstep (:attr:`tests_level`), so that a
@@ -256,7 +275,8 @@ class LiftedRun:
         # sent untested in later runs, and one that took one value (connected components'
         # second, after its first varied) is tested and sent as Bits
         kinds = _per_cut(devices[local[0]], owner, "one value", lambda _: {})
-        self.levels = kinds.setdefault(_kind(primitive), {})  # superstep -> took one value
+        # superstep -> took one value (True), several (False), one but for a few (MOSTLY)
+        self.levels = kinds.setdefault(_kind(primitive), {})
         self.varied = False  # whether this run's values took several a column
         self.fresh = False not in self.levels.values()  # whether they never did on the cut
         # over a link, Bits they foretell go unread too, their one-value test with them on
@@ -269,6 +289,8 @@ class LiftedRun:
             and not any(c.ships_change for c in contract.combiners.values())
         )
         self.foretold, self.guards, self.probes, self.misfired = {}, {}, {}, []
+        self.others = {}  # beside a one-value test to learn from: how many took other values
+        self.mostly_misfired = False  # whether the Bits that misfired held one value but a few
         # small packages cross unread, where each arrives on its receiver's device (GPUs of
         # one process: their Local transport moves it there), in a round that takes them as
         # they are (:func:`_exchange`'s mixed one: owners' ranges and a direct pattern)
@@ -415,13 +437,15 @@ class LiftedRun:
             # link before the transfers and waits for none of them (the stop test reads them)
             _combine_scalars(contract, states, self.transport, self.shared)
         whole = dict.fromkeys(local)
-        slabs = self.slabs_foretold and not self.foretells  # (Bits first, where foretold)
+        slabs = self.slabs_foretold and not self.foretells and not self.excepts  # (Bits first,
+        # where foretold; a superstep of one value but a few is read: its Bits and others)
         choices = {
             d: self.choose(slabs, devices[d], states[d], outputs[d]) for d in local if self.bounded
         }
         whole.update({d: chosen for d, (_, chosen) in choices.items()})
         unread = {d for d, (known, _) in choices.items() if known}
         self.probes = {}  # (a Slab sent unread: its one-value test learnt beside it, read later)
+        probed = {}
         if unread and self.learns:
             probed = {d: devices[d] for d in unread if whole[d] is not None and _marked(outputs[d])}
             probes = self.each(
@@ -442,6 +466,14 @@ class LiftedRun:
             outputs,
         )
         self.guards = {d: test for d, (test, _) in guarded.items()}  # read with the frontiers'
+        learnt = {**probed, **{d: devices[d] for d in self.foretold}}
+        others = self.each(
+            functools.partial(_common, contract),
+            learnt if self.tests_common else {},
+            states,
+            outputs,
+        )
+        self.others = {d: count for d, (count, _) in others.items()}  # (read with the tests)
         whole.update(self.foretold)
         unread.update(self.foretold)
         sized = [
@@ -481,19 +513,19 @@ class LiftedRun:
                 blocks,
                 self.share,
                 self.transport,
-                self.tests_level,  # (Bits only where tested)
+                self.tests_level or self.excepts,  # (Bits only where tested)
                 devices[d],
                 states[d],
                 outputs[d],
             )
         ]
-        levels = _dense_choices(self, outputs, large, whole, levels) if large else {}
+        levels, mostly = _dense_choices(self, outputs, large, whole, levels) if large else ({}, {})
         levels.update({d: values for d, (_, values) in guarded.items()})
         if not self.pattern.direct and None in whole.values():  # one kind for every device
-            whole, levels = dict.fromkeys(local), {}
+            whole, levels, mostly = dict.fromkeys(local), {}, {}
             read_counts(outputs.values())  # (those bounded)
         messages = self.each(
-            functools.partial(_message, contract, blocks, levels=levels),
+            functools.partial(_message, contract, blocks, levels=levels, mostly=mostly),
             devices,
             states,
             self.bases,
@@ -578,16 +610,25 @@ class LiftedRun:
                 *((backend_of(m.counts), m.counts) for m in unread),
                 *((self.backends[d], test) for d, test in self.guards.items()),
                 *((self.backends[d], test) for d, test in self.probes.items()),
+                *((self.backends[d], count) for d, count in self.others.items()),
             ],
         )
         for package, counts in zip(unread, counted):  # one read a GPU (the tests after)
             package.learn(counts)
-        tests = dict(zip([*self.guards, *self.probes], counted[len(unread) :], strict=True))
+        tested = [*self.guards, *self.probes]
+        tests = dict(zip(tested, counted[len(unread) : len(unread) + len(tested)], strict=True))
+        others = {  # (each a count, and the vertices returned)
+            d: (count[0], len(outputs[d]))
+            for d, count in zip(self.others, counted[len(unread) + len(tested) :], strict=True)
+        }
         self.misfired = [d for d in self.guards if not tests[d][1] and len(outputs[d])]
         if self.probes:  # (learnt where Bits are not foretold: no guards then)
-            self.learn({d: tests[d] for d in self.probes if len(outputs[d])})
+            self.learn({d: tests[d] for d in self.probes if len(outputs[d])}, others)
         elif tests and not self.misfired:  # (a misfire anywhere: the tally's resend)
             self.one_value(self.iteration)
+        self.mostly_misfired = bool(self.misfired) and self._few(
+            {d: tests[d] for d in self.misfired}, others
+        )
         if any(frontier.is_dense for frontier in frontiers.values()):
             frontiers = self.each(_few_as_ids, self.devices, frontiers)
         for d in self.local:  # it goes on from the step's output
@@ -603,6 +644,19 @@ class LiftedRun:
         known = self.levels.get(self.iteration)
         untried = known is None and not (self.varied and self.fresh)
         return self.bitwise and (known is True or untried)
+
+    @property
+    def excepts(self) -> bool:
+        """Whether this superstep's large outputs may go as Bits and the others' ids
+        (:class:`Mostly`): it took one value but for a few in an earlier run on the cut."""
+        return self.excepting and self.levels.get(self.iteration) == MOSTLY
+
+    @property
+    def tests_common(self) -> bool:
+        """Whether a one-value test of this superstep is learnt from with how many returned
+        vertices took another value than the commonest (:func:`_common`): one column that is
+        not added, at a superstep not known yet or known to take one but for a few."""
+        return self.excepting and self.levels.get(self.iteration) in (None, MOSTLY)
 
     @property
     def foretells(self) -> bool:
@@ -621,15 +675,34 @@ class LiftedRun:
         another one (the Slab goes as it would: nothing waits for the test)."""
         return self.may_foretell and self.tests_level and not self.foretells
 
-    def learn(self, pairs: dict) -> None:
+    def learn(self, pairs: dict, others: dict | None = None) -> None:
         """From each device's one-value test of a returned vertex or more (``pairs``: its
         owned count and 1 or 0, read; 0 also where none is returned): where one took several
-        values a column, :meth:`varies` (Bits would not carry them); else the superstep is
+        values a column, :meth:`varies` (Bits would not carry them), unless on every such
+        device fewer than 1 / MOSTLY_SHARE of its returned vertices took another than the
+        commonest (``others``: those two counts, read; :meth:`mostly`); else the superstep is
         known to take one (:meth:`one_value`)."""
         if any(not one for _, one in pairs.values()):
-            self.varies(self.iteration)
+            if self._few(pairs, others or {}):
+                self.mostly(self.iteration)
+            else:
+                self.varies(self.iteration)
         elif pairs:
             self.one_value(self.iteration)
+
+    @staticmethod
+    def _few(pairs: dict, others: dict) -> bool:
+        """Whether on every device of ``pairs`` whose test failed fewer than 1 / MOSTLY_SHARE
+        of its returned vertices took another value than the commonest (``others``: the two
+        counts, read)."""
+        apart = [d for d, (_, one) in pairs.items() if not one]
+        return all(d in others and others[d][0] * MOSTLY_SHARE < others[d][1] for d in apart)
+
+    def mostly(self, superstep: int) -> None:
+        """The values of ``superstep`` took one a column but for a few: kept with the cut,
+        unless some device found them varied."""
+        if self.levels.get(superstep) is not False:
+            self.levels[superstep] = MOSTLY
 
     def one_value(self, superstep: int) -> None:
         """The values of ``superstep`` took one a column (every test of it read): kept with
@@ -755,8 +828,10 @@ class LiftedRun:
         makes; the vertices they change join ``frontiers`` (in place), and the run's values are
         known to vary (:meth:`varies`). Those Slabs and the round's counts."""
         misfired, self.misfired = set(self.misfired), []
-        self.varies(self.iteration - 1)  # (on every process: each makes this round; the
-        # tally counted the superstep already)
+        if self.mostly_misfired:  # (on every process: each makes this round; the tally
+            self.mostly(self.iteration - 1)  # counted the superstep already)
+        else:
+            self.varies(self.iteration - 1)
         messages = self.each(
             functools.partial(_resent, self.contract, self.blocks, misfired, self.foretold),
             self.devices,
@@ -888,41 +963,54 @@ class _Behind:
         return frontiers, done
 
 
-def _dense_choices(run: LiftedRun, outputs: dict, large: list, whole: dict, read: dict) -> dict:
+def _dense_choices(
+    run: LiftedRun, outputs: dict, large: list, whole: dict, read: dict
+) -> tuple[dict, dict]:
     """For the devices that returned many vertices (``large``, :func:`_many`), whether each
     sends a Slab and over what (set in ``whole``, :func:`_dense_choice`), from how many of its
     returned vertices it keeps at home and, over a wire where Bits may travel, whether they
     took one value a column (:func:`_level`, while the run tests: :meth:`LiftedRun.learn`;
-    ``read`` holds those already read): read at once. The one value a column of those that
-    did."""
+    ``read`` holds those already read) and how many took another than the commonest
+    (:func:`_common`, where the run learns or uses it): read at once. The one value a column
+    of those that took one, and the commonest of those that send Bits and the others' ids
+    (:class:`Mostly`: fewer bytes than their Slab)."""
     devices, states, contract = run.devices, run.states, run.contract
     on = {d: devices[d] for d in large if d not in read}
     tested = on if run.tests_level else {}
     levels = run.each(functools.partial(_level, contract), tested, states, run.bases, outputs)
     counted = run.each(_owned_count, {d: g for d, g in on.items() if d not in tested}, outputs)
-    found = _read_each(run.backends, {**{d: p for d, (p, _) in levels.items()}, **counted})
-    run.learn({d: found[d] for d in levels})  # (those read before, learnt from then)
+    common = {d: devices[d] for d in large} if run.tests_common else {}
+    common = run.each(functools.partial(_common, contract), common, states, outputs)
+    found = _read_each(
+        {**run.backends, **{("others", d): run.backends[d] for d in common}},
+        {
+            **{d: p for d, (p, _) in levels.items()},
+            **counted,
+            **{("others", d): count for d, (count, _) in common.items()},
+        },
+    )
+    others = {d: found[("others", d)] for d in common}
+    returned = {d: (others[d], len(outputs[d])) for d in others}
+    run.learn({d: found[d] for d in levels}, returned)  # (those read before, learnt from then)
     pairs = {d: found[d] for d in levels} | {d: pair for d, (pair, _) in read.items()}
     levels = {d: values for d, (_, values) in {**levels, **read}.items() if pairs[d][1]}
     kept = {d: pairs[d][0] if d in pairs else found[d] for d in large}
     wire = run.transport.wire
-    whole.update(
-        {
-            d: _dense_choice(
-                run.primitive,
-                contract,
-                run.share,
-                run.transport.size,
-                devices[d],
-                len(outputs[d]),
-                kept[d],
-                _entry_bytes(contract, run.blocks, devices[d], states[d]) if wire else None,
-                d in levels,
+    mostly = {}
+    for d in large:
+        entry = _entry_bytes(contract, run.blocks, devices[d], states[d]) if wire else None
+        returned, graph = len(outputs[d]), devices[d]
+        whole[d] = _dense_choice(
+            run.primitive, contract, run.share, run.transport.size, graph, returned, kept[d],
+            entry, d in levels,
+        )  # fmt: skip
+        if run.excepts and d in others and d not in levels:
+            excepted = _mostly_choice(
+                run.primitive, contract, graph, entry, returned, kept[d], whole[d], others[d]
             )
-            for d in large
-        }
-    )
-    return levels
+            if excepted is not None:
+                whole[d], mostly[d] = excepted, (common[d][1], others[d])
+    return levels, mostly
 
 
 def _distinct(transport, each, devices, frontiers) -> int:
@@ -935,16 +1023,19 @@ def _distinct(transport, each, devices, frontiers) -> int:
     return int(np.unique(np.concatenate(ids)).size) if ids else 0
 
 
-FORMATS = ("ids", "slab", "bits")  # what a device's message may be: Superstep.formats
+FORMATS = ("ids", "slab", "bits", "bits+ids")  # what a device's message may be: Superstep.formats
 
 
 def _formats(messages) -> list[int]:
     """How many of ``messages`` went as ids (an Update, or one packed on the device), as a
-    Slab and as Bits, in the order of FORMATS."""
+    Slab, as Bits and as Bits and ids (Mostly), in the order of FORMATS."""
     kinds = [
-        FORMATS[2] if isinstance(m, Bits) else FORMATS[1] if isinstance(m, Slab) else FORMATS[0]
+        FORMATS[3] if isinstance(m, Mostly)
+        else FORMATS[2] if isinstance(m, Bits)
+        else FORMATS[1] if isinstance(m, Slab)
+        else FORMATS[0]
         for m in messages
-    ]
+    ]  # fmt: skip
     return [kinds.count(kind) for kind in FORMATS]
 
 
@@ -1630,6 +1721,25 @@ def _level(contract: Contract, graph, state, bases, output: Frontier):
     return pairs[0], values
 
 
+def _common(contract: Contract, graph, state, output: Frontier):
+    """How many of the ``output`` vertices hold another value than the commonest of them in
+    the one communicated column (a 0-d count on the device), and that value by name (a
+    one-element array): what Bits beside the others' ids carry (:class:`Mostly`,
+    :func:`~bspgraph.backend.ops.common_value`). Reads nothing."""
+    ((name, array),) = [
+        (n, getattr(state, n)) for n in contract.combiners if getattr(state, n) is not None
+    ]
+    count, value = ops.common_value(graph.backend, array, output.mask)
+    return count, {name: value}
+
+
+def _excepting(contract: Contract, state) -> bool:
+    """Whether the contract communicates one column of this run, not added: what Bits and
+    the others' ids (:class:`Mostly`) carry."""
+    columns = [c for name, c in contract.combiners.items() if getattr(state, name) is not None]
+    return len(columns) == 1 and not columns[0].ships_change
+
+
 def _foretold(
     primitive, contract: Contract, blocks, share: int, parts: int, graph, state, output: Frontier
 ) -> bool | None:
@@ -1805,27 +1915,55 @@ def _dense_choice(
     """Whether this device, which returned many (``returned``) vertices (:func:`_many`),
     ``kept`` of them its own, sends a Slab this superstep, and if so whether it covers every
     vertex (True) or only the device's own block (False); None: an Update. It covers every
-    vertex unless no other device's vertex can have changed here (replace, or every returned
-    vertex is owned). Over a wire (``wire``: :func:`_entry_bytes`) a Slab goes where it holds
-    fewer bytes than the Update; in one memory, where the entries that travel from this
-    device number V / (``share`` P) or more (``share``: the backend's ``dense_share``, so
-    that P devices alike send V / ``share`` in all), times P - 1 when every device needs
-    every vertex's value from every other (each receives P - 1 whole columns). With
-    ``level`` (every returned vertex took one value a column), the dense message is Bits, a
-    bit a vertex."""
+    vertex unless no other device's vertex can have changed here (:func:`_covers_all`). Over
+    a wire (``wire``: :func:`_entry_bytes`) a Slab goes where it holds fewer bytes than the
+    Update; in one memory, where the entries that travel from this device number
+    V / (``share`` P) or more (``share``: the backend's ``dense_share``, so that P devices
+    alike send V / ``share`` in all), times P - 1 when every device needs every vertex's
+    value from every other (each receives P - 1 whole columns). With ``level`` (every
+    returned vertex took one value a column), the dense message is Bits, a bit a vertex."""
     size = graph.num_vertices
     spread = returned - kept  # returned vertices that other devices own
-    whole = not primitive.needs_all or (not contract.owner_only and spread > 0)
+    whole = _covers_all(primitive, contract, returned, kept)
     if wire is not None:  # to owners: the others' blocks; to all: a block or every vertex
         ident, value, own = wire
         update = (returned if primitive.needs_all else spread) * (ident + value)
-        slab = (size if whole else own) if primitive.needs_all else size - own
+        slab = _dense_size(primitive, graph, whole, own)
         return whole if slab * (1 / 8 if level else value) <= update else None
     if not primitive.needs_all:
         travelling, span = spread, size
     else:
         travelling, span = returned, size * (parts - 1 if whole else 1)
     return whole if travelling * share * parts >= span else None
+
+
+def _mostly_choice(
+    primitive, contract: Contract, graph, wire, returned: int, kept: int, choice, others: int
+) -> bool | None:
+    """Where Bits and the ids of the ``others`` returned vertices that took another value
+    (:class:`Mostly`) hold fewer bytes over a wire (``wire``: :func:`_entry_bytes`) than
+    what :func:`_dense_choice` chose (``choice``), whether they cover every vertex; else
+    None."""
+    ident, value, own = wire
+    whole = _covers_all(primitive, contract, returned, kept) if choice is None else choice
+    dense = _dense_size(primitive, graph, whole, own)
+    update = (returned if primitive.needs_all else returned - kept) * (ident + value)
+    chosen = update if choice is None else dense * value
+    return whole if dense / 8 + others * (ident + value) < chosen else None
+
+
+def _covers_all(primitive, contract: Contract, returned: int, kept: int) -> bool:
+    """Whether a dense message of this device covers every vertex, not its own block only:
+    unless no other device's vertex can have changed here (replace, or every returned vertex
+    is owned)."""
+    return not primitive.needs_all or (not contract.owner_only and returned > kept)
+
+
+def _dense_size(primitive, graph, whole: bool, own: int) -> int:
+    """The vertices a dense message covers over a wire: to all, every vertex or a block of
+    ``own``; to owners, the others' blocks."""
+    size = graph.num_vertices
+    return (size if whole else own) if primitive.needs_all else size - own
 
 
 def _read_each(backends: dict, values: dict) -> dict:
@@ -1867,18 +2005,36 @@ def _message(
     output: Frontier,
     whole: bool | None,
     levels: dict,
-) -> Update | Packed | Slab | Bits:
+    mostly: dict,
+) -> Update | Packed | Slab | Bits | Mostly:
     """This device's message: its package (:func:`_package`) where ``whole`` is None, else
-    its Bits where ``levels`` holds its one value a column (:func:`_level`), else its Slab
-    (:func:`_slab`)."""
+    its Bits where ``levels`` holds its one value a column (:func:`_level`), else Bits and
+    the others' ids where ``mostly`` holds its commonest value (:func:`_common`), else its
+    Slab (:func:`_slab`)."""
     if whole is None:
         return _package(contract, graph, state, bases, packer, output)
-    level = levels.get(graph.context.device)
+    device = graph.context.device
+    block = None if whole else device
+    region = slice(None) if block is None else blocks[block]
+    level = levels.get(device)
     if level is not None:
-        block = None if whole else graph.context.device
-        region = slice(None) if block is None else blocks[block]
         return Bits.of(block, output.mask[region], level)
+    if device in mostly:
+        return _mostly(graph, state, block, region, output, mostly[device])
     return _slab(contract, blocks, whole, graph, state, bases, output)
+
+
+def _mostly(graph, state, block: int | None, region: slice, output: Frontier, common: tuple):
+    """Bits of the returned vertices of ``region`` (every vertex, or ``block``'s) that hold
+    the value ``common`` names for the one communicated column, and an Update of the others
+    (``common``: that value by name and how many others there are, read)."""
+    ((name, value),), count = common[0].items(), common[1]
+    column, returned = getattr(state, name)[region], output.mask[region]
+    apart = returned & (column != value)
+    same = returned ^ apart
+    apart = graph.backend.nonzero(apart, graph.indices.dtype, count)  # (no host read)
+    ids = apart + graph.indices.dtype.type(region.start or 0)
+    return Mostly(Bits.of(block, same, common[0]), Update(ids, {name: column[apart]}))
 
 
 def _slab(contract: Contract, blocks, whole: bool, graph, state, bases, output: Frontier) -> Slab:

@@ -39,8 +39,9 @@ class Superstep:
     sending, receiving; taken without waiting in the loop); ``sync_seconds``, its wall time in
     the superstep's collectives over processes, the scalars and the stop test: mostly waiting
     for the slowest process; near 0 in one process); ``formats``, what the devices' messages
-    were: "ids" (vertex ids and values), "slab" (a value for every vertex of a block) and
-    "bits" (a vertex set and one value a column), each named when some device sent one (empty
+    were: "ids" (vertex ids and values), "slab" (a value for every vertex of a block),
+    "bits" (a vertex set and one value a column) and "bits+ids" (Bits beside the ids and
+    values of the few that took others), each named when some device sent one (empty
     on one device); ``devices``, how many devices ran its step (1 where a lifted run's light
     superstep ran on one device alone: :mod:`bspgraph.enactor.solo`). The levels of a
     repeated advance (several supersteps in one launch) share its time evenly."""
