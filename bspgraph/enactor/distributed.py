@@ -437,8 +437,9 @@ class LiftedRun:
             # link before the transfers and waits for none of them (the stop test reads them)
             _combine_scalars(contract, states, self.transport, self.shared)
         whole = dict.fromkeys(local)
-        slabs = self.slabs_foretold and not self.foretells and not self.excepts  # (Bits first,
-        # where foretold; a superstep of one value but a few is read: its Bits and others)
+        # (Bits first, where foretold; a superstep of one value but a few is read, to send Bits
+        # and the others' ids)
+        slabs = self.slabs_foretold and not self.foretells and not self.excepts
         choices = {
             d: self.choose(slabs, devices[d], states[d], outputs[d]) for d in local if self.bounded
         }
@@ -513,7 +514,7 @@ class LiftedRun:
                 blocks,
                 self.share,
                 self.transport,
-                self.tests_level or self.excepts,  # (Bits only where tested)
+                self.tests_level or self.excepts,  # (Bits, or Bits and ids, only where tested)
                 devices[d],
                 states[d],
                 outputs[d],
