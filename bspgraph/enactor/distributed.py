@@ -106,7 +106,8 @@ MOSTLY = "mostly"
 # instead of as the Slab sent unread: on two parts of one H200 over a simulated link
 # (rmat25, CC: 268 -> 11.6 MB) the reads, counts and compaction cost 0.8-1 ms a part more
 # than a copy of the Slab (6.6-7.1 -> 8.7 ms); over NVLink the 128 MB a GPU spared take
-# about that long: not measured yet
+# about that long: not measured yet (benchmarks.setting_ab, its True arm first: a cut keeps
+# what its first run learnt)
 MOSTLY_READ = False
 
 
