@@ -314,9 +314,6 @@ class Mostly:
     bits: Bits
     others: Update
 
-    def __len__(self) -> int:
-        return len(self.bits)
-
 
 def concat(updates: Sequence[Update]) -> Update:
     """One Update holding every entry of ``updates`` (same device, same value names), in order.

@@ -47,8 +47,8 @@ class Selective(Communicator):
         all goes to each receiver as those entries only (:class:`Gathered`): a proxy holder
         gets its proxies' values, as the multi-GPU Gunrock paper's selective sends."""
         parts = transport.size
-        others = {d: m.others if isinstance(m, Mostly) else m for d, m in enumerate(messages)}
-        pieces = self._pieces(others, transport.local, owner, to_all, parts)
+        updates = {d: m.others if isinstance(m, Mostly) else m for d, m in enumerate(messages)}
+        pieces = self._pieces(updates, transport.local, owner, to_all, parts)
         sends = []
         for d in transport.local:
             message = messages[d]

@@ -264,10 +264,9 @@ class LiftedRun:
         self.bounded = backends[local[0]].capabilities.costly_supersteps
         # one column that is not added: Bits and the others' ids may travel (:class:`Mostly`),
         # where a host read costs nothing, or with MOSTLY_READ
+        self.excepted = _excepted(contract, self.states[local[0]])  # (its name, or None)
         self.excepting = (
-            self.bitwise
-            and (MOSTLY_READ or not self.bounded)
-            and _excepting(contract, self.states[local[0]])
+            self.bitwise and (MOSTLY_READ or not self.bounded) and self.excepted is not None
         )
         # where Bits may travel, each large output is tested for one value a column (a pass
         # a column and a host read); what a test found is kept with the cut for the primitive
@@ -470,7 +469,7 @@ class LiftedRun:
         self.guards = {d: test for d, (test, _) in guarded.items()}  # read with the frontiers'
         learnt = {**probed, **{d: devices[d] for d in self.foretold}}
         others = self.each(
-            functools.partial(_common, contract),
+            functools.partial(_common, self.excepted),
             learnt if self.tests_common else {},
             states,
             outputs,
@@ -982,7 +981,7 @@ def _dense_choices(
     levels = run.each(functools.partial(_level, contract), tested, states, run.bases, outputs)
     counted = run.each(_owned_count, {d: g for d, g in on.items() if d not in tested}, outputs)
     common = {d: devices[d] for d in large} if run.tests_common else {}
-    common = run.each(functools.partial(_common, contract), common, states, outputs)
+    common = run.each(functools.partial(_common, run.excepted), common, states, outputs)
     found = _read_each(
         {**run.backends, **{("others", d): run.backends[d] for d in common}},
         {
@@ -992,8 +991,8 @@ def _dense_choices(
         },
     )
     others = {d: found[("others", d)] for d in common}
-    returned = {d: (others[d], len(outputs[d])) for d in others}
-    run.learn({d: found[d] for d in levels}, returned)  # (those read before, learnt from then)
+    apart = {d: (others[d], len(outputs[d])) for d in others}  # (and the vertices returned)
+    run.learn({d: found[d] for d in levels}, apart)  # (those read before, learnt from then)
     pairs = {d: found[d] for d in levels} | {d: pair for d, (pair, _) in read.items()}
     levels = {d: values for d, (_, values) in {**levels, **read}.items() if pairs[d][1]}
     kept = {d: pairs[d][0] if d in pairs else found[d] for d in large}
@@ -1723,23 +1722,22 @@ def _level(contract: Contract, graph, state, bases, output: Frontier):
     return pairs[0], values
 
 
-def _common(contract: Contract, graph, state, output: Frontier):
+def _common(name: str, graph, state, output: Frontier):
     """How many of the ``output`` vertices hold another value than the commonest of them in
-    the one communicated column (a 0-d count on the device), and that value by name (a
+    the communicated column ``name`` (a 0-d count on the device), and that value by name (a
     one-element array): what Bits beside the others' ids carry (:class:`Mostly`,
     :func:`~bspgraph.backend.ops.common_value`). Reads nothing."""
-    ((name, array),) = [
-        (n, getattr(state, n)) for n in contract.combiners if getattr(state, n) is not None
-    ]
-    count, value = ops.common_value(graph.backend, array, output.mask)
+    count, value = ops.common_value(graph.backend, getattr(state, name), output.mask)
     return count, {name: value}
 
 
-def _excepting(contract: Contract, state) -> bool:
-    """Whether the contract communicates one column of this run, not added: what Bits and
-    the others' ids (:class:`Mostly`) carry."""
-    columns = [c for name, c in contract.combiners.items() if getattr(state, name) is not None]
-    return len(columns) == 1 and not columns[0].ships_change
+def _excepted(contract: Contract, state) -> str | None:
+    """The name of the contract's one communicated column of this run where it is not
+    added: what Bits and the others' ids (:class:`Mostly`) carry; else None."""
+    columns = [name for name in contract.combiners if getattr(state, name) is not None]
+    if len(columns) != 1 or contract.combiners[columns[0]].ships_change:
+        return None
+    return columns[0]
 
 
 def _foretold(
@@ -1928,9 +1926,9 @@ def _dense_choice(
     spread = returned - kept  # returned vertices that other devices own
     whole = _covers_all(primitive, contract, returned, kept)
     if wire is not None:  # to owners: the others' blocks; to all: a block or every vertex
-        ident, value, own = wire
-        update = (returned if primitive.needs_all else spread) * (ident + value)
+        _, value, own = wire
         slab = _dense_size(primitive, graph, whole, own)
+        update = _update_bytes(primitive, wire, returned, kept)
         return whole if slab * (1 / 8 if level else value) <= update else None
     if not primitive.needs_all:
         travelling, span = spread, size
@@ -1949,9 +1947,15 @@ def _mostly_choice(
     ident, value, own = wire
     whole = _covers_all(primitive, contract, returned, kept) if choice is None else choice
     dense = _dense_size(primitive, graph, whole, own)
-    update = (returned if primitive.needs_all else returned - kept) * (ident + value)
-    chosen = update if choice is None else dense * value
+    chosen = _update_bytes(primitive, wire, returned, kept) if choice is None else dense * value
     return whole if dense / 8 + others * (ident + value) < chosen else None
+
+
+def _update_bytes(primitive, wire, returned: int, kept: int) -> int:
+    """The bytes of this device's Update over a wire: every returned vertex's entry where the
+    primitive ``needs_all``, else those other devices own."""
+    ident, value, _ = wire
+    return (returned if primitive.needs_all else returned - kept) * (ident + value)
 
 
 def _covers_all(primitive, contract: Contract, returned: int, kept: int) -> bool:
