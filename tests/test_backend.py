@@ -137,6 +137,19 @@ def test_common_value_counts_the_set_entries_that_hold_another(values, data):
         assert ops.common_value(HOST, mostly, mask)[1][0] == 2
 
 
+@given(
+    st.lists(st.lists(st.integers(0, 99), max_size=30), max_size=40),
+    st.sampled_from([np.int32, np.int64]),
+)
+def test_unique_is_numpy_unique_for_sorted_runs_and_any_order(runs, dtype):
+    """ops.unique: the distinct ids, ascending, whether they come as a few ascending runs (a
+    union of frontiers: merged) or in any order (sorted)."""
+    ids = np.array([i for run in runs for i in sorted(run)], dtype=dtype)
+    for order in (ids, ids[::-1].copy()):
+        got = ops.unique(HOST, order)
+        assert got.dtype == dtype and got.tolist() == np.unique(order).tolist()
+
+
 @examples(30)
 @given(st.lists(st.booleans(), min_size=1, max_size=20), st.data())
 def test_where_at_is_where_then_gather(mask, data):

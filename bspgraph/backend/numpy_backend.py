@@ -16,6 +16,7 @@ from .base import Backend, Capabilities, row_positions, to_host, while_alive
 
 ACCELERATE = os.environ.get("BSPGRAPH_NUMBA", "1") != "0"  # numba kernels where they win
 GATHER_CHUNK = 1 << 22  # entries gathered at once by gather_reduce
+MERGED_RUNS = 32  # fewer ascending runs than this: unique merges them (a stable sort, timsort)
 
 
 class NumpyBackend(Backend):
@@ -197,8 +198,11 @@ def mask_of(backend: Backend, ids, size: int, count=None):
 @fused.register("unique", "numpy", "op")
 def unique(backend: Backend, ids):
     """A sort (NumPy 2's hashing ``unique`` is several times slower on the small arrays of a
-    traversal)."""
-    ids = np.sort(ids)
+    traversal); a merge (NumPy's stable sort) where ``ids`` are fewer than MERGED_RUNS
+    ascending runs, as a union of frontiers is (four sorted lists of 2,000 ids: 13 us
+    against 110; one pass counts the runs)."""
+    runs = 1 + int(np.count_nonzero(ids[1:] < ids[:-1]))
+    ids = np.sort(ids, kind="stable" if runs < MERGED_RUNS else None)
     first = np.empty(ids.shape, dtype=bool)
     first[:1] = True
     np.not_equal(ids[1:], ids[:-1], out=first[1:])
