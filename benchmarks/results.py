@@ -433,7 +433,7 @@ TOPICS = (
         one_call,
     ),
     Topic("Parts of one GPU", "parts-h200-rmat25-f9ae8cc.txt", parts_of_one_gpu),
-    Topic("CPU", "cpu-rmat18-gates-9767d59.txt", cpu),
+    Topic("CPU", "cpu-rmat18-gates-43e8355.txt", cpu),
     Topic("Roads and meshes (CPU)", "cpu-roads-411b32d.txt", roads),
     Topic("Roads and meshes (one GPU)", "h200-roads-6683312.txt", roads_gpu),
     Topic("Files", "io-cpu-a55ce57.txt", files),
