@@ -34,8 +34,9 @@ class Selective(Communicator):
         it chose: an Update (split by owner as :meth:`exchange` splits it), a Slab or Bits (to
         every other device, cut to each owner's block unless ``to_all``, as
         :meth:`exchange_dense` sends a Slab), or both Bits and an Update (:class:`Mostly`). An
-        inbox may hold several kinds, each delivered as it is; the counts are those of the two exchanges' sends together. Devices in several
-        processes may choose apart: every process makes this one round.
+        inbox may hold several kinds, each delivered as it is; the counts are those of the two
+        exchanges' sends together. Devices in several processes may choose apart: every process
+        makes this one round.
 
         In one memory a device may also send a :class:`Packed` message whose counts are still
         on the device, grouped by owner (or, ``to_all``, one group): each owner (every other
